@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+import { fileURLToPath } from "node:url";
+
+export default defineConfig({
+  resolve: { alias: { "@": fileURLToPath(new URL(".", import.meta.url)) } },
+  test: {
+    include: ["{server,db,components,scripts,app}/**/*.test.{ts,tsx}"],
+    exclude: ["node_modules/**", "e2e/**", ".next/**"],
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+  },
+});
