@@ -1,0 +1,174 @@
+import { describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import {
+  agentReportSchema,
+  DEFAULT_PROBE_CONFIG,
+  formatZodError,
+  mergeProbeConfig,
+  PROBE_DEFAULTS,
+  probeConfigSchema,
+  probeOverrideSchema,
+} from "./contract";
+
+const good = () => ({
+  listenerAlive: true,
+  serviceRunning: true,
+  usersOnline: 12,
+  rxBps: 1_000_000,
+  txBps: 2_000_000,
+  cpu: 12.5,
+  memory: 40,
+  neighbours: [
+    { serverId: randomUUID(), ok: true, rttMs: 3.2 },
+    { serverId: randomUUID(), ok: false, rttMs: null },
+  ],
+  sentAt: new Date().toISOString(),
+});
+
+function errorOf(input: unknown): string {
+  const r = agentReportSchema.safeParse(input);
+  expect(r.success).toBe(false);
+  return r.success ? "" : formatZodError(r.error);
+}
+
+describe("agentReportSchema", () => {
+  it("accepts a full report, and one without sentAt", () => {
+    expect(agentReportSchema.safeParse(good()).success).toBe(true);
+    const { sentAt: _s, ...rest } = good();
+    expect(agentReportSchema.safeParse(rest).success).toBe(true);
+    expect(agentReportSchema.safeParse({ ...good(), sentAt: "2025-01-01T00:00:00+02:00" }).success).toBe(true);
+    expect(agentReportSchema.safeParse({ ...good(), neighbours: [] }).success).toBe(true);
+  });
+
+  it("names the first bad field", () => {
+    expect(errorOf({ ...good(), usersOnline: -1 })).toBe("usersOnline: expected number ≥ 0");
+    expect(errorOf({ ...good(), usersOnline: 1.5 })).toBe("usersOnline: expected integer");
+    expect(errorOf({ ...good(), cpu: 100.1 })).toBe("cpu: expected number ≤ 100");
+    expect(errorOf({ ...good(), memory: -0.1 })).toBe("memory: expected number ≥ 0");
+    expect(errorOf({ ...good(), rxBps: -5 })).toBe("rxBps: expected number ≥ 0");
+    expect(errorOf({ ...good(), txBps: "5" })).toMatch(/^txBps: expected number/);
+    expect(errorOf({ ...good(), listenerAlive: "yes" })).toMatch(/^listenerAlive: expected boolean/);
+    expect(errorOf({ ...good(), extra: 1 })).toBe("extra: unknown field");
+    expect(errorOf({ ...good(), sentAt: "yesterday" })).toBe("sentAt: expected an ISO 8601 date-time");
+    expect(errorOf(null)).toMatch(/^\(root\): expected object/);
+  });
+
+  it("rejects non-finite numbers", () => {
+    expect(errorOf({ ...good(), rxBps: Infinity })).toMatch(/^rxBps: expected finite number/);
+    expect(errorOf({ ...good(), cpu: NaN })).toMatch(/^cpu: expected/);
+  });
+
+  it("validates neighbours", () => {
+    const n = (x: object) => ({ ...good(), neighbours: [{ serverId: randomUUID(), ok: true, rttMs: 1 }, x] });
+    expect(errorOf(n({ serverId: "srv-1", ok: true, rttMs: 1 }))).toBe("neighbours[1].serverId: expected a UUID");
+    expect(errorOf(n({ serverId: randomUUID(), ok: true, rttMs: -1 }))).toBe("neighbours[1].rttMs: expected number ≥ 0");
+    expect(errorOf(n({ serverId: randomUUID(), ok: true, rttMs: 1, x: 1 }))).toBe("neighbours[1].x: unknown field");
+    expect(errorOf(n({ serverId: randomUUID(), ok: true }))).toMatch(/^neighbours\[1\]\.rttMs: expected/);
+    const many = Array.from({ length: 1001 }, () => ({ serverId: randomUUID(), ok: true, rttMs: 1 }));
+    expect(errorOf({ ...good(), neighbours: many })).toBe("neighbours: expected at most 1000 items");
+  });
+
+  it("formatZodError tolerates non-zod errors", () => {
+    expect(formatZodError(new Error("boom"))).toBe("boom");
+    expect(formatZodError(undefined)).toBe("invalid input");
+  });
+});
+
+describe("probeConfigSchema", () => {
+  it("fills the documented defaults", () => {
+    expect(DEFAULT_PROBE_CONFIG).toEqual({
+      protocol: "tcp",
+      method: "GET",
+      path: "/",
+      headers: {},
+      intervalS: 30,
+      timeoutS: 30,
+      unhealthyThreshold: 3,
+      healthyThreshold: 1,
+      statusCodes: "200-399",
+      enabled: true,
+    });
+    expect(PROBE_DEFAULTS.intervalS).toBe(30);
+  });
+
+  it("accepts a full HTTP probe", () => {
+    const cfg = probeConfigSchema.parse({
+      protocol: "https",
+      port: 8443,
+      method: "POST",
+      path: "/health?deep=1",
+      hostHeader: "example.com:8443",
+      headers: { "X-Probe": "routeboard", Accept: "text/plain" },
+      payload: '{"ping":1}',
+      intervalS: 5,
+      timeoutS: 2,
+      unhealthyThreshold: 5,
+      healthyThreshold: 2,
+      statusCodes: "200,204,300-308",
+      headerMatch: { "Content-Type": "text/plain" },
+      bodyContains: "ok",
+      enabled: false,
+    });
+    expect(cfg.port).toBe(8443);
+    expect(cfg.enabled).toBe(false);
+  });
+
+  it.each([
+    [{ protocol: "udp" }, /^protocol: expected one of tcp, http, https/],
+    [{ port: 0 }, /^port: expected number ≥ 1/],
+    [{ port: 65536 }, /^port: expected number ≤ 65535/],
+    [{ method: "DELETE" }, /^method: expected one of/],
+    [{ path: "health" }, /^path: path must start with \//],
+    [{ path: "/a b" }, /^path: .*spaces/],
+    [{ headers: { "Bad Name": "x" } }, /^headers\.Bad Name: invalid key: header names/],
+    [{ headers: { Host: "x" } }, /^headers\.Host: invalid key: .*hostHeader/],
+    [{ headers: { "content-length": "1" } }, /^headers\.content-length: invalid key/],
+    [{ headers: { a: "x\r\nInjected: 1" } }, /^headers\.a: header values must not contain line breaks/],
+    [{ hostHeader: "a b" }, /^hostHeader: /],
+    [{ intervalS: 4 }, /^intervalS: expected number ≥ 5/],
+    [{ intervalS: 3601 }, /^intervalS: expected number ≤ 3600/],
+    [{ timeoutS: 0 }, /^timeoutS: expected number ≥ 1/],
+    [{ unhealthyThreshold: 0 }, /^unhealthyThreshold: expected number ≥ 1/],
+    [{ healthyThreshold: 101 }, /^healthyThreshold: expected number ≤ 100/],
+    [{ statusCodes: "399-200" }, /^statusCodes: range 399-200 is reversed/],
+    [{ statusCodes: "abc" }, /^statusCodes: "abc" is not a status code/],
+    [{ bodyContains: "x".repeat(4091) }, /^bodyContains: expected at most 4090 characters/],
+    [{ bogus: 1 }, /^bogus: unknown field/],
+  ])("rejects %j", (input, re) => {
+    const r = probeConfigSchema.safeParse(input);
+    expect(r.success).toBe(false);
+    if (!r.success) expect(formatZodError(r.error)).toMatch(re);
+  });
+
+  it("accepts bodyContains of exactly 4090 characters", () => {
+    expect(probeConfigSchema.safeParse({ bodyContains: "x".repeat(4090) }).success).toBe(true);
+  });
+});
+
+describe("mergeProbeConfig", () => {
+  it("applies only the defined override fields", () => {
+    const cluster = probeConfigSchema.parse({ protocol: "http", path: "/health", headers: { A: "1" } });
+    const merged = mergeProbeConfig(cluster, { port: 8080, intervalS: 10, path: undefined });
+    expect(merged).toMatchObject({ protocol: "http", path: "/health", port: 8080, intervalS: 10, headers: { A: "1" } });
+  });
+
+  it("replaces record fields as a whole", () => {
+    const cluster = probeConfigSchema.parse({ headers: { A: "1", B: "2" } });
+    expect(mergeProbeConfig(cluster, { headers: { C: "3" } }).headers).toEqual({ C: "3" });
+  });
+
+  it("works with no cluster config and no override", () => {
+    expect(mergeProbeConfig(null, null)).toEqual(DEFAULT_PROBE_CONFIG);
+    expect(mergeProbeConfig({ enabled: false })).toEqual({ ...DEFAULT_PROBE_CONFIG, enabled: false });
+  });
+
+  it("throws on invalid stored values", () => {
+    expect(() => mergeProbeConfig({ intervalS: 1 } as never, {})).toThrow();
+  });
+
+  it("probeOverrideSchema accepts {} and rejects bad values", () => {
+    expect(probeOverrideSchema.parse({})).toEqual({});
+    expect(probeOverrideSchema.safeParse({ statusCodes: "600" }).success).toBe(false);
+    expect(probeOverrideSchema.safeParse({ extra: 1 }).success).toBe(false);
+  });
+});

@@ -1,0 +1,289 @@
+/**
+ * Wire contracts shared by the server, the agents (and the fleet simulator) and the
+ * dashboard: the agent report (POST /api/agent/report) and the active probe config.
+ */
+import { z } from "zod";
+import { tryParseStatusCodes } from "./status-codes";
+
+// ---------------------------------------------------------------------------
+// Agent report
+// ---------------------------------------------------------------------------
+
+/** zod 4's z.number() already rejects NaN and ±Infinity: "finite numbers only". */
+const nonNegative = () => z.number().min(0);
+const percent = () => z.number().min(0).max(100);
+
+export const neighbourCheckSchema = z
+  .object({
+    serverId: z.uuid(),
+    ok: z.boolean(),
+    /** Round-trip of the TCP connect in ms; null when the check failed. */
+    rttMs: nonNegative().nullable(),
+  })
+  .strict();
+
+export const MAX_NEIGHBOURS = 1000;
+
+export const agentReportSchema = z
+  .object({
+    listenerAlive: z.boolean(),
+    serviceRunning: z.boolean(),
+    usersOnline: z.int().min(0),
+    rxBps: nonNegative(),
+    txBps: nonNegative(),
+    cpu: percent(),
+    memory: percent(),
+    neighbours: z.array(neighbourCheckSchema).max(MAX_NEIGHBOURS),
+    sentAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .strict();
+
+export type NeighbourCheck = z.infer<typeof neighbourCheckSchema>;
+export type AgentReport = z.infer<typeof agentReportSchema>;
+
+// ---------------------------------------------------------------------------
+// Error formatting
+// ---------------------------------------------------------------------------
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const seg of path) {
+    if (typeof seg === "number") out += `[${seg}]`;
+    else out += out === "" ? String(seg) : `.${String(seg)}`;
+  }
+  return out;
+}
+
+type LooseIssue = {
+  code?: string;
+  path?: readonly PropertyKey[];
+  message?: string;
+  expected?: unknown;
+  origin?: string;
+  minimum?: number | bigint;
+  maximum?: number | bigint;
+  inclusive?: boolean;
+  format?: string;
+  keys?: readonly string[];
+  values?: readonly unknown[];
+  received?: unknown;
+  issues?: readonly LooseIssue[];
+};
+
+function describeIssue(issue: LooseIssue): string {
+  switch (issue.code) {
+    case "invalid_type": {
+      const exp = issue.expected === "int" ? "integer" : String(issue.expected);
+      if (issue.received === "Infinity" || issue.received === "NaN") return `expected finite ${exp}`;
+      return typeof issue.received === "string" ? `expected ${exp}, received ${issue.received}` : `expected ${exp}`;
+    }
+    case "too_small": {
+      const min = Number(issue.minimum);
+      if (issue.origin === "number" || issue.origin === "int" || issue.origin === "bigint") {
+        return `expected number ${issue.inclusive === false ? ">" : "≥"} ${min}`;
+      }
+      if (issue.origin === "string") return `expected at least ${min} character${min === 1 ? "" : "s"}`;
+      if (issue.origin === "array" || issue.origin === "set") return `expected at least ${min} item${min === 1 ? "" : "s"}`;
+      return issue.message ?? "too small";
+    }
+    case "too_big": {
+      const max = Number(issue.maximum);
+      if (issue.origin === "number" || issue.origin === "int" || issue.origin === "bigint") {
+        return `expected number ${issue.inclusive === false ? "<" : "≤"} ${max}`;
+      }
+      if (issue.origin === "string") return `expected at most ${max} character${max === 1 ? "" : "s"}`;
+      if (issue.origin === "array" || issue.origin === "set") return `expected at most ${max} item${max === 1 ? "" : "s"}`;
+      return issue.message ?? "too big";
+    }
+    case "invalid_format":
+      if (issue.format === "uuid" || issue.format === "guid") return "expected a UUID";
+      if (issue.format === "datetime") return "expected an ISO 8601 date-time";
+      return issue.message ?? `invalid ${issue.format ?? "format"}`;
+    case "invalid_value":
+      if (issue.values && issue.values.length > 0) {
+        return `expected one of ${issue.values.map((v) => String(v)).join(", ")}`;
+      }
+      return issue.message ?? "invalid value";
+    case "invalid_key": {
+      const inner = issue.issues?.[0];
+      return `invalid key: ${inner ? describeIssue(inner) : (issue.message ?? "invalid")}`;
+    }
+    case "not_multiple_of":
+      return "expected integer";
+    default:
+      return issue.message ?? "invalid";
+  }
+}
+
+/**
+ * One-line human description of the first problem in a zod error, naming the field path:
+ * "usersOnline: expected number ≥ 0", "neighbours[2].serverId: expected a UUID",
+ * "extra: unknown field". Accepts anything; non-zod errors yield their message.
+ */
+export function formatZodError(err: unknown): string {
+  const issues = (err as { issues?: LooseIssue[] } | null)?.issues;
+  const first = Array.isArray(issues) ? issues[0] : undefined;
+  if (!first) return err instanceof Error ? err.message : "invalid input";
+  const path = first.path ?? [];
+  if (first.code === "unrecognized_keys" && first.keys && first.keys.length > 0) {
+    const key = first.keys[0] ?? "";
+    const full = formatPath([...path, key]);
+    return `${full}: unknown field`;
+  }
+  const where = path.length > 0 ? formatPath(path) : "(root)";
+  return `${where}: ${describeIssue(first)}`;
+}
+
+// ---------------------------------------------------------------------------
+// Active probe config (Apigee HealthMonitor + Azure custom probe)
+// ---------------------------------------------------------------------------
+
+export const PROBE_PROTOCOLS = ["tcp", "http", "https"] as const;
+export const PROBE_METHODS = ["GET", "HEAD", "POST", "PUT", "OPTIONS"] as const;
+export type ProbeProtocol = (typeof PROBE_PROTOCOLS)[number];
+export type ProbeMethod = (typeof PROBE_METHODS)[number];
+
+export const MAX_BODY_CONTAINS = 4090;
+export const MAX_PAYLOAD = 64 * 1024;
+
+/** RFC 9110 token. */
+const HEADER_NAME_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** No CR, LF or NUL (header injection). */
+const HEADER_VALUE_RE = /^[^\r\n\0]*$/;
+/** Headers the prober computes itself; `host` goes in hostHeader. */
+const RESERVED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+
+const headerName = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(HEADER_NAME_RE, { error: "header names may only contain letters, digits and !#$%&'*+-.^_`|~" })
+  .refine((n) => !RESERVED_HEADERS.has(n.toLowerCase()), {
+    error: "Host, Content-Length, Transfer-Encoding and Connection are set by the prober (use hostHeader for Host)",
+  });
+const headerValue = z.string().max(8192).regex(HEADER_VALUE_RE, { error: "header values must not contain line breaks" });
+const headerRecord = z
+  .record(headerName, headerValue)
+  .refine((r) => Object.keys(r).length <= 50, { error: "at most 50 headers" });
+/** Header match names: any valid token (matching Content-Length etc. is legitimate). */
+const matchHeaderName = z.string().min(1).max(256).regex(HEADER_NAME_RE, {
+  error: "header names may only contain letters, digits and !#$%&'*+-.^_`|~",
+});
+const headerMatchRecord = z
+  .record(matchHeaderName, headerValue)
+  .refine((r) => Object.keys(r).length <= 50, { error: "at most 50 headers" });
+
+const fields = {
+  protocol: z.enum(PROBE_PROTOCOLS),
+  port: z.int().min(1).max(65535),
+  method: z.enum(PROBE_METHODS),
+  path: z
+    .string()
+    .max(2048)
+    .regex(/^\//, { error: "path must start with /" })
+    .regex(/^[^\s\0]*$/, { error: "path must not contain spaces or control characters" }),
+  hostHeader: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[A-Za-z0-9.\-_:[\]]+$/, { error: "host header must be a host name, optionally with :port" }),
+  headers: headerRecord,
+  payload: z.string().max(MAX_PAYLOAD),
+  intervalS: z.int().min(5).max(3600),
+  timeoutS: z.int().min(1).max(3600),
+  unhealthyThreshold: z.int().min(1).max(100),
+  healthyThreshold: z.int().min(1).max(100),
+  statusCodes: z.string().superRefine((s, ctx) => {
+    const r = tryParseStatusCodes(s);
+    if (!r.ok) ctx.addIssue({ code: "custom", message: r.error });
+  }),
+  headerMatch: headerMatchRecord,
+  bodyContains: z.string().min(1).max(MAX_BODY_CONTAINS),
+  enabled: z.boolean(),
+};
+
+export const PROBE_DEFAULTS = {
+  protocol: "tcp",
+  method: "GET",
+  path: "/",
+  headers: {},
+  intervalS: 30,
+  timeoutS: 30,
+  unhealthyThreshold: 3,
+  healthyThreshold: 1,
+  statusCodes: "200-399",
+  enabled: true,
+} as const satisfies Record<string, unknown>;
+
+/**
+ * The effective probe config. HTTP-only fields (method, path, hostHeader, headers, payload,
+ * statusCodes, headerMatch, bodyContains) are ignored for protocol "tcp".
+ * `port` absent = probe the inbound's port. timeoutS may exceed intervalS: probes of one
+ * target never overlap, the next one simply starts when the previous one ends.
+ */
+export const probeConfigSchema = z
+  .object({
+    protocol: fields.protocol.default(PROBE_DEFAULTS.protocol),
+    port: fields.port.optional(),
+    method: fields.method.default(PROBE_DEFAULTS.method),
+    path: fields.path.default(PROBE_DEFAULTS.path),
+    hostHeader: fields.hostHeader.optional(),
+    headers: fields.headers.default({}),
+    payload: fields.payload.optional(),
+    intervalS: fields.intervalS.default(PROBE_DEFAULTS.intervalS),
+    timeoutS: fields.timeoutS.default(PROBE_DEFAULTS.timeoutS),
+    unhealthyThreshold: fields.unhealthyThreshold.default(PROBE_DEFAULTS.unhealthyThreshold),
+    healthyThreshold: fields.healthyThreshold.default(PROBE_DEFAULTS.healthyThreshold),
+    statusCodes: fields.statusCodes.default(PROBE_DEFAULTS.statusCodes),
+    headerMatch: fields.headerMatch.optional(),
+    bodyContains: fields.bodyContains.optional(),
+    enabled: fields.enabled.default(PROBE_DEFAULTS.enabled),
+  })
+  .strict();
+
+/** Per-server override: every field optional; an absent field inherits the cluster's. */
+export const probeOverrideSchema = z
+  .object({
+    protocol: fields.protocol.optional(),
+    port: fields.port.optional(),
+    method: fields.method.optional(),
+    path: fields.path.optional(),
+    hostHeader: fields.hostHeader.optional(),
+    headers: fields.headers.optional(),
+    payload: fields.payload.optional(),
+    intervalS: fields.intervalS.optional(),
+    timeoutS: fields.timeoutS.optional(),
+    unhealthyThreshold: fields.unhealthyThreshold.optional(),
+    healthyThreshold: fields.healthyThreshold.optional(),
+    statusCodes: fields.statusCodes.optional(),
+    headerMatch: fields.headerMatch.optional(),
+    bodyContains: fields.bodyContains.optional(),
+    enabled: fields.enabled.optional(),
+  })
+  .strict();
+
+export type ProbeConfig = z.output<typeof probeConfigSchema>;
+export type ProbeConfigInput = z.input<typeof probeConfigSchema>;
+export type ProbeOverride = z.output<typeof probeOverrideSchema>;
+
+/** The defaults as a complete, parsed config. */
+export const DEFAULT_PROBE_CONFIG: ProbeConfig = probeConfigSchema.parse({});
+
+/**
+ * Effective config for one server: the cluster config with the override's defined fields
+ * on top. Record fields (headers, headerMatch) are replaced as a whole, not merged, so an
+ * override can remove a cluster header. `undefined`/missing = inherit. The result is
+ * validated (throws a ZodError on an invalid combination, e.g. a bad stored value).
+ */
+export function mergeProbeConfig(
+  clusterCfg: ProbeConfigInput | null | undefined,
+  override?: ProbeOverride | null,
+): ProbeConfig {
+  const merged: Record<string, unknown> = { ...(clusterCfg ?? {}) };
+  if (override) {
+    for (const [k, v] of Object.entries(override)) {
+      if (v !== undefined) merged[k] = v;
+    }
+  }
+  return probeConfigSchema.parse(merged);
+}

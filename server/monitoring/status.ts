@@ -1,0 +1,167 @@
+/**
+ * The server status machine of DESIGN §3. Pure: `(input, nowMs) → status`.
+ *
+ * A server's status is the first row that applies; only `healthy` is available:
+ *   disabled → pending → no-data → unavailable → probe-failing → unreachable → healthy
+ *
+ * Decisions (documented for whoever persists the inputs):
+ * - "Successful check" (leaves `pending`): a successful active probe OR an agent report that
+ *   says both the listener is alive and the VPN service is running (`isHealthyReport`).
+ *   A report saying the listener/service is down is a failed check: a new server whose agent
+ *   reports "down" stays `pending` (the reason says what the agent reported). The flag is
+ *   sticky: once true it stays true (persist it; it is `everSucceeded` in the input).
+ * - `no-data` when the agent has not reported for more than 3 report intervals, and also when
+ *   it has NEVER reported even though probes pass: without a report we know neither the
+ *   listener/service state nor the load, and the balancer would score an idle-looking server
+ *   as the best one. (If no check ever succeeded the row before, `pending`, wins.)
+ * - Clock going backwards (report timestamp in the future): the report's age is taken as 0,
+ *   i.e. the report counts as fresh; nothing throws. Non-finite / non-positive
+ *   reportIntervalS falls back to DEFAULT_REPORT_INTERVAL_S.
+ * - The `unavailable` row uses the latest report only while it is fresh (stale reports are
+ *   already `no-data`, which comes first).
+ * - `probe-failing` only when probes are enabled and the streak machine says `false`
+ *   (null = no verdict yet does not count).
+ */
+
+export const SERVER_STATUSES = [
+  "disabled",
+  "pending",
+  "no-data",
+  "unavailable",
+  "probe-failing",
+  "unreachable",
+  "healthy",
+] as const;
+export type ServerStatus = (typeof SERVER_STATUSES)[number];
+
+export const STATUS_LABELS: Readonly<Record<ServerStatus, string>> = Object.freeze({
+  disabled: "Disabled by operator",
+  pending: "Waiting for first check",
+  "no-data": "No data from server",
+  unavailable: "Server unavailable",
+  "probe-failing": "Health probe failing",
+  unreachable: "Unreachable from your servers",
+  healthy: "Healthy",
+});
+
+/** A report older than this many intervals means `no-data`. */
+export const NO_DATA_INTERVALS = 3;
+export const DEFAULT_REPORT_INTERVAL_S = 60;
+
+export interface ReportFlags {
+  listenerAlive: boolean;
+  serviceRunning: boolean;
+}
+
+export interface ServerStatusInput {
+  enabled: boolean;
+  /** Sticky: any successful probe or healthy agent report ever (see isHealthyReport). */
+  everSucceeded: boolean;
+  /** When the latest agent report was received (server clock), null if never. */
+  lastReportAtMs: number | null;
+  /** The agent's report interval in seconds. */
+  reportIntervalS: number;
+  lastReport: ReportFlags | null;
+  /** From the probe streak machine; null = no verdict yet. */
+  probeHealthy: boolean | null;
+  probesEnabled: boolean;
+  /** From the mesh vote. */
+  meshUnreachable: boolean;
+  /** Optional detail for the `unreachable` reason (e.g. the mesh verdict's reason). */
+  meshReason?: string;
+  /** Optional detail for the `probe-failing` reason (e.g. the last probe's reason). */
+  probeReason?: string;
+}
+
+export interface ServerStatusResult {
+  status: ServerStatus;
+  label: string;
+  reason: string;
+}
+
+/** Whether an agent report counts as a successful check. */
+export function isHealthyReport(report: ReportFlags | null | undefined): boolean {
+  return !!report && report.listenerAlive && report.serviceRunning;
+}
+
+/** Only `healthy` servers are available to the balancer. */
+export function isAvailable(status: ServerStatus): boolean {
+  return status === "healthy";
+}
+
+function effectiveIntervalS(s: number): number {
+  return Number.isFinite(s) && s > 0 ? s : DEFAULT_REPORT_INTERVAL_S;
+}
+
+function fmtDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 120) return `${m} min`;
+  const h = Math.round(m / 60);
+  if (h < 48) return `${h} h`;
+  return `${Math.round(h / 24)} days`;
+}
+
+function downParts(r: ReportFlags): string {
+  const parts: string[] = [];
+  if (!r.listenerAlive) parts.push("traffic listener is down");
+  if (!r.serviceRunning) parts.push("VPN service is not running");
+  return parts.join(" and ");
+}
+
+/** Age of the latest report in ms (≥ 0; a future timestamp counts as age 0), or null. */
+export function reportAgeMs(lastReportAtMs: number | null, nowMs: number): number | null {
+  if (lastReportAtMs === null || !Number.isFinite(lastReportAtMs)) return null;
+  if (!Number.isFinite(nowMs)) return 0;
+  return Math.max(0, nowMs - lastReportAtMs);
+}
+
+function make(status: ServerStatus, reason: string): ServerStatusResult {
+  return { status, label: STATUS_LABELS[status], reason };
+}
+
+export function computeServerStatus(input: ServerStatusInput, nowMs: number): ServerStatusResult {
+  if (!input.enabled) return make("disabled", "The operator disabled this server; it gets no new users.");
+
+  const intervalS = effectiveIntervalS(input.reportIntervalS);
+  const age = reportAgeMs(input.lastReportAtMs, nowMs);
+  const fresh = age !== null && age <= NO_DATA_INTERVALS * intervalS * 1000;
+
+  if (!input.everSucceeded) {
+    let reason = "No successful probe or healthy agent report yet.";
+    if (input.lastReport && fresh && !isHealthyReport(input.lastReport)) {
+      reason = `No successful check yet: the agent reports its ${downParts(input.lastReport)}.`;
+    } else if (age === null) {
+      reason = "No successful check yet; the agent has not reported.";
+    }
+    return make("pending", reason);
+  }
+
+  if (age === null) {
+    return make("no-data", "The agent has never reported (probes alone do not give load or service state).");
+  }
+  if (!fresh) {
+    return make(
+      "no-data",
+      `No agent report for ${fmtDuration(age)} (expected every ${fmtDuration(intervalS * 1000)}; limit is ${NO_DATA_INTERVALS} intervals).`,
+    );
+  }
+
+  if (input.lastReport && !isHealthyReport(input.lastReport)) {
+    return make("unavailable", `The agent reports its ${downParts(input.lastReport)}.`);
+  }
+
+  if (input.probesEnabled && input.probeHealthy === false) {
+    return make(
+      "probe-failing",
+      input.probeReason ? `Active health probe failing: ${input.probeReason}.` : "Active health probe failing.",
+    );
+  }
+
+  if (input.meshUnreachable) {
+    return make("unreachable", input.meshReason ?? "Other servers of the cluster cannot reach it.");
+  }
+
+  return make("healthy", "All checks pass.");
+}
