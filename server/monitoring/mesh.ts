@@ -55,9 +55,11 @@ export function updateObserverLinks(
   const next: ObserverLinks = {};
   for (const [target, ok] of latest) {
     const before = prev && Object.hasOwn(prev, target) ? prev[target] : undefined;
-    next[target] = ok
+    const link: MeshLink = ok
       ? { failStreak: 0, lastOk: true }
       : { failStreak: Math.min((before?.failStreak ?? 0) + 1, STREAK_CAP), lastOk: false };
+    // defineProperty, not assignment: an id like "__proto__" must stay a plain own key
+    Object.defineProperty(next, target, { value: link, enumerable: true, writable: true, configurable: true });
   }
   return next;
 }

@@ -1,0 +1,214 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import {
+  computeServerStatus,
+  DEFAULT_REPORT_INTERVAL_S,
+  isAvailable,
+  isHealthyReport,
+  SERVER_STATUSES,
+  STATUS_LABELS,
+  type ServerStatus,
+  type ServerStatusInput,
+} from "./status";
+
+const NOW = 1_700_000_000_000;
+const healthy = (): ServerStatusInput => ({
+  enabled: true,
+  everSucceeded: true,
+  lastReportAtMs: NOW - 10_000,
+  reportIntervalS: 60,
+  lastReport: { listenerAlive: true, serviceRunning: true },
+  probeHealthy: true,
+  probesEnabled: true,
+  meshUnreachable: false,
+});
+const st = (patch: Partial<ServerStatusInput>, now = NOW) => computeServerStatus({ ...healthy(), ...patch }, now);
+
+describe("labels", () => {
+  it("has the exact labels", () => {
+    expect(STATUS_LABELS).toEqual({
+      disabled: "Disabled by operator",
+      pending: "Waiting for first check",
+      "no-data": "No data from server",
+      unavailable: "Server unavailable",
+      "probe-failing": "Health probe failing",
+      unreachable: "Unreachable from your servers",
+      healthy: "Healthy",
+    });
+  });
+  it("only healthy is available", () => {
+    for (const s of SERVER_STATUSES) expect(isAvailable(s)).toBe(s === "healthy");
+  });
+  it("isHealthyReport", () => {
+    expect(isHealthyReport({ listenerAlive: true, serviceRunning: true })).toBe(true);
+    expect(isHealthyReport({ listenerAlive: false, serviceRunning: true })).toBe(false);
+    expect(isHealthyReport({ listenerAlive: true, serviceRunning: false })).toBe(false);
+    expect(isHealthyReport(null)).toBe(false);
+  });
+});
+
+describe("each row", () => {
+  it("healthy when nothing applies", () => {
+    expect(st({})).toEqual({ status: "healthy", label: "Healthy", reason: expect.any(String) });
+  });
+  it("disabled", () => {
+    expect(st({ enabled: false }).status).toBe("disabled");
+    expect(st({ enabled: false }).label).toBe("Disabled by operator");
+  });
+  it("pending when no check ever succeeded", () => {
+    const r = st({ everSucceeded: false, probeHealthy: null, lastReport: null, lastReportAtMs: null });
+    expect(r.status).toBe("pending");
+    expect(r.label).toBe("Waiting for first check");
+  });
+  it("pending explains an agent that reports down", () => {
+    const r = st({ everSucceeded: false, lastReport: { listenerAlive: false, serviceRunning: true } });
+    expect(r.status).toBe("pending");
+    expect(r.reason).toMatch(/listener is down/);
+  });
+  it("no-data after more than 3 report intervals", () => {
+    expect(st({ lastReportAtMs: NOW - 180_000 }).status).toBe("healthy"); // exactly 3 intervals
+    const r = st({ lastReportAtMs: NOW - 180_001 });
+    expect(r.status).toBe("no-data");
+    expect(r.label).toBe("No data from server");
+    expect(r.reason).toMatch(/3 min/);
+    expect(st({ reportIntervalS: 10, lastReportAtMs: NOW - 31_000 }).status).toBe("no-data");
+    expect(st({ reportIntervalS: 10, lastReportAtMs: NOW - 29_000 }).status).toBe("healthy");
+  });
+  it("no-data when the agent never reported although probes pass", () => {
+    const r = st({ lastReportAtMs: null, lastReport: null });
+    expect(r.status).toBe("no-data");
+    expect(r.reason).toMatch(/never reported/);
+  });
+  it("unavailable when the agent reports listener or service down", () => {
+    for (const lr of [
+      { listenerAlive: false, serviceRunning: true },
+      { listenerAlive: true, serviceRunning: false },
+      { listenerAlive: false, serviceRunning: false },
+    ]) {
+      const r = st({ lastReport: lr });
+      expect(r.status).toBe("unavailable");
+      expect(r.label).toBe("Server unavailable");
+    }
+    expect(st({ lastReport: { listenerAlive: false, serviceRunning: false } }).reason).toMatch(
+      /listener is down and VPN service is not running/,
+    );
+  });
+  it("probe-failing only when probes are enabled and the verdict is false", () => {
+    expect(st({ probeHealthy: false }).status).toBe("probe-failing");
+    expect(st({ probeHealthy: false }).label).toBe("Health probe failing");
+    expect(st({ probeHealthy: false, probeReason: "status 503 not in 200-399" }).reason).toMatch(/503/);
+    expect(st({ probeHealthy: false, probesEnabled: false }).status).toBe("healthy");
+    expect(st({ probeHealthy: null }).status).toBe("healthy");
+  });
+  it("unreachable from the mesh vote", () => {
+    const r = st({ meshUnreachable: true, meshReason: "2 of 3 usable observers failed" });
+    expect(r.status).toBe("unreachable");
+    expect(r.label).toBe("Unreachable from your servers");
+    expect(r.reason).toBe("2 of 3 usable observers failed");
+  });
+});
+
+describe("precedence", () => {
+  const all: Partial<ServerStatusInput> = {
+    enabled: false,
+    everSucceeded: false,
+    lastReportAtMs: NOW - 10 * 60_000,
+    lastReport: { listenerAlive: false, serviceRunning: false },
+    probeHealthy: false,
+    meshUnreachable: true,
+  };
+  const order: [ServerStatus, Partial<ServerStatusInput>][] = [
+    ["disabled", { enabled: true }],
+    ["pending", { everSucceeded: true }],
+    ["no-data", { lastReportAtMs: NOW - 1000 }],
+    ["unavailable", { lastReport: { listenerAlive: true, serviceRunning: true } }],
+    ["probe-failing", { probeHealthy: true }],
+    ["unreachable", { meshUnreachable: false }],
+  ];
+  it("the first applicable row wins, peeling one condition at a time", () => {
+    let input = { ...healthy(), ...all };
+    for (const [expected, fix] of order) {
+      expect(computeServerStatus(input, NOW).status).toBe(expected);
+      input = { ...input, ...fix };
+    }
+    expect(computeServerStatus(input, NOW).status).toBe("healthy");
+  });
+
+  it("property: the result is the first row whose condition holds", () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          enabled: fc.boolean(),
+          everSucceeded: fc.boolean(),
+          age: fc.option(fc.integer({ min: -600_000, max: 600_000 }), { nil: null }),
+          listenerAlive: fc.boolean(),
+          serviceRunning: fc.boolean(),
+          hasReport: fc.boolean(),
+          probeHealthy: fc.constantFrom(true, false, null),
+          probesEnabled: fc.boolean(),
+          meshUnreachable: fc.boolean(),
+        }),
+        (g) => {
+          const input: ServerStatusInput = {
+            enabled: g.enabled,
+            everSucceeded: g.everSucceeded,
+            lastReportAtMs: g.age === null ? null : NOW - g.age,
+            reportIntervalS: 60,
+            lastReport: g.hasReport ? { listenerAlive: g.listenerAlive, serviceRunning: g.serviceRunning } : null,
+            probeHealthy: g.probeHealthy,
+            probesEnabled: g.probesEnabled,
+            meshUnreachable: g.meshUnreachable,
+          };
+          const fresh = g.age !== null && g.age <= 180_000;
+          const expected: ServerStatus = !g.enabled
+            ? "disabled"
+            : !g.everSucceeded
+              ? "pending"
+              : !fresh
+                ? "no-data"
+                : g.hasReport && !(g.listenerAlive && g.serviceRunning)
+                  ? "unavailable"
+                  : g.probesEnabled && g.probeHealthy === false
+                    ? "probe-failing"
+                    : g.meshUnreachable
+                      ? "unreachable"
+                      : "healthy";
+          const r = computeServerStatus(input, NOW);
+          expect(r.status).toBe(expected);
+          expect(r.label).toBe(STATUS_LABELS[expected]);
+          expect(r.reason.length).toBeGreaterThan(0);
+        },
+      ),
+    );
+  });
+});
+
+describe("clock and odd inputs", () => {
+  it("clock going backwards (report in the future) counts as fresh, does not throw", () => {
+    expect(st({ lastReportAtMs: NOW + 3_600_000 }).status).toBe("healthy");
+    expect(st({ lastReportAtMs: NOW + 1 }).status).toBe("healthy");
+    expect(st({ lastReportAtMs: NOW + 3_600_000, lastReport: { listenerAlive: false, serviceRunning: true } }).status).toBe(
+      "unavailable",
+    );
+  });
+  it("a healthy server stays healthy as now moves backwards step by step", () => {
+    for (let now = NOW; now > NOW - 3_600_000; now -= 60_000) {
+      expect(st({ lastReportAtMs: NOW - 10_000 }, now).status).toBe("healthy");
+    }
+  });
+  it("non-finite now does not throw or flip to no-data", () => {
+    expect(st({}, NaN).status).toBe("healthy");
+    expect(st({}, Infinity).status).toBe("healthy");
+  });
+  it("bad report interval falls back to the default", () => {
+    const limit = 3 * DEFAULT_REPORT_INTERVAL_S * 1000;
+    expect(st({ reportIntervalS: 0, lastReportAtMs: NOW - limit }).status).toBe("healthy");
+    expect(st({ reportIntervalS: NaN, lastReportAtMs: NOW - limit - 1 }).status).toBe("no-data");
+    expect(st({ reportIntervalS: -5, lastReportAtMs: NOW - limit - 1 }).status).toBe("no-data");
+  });
+  it("a stale report saying 'down' is no-data, not unavailable", () => {
+    expect(st({ lastReportAtMs: NOW - 600_000, lastReport: { listenerAlive: false, serviceRunning: true } }).status).toBe(
+      "no-data",
+    );
+  });
+});
