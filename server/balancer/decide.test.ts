@@ -1,0 +1,257 @@
+import { describe, expect, it } from "vitest";
+import { decideRoute } from "./decide";
+import { MBIT, route, srv } from "./testkit";
+import type { DecideInput, ServerMetrics } from "./types";
+
+const base = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}): DecideInput => ({
+  userId: "u1",
+  route: route(Object.keys(servers)),
+  servers,
+  previousInboundId: null,
+  nowMs: 1000,
+  ...over,
+});
+
+describe("decideRoute: pools", () => {
+  it("picks the server with the most free bandwidth per user", () => {
+    const d = decideRoute(
+      base({
+        a: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 900 * MBIT, reportedUsers: 9 }),
+        b: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 9 }),
+      }),
+    );
+    expect(d.inboundId).toBe("in-b");
+    expect(d.reason).toBe("best");
+    expect(d.candidates.find((c) => c.inboundId === "in-b")?.score).toBeCloseTo((500 * MBIT) / 10);
+    expect(d.explanation).toMatch(/Picked in-b/);
+  });
+
+  it("uses the inbound name in explanations", () => {
+    const r = route(["a"]);
+    r.inbounds = [{ inboundId: "x", serverId: "a", isFallback: false, name: "🇺🇸 New York" }];
+    const d = decideRoute(base({ a: srv() }, { route: r }));
+    expect(d.explanation).toContain("🇺🇸 New York");
+  });
+
+  it("leaves the fallback out while others are available", () => {
+    const servers = { a: srv({ reportedTrafficBps: 99 * MBIT }), f: srv() };
+    const d = decideRoute(base(servers, { route: route(["a"], {}, ["f"]) }));
+    expect(d.inboundId).toBe("in-a");
+    expect(d.candidates.find((c) => c.inboundId === "in-f")?.excluded).toBe("fallback-reserve");
+  });
+
+  it("uses the fallback when every regular inbound is down", () => {
+    const servers = { a: srv({ available: false }), b: srv({ enabled: false }), f: srv() };
+    const d = decideRoute(base(servers, { route: route(["a", "b"], {}, ["f"]) }));
+    expect(d.reason).toBe("fallback");
+    expect(d.inboundId).toBe("in-f");
+    expect(d.candidates.find((c) => c.inboundId === "in-a")?.excluded).toBe("server-down");
+    expect(d.candidates.find((c) => c.inboundId === "in-b")?.excluded).toBe("server-disabled");
+  });
+
+  it("fallback-only route uses the fallback", () => {
+    const d = decideRoute(base({ f: srv() }, { route: route([], {}, ["f"]) }));
+    expect(d.reason).toBe("fallback");
+    expect(d.inboundId).toBe("in-f");
+  });
+
+  it("panics among enabled servers when every server is down (fallback included)", () => {
+    const servers = {
+      a: srv({ available: false, reportedTrafficBps: 90 * MBIT }),
+      b: srv({ available: false }),
+      c: srv({ enabled: false }),
+      f: srv({ available: false, reportedTrafficBps: 95 * MBIT }),
+    };
+    const d = decideRoute(base(servers, { route: route(["a", "b", "c"], {}, ["f"]) }));
+    expect(d.reason).toBe("panic");
+    expect(d.inboundId).toBe("in-b");
+    expect(d.candidates.find((c) => c.inboundId === "in-c")?.score).toBeNull();
+    expect(d.explanation).toMatch(/Panic/);
+  });
+
+  it("returns none when every server is disabled (even in panic)", () => {
+    const d = decideRoute(base({ a: srv({ enabled: false }), b: srv({ enabled: false, available: false }) }));
+    expect(d.reason).toBe("none");
+    expect(d.inboundId).toBeNull();
+    expect(d.serverId).toBeNull();
+  });
+
+  it("returns none for an empty route and for unknown servers", () => {
+    expect(decideRoute(base({}, { route: route([]) })).reason).toBe("none");
+    const d = decideRoute(base({}, { route: route(["ghost"]) }));
+    expect(d.reason).toBe("none");
+    expect(d.candidates[0]?.excluded).toBe("server-down");
+  });
+
+  it("never picks a disabled server", () => {
+    const d = decideRoute(base({ a: srv({ enabled: false }), b: srv({ reportedTrafficBps: 99 * MBIT, reportedUsers: 50 }) }));
+    expect(d.inboundId).toBe("in-b");
+  });
+
+  it("scores zero-user servers without dividing by zero", () => {
+    const d = decideRoute(base({ a: srv(), b: srv() }));
+    for (const c of d.candidates) expect(c.score).toBe(100 * MBIT);
+  });
+});
+
+describe("decideRoute: capacity", () => {
+  it("capacity override beats the learned peak", () => {
+    const d = decideRoute(
+      base({
+        a: srv({ capacityOverrideBps: 10_000 * MBIT, learnedPeakBps: 500 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 10 }),
+        b: srv({ learnedPeakBps: 2000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 10 }),
+      }),
+    );
+    expect(d.inboundId).toBe("in-a");
+    expect(d.candidates[0]?.note).toContain("override");
+  });
+
+  it("floors the learned capacity for a new server", () => {
+    const d = decideRoute(base({ a: srv() }, { options: { capacityFloorBps: 50 * MBIT } }));
+    expect(d.candidates[0]?.score).toBe(50 * MBIT);
+  });
+
+  it("a saturated fleet falls back to the fair share C/(U+1)", () => {
+    const d = decideRoute(
+      base({
+        small: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 300 }),
+        big: srv({ learnedPeakBps: 2500 * MBIT, reportedTrafficBps: 2500 * MBIT, reportedUsers: 300 }),
+      }),
+    );
+    expect(d.inboundId).toBe("in-big");
+  });
+
+  it("decays the learned peak to now, but a clock going backwards does not grow it", () => {
+    const m = srv({ learnedPeakBps: 1000 * MBIT, reportedAt: 10_000 });
+    const day = 24 * 3600 * 1000;
+    const later = decideRoute(base({ a: m }, { nowMs: 10_000 + day }));
+    expect(later.candidates[0]?.score).toBeCloseTo(500 * MBIT);
+    const earlier = decideRoute(base({ a: m }, { nowMs: 0 }));
+    expect(earlier.candidates[0]?.score).toBe(1000 * MBIT);
+  });
+});
+
+describe("decideRoute: stickiness", () => {
+  const servers = (curT: number, otherT: number) => ({
+    cur: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: curT * MBIT, reportedUsers: 10 }),
+    alt: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: otherT * MBIT, reportedUsers: 9 }),
+  });
+
+  it("keeps the current inbound within the hysteresis margin", () => {
+    // cur: (1000-500)/10 = 50; alt: (1000-440)/10 = 56 → 12% better, not > 25%.
+    const d = decideRoute(base(servers(500, 440), { previousInboundId: "in-cur" }));
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.reason).toBe("sticky");
+    expect(d.explanation).toMatch(/Kept in-cur: in-alt is only 12% better; more than 25% better would be needed/);
+  });
+
+  it("moves when the alternative is better by more than the margin", () => {
+    // alt: (1000-300)/10 = 70 → 40% better
+    const d = decideRoute(base(servers(500, 300), { previousInboundId: "in-cur" }));
+    expect(d.inboundId).toBe("in-alt");
+    expect(d.reason).toBe("best");
+    expect(d.explanation).toMatch(/Moved from in-cur to in-alt: 40% more/);
+  });
+
+  it("honours a custom hysteresis", () => {
+    const d = decideRoute(base(servers(500, 440), { previousInboundId: "in-cur", route: route(["cur", "alt"], { hysteresis: 0.05 }) }));
+    expect(d.inboundId).toBe("in-alt");
+  });
+
+  it("does not double-count the current user (identical servers never look like a move)", () => {
+    // Same load on both; the user is one of cur's 10 users. Counting them twice would make
+    // cur look like 11 users and alt like 10+1: a tie that flips on every refresh.
+    const s = {
+      cur: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 10 }),
+      alt: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 10 }),
+    };
+    const d = decideRoute(base(s, { previousInboundId: "in-cur", route: route(["cur", "alt"], { hysteresis: 0 }) }));
+    expect(d.inboundId).toBe("in-cur");
+    const cur = d.candidates.find((c) => c.inboundId === "in-cur");
+    expect(cur?.score).toBeCloseTo((500 * MBIT) / 10);
+    expect(cur?.note).toMatch(/already counted/);
+    expect(d.candidates.find((c) => c.inboundId === "in-alt")?.score).toBeCloseTo((500 * MBIT) / 11);
+  });
+
+  it("re-picks when the user's inbound left the route", () => {
+    const d = decideRoute(base(servers(500, 440), { previousInboundId: "in-gone" }));
+    expect(d.reason).toBe("best");
+    expect(d.inboundId).toBe("in-alt");
+    expect(d.explanation).toMatch(/left the route/);
+  });
+
+  it("moves off a server that went down or was disabled", () => {
+    const s = servers(500, 440);
+    s.cur.available = false;
+    expect(decideRoute(base(s, { previousInboundId: "in-cur" })).inboundId).toBe("in-alt");
+    s.cur.available = true;
+    s.cur.enabled = false;
+    const d = decideRoute(base(s, { previousInboundId: "in-cur" }));
+    expect(d.inboundId).toBe("in-alt");
+    expect(d.explanation).toMatch(/server-disabled/);
+  });
+
+  it("needs a minimum absolute gain when the current server has crumbs left", () => {
+    const s = {
+      cur: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 999 * MBIT, reportedUsers: 10 }), // 0.1 Mbit/s
+      alt: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 998 * MBIT, reportedUsers: 10 }), // ~0.18
+    };
+    expect(decideRoute(base(s, { previousInboundId: "in-cur" })).inboundId).toBe("in-cur");
+  });
+
+  it("keeps a user moving between two inbounds of the same server", () => {
+    const r = route(["a"]);
+    r.inbounds = [
+      { inboundId: "a1", serverId: "a", isFallback: false },
+      { inboundId: "a2", serverId: "a", isFallback: false },
+    ];
+    for (const u of ["u1", "u2", "u3", "u4"]) {
+      const d = decideRoute(base({ a: srv({ reportedUsers: 5, reportedTrafficBps: 10 * MBIT }) }, { route: r, userId: u, previousInboundId: "a1" }));
+      expect(d.inboundId).toBe("a1");
+    }
+  });
+});
+
+describe("decideRoute: round-robin", () => {
+  it("lowest (U+1)/coefficient wins; score presented as coefficient/(U+1)", () => {
+    const r = route(["a", "b"], { algorithm: "round-robin" });
+    const d = decideRoute(base({ a: srv({ reportedUsers: 10 }), b: srv({ reportedUsers: 15, coefficient: 2 }) }, { route: r }));
+    expect(d.inboundId).toBe("in-b"); // 16/2 = 8 < 11/1
+    expect(d.candidates[1]?.score).toBeCloseTo(2 / 16);
+  });
+
+  it("hysteresis applies to round-robin too", () => {
+    const r = route(["a", "b"], { algorithm: "round-robin" });
+    const s = { a: srv({ reportedUsers: 10 }), b: srv({ reportedUsers: 9 }) };
+    expect(decideRoute(base(s, { route: r, previousInboundId: "in-a" })).inboundId).toBe("in-a");
+    const s2 = { a: srv({ reportedUsers: 10 }), b: srv({ reportedUsers: 5 }) };
+    expect(decideRoute(base(s2, { route: r, previousInboundId: "in-a" })).inboundId).toBe("in-b");
+  });
+
+  it("a non-positive coefficient scores zero", () => {
+    const r = route(["a", "b"], { algorithm: "round-robin" });
+    const d = decideRoute(base({ a: srv({ coefficient: 0 }), b: srv({ reportedUsers: 100 }) }, { route: r }));
+    expect(d.inboundId).toBe("in-b");
+  });
+});
+
+describe("decideRoute: ties", () => {
+  it("spreads equal servers across many users deterministically", () => {
+    const ids = ["a", "b", "c", "d"];
+    const servers = Object.fromEntries(ids.map((id) => [id, srv({ reportedUsers: 5, reportedTrafficBps: 10 * MBIT })]));
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 4000; i++) {
+      const inp = base(servers, { userId: `user-${i}` });
+      const d = decideRoute(inp);
+      expect(decideRoute(inp).inboundId).toBe(d.inboundId);
+      counts.set(d.inboundId as string, (counts.get(d.inboundId as string) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(4);
+    for (const n of counts.values()) expect(n).toBeGreaterThan(850);
+  });
+
+  it("reports a tie in the explanation", () => {
+    const d = decideRoute(base({ a: srv(), b: srv() }));
+    expect(d.explanation).toMatch(/tie broken by user hash/);
+  });
+});

@@ -1,0 +1,273 @@
+/**
+ * decideRoute: the pure balancing decision for one (user, route) pair (DESIGN §2).
+ *
+ * Pools, in order:
+ *   1. candidates: inbounds whose server is enabled and available, fallback left out;
+ *   2. the fallback inbound, if its server is enabled and available      (reason "fallback");
+ *   3. panic: every inbound of an enabled server, down or not            (reason "panic");
+ *   4. nothing                                                          (reason "none").
+ *
+ * Scores (higher is better):
+ *   least-traffic  free  = max(C − T, 0) / (U + 1), C = override ?? max(peak, floor);
+ *                  secondary key (orders equal free, e.g. every server saturated):
+ *                  share = C / (U + 1), the fair share a newcomer gets of a full link.
+ *                  A free value below minMoveGainBps counts as "no spare capacity" for
+ *                  ranking, so crumbs of spare do not beat a much larger fair share.
+ *   round-robin    coefficient / (U + 1)  (≡ lowest (U + 1) / coefficient wins).
+ *   U and T include in-flight additions. For the user's current server the user is already
+ *   in U and T, so the divisor is max(U, 1) instead of U + 1.
+ * Stickiness: keep the current inbound unless best > current × (1 + hysteresis)
+ *   (least-traffic additionally needs an absolute gain ≥ minMoveGainBps, or — when the current
+ *   server has no spare capacity — a fair share better by the same margin).
+ * Ties: rendezvous hash of (userId, inboundId), highest wins.
+ */
+import { decayPeak, effectiveCapacity } from "./capacity";
+import { rendezvousHash } from "./hash";
+import {
+  DEFAULT_HYSTERESIS,
+  DEFAULT_OPTIONS,
+  type BalancerOptions,
+  type CandidateScore,
+  type Decision,
+  type DecideInput,
+  type DecisionReason,
+  type RouteInbound,
+  type ServerMetrics,
+  type ServerMetricsLookup,
+} from "./types";
+
+export function lookupServer(servers: ServerMetricsLookup, id: string): ServerMetrics | undefined {
+  if (servers instanceof Map) return (servers as ReadonlyMap<string, ServerMetrics>).get(id);
+  const rec = servers as Readonly<Record<string, ServerMetrics>>;
+  return Object.prototype.hasOwnProperty.call(rec, id) ? rec[id] : undefined;
+}
+
+export function resolveOptions(o?: Partial<BalancerOptions>): BalancerOptions {
+  if (!o) return DEFAULT_OPTIONS;
+  return {
+    capacityFloorBps: o.capacityFloorBps ?? DEFAULT_OPTIONS.capacityFloorBps,
+    defaultUserBps: o.defaultUserBps ?? DEFAULT_OPTIONS.defaultUserBps,
+    peakHalfLifeMs: o.peakHalfLifeMs ?? DEFAULT_OPTIONS.peakHalfLifeMs,
+    minMoveGainBps: o.minMoveGainBps ?? DEFAULT_OPTIONS.minMoveGainBps,
+  };
+}
+
+/** Internal working row, one per inbound of the route. */
+interface Row {
+  ib: RouteInbound;
+  m: ServerMetrics | undefined;
+  out: CandidateScore;
+  /** Ranking key 1 (free with crumbs zeroed, or round-robin score). */
+  rank: number;
+  /** Ranking key 2 (least-traffic share). */
+  share: number;
+  current: boolean;
+  hash: number; // lazily computed, -1 = not yet
+}
+
+const mbps = (bps: number): string => {
+  const v = bps / 1e6;
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+};
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+const label = (ib: RouteInbound): string => ib.name ?? ib.inboundId;
+
+function hashOf(r: Row, userId: string): number {
+  if (r.hash < 0) r.hash = rendezvousHash(userId, r.ib.inboundId);
+  return r.hash;
+}
+
+/** true when a ranks strictly above b. */
+function beats(a: Row, b: Row, userId: string): boolean {
+  if (a.rank !== b.rank) return a.rank > b.rank;
+  if (a.share !== b.share) return a.share > b.share;
+  const ha = hashOf(a, userId);
+  const hb = hashOf(b, userId);
+  if (ha !== hb) return ha > hb;
+  return a.ib.inboundId < b.ib.inboundId;
+}
+
+export function decideRoute(input: DecideInput): Decision {
+  const { userId, route, servers, previousInboundId, nowMs, inflight } = input;
+  const opts = resolveOptions(input.options);
+  const hysteresis =
+    route.hysteresis !== undefined && Number.isFinite(route.hysteresis) && route.hysteresis >= 0
+      ? route.hysteresis
+      : DEFAULT_HYSTERESIS;
+  const lt = route.algorithm !== "round-robin";
+
+  const rows: Row[] = [];
+  const candidates: Row[] = [];
+  let fallback: Row | undefined;
+  let previousRow: Row | undefined;
+  let currentServerId: string | undefined;
+
+  for (const ib of route.inbounds) {
+    const m = lookupServer(servers, ib.serverId);
+    const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
+    const row: Row = { ib, m, out, rank: 0, share: 0, current: false, hash: -1 };
+    rows.push(row);
+    if (ib.inboundId === previousInboundId) previousRow = row;
+    if (!m) {
+      out.excluded = "server-down";
+      out.note = "no metrics for this server";
+    } else if (!m.enabled) {
+      out.excluded = "server-disabled";
+      out.note = "server disabled by operator";
+    } else if (!m.available) {
+      out.excluded = "server-down";
+      out.note = "server unavailable";
+    } else if (ib.isFallback) {
+      out.excluded = "fallback-reserve";
+      out.note = "fallback: held in reserve while other inbounds are available";
+      if (!fallback) fallback = row;
+    } else {
+      candidates.push(row);
+    }
+  }
+  if (previousRow) currentServerId = previousRow.ib.serverId;
+
+  let pool: Row[];
+  let mode: "best" | "fallback" | "panic";
+  if (candidates.length > 0) {
+    pool = candidates;
+    mode = "best";
+  } else if (fallback) {
+    pool = [fallback];
+    mode = "fallback";
+  } else {
+    pool = rows.filter((r) => r.m !== undefined && r.m.enabled);
+    mode = "panic";
+  }
+
+  const candidatesOut = rows.map((r) => r.out);
+  if (pool.length === 0) {
+    return {
+      routeId: route.routeId,
+      inboundId: null,
+      serverId: null,
+      reason: "none",
+      candidates: candidatesOut,
+      explanation:
+        rows.length === 0
+          ? "No inbound: the route is empty."
+          : "No inbound: every server of this route is disabled (or unknown).",
+    };
+  }
+
+  // ---- score the pool ----
+  const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
+  for (const r of pool) {
+    const m = r.m as ServerMetrics;
+    const wasExcluded = r.out.excluded;
+    if (mode !== "best") delete r.out.excluded;
+    // The user is already counted on the server of their current inbound.
+    r.current = cur !== undefined && r.ib.serverId === currentServerId;
+    const add = inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
+    const U = Math.max(0, (m.reportedUsers || 0) + (add ? add.users : 0));
+    const T = Math.max(0, (m.reportedTrafficBps || 0) + (add ? add.trafficBps : 0));
+    const div = r.current ? Math.max(U, 1) : U + 1;
+    const divNote = r.current ? `${div} (you are already counted)` : `(${U} + 1)`;
+    const prefix = mode === "panic" && wasExcluded ? `panic (${wasExcluded}): ` : "";
+    if (lt) {
+      const peak = decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs);
+      const C = effectiveCapacity(m.capacityOverrideBps, peak, opts.capacityFloorBps);
+      const free = Math.max(C - T, 0) / div;
+      r.out.score = free;
+      r.share = C / div;
+      r.out.share = r.share;
+      r.rank = free >= opts.minMoveGainBps ? free : 0;
+      const cSrc = m.capacityOverrideBps !== null ? "override" : peak >= opts.capacityFloorBps ? "learned peak" : "floor";
+      r.out.note = `${prefix}${mbps(free)} Mbit/s free per user = max(C ${mbps(C)} [${cSrc}] − T ${mbps(T)}, 0) / ${divNote}; users ${U}`;
+    } else {
+      const coef = Number.isFinite(m.coefficient) && m.coefficient > 0 ? m.coefficient : 0;
+      const s = coef / div;
+      r.out.score = s;
+      r.rank = s;
+      r.out.note = `${prefix}coefficient ${coef} / ${divNote} = ${s.toFixed(4)}; users ${U}`;
+    }
+  }
+
+  let best = pool[0] as Row;
+  for (let i = 1; i < pool.length; i++) {
+    const r = pool[i] as Row;
+    if (beats(r, best, userId)) best = r;
+  }
+
+  // ---- stickiness ----
+  let chosen = best;
+  let explanation: string;
+  const h = pct(hysteresis);
+  const unit = (s: number) => (lt ? `${mbps(s)} Mbit/s free per user` : `score ${s.toFixed(4)}`);
+
+  if (cur) {
+    const cs = cur.out.score as number;
+    const bs = best.out.score as number;
+    if (best === cur || best.ib.serverId === cur.ib.serverId) {
+      chosen = cur;
+      explanation = `Kept ${label(cur.ib)}: still the best candidate (${unit(cs)}).`;
+    } else {
+      let move: boolean;
+      let why: string;
+      if (lt) {
+        const byFree = bs > cs * (1 + hysteresis) && bs - cs >= opts.minMoveGainBps;
+        const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + hysteresis);
+        move = byFree || bySh;
+        if (byFree) {
+          why = cs > 0 ? `${pct(bs / cs - 1)} more free bandwidth per user` : `spare capacity while ${label(cur.ib)} has none`;
+        } else if (bySh) {
+          why = `${label(cur.ib)} has no spare capacity and ${label(best.ib)} offers a ${pct(best.share / cur.share - 1)} larger fair share (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
+        } else {
+          const gain =
+            cs > 0 ? pct(bs / cs - 1) : cs === bs ? "0%" : `${mbps(bs - cs)} Mbit/s`;
+          why = `${label(best.ib)} is only ${gain} better`;
+        }
+      } else {
+        move = bs > cs * (1 + hysteresis);
+        const gain = cs > 0 ? pct(bs / cs - 1) : "infinitely";
+        why = move ? `${gain} better weighted load` : `${label(best.ib)} is only ${gain} better`;
+      }
+      if (move) {
+        chosen = best;
+        explanation = `Moved from ${label(cur.ib)} to ${label(best.ib)}: ${why} (hysteresis ${h}).`;
+      } else {
+        chosen = cur;
+        explanation = `Kept ${label(cur.ib)}: ${why}; more than ${h} better would be needed to move (hysteresis ${h}).`;
+      }
+    }
+  } else {
+    let lead = "";
+    if (previousInboundId !== null) {
+      if (!previousRow) lead = `Previous inbound ${previousInboundId} left the route; `;
+      else lead = `Previous inbound ${label(previousRow.ib)} is not usable (${previousRow.out.excluded ?? "not in pool"}); `;
+    }
+    let runner: Row | undefined;
+    for (const r of pool) if (r !== best && (!runner || beats(r, runner, userId))) runner = r;
+    const vs = runner ? ` vs ${unit(runner.out.score as number)} on ${label(runner.ib)}` : "";
+    const tie =
+      runner && runner.rank === best.rank && runner.share === best.share ? " (tie broken by user hash)" : "";
+    const bs = best.out.score as number;
+    if (mode === "fallback") {
+      explanation = `${lead}Every regular inbound is unavailable; using fallback ${label(best.ib)}.`;
+    } else if (mode === "panic") {
+      explanation = `${lead}Panic: no available inbound and no available fallback; picked ${label(best.ib)} among inbounds of enabled servers (${unit(bs)}${vs})${tie}.`;
+    } else {
+      explanation = `${lead}Picked ${label(best.ib)}: ${lt ? "most free bandwidth per user" : "lowest users per coefficient"} (${unit(bs)}${vs})${tie}.`;
+    }
+    explanation = explanation.charAt(0).toUpperCase() + explanation.slice(1);
+  }
+
+  let reason: DecisionReason;
+  if (mode === "fallback") reason = "fallback";
+  else if (mode === "panic") reason = "panic";
+  else reason = cur !== undefined && chosen === cur ? "sticky" : "best";
+
+  return {
+    routeId: route.routeId,
+    inboundId: chosen.ib.inboundId,
+    serverId: chosen.ib.serverId,
+    reason,
+    candidates: candidatesOut,
+    explanation,
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Balancer facade: the only stateful piece of the balancer (in-flight ledger, learned peaks).
+ * Still no I/O and no clock reads: every call carries nowMs / atMs.
+ *
+ *   const b = new Balancer();
+ *   b.observeReport("srv-1", { users: 42, trafficBps: 3.1e8, atMs: now });
+ *   const lines = b.decideForSubscriber({ userId, routes, servers, previousAssignments, nowMs: now });
+ *   // → [{ routeId, decision }] — one entry per non-empty route, in the given order.
+ */
+import { updatePeak, type LearnedPeak } from "./capacity";
+import { decideRoute, lookupServer, resolveOptions } from "./decide";
+import { expectedUserBps, InflightLedger } from "./inflight";
+import type {
+  BalancerOptions,
+  InflightLookup,
+  RouteDecision,
+  ServerMetrics,
+  ServerMetricsLookup,
+  ServerReport,
+  SubscriberRequest,
+} from "./types";
+
+export * from "./types";
+export { decideRoute } from "./decide";
+export { InflightLedger, expectedUserBps } from "./inflight";
+export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, type LearnedPeak } from "./capacity";
+export { rendezvousHash, hash32 } from "./hash";
+
+export class Balancer {
+  readonly options: BalancerOptions;
+  readonly inflight = new InflightLedger();
+  private readonly peaks = new Map<string, LearnedPeak>();
+  private readonly inflightLookup: InflightLookup;
+
+  constructor(options?: Partial<BalancerOptions>) {
+    this.options = resolveOptions(options);
+    this.inflightLookup = (serverId, reportedAt) => this.inflight.additions(serverId, reportedAt);
+  }
+
+  /** A server's agent report: updates its learned peak and drops in-flight entries it covers. */
+  observeReport(serverId: string, report: ServerReport): void {
+    this.peaks.set(serverId, updatePeak(this.peaks.get(serverId), report.trafficBps, report.atMs, this.options.peakHalfLifeMs));
+    this.inflight.prune(serverId, report.atMs);
+  }
+
+  /** Learned peak as of its last update (not decayed to now; the core decays it). */
+  learnedPeak(serverId: string): LearnedPeak | undefined {
+    return this.peaks.get(serverId);
+  }
+
+  /** Seed a learned peak, e.g. from the database after a restart. */
+  restorePeak(serverId: string, peak: LearnedPeak): void {
+    this.peaks.set(serverId, { ...peak });
+  }
+
+  /**
+   * Decide every non-empty route for one subscriber. Records in-flight additions for new or
+   * moved assignments only (and the matching departure from the previous server).
+   */
+  decideForSubscriber(req: SubscriberRequest): RouteDecision[] {
+    const servers = this.withLearnedPeaks(req.servers);
+    const out: RouteDecision[] = [];
+    for (const route of req.routes) {
+      if (route.inbounds.length === 0) continue;
+      const prev = req.previousAssignments.get(route.routeId) ?? null;
+      const decision = decideRoute({
+        userId: req.userId,
+        route,
+        servers,
+        previousInboundId: prev,
+        nowMs: req.nowMs,
+        inflight: this.inflightLookup,
+        options: this.options,
+      });
+      out.push({ routeId: route.routeId, decision });
+      if (decision.inboundId !== null && decision.inboundId !== prev && decision.serverId !== null) {
+        const prevServerId =
+          prev === null ? undefined : route.inbounds.find((ib) => ib.inboundId === prev)?.serverId;
+        if (prevServerId !== decision.serverId) {
+          this.recordArrival(decision.serverId, servers, req.nowMs, +1);
+          if (prevServerId !== undefined) this.recordArrival(prevServerId, servers, req.nowMs, -1);
+        }
+      }
+    }
+    return out;
+  }
+
+  private recordArrival(serverId: string, servers: ServerMetricsLookup, nowMs: number, sign: 1 | -1): void {
+    const m = lookupServer(servers, serverId);
+    if (!m) return;
+    // A departure from a server that is down or whose report does not count the user is moot.
+    if (sign < 0 && (!m.available || m.reportedUsers <= 0)) return;
+    const bps = expectedUserBps(m.reportedTrafficBps, m.reportedUsers, this.options.defaultUserBps);
+    this.inflight.record(serverId, nowMs, sign, sign * bps);
+  }
+
+  /** Merge the facade's learned peaks into the caller's metrics (max of both). */
+  private withLearnedPeaks(servers: ServerMetricsLookup): ServerMetricsLookup {
+    if (this.peaks.size === 0) return servers;
+    const get = (id: string): ServerMetrics | undefined => {
+      const m = lookupServer(servers, id);
+      if (!m) return m;
+      const p = this.peaks.get(id);
+      if (!p || p.peakBps <= m.learnedPeakBps) return m;
+      // Express our peak as of the metrics' reportedAt so the core's decay stays consistent.
+      return { ...m, learnedPeakBps: p.peakBps };
+    };
+    return new LazyMetrics(get);
+  }
+}
+
+/** A read-only Map view that resolves metrics on demand (avoids copying the whole fleet). */
+class LazyMetrics extends Map<string, ServerMetrics> {
+  constructor(private readonly resolve: (id: string) => ServerMetrics | undefined) {
+    super();
+  }
+  override get(id: string): ServerMetrics | undefined {
+    let v = super.get(id);
+    if (v === undefined) {
+      v = this.resolve(id);
+      if (v !== undefined) super.set(id, v);
+    }
+    return v;
+  }
+  override has(id: string): boolean {
+    return this.get(id) !== undefined;
+  }
+}

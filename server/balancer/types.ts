@@ -1,0 +1,139 @@
+/**
+ * Balancer core types (DESIGN §2). Everything here is plain data: the core never does I/O,
+ * never reads the clock (nowMs is an input) and never uses Math.random().
+ */
+
+export type Algorithm = "least-traffic" | "round-robin";
+
+export const DEFAULT_HYSTERESIS = 0.25;
+
+export interface RouteInbound {
+  inboundId: string;
+  serverId: string;
+  isFallback: boolean;
+  /** What the user sees in the app ("🇺🇸 New York"); used in explanations. Defaults to inboundId. */
+  name?: string;
+}
+
+export interface RouteInput {
+  routeId: string;
+  algorithm: Algorithm;
+  /** Stickiness margin: move only when best > current × (1 + hysteresis). Default 0.25. */
+  hysteresis?: number;
+  inbounds: readonly RouteInbound[];
+  name?: string;
+}
+
+/** Latest known state of one server, keyed by serverId. */
+export interface ServerMetrics {
+  enabled: boolean;
+  /** Health status is `healthy` (DESIGN §3). */
+  available: boolean;
+  /** Round-robin weight, default 1.0. */
+  coefficient: number;
+  /** Link capacity set by the operator; overrides the learned peak. */
+  capacityOverrideBps: number | null;
+  /** Learned peak as of reportedAt (see capacity.ts); decayed to nowMs by the core. */
+  learnedPeakBps: number;
+  /** Users online at the last report. */
+  reportedUsers: number;
+  /** Traffic at the last report, bits/s, the larger of rx and tx. */
+  reportedTrafficBps: number;
+  /** When the last report was taken (ms). Use a negative value / -Infinity for "never". */
+  reportedAt: number;
+  name?: string;
+}
+
+export type ServerMetricsLookup =
+  | ReadonlyMap<string, ServerMetrics>
+  | Readonly<Record<string, ServerMetrics>>;
+
+/** Users/traffic the balancer itself added to a server since that server's last report. */
+export interface Load {
+  users: number;
+  trafficBps: number;
+}
+
+export type InflightLookup = (serverId: string, reportedAt: number) => Load | undefined;
+
+export interface BalancerOptions {
+  /** Floor for learned capacity so a new / idle server is not scored zero. Default 100 Mbit/s. */
+  capacityFloorBps: number;
+  /** Expected traffic of a new user when a server reports no users. Default 2 Mbit/s. */
+  defaultUserBps: number;
+  /** Half-life of the learned peak. Default 24 h. */
+  peakHalfLifeMs: number;
+  /**
+   * Least-traffic only: a move also needs an absolute gain of at least this many bits/s of
+   * free bandwidth per user, so a saturated server does not shed users for crumbs of spare
+   * capacity elsewhere. Default 250 kbit/s.
+   */
+  minMoveGainBps: number;
+}
+
+export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
+  capacityFloorBps: 100_000_000,
+  defaultUserBps: 2_000_000,
+  peakHalfLifeMs: 24 * 3600 * 1000,
+  minMoveGainBps: 250_000,
+});
+
+export interface DecideInput {
+  userId: string;
+  route: RouteInput;
+  servers: ServerMetricsLookup;
+  /** The inbound this user had on this route, if any. */
+  previousInboundId: string | null;
+  nowMs: number;
+  /** In-flight additions per server (see inflight.ts). */
+  inflight?: InflightLookup;
+  options?: Partial<BalancerOptions>;
+}
+
+export type DecisionReason = "best" | "sticky" | "fallback" | "panic" | "none";
+export type ExclusionReason = "server-disabled" | "server-down" | "fallback-reserve";
+
+export interface CandidateScore {
+  inboundId: string;
+  serverId: string;
+  /**
+   * Higher is better. least-traffic: free bits/s per user, max(C − T, 0) / (U + 1).
+   * round-robin: coefficient / (U + 1) (the inverse of the design's "lowest (U+1)/coefficient").
+   * null when the inbound was excluded.
+   */
+  score: number | null;
+  /** least-traffic secondary key (equal scores, e.g. all saturated): fair share C / (U + 1). */
+  share?: number;
+  excluded?: ExclusionReason;
+  note: string;
+}
+
+export interface Decision {
+  routeId: string;
+  inboundId: string | null;
+  serverId: string | null;
+  reason: DecisionReason;
+  candidates: CandidateScore[];
+  explanation: string;
+}
+
+export interface SubscriberRequest {
+  userId: string;
+  /** Routes in position order. Empty routes are skipped. */
+  routes: readonly RouteInput[];
+  servers: ServerMetricsLookup;
+  /** routeId → inboundId the user had. */
+  previousAssignments: ReadonlyMap<string, string>;
+  nowMs: number;
+}
+
+export interface RouteDecision {
+  routeId: string;
+  decision: Decision;
+}
+
+export interface ServerReport {
+  users: number;
+  trafficBps: number;
+  atMs: number;
+}
