@@ -1,0 +1,5 @@
+import { ClusterList } from "@/components/ClusterList";
+
+export default function ClustersPage() {
+  return <ClusterList />;
+}

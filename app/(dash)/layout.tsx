@@ -1,0 +1,5 @@
+import { AppShell } from "@/components/AppShell";
+
+export default function DashboardLayout({ children }: { children: React.ReactNode }) {
+  return <AppShell>{children}</AppShell>;
+}

@@ -1,0 +1,93 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { usePathname, useRouter } from "next/navigation";
+import { createContext, useContext, useEffect } from "react";
+import { useTRPC } from "@/lib/trpc";
+import { errorMessage } from "@/lib/errors";
+
+export interface CurrentOperator {
+  username: string;
+  role: "owner" | "admin" | "viewer";
+}
+const OperatorContext = createContext<CurrentOperator | null>(null);
+
+/** The operator of this page; only rendered inside AppShell, which waits for a session. */
+export function useOperator(): CurrentOperator {
+  const op = useContext(OperatorContext);
+  if (!op) throw new Error("useOperator outside AppShell");
+  return op;
+}
+export function useCanEdit(): boolean {
+  return useOperator().role !== "viewer";
+}
+
+/** The dashboard frame: only shown with a session; otherwise sends to setup or login. */
+export function AppShell({ children }: { children: React.ReactNode }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const pathname = usePathname();
+  const queryClient = useQueryClient();
+  const status = useQuery(trpc.auth.status.queryOptions(undefined, { refetchOnWindowFocus: true }));
+  const logout = useMutation(
+    trpc.auth.logout.mutationOptions({
+      onSettled: async () => {
+        queryClient.clear();
+        router.replace("/login");
+      },
+    }),
+  );
+  useEffect(() => {
+    if (!status.data) return;
+    if (status.data.needsSetup) router.replace("/setup");
+    else if (!status.data.operator) router.replace(`/login?next=${encodeURIComponent(pathname)}`);
+  }, [status.data, router, pathname]);
+
+  if (status.error) {
+    return (
+      <main className="p-8">
+        <p role="alert" className="text-red-700">
+          {errorMessage(status.error)}
+        </p>
+      </main>
+    );
+  }
+  const operator = status.data?.operator;
+  if (!operator) return <main className="p-8 text-slate-500">Loading…</main>;
+
+  return (
+    <OperatorContext.Provider value={operator}>
+      <div className="flex min-h-full flex-col">
+        <header className="flex items-center gap-6 border-b border-slate-800 bg-slate-900 px-5 py-2.5 text-slate-100">
+          <Link href="/clusters" className="flex items-center gap-2 font-bold">
+            <img src="/favicon.svg" alt="" className="h-6 w-6" /> Routeboard
+          </Link>
+          <nav className="flex gap-4 text-sm text-slate-300">
+            <Link href="/clusters" className="hover:text-white">
+              Clusters
+            </Link>
+            {operator.role === "owner" && (
+              <Link href="/team" className="hover:text-white">
+                Team
+              </Link>
+            )}
+          </nav>
+          <div className="ml-auto flex items-center gap-3 text-sm">
+            <span data-testid="current-operator">
+              {operator.username} <span className="rounded bg-slate-700 px-1.5 py-0.5 text-xs uppercase tracking-wide">{operator.role}</span>
+            </span>
+            <button
+              type="button"
+              onClick={() => logout.mutate()}
+              className="rounded-md border border-slate-600 px-3 py-1 hover:bg-slate-800"
+              disabled={logout.isPending}
+            >
+              Log out
+            </button>
+          </div>
+        </header>
+        <div className="flex-1">{children}</div>
+      </div>
+    </OperatorContext.Provider>
+  );
+}

@@ -1,0 +1,62 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { useTRPC } from "@/lib/trpc";
+import { errorMessage, fieldErrors } from "@/lib/errors";
+import { useCanEdit } from "@/components/AppShell";
+import { Field, buttonClass, inputClass } from "@/components/ui/Field";
+
+export function ClusterList() {
+  const trpc = useTRPC();
+  const canEdit = useCanEdit();
+  const queryClient = useQueryClient();
+  const clusters = useQuery(trpc.clusters.list.queryOptions());
+  const [name, setName] = useState("");
+  const create = useMutation(
+    trpc.clusters.create.mutationOptions({
+      onSuccess: async () => {
+        setName("");
+        await queryClient.invalidateQueries({ queryKey: trpc.clusters.list.queryKey() });
+      },
+    }),
+  );
+  return (
+    <main className="mx-auto max-w-4xl p-6">
+      <h1 className="mb-4 text-2xl font-semibold">Clusters</h1>
+      {clusters.error && <p role="alert" className="text-red-700">{errorMessage(clusters.error)}</p>}
+      {clusters.isLoading && <p className="text-slate-500">Loading…</p>}
+      <ul className="grid gap-3 sm:grid-cols-2">
+        {clusters.data?.map((c) => (
+          <li key={c.id}>
+            <Link href={`/clusters/${c.id}`} className="block rounded-lg border border-slate-200 bg-white p-4 shadow-sm hover:border-sky-400">
+              <div className="text-lg font-semibold">{c.name}</div>
+              <div className="mt-1 text-sm text-slate-500">
+                {c.servers} servers · {c.inbounds} inbounds · {c.routes} routes · {c.subscribers} subscribers
+              </div>
+            </Link>
+          </li>
+        ))}
+      </ul>
+      {clusters.data?.length === 0 && <p className="text-slate-500">No cluster yet.</p>}
+      {canEdit && (
+        <form
+          className="mt-8 flex max-w-md items-end gap-2"
+          onSubmit={(e) => {
+            e.preventDefault();
+            create.mutate({ name });
+          }}
+        >
+          <div className="flex-1">
+            <Field label="New cluster name" error={fieldErrors(create.error).name ?? (create.error ? errorMessage(create.error) : undefined)}>
+              {(p) => <input {...p} className={inputClass} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. Europe" />}
+            </Field>
+          </div>
+          <button className={buttonClass} disabled={create.isPending}>
+            Create cluster
+          </button>
+        </form>
+      )}
+    </main>
+  );
+}

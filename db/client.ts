@@ -1,0 +1,157 @@
+/**
+ * Opens the database: PGlite in DATA_DIR by default, PostgreSQL when DATABASE_URL is set.
+ * Both run the same migration folder at start. Opened lazily through getDb(), because
+ * `next build` imports modules and must not touch a database. The handle lives on
+ * globalThis so a module loaded twice (dev reloads) never opens PGlite twice.
+ */
+import { mkdirSync, accessSync, constants as fsConstants } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { ConfigError } from "@/server/env";
+import * as schema from "./schema";
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/** A transaction or the database itself: both take the same queries. */
+export type DbOrTx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
+
+export interface Database {
+  db: Db;
+  kind: "pglite" | "postgres";
+  /** Plain SQL for what drizzle does not cover (LISTEN/NOTIFY, advisory locks, health). */
+  ping(): Promise<void>;
+  /** PostgreSQL connection string, for a dedicated LISTEN client; undefined on PGlite. */
+  url?: string;
+  close(): Promise<void>;
+}
+
+export const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
+
+export interface OpenOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  migrate?: boolean;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  const database = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openPglite(opts.dataDir);
+  if (opts.migrate !== false) {
+    try {
+      await runMigrations(database);
+    } catch (err) {
+      await database.close().catch(() => {});
+      throw new ConfigError(`Database migration failed: ${(err as Error).message}`);
+    }
+  }
+  return database;
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const dir = path.resolve(dataDir, "pglite");
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, fsConstants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new ConfigError(
+      `Data folder ${path.resolve(dataDir)} is not writable (${code}): set DATA_DIR to a folder this user can write, or set DATABASE_URL`,
+    );
+  }
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  let client: InstanceType<typeof PGlite>;
+  try {
+    client = new PGlite(dir);
+    await client.waitReady;
+  } catch (err) {
+    throw new ConfigError(`Cannot open the embedded database in ${dir}: ${(err as Error).message}`);
+  }
+  const db = drizzle(client, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: "pglite",
+    ping: async () => {
+      await client.query("select 1");
+    },
+    close: () => client.close(),
+  };
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const pg = (await import("pg")).default;
+  const { drizzle } = await import("drizzle-orm/node-postgres");
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // An idle client dying (database restart) must not crash the process; queries will retry.
+  pool.on("error", () => {});
+  try {
+    await pool.query("select 1");
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw new ConfigError(`Cannot reach the database at ${describeUrl(url)} (${describeError(err)}): check DATABASE_URL and that PostgreSQL is running`);
+  }
+  const db = drizzle(pool, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: "postgres",
+    url,
+    ping: async () => {
+      await pool.query("select 1");
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function runMigrations(database: Database): Promise<void> {
+  if (database.kind === "pglite") {
+    const { migrate } = await import("drizzle-orm/pglite/migrator");
+    await migrate(database.db as never, { migrationsFolder: MIGRATIONS_FOLDER });
+    return;
+  }
+  const { migrate } = await import("drizzle-orm/node-postgres/migrator");
+  const { sql } = await import("drizzle-orm");
+  // Several instances may start together: one migrates, the others wait for it.
+  await database.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(727274001)`);
+    await migrate(tx as never, { migrationsFolder: MIGRATIONS_FOLDER });
+  });
+}
+
+function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return "DATABASE_URL";
+  }
+}
+
+export function describeError(err: unknown): string {
+  const e = err as { code?: string; message?: string; errors?: unknown[] };
+  if (e.code && /^[A-Z]/.test(e.code)) return e.code;
+  if (Array.isArray(e.errors) && e.errors.length > 0) return describeError(e.errors[0]);
+  return e.message ?? String(err);
+}
+
+const GLOBAL_KEY = Symbol.for("routeboard.database");
+type GlobalWithDb = typeof globalThis & { [GLOBAL_KEY]?: Promise<Database> };
+
+/** The process-wide database, opened (and migrated) on first use. */
+export function getDatabase(): Promise<Database> {
+  const g = globalThis as GlobalWithDb;
+  if (!g[GLOBAL_KEY]) {
+    g[GLOBAL_KEY] = (async () => {
+      const { env } = await import("@/server/env");
+      const e = env();
+      return openDatabase({ databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
+    })();
+    g[GLOBAL_KEY].catch(() => {
+      delete g[GLOBAL_KEY];
+    });
+  }
+  return g[GLOBAL_KEY];
+}
+
+export async function getDb(): Promise<Db> {
+  return (await getDatabase()).db;
+}

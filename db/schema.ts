@@ -1,0 +1,328 @@
+/**
+ * The whole domain of DESIGN §1–3 in one pg-core schema, shared by PGlite and PostgreSQL.
+ * Invariants that the design promises are enforced here, not only in code:
+ * - an inbound is in at most one route: a nullable `route_id` column, never a join table;
+ * - at most one fallback per route: partial unique index;
+ * - inbound ports are unique per server; route names unique per cluster, case-insensitive;
+ * - an inbound, its server and its route belong to the same cluster (composite foreign keys).
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  real,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
+const updatedAt = () => timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const serverRole = pgEnum("server_role", ["master", "node", "both"]);
+export const routeAlgorithm = pgEnum("route_algorithm", ["least-traffic", "round-robin"]);
+export const inboundSecurity = pgEnum("inbound_security", ["reality", "tls", "none"]);
+export const operatorRole = pgEnum("operator_role", ["owner", "admin", "viewer"]);
+
+export const clusters = pgTable(
+  "clusters",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    name: text("name").notNull(),
+    /** Active probe configuration of the cluster (DESIGN §3); null = defaults. */
+    probeConfig: jsonb("probe_config"),
+    /** How often agents are expected to report, in seconds. */
+    reportIntervalS: integer("report_interval_s").notNull().default(60),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("clusters_name_ci").on(sql`lower(${t.name})`)],
+);
+
+export const servers = pgTable(
+  "servers",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    clusterId: uuid("cluster_id")
+      .notNull()
+      .references(() => clusters.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    address: text("address").notNull(),
+    role: serverRole("role").notNull().default("node"),
+    coefficient: real("coefficient").notNull().default(1),
+    /** Operator-set link capacity; overrides the capacity learned from peaks. */
+    capacityMbps: integer("capacity_mbps"),
+    enabled: boolean("enabled").notNull().default(true),
+    /** sha256 of the agent's bearer token; the token itself is shown once and never stored. */
+    agentTokenHash: text("agent_token_hash").notNull(),
+    probeOverride: jsonb("probe_override"),
+    version: integer("version").notNull().default(1),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    unique("servers_id_cluster").on(t.id, t.clusterId),
+    uniqueIndex("servers_agent_token_hash").on(t.agentTokenHash),
+    uniqueIndex("servers_name_ci").on(t.clusterId, sql`lower(${t.name})`),
+    check("servers_coefficient_range", sql`${t.coefficient} >= 0.1 and ${t.coefficient} <= 100`),
+    check("servers_capacity_positive", sql`${t.capacityMbps} is null or ${t.capacityMbps} > 0`),
+  ],
+);
+
+export const routes = pgTable(
+  "routes",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    clusterId: uuid("cluster_id")
+      .notNull()
+      .references(() => clusters.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** ISO 3166-1 alpha-2 country code of the flag, or null for none. */
+    flag: text("flag"),
+    algorithm: routeAlgorithm("algorithm").notNull().default("least-traffic"),
+    hysteresis: real("hysteresis").notNull().default(0.25),
+    position: integer("position").notNull().default(0),
+    version: integer("version").notNull().default(1),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    unique("routes_id_cluster").on(t.id, t.clusterId),
+    uniqueIndex("routes_name_ci").on(t.clusterId, sql`lower(${t.name})`),
+    index("routes_position").on(t.clusterId, t.position),
+    check("routes_hysteresis_range", sql`${t.hysteresis} >= 0 and ${t.hysteresis} <= 10`),
+  ],
+);
+
+export const inbounds = pgTable(
+  "inbounds",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    clusterId: uuid("cluster_id").notNull(),
+    serverId: uuid("server_id").notNull(),
+    /** The one route this inbound is in; null = unassigned. */
+    routeId: uuid("route_id"),
+    name: text("name").notNull(),
+    port: integer("port").notNull(),
+    protocol: text("protocol").notNull().default("vless"),
+    security: inboundSecurity("security").notNull().default("reality"),
+    sni: text("sni"),
+    realityPublicKey: text("reality_public_key"),
+    realityPrivateKey: text("reality_private_key"),
+    realityShortId: text("reality_short_id"),
+    isFallback: boolean("is_fallback").notNull().default(false),
+    /** Optimistic concurrency: every move bumps it; a drop made on stale data is refused. */
+    version: integer("version").notNull().default(1),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    foreignKey({
+      name: "inbounds_server_same_cluster",
+      columns: [t.serverId, t.clusterId],
+      foreignColumns: [servers.id, servers.clusterId],
+    }).onDelete("cascade"),
+    // ON DELETE SET NULL (route_id) keeps the cluster id: deleting a route unassigns.
+    foreignKey({
+      name: "inbounds_route_same_cluster",
+      columns: [t.routeId, t.clusterId],
+      foreignColumns: [routes.id, routes.clusterId],
+    }).onDelete("set null (route_id)" as "set null"),
+    uniqueIndex("inbounds_port_per_server").on(t.serverId, t.port),
+    uniqueIndex("inbounds_one_fallback_per_route").on(t.routeId).where(sql`${t.isFallback}`),
+    index("inbounds_route").on(t.routeId),
+    check("inbounds_port_range", sql`${t.port} between 1 and 65535`),
+    check("inbounds_fallback_needs_route", sql`not ${t.isFallback} or ${t.routeId} is not null`),
+  ],
+);
+
+export const subscribers = pgTable(
+  "subscribers",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    clusterId: uuid("cluster_id")
+      .notNull()
+      .references(() => clusters.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    vlessUuid: uuid("vless_uuid").notNull().defaultRandom(),
+    token: text("token").notNull(),
+    expiresAt: ts("expires_at"),
+    trafficLimitBytes: bigint("traffic_limit_bytes", { mode: "number" }),
+    trafficUsedBytes: bigint("traffic_used_bytes", { mode: "number" }).notNull().default(0),
+    enabled: boolean("enabled").notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("subscribers_token").on(t.token),
+    uniqueIndex("subscribers_vless_uuid").on(t.vlessUuid),
+    index("subscribers_cluster").on(t.clusterId),
+  ],
+);
+
+/** The balancer's stored choice per (subscriber, route): every instance answers alike. */
+export const assignments = pgTable(
+  "assignments",
+  {
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => subscribers.id, { onDelete: "cascade" }),
+    routeId: uuid("route_id")
+      .notNull()
+      .references(() => routes.id, { onDelete: "cascade" }),
+    inboundId: uuid("inbound_id")
+      .notNull()
+      .references(() => inbounds.id, { onDelete: "cascade" }),
+    reason: text("reason").notNull(),
+    assignedAt: ts("assigned_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.subscriberId, t.routeId] }), index("assignments_inbound").on(t.inboundId)],
+);
+
+/** Latest agent report per server. */
+export const serverMetrics = pgTable("server_metrics", {
+  serverId: uuid("server_id")
+    .primaryKey()
+    .references(() => servers.id, { onDelete: "cascade" }),
+  reportedAt: ts("reported_at").notNull(),
+  listenerAlive: boolean("listener_alive").notNull(),
+  serviceRunning: boolean("service_running").notNull(),
+  usersOnline: integer("users_online").notNull(),
+  rxBps: doublePrecision("rx_bps").notNull(),
+  txBps: doublePrecision("tx_bps").notNull(),
+  cpu: real("cpu").notNull(),
+  memory: real("memory").notNull(),
+  /** Learned link capacity: peak traffic that cools down (DESIGN §2). */
+  peakBps: doublePrecision("peak_bps").notNull().default(0),
+});
+
+/** Downsampled history: one row per server per 5-minute bucket. */
+export const serverMetricsHistory = pgTable(
+  "server_metrics_history",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    bucketStart: ts("bucket_start").notNull(),
+    samples: integer("samples").notNull(),
+    usersOnlineAvg: real("users_online_avg").notNull(),
+    trafficBpsMax: doublePrecision("traffic_bps_max").notNull(),
+    trafficBpsAvg: doublePrecision("traffic_bps_avg").notNull(),
+    cpuAvg: real("cpu_avg").notNull(),
+  },
+  (t) => [uniqueIndex("server_metrics_history_bucket").on(t.serverId, t.bucketStart)],
+);
+
+/** Health state per server (DESIGN §3), written by the monitor. */
+export const serverHealth = pgTable("server_health", {
+  serverId: uuid("server_id")
+    .primaryKey()
+    .references(() => servers.id, { onDelete: "cascade" }),
+  status: text("status").notNull().default("pending"),
+  statusSince: ts("status_since").notNull().defaultNow(),
+  statusReason: text("status_reason"),
+  everSucceeded: boolean("ever_succeeded").notNull().default(false),
+  probeHealthy: boolean("probe_healthy"),
+  probeFailStreak: integer("probe_fail_streak").notNull().default(0),
+  probeOkStreak: integer("probe_ok_streak").notNull().default(0),
+  lastProbeAt: ts("last_probe_at"),
+  lastProbeOk: boolean("last_probe_ok"),
+  lastProbeCode: integer("last_probe_code"),
+  lastProbeLatencyMs: real("last_probe_latency_ms"),
+  lastProbeReason: text("last_probe_reason"),
+  meshUnreachable: boolean("mesh_unreachable").notNull().default(false),
+  updatedAt: updatedAt(),
+});
+
+/** Neighbour checks: observer server → target server, with the failure streak. */
+export const meshChecks = pgTable(
+  "mesh_checks",
+  {
+    observerId: uuid("observer_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    targetId: uuid("target_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    lastOk: boolean("last_ok").notNull(),
+    failStreak: integer("fail_streak").notNull().default(0),
+    rttMs: real("rtt_ms"),
+    checkedAt: ts("checked_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.observerId, t.targetId] })],
+);
+
+export const operators = pgTable(
+  "operators",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    username: text("username").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    role: operatorRole("role").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("operators_username_ci").on(sql`lower(${t.username})`)],
+);
+
+export const sessions = pgTable(
+  "sessions",
+  {
+    /** HMAC of the cookie token with the session secret; the raw token is never stored. */
+    id: text("id").primaryKey(),
+    operatorId: uuid("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+    expiresAt: ts("expires_at").notNull(),
+    lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
+    revokedAt: ts("revoked_at"),
+    userAgent: text("user_agent"),
+  },
+  (t) => [index("sessions_operator").on(t.operatorId)],
+);
+
+/** Failed logins per key (username or client address), to slow down guessing. */
+export const loginThrottle = pgTable("login_throttle", {
+  key: text("key").primaryKey(),
+  failures: integer("failures").notNull().default(0),
+  lastFailureAt: ts("last_failure_at").notNull(),
+  blockedUntil: ts("blocked_until"),
+});
+
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    clusterId: uuid("cluster_id").references(() => clusters.id, { onDelete: "cascade" }),
+    operatorId: uuid("operator_id").references(() => operators.id, { onDelete: "set null" }),
+    operatorName: text("operator_name").notNull(),
+    action: text("action").notNull(),
+    entityType: text("entity_type").notNull(),
+    entityId: text("entity_id"),
+    summary: text("summary").notNull(),
+    before: jsonb("before"),
+    after: jsonb("after"),
+    at: ts("at").notNull().defaultNow(),
+  },
+  (t) => [index("audit_log_cluster_at").on(t.clusterId, t.at)],
+);
+
+/** Key/value settings of this install (e.g. that the demo was seeded once). */
+export const settings = pgTable("settings", {
+  key: text("key").primaryKey(),
+  value: jsonb("value").notNull(),
+});

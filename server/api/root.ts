@@ -1,0 +1,16 @@
+/** The one tRPC router of the app: small routers joined here, one per domain. */
+import { authRouter } from "./routers/auth";
+import { clustersRouter } from "./routers/clusters";
+import { operatorsRouter } from "./routers/operators";
+import { topologyRouter } from "./routers/topology";
+import { createCallerFactory, createTRPCRouter } from "./trpc";
+
+export const appRouter = createTRPCRouter({
+  auth: authRouter,
+  clusters: clustersRouter,
+  operators: operatorsRouter,
+  topology: topologyRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);

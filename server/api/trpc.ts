@@ -1,0 +1,93 @@
+/**
+ * tRPC setup: the context of a request, and the three kinds of procedure. Every procedure
+ * except setup and login needs a session (401 otherwise); writes need admin or owner (403).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { initTRPC, TRPCError } from "@trpc/server";
+import superjson from "superjson";
+import { ZodError } from "zod";
+import { getDatabase, type Db } from "@/db/client";
+import { findSession, readCookie, SESSION_COOKIE, type SessionOperator } from "@/server/auth/sessions";
+import { isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
+
+export interface Context {
+  db: Db;
+  operator: SessionOperator | null;
+  clientAddress: string;
+  userAgent: string | undefined;
+  secureCookies: boolean;
+  setCookie(cookie: string): void;
+}
+
+export async function createContext({ req, res }: { req: IncomingMessage; res: ServerResponse }): Promise<Context> {
+  const database = await getDatabase();
+  const token = readCookie(req.headers.cookie, SESSION_COOKIE);
+  let operator: SessionOperator | null = null;
+  try {
+    operator = await findSession(database.db, token);
+  } catch (err) {
+    if (!isDatabaseDown(err)) throw err;
+    // With the database away, a request is anonymous; procedures then say why.
+  }
+  const cookies: string[] = [];
+  return {
+    db: database.db,
+    operator,
+    clientAddress: (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:/, ""),
+    userAgent: req.headers["user-agent"],
+    secureCookies: req.headers["x-forwarded-proto"] === "https",
+    setCookie(cookie) {
+      cookies.push(cookie);
+      res.setHeader("set-cookie", cookies);
+    },
+  };
+}
+
+const t = initTRPC.context<Context>().create({
+  transformer: superjson,
+  // Stack traces only in development; operators and scripts get the message.
+  isDev: process.env.NODE_ENV === "development",
+  errorFormatter({ shape, error }) {
+    const zod = error.cause instanceof ZodError ? error.cause : null;
+    return {
+      ...shape,
+      data: {
+        ...shape.data,
+        // Field → message, so forms show each message next to its field.
+        fieldErrors: zod ? Object.fromEntries(zod.issues.map((i) => [i.path.join("."), i.message])) : null,
+      },
+    };
+  },
+});
+
+export const createTRPCRouter = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** A database that went away becomes a clear 503, not a stack trace. */
+const databaseErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && isDatabaseDown(result.error.cause ?? result.error)) {
+    throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_DOWN_MESSAGE, cause: result.error });
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(databaseErrors);
+
+export const protectedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.operator) throw new TRPCError({ code: "UNAUTHORIZED", message: "Please log in" });
+  return next({ ctx: { ...ctx, operator: ctx.operator } });
+});
+
+/** Changes: admins and owners only; viewers see everything but change nothing. */
+export const adminProcedure = protectedProcedure.use(({ ctx, next }) => {
+  if (ctx.operator.role === "viewer") {
+    throw new TRPCError({ code: "FORBIDDEN", message: "Viewers cannot change anything: ask an admin" });
+  }
+  return next({ ctx });
+});
+
+export const ownerProcedure = protectedProcedure.use(({ ctx, next }) => {
+  if (ctx.operator.role !== "owner") throw new TRPCError({ code: "FORBIDDEN", message: "Only the owner can do this" });
+  return next({ ctx });
+});

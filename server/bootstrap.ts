@@ -1,0 +1,32 @@
+import { count, sql, eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { operators } from "@/db/schema";
+import { seedDemoIfEmpty } from "@/db/seed";
+import { hashPassword } from "@/server/auth/password";
+import type { Env } from "@/server/env";
+import { logger } from "@/server/logger";
+
+/** Unattended owner (ADMIN_USERNAME/ADMIN_PASSWORD) and the demo cluster on a new database. */
+export async function bootstrap(db: Db, e: Env): Promise<{ ownerCreated: boolean; demoSeeded: boolean; needsSetup: boolean }> {
+  let ownerCreated = false;
+  if (e.ADMIN_USERNAME && e.ADMIN_PASSWORD) {
+    const [existing] = await db
+      .select()
+      .from(operators)
+      .where(eq(sql`lower(${operators.username})`, e.ADMIN_USERNAME.toLowerCase()));
+    if (!existing) {
+      const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(operators);
+      await db.insert(operators).values({
+        username: e.ADMIN_USERNAME,
+        passwordHash: await hashPassword(e.ADMIN_PASSWORD),
+        role: n === 0 ? "owner" : "admin",
+      });
+      ownerCreated = true;
+      logger().info({ username: e.ADMIN_USERNAME }, "created operator from ADMIN_USERNAME");
+    }
+  }
+  const demoSeeded = e.ROUTEBOARD_DEMO ? await seedDemoIfEmpty(db) : false;
+  if (demoSeeded) logger().info("seeded the demo cluster");
+  const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(operators);
+  return { ownerCreated, demoSeeded, needsSetup: n === 0 };
+}

@@ -1,0 +1,50 @@
+/** Recognises "the database is not there" among driver errors, at any depth of `cause`. */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EPIPE",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "08000",
+  "08003",
+  "08006",
+  "08001",
+  "08004",
+]);
+
+export const DATABASE_DOWN_MESSAGE = "The database is unavailable right now: nothing was saved. Try again in a moment.";
+
+export function isDatabaseDown(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== "object" || depth > 5) return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown[] };
+  if (typeof e.code === "string" && CONNECTION_CODES.has(e.code)) return true;
+  if (typeof e.message === "string" && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseDown(x, depth + 1))) return true;
+  return isDatabaseDown(e.cause, depth + 1);
+}
+
+function pgCode(err: unknown, depth = 0): string | undefined {
+  if (!err || typeof err !== "object" || depth > 5) return undefined;
+  const e = err as { code?: unknown; cause?: unknown };
+  if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  return pgCode(e.cause, depth + 1);
+}
+
+/** The name of the unique constraint or index a write ran into, or undefined. */
+export function uniqueViolation(err: unknown): string | true | undefined {
+  if (pgCode(err) !== "23505") return undefined;
+  let e: unknown = err;
+  for (let i = 0; i < 6 && e && typeof e === "object"; i++) {
+    const c = (e as { constraint?: unknown }).constraint;
+    if (typeof c === "string") return c;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return true;
+}
+
+export function foreignKeyViolation(err: unknown): boolean {
+  return pgCode(err) === "23503";
+}

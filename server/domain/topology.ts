@@ -1,0 +1,64 @@
+/**
+ * The cluster as the dashboard sees it: servers with status and load, their inbounds, and
+ * routes in position order. One read, shaped for the diagram.
+ */
+import { asc, eq } from "drizzle-orm";
+import type { DbOrTx } from "@/db/client";
+import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+
+export async function loadTopology(db: DbOrTx, clusterId: string) {
+  const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
+  if (!cluster) return null;
+  const [serverRows, inboundRows, routeRows] = await Promise.all([
+    db
+      .select({ server: servers, health: serverHealth, metrics: serverMetrics })
+      .from(servers)
+      .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
+      .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+      .where(eq(servers.clusterId, clusterId))
+      .orderBy(asc(servers.name)),
+    db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId)).orderBy(asc(inbounds.name)),
+    db.select().from(routes).where(eq(routes.clusterId, clusterId)).orderBy(asc(routes.position), asc(routes.createdAt)),
+  ]);
+  return {
+    cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS },
+    servers: serverRows.map(({ server, health, metrics }) => ({
+      id: server.id,
+      name: server.name,
+      address: server.address,
+      role: server.role,
+      coefficient: server.coefficient,
+      capacityMbps: server.capacityMbps,
+      enabled: server.enabled,
+      version: server.version,
+      status: server.enabled ? (health?.status ?? "pending") : "disabled",
+      statusReason: health?.statusReason ?? null,
+      statusSince: health?.statusSince ?? null,
+      usersOnline: metrics?.usersOnline ?? 0,
+      trafficBps: metrics ? Math.max(metrics.rxBps, metrics.txBps) : 0,
+      reportedAt: metrics?.reportedAt ?? null,
+    })),
+    inbounds: inboundRows.map((i) => ({
+      id: i.id,
+      serverId: i.serverId,
+      routeId: i.routeId,
+      name: i.name,
+      port: i.port,
+      security: i.security,
+      sni: i.sni,
+      isFallback: i.isFallback,
+      version: i.version,
+    })),
+    routes: routeRows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      flag: r.flag,
+      algorithm: r.algorithm,
+      hysteresis: r.hysteresis,
+      position: r.position,
+      version: r.version,
+    })),
+  };
+}
+
+export type Topology = NonNullable<Awaited<ReturnType<typeof loadTopology>>>;

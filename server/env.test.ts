@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseEnv } from "./env";
+
+describe("parseEnv", () => {
+  it("gives defaults for an empty environment", () => {
+    const e = parseEnv({});
+    expect(e.PORT).toBe(3000);
+    expect(e.DATA_DIR).toBe("./data");
+    expect(e.DATABASE_URL).toBeUndefined();
+    expect(e.ROUTEBOARD_DEMO).toBe(true);
+  });
+  it("accepts a postgres URL and treats an empty one as unset", () => {
+    expect(parseEnv({ DATABASE_URL: "postgres://u:p@localhost:5432/db" }).DATABASE_URL).toContain("localhost");
+    expect(parseEnv({ DATABASE_URL: "" }).DATABASE_URL).toBeUndefined();
+  });
+  it.each([["mysql://localhost/db"], ["not a url"], ["postgres://"]])("refuses DATABASE_URL=%s with one line", (v) => {
+    expect(() => parseEnv({ DATABASE_URL: v })).toThrow(ConfigError);
+    expect(() => parseEnv({ DATABASE_URL: v })).toThrow(/^Configuration error: DATABASE_URL must look like postgres:/);
+  });
+  it("refuses a bad port and ROUTEBOARD_DEMO value, naming the variable", () => {
+    expect(() => parseEnv({ PORT: "99999" })).toThrow(/PORT/);
+    expect(() => parseEnv({ ROUTEBOARD_DEMO: "maybe" })).toThrow(/ROUTEBOARD_DEMO/);
+  });
+  it("wants ADMIN_USERNAME and ADMIN_PASSWORD together", () => {
+    expect(() => parseEnv({ ADMIN_USERNAME: "root" })).toThrow(/together/);
+    expect(() => parseEnv({ ADMIN_USERNAME: "root", ADMIN_PASSWORD: "short" })).toThrow(/ADMIN_PASSWORD must be at least 8/);
+    expect(parseEnv({ ADMIN_USERNAME: "root", ADMIN_PASSWORD: "long-enough" }).ADMIN_USERNAME).toBe("root");
+  });
+  it("turns ROUTEBOARD_DEMO=0 off", () => {
+    expect(parseEnv({ ROUTEBOARD_DEMO: "0" }).ROUTEBOARD_DEMO).toBe(false);
+  });
+});

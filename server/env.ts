@@ -1,0 +1,66 @@
+/**
+ * Configuration from the environment, validated once. A bad value stops start-up with one
+ * line that says what to fix (see ConfigError), never a stack trace.
+ */
+import { z } from "zod";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const boolish = z
+  .enum(["0", "1", "true", "false", "yes", "no", ""])
+  .transform((v) => v === "1" || v === "true" || v === "yes");
+
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
+    PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+    HOST: z.string().min(1).default("0.0.0.0"),
+    DATA_DIR: z.string().min(1).default("./data"),
+    DATABASE_URL: z
+      .string()
+      .optional()
+      .transform((v) => (v === "" ? undefined : v))
+      .refine((v) => v === undefined || isPostgresUrl(v), {
+        message: "must look like postgres://user:password@host:5432/database",
+      }),
+    SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    ADMIN_USERNAME: z.string().trim().min(1).max(64).optional(),
+    ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+    ROUTEBOARD_DEMO: boolish.default(true),
+    LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+    PUBLIC_URL: z.url().optional(),
+  })
+  .refine((e) => (e.ADMIN_USERNAME === undefined) === (e.ADMIN_PASSWORD === undefined), {
+    message: "ADMIN_USERNAME and ADMIN_PASSWORD must be set together",
+    path: ["ADMIN_PASSWORD"],
+  });
+
+export type Env = z.infer<typeof envSchema>;
+
+function isPostgresUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return (u.protocol === "postgres:" || u.protocol === "postgresql:") && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  const result = envSchema.safeParse(source);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const name = issue.path.join(".") || "environment";
+    throw new ConfigError(`Configuration error: ${name} ${issue.message}`);
+  }
+  return result.data;
+}
+
+let cached: Env | undefined;
+/** The validated environment of this process (parsed on first use). */
+export function env(): Env {
+  cached ??= parseEnv(process.env);
+  return cached;
+}
