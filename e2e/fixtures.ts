@@ -1,0 +1,27 @@
+/**
+ * Shared fixtures: `page` is logged in as the e2e admin, and `cluster` is a fresh demo
+ * cluster of this test's own (6 servers, 4 routes with "🇯🇵 Japan" empty, 2 unassigned
+ * inbounds), so tests running side by side never see each other's changes.
+ */
+import { test as base, expect } from "@playwright/test";
+import { E2E_ADMIN } from "../playwright.config";
+import { login, trpcMutation } from "./api";
+
+export interface TestCluster {
+  id: string;
+  name: string;
+}
+
+export const test = base.extend<{ cluster: TestCluster }>({
+  page: async ({ page }, use) => {
+    await login(page.request, E2E_ADMIN.username, E2E_ADMIN.password);
+    await use(page);
+  },
+  cluster: async ({ page }, use, testInfo) => {
+    const name = `e2e ${testInfo.title.slice(0, 30)} ${Math.random().toString(36).slice(2, 8)}`;
+    const c = await trpcMutation<TestCluster>(page.request, "clusters.createDemo", { name });
+    await use(c);
+  },
+});
+
+export { expect, E2E_ADMIN };

@@ -1,0 +1,65 @@
+import { defineConfig } from "@playwright/test";
+
+/**
+ * End-to-end tests in Debian's Chromium (never a downloaded browser) against the real app,
+ * started here: on PGlite always, and on PostgreSQL when E2E_DATABASE_URL is set
+ * (scripts/test.sh starts a PostgreSQL server for it). Run `npm run build` first.
+ */
+const pgUrl = process.env.E2E_DATABASE_URL;
+const dataDir = process.env.E2E_DATA_DIR ?? ".tmp/e2e-data";
+export const E2E_ADMIN = { username: "admin", password: "e2e-admin-password" };
+
+const appEnv = (port: number, extra: Record<string, string>) => ({
+  PORT: String(port),
+  NODE_ENV: "production",
+  ADMIN_USERNAME: E2E_ADMIN.username,
+  ADMIN_PASSWORD: E2E_ADMIN.password,
+  ROUTEBOARD_DEMO: "1",
+  LOG_LEVEL: "warn",
+  ...extra,
+});
+
+export default defineConfig({
+  testDir: "./e2e",
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: true,
+  workers: 2,
+  retries: process.env.CI ? 1 : 0,
+  reporter: [["list"]],
+  use: {
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+    },
+  },
+  projects: [
+    { name: "pglite", use: { baseURL: "http://localhost:3200" } },
+    ...(pgUrl ? [{ name: "postgres", use: { baseURL: "http://localhost:3201" }, grep: /@pg/ }] : []),
+  ],
+  webServer: [
+    {
+      command: "node --import tsx server/main.ts",
+      url: "http://localhost:3200/api/health",
+      env: appEnv(3200, { DATA_DIR: dataDir }),
+      timeout: 120_000,
+      reuseExistingServer: false,
+      stdout: "ignore",
+      stderr: "pipe",
+    },
+    ...(pgUrl
+      ? [
+          {
+            command: "node --import tsx server/main.ts",
+            url: "http://localhost:3201/api/health",
+            env: appEnv(3201, { DATA_DIR: `${dataDir}-pg`, DATABASE_URL: pgUrl }),
+            timeout: 120_000,
+            reuseExistingServer: false,
+            stdout: "ignore" as const,
+            stderr: "pipe" as const,
+          },
+        ]
+      : []),
+  ],
+});
