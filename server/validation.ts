@@ -1,8 +1,8 @@
 /**
  * The input rules shared by every tRPC procedure and by the forms that call them, so the
- * browser and the server say the same thing about the same field.
+ * browser and the server say the same thing about the same field. Browser-safe: no node
+ * modules, so client components import these schemas too.
  */
-import { isIP } from "node:net";
 import { z } from "zod";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
@@ -27,6 +27,20 @@ export const portSchema = z.coerce
   .max(65535, "Port must be between 1 and 65535");
 
 const HOSTNAME = /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*\.?$/i;
+const IPV4 = z.ipv4();
+const IPV6 = z.ipv6();
+
+/** True for an IPv4 address, or an IPv6 address with or without [brackets]. */
+export function isIpAddress(s: string): boolean {
+  if (IPV4.safeParse(s).success) return true;
+  const bare = s.startsWith("[") && s.endsWith("]") ? s.slice(1, -1) : s;
+  return IPV6.safeParse(bare).success;
+}
+
+export function isHostname(s: string): boolean {
+  // All-numeric dotted names are IPv4 attempts, not hostnames ("999.1.1.1", "1.2.3").
+  return HOSTNAME.test(s) && !/^[\d.]+$/.test(s);
+}
 
 /** A public address: an IPv4/IPv6 address or a hostname. */
 export const addressSchema = z
@@ -34,14 +48,73 @@ export const addressSchema = z
   .max(300, "Address is too long")
   .transform((s) => s.trim())
   .refine((s) => s.length > 0, "Address is required")
-  .refine((s) => isIP(s.replace(/^\[|\]$/g, "")) !== 0 || HOSTNAME.test(s), "Address must be a hostname or an IP address");
+  .refine((s) => isIpAddress(s) || isHostname(s), "Address must be a hostname or an IP address");
+
+/** A TLS server name (masquerade SNI): a hostname, never an IP address. */
+export const sniSchema = z
+  .string({ error: "SNI is required" })
+  .max(300, "SNI is too long")
+  .transform((s) => s.trim())
+  .refine((s) => s.length > 0, "SNI is required")
+  .refine((s) => isHostname(s) && !s.endsWith("."), "SNI must be a hostname such as www.example.com");
 
 export const coefficientSchema = z.coerce
   .number({ error: "Coefficient must be a number" })
-  .min(0.1, "Coefficient must be between 0.1 and 100")
-  .max(100, "Coefficient must be between 0.1 and 100");
+  .refine((n) => Number.isFinite(n), "Coefficient must be a number")
+  .refine((n) => n >= 0.1 && n <= 100, "Coefficient must be between 0.1 and 100");
+
+/** Operator-set link capacity in Mbit/s; null = learn it from observed peaks. */
+export const capacitySchema = z.coerce
+  .number({ error: "Capacity must be a number" })
+  .int("Capacity must be a whole number of Mbit/s")
+  .min(1, "Capacity must be between 1 and 10,000,000 Mbit/s")
+  .max(10_000_000, "Capacity must be between 1 and 10,000,000 Mbit/s")
+  .nullable();
 
 export const idSchema = z.uuid("Not a valid id");
+
+export const serverRoleSchema = z.enum(["master", "node", "both"], { error: "Role must be master, node or both" });
+export const algorithmSchema = z.enum(["least-traffic", "round-robin"], { error: "Choose a load-balancing algorithm" });
+export const securitySchema = z.enum(["reality", "tls", "none"], { error: "Security must be Reality, TLS or none" });
+
+/** ISO 3166-1 alpha-2: every officially assigned code. */
+export const COUNTRY_CODES: readonly string[] = (
+  "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ " +
+  "CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR " +
+  "GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP " +
+  "KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT " +
+  "MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW " +
+  "SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ " +
+  "UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW"
+).split(" ");
+const COUNTRY_SET = new Set(COUNTRY_CODES);
+
+/** The flag emoji of a country code: two regional indicator symbols. */
+export function flagEmoji(code: string): string {
+  return String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
+}
+
+/** A route's flag: an ISO 3166-1 alpha-2 code ("us" is accepted as "US"), or null for none. */
+export const flagSchema = z
+  .string()
+  .max(8, "Choose a country from the list")
+  .transform((s) => s.trim().toUpperCase())
+  .refine((s) => COUNTRY_SET.has(s), "Choose a country from the list")
+  .nullable();
+
+/** Optional expiry date of a subscriber. */
+export const expirySchema = z.coerce
+  .date({ error: "Expiry must be a date" })
+  .refine((d) => !Number.isNaN(d.getTime()), "Expiry must be a date")
+  .nullable();
+
+export const GIB = 1024 ** 3;
+/** Optional traffic limit in GB (GiB, as VPN panels count), 0.001–1,000,000. */
+export const trafficLimitGbSchema = z.coerce
+  .number({ error: "Traffic limit must be a number" })
+  .refine((n) => Number.isFinite(n), "Traffic limit must be a number")
+  .refine((n) => n > 0 && n <= 1_000_000, "Traffic limit must be more than 0 and at most 1,000,000 GB")
+  .nullable();
 
 export const usernameSchema = z
   .string()
