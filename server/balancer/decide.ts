@@ -156,6 +156,17 @@ export function decideRoute(input: DecideInput): Decision {
   }
 
   // ---- score the pool ----
+  // Prior for a server that has never carried traffic (peak 0): assume it is like the best of
+  // its peers rather than the bare floor, so one early report does not drain all new users
+  // onto the server that happened to report first.
+  let peerPeak = 0;
+  if (lt) {
+    for (const r of pool) {
+      const m = r.m as ServerMetrics;
+      const p = decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs);
+      if (p > peerPeak) peerPeak = p;
+    }
+  }
   const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
   for (const r of pool) {
     const m = r.m as ServerMetrics;
@@ -170,14 +181,23 @@ export function decideRoute(input: DecideInput): Decision {
     const divNote = r.current ? `${div} (you are already counted)` : `(${U} + 1)`;
     const prefix = mode === "panic" && wasExcluded ? `panic (${wasExcluded}): ` : "";
     if (lt) {
-      const peak = decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs);
+      const learned = decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs);
+      const unknown = !(m.learnedPeakBps > 0);
+      const peak = unknown ? peerPeak : learned;
       const C = effectiveCapacity(m.capacityOverrideBps, peak, opts.capacityFloorBps);
       const free = Math.max(C - T, 0) / div;
       r.out.score = free;
       r.share = C / div;
       r.out.share = r.share;
       r.rank = free >= opts.minMoveGainBps ? free : 0;
-      const cSrc = m.capacityOverrideBps !== null ? "override" : peak >= opts.capacityFloorBps ? "learned peak" : "floor";
+      const cSrc =
+        m.capacityOverrideBps !== null
+          ? "override"
+          : peak < opts.capacityFloorBps
+            ? "floor"
+            : unknown
+              ? "no data yet: best peer's peak"
+              : "learned peak";
       r.out.note = `${prefix}${mbps(free)} Mbit/s free per user = max(C ${mbps(C)} [${cSrc}] − T ${mbps(T)}, 0) / ${divNote}; users ${U}`;
     } else {
       const coef = Number.isFinite(m.coefficient) && m.coefficient > 0 ? m.coefficient : 0;

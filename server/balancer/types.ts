@@ -75,7 +75,7 @@ export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   capacityFloorBps: 100_000_000,
   defaultUserBps: 2_000_000,
   peakHalfLifeMs: 24 * 3600 * 1000,
-  minMoveGainBps: 250_000,
+  minMoveGainBps: 2_000_000,
 });
 
 export interface DecideInput {

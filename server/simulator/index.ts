@@ -1,0 +1,27 @@
+/** Simulator entry: play one scenario with every policy and score them side by side. */
+import { buildWorkload, runPolicy, type PolicyResult } from "./engine";
+import { makePolicy, POLICY_NAMES, type PolicyName } from "./policies";
+import type { Scenario } from "./scenario";
+
+export { parseScenario, parseScenarioText, ScenarioError, ScenarioSchema, type Scenario } from "./scenario";
+export type { PolicyResult } from "./engine";
+export { POLICY_NAMES, type PolicyName } from "./policies";
+
+export interface SimulationOutput {
+  scenario: string;
+  results: Record<PolicyName, PolicyResult>;
+}
+
+export interface SimulateOptions {
+  /** Wall clock for decisionsPerSecond (ms). Defaults to performance.now. */
+  now?: () => number;
+  policies?: readonly PolicyName[];
+}
+
+export function simulate(sc: Scenario, opts: SimulateOptions = {}): SimulationOutput {
+  const now = opts.now ?? (() => performance.now());
+  const wl = buildWorkload(sc);
+  const results = {} as Record<PolicyName, PolicyResult>;
+  for (const name of opts.policies ?? POLICY_NAMES) results[name] = runPolicy(sc, wl, makePolicy(name, sc), now);
+  return { scenario: sc.name, results };
+}
