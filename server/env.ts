@@ -8,6 +8,8 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+const emptyAsUnset = (v: unknown) => (v === "" ? undefined : v);
+
 const boolish = z
   .enum(["0", "1", "true", "false", "yes", "no", ""])
   .transform((v) => v === "1" || v === "true" || v === "yes");
@@ -15,7 +17,7 @@ const boolish = z
 const envSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
-    PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+    PORT: z.coerce.number({ error: "must be a port number (1–65535)" }).int("must be a port number (1–65535)").min(0, "must be a port number (1–65535)").max(65535, "must be a port number (1–65535)").default(3000),
     HOST: z.string().min(1).default("0.0.0.0"),
     DATA_DIR: z.string().min(1).default("./data"),
     DATABASE_URL: z
@@ -26,8 +28,8 @@ const envSchema = z
         message: "must look like postgres://user:password@host:5432/database",
       }),
     SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-    ADMIN_USERNAME: z.string().trim().min(1).max(64).optional(),
-    ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+    ADMIN_USERNAME: z.preprocess(emptyAsUnset, z.string().trim().min(1).max(64).optional()),
+    ADMIN_PASSWORD: z.preprocess(emptyAsUnset, z.string().min(8, "must be at least 8 characters").optional()),
     ROUTEBOARD_DEMO: boolish.default(true),
     LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
     PUBLIC_URL: z.url().optional(),
@@ -53,7 +55,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const name = issue.path.join(".") || "environment";
-    throw new ConfigError(`Configuration error: ${name} ${issue.message}`);
+    throw new ConfigError(`Configuration error: ${name} ${issue.message.replace(/^Invalid option: expected one of /, "must be one of ")}`);
   }
   return result.data;
 }

@@ -50,7 +50,10 @@ export const authRouter = createTRPCRouter({
   }),
 
   login: publicProcedure.input(credentials).mutation(async ({ ctx, input }) => {
-    const keys = [`user:${input.username.toLowerCase()}`, `ip:${ctx.clientAddress}`];
+    const keys = [
+      { kind: "user" as const, value: input.username.toLowerCase() },
+      { kind: "ip" as const, value: ctx.clientAddress },
+    ];
     const wait = await retryAfterSeconds(ctx.db, keys);
     if (wait > 0) {
       throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Too many failed logins: try again in ${wait} s`, cause: { retryAfter: wait } });
@@ -65,7 +68,7 @@ export const authRouter = createTRPCRouter({
       await recordFailure(ctx.db, keys);
       throw new TRPCError({ code: "UNAUTHORIZED", message: "Wrong username or password" });
     }
-    await clearFailures(ctx.db, keys);
+    await clearFailures(ctx.db, keys.slice(0, 1));
     await startSession(ctx, op.id);
     return { username: op.username, role: op.role };
   }),

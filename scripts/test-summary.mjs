@@ -1,0 +1,28 @@
+// Prints one closing line for the whole suite ("N passed, N failed") from the vitest and
+// Playwright JSON reports, so CI sees what ran.
+import { readFileSync } from "node:fs";
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const [vitestFile, playwrightFile] = process.argv.slice(2);
+try {
+  const v = JSON.parse(readFileSync(vitestFile, "utf8"));
+  passed += v.numPassedTests;
+  failed += v.numFailedTests;
+  skipped += v.numPendingTests + (v.numTodoTests ?? 0);
+} catch {
+  failed += 1;
+  console.error(`no vitest report at ${vitestFile}`);
+}
+try {
+  const p = JSON.parse(readFileSync(playwrightFile, "utf8"));
+  passed += (p.stats.expected ?? 0) + (p.stats.flaky ?? 0);
+  failed += p.stats.unexpected ?? 0;
+  skipped += p.stats.skipped ?? 0;
+} catch {
+  failed += 1;
+  console.error(`no Playwright report at ${playwrightFile}`);
+}
+console.log(`\nsuite: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(failed > 0 ? 1 : 0);
