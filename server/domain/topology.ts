@@ -2,14 +2,14 @@
  * The cluster as the dashboard sees it: servers with status and load, their inbounds, and
  * routes in position order. One read, shaped for the diagram.
  */
-import { asc, eq } from "drizzle-orm";
+import { asc, count, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
-import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { assignments, clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
   if (!cluster) return null;
-  const [serverRows, inboundRows, routeRows] = await Promise.all([
+  const [serverRows, inboundRows, routeRows, userCounts] = await Promise.all([
     db
       .select({ server: servers, health: serverHealth, metrics: serverMetrics })
       .from(servers)
@@ -19,7 +19,15 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
       .orderBy(asc(servers.name)),
     db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId)).orderBy(asc(inbounds.name)),
     db.select().from(routes).where(eq(routes.clusterId, clusterId)).orderBy(asc(routes.position), asc(routes.createdAt)),
+    // Users per inbound = the balancer's stored assignments pointing at it.
+    db
+      .select({ inboundId: assignments.inboundId, n: count() })
+      .from(assignments)
+      .innerJoin(inbounds, eq(inbounds.id, assignments.inboundId))
+      .where(eq(inbounds.clusterId, clusterId))
+      .groupBy(assignments.inboundId),
   ]);
+  const usersByInbound = new Map(userCounts.map((r) => [r.inboundId, Number(r.n)]));
   return {
     cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS },
     servers: serverRows.map(({ server, health, metrics }) => ({
@@ -48,6 +56,7 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
       sni: i.sni,
       isFallback: i.isFallback,
       version: i.version,
+      users: usersByInbound.get(i.id) ?? 0,
     })),
     routes: routeRows.map((r) => ({
       id: r.id,

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { computeWarnings, type WarningInput } from "./warnings";
+
+function topo(): WarningInput {
+  return {
+    servers: [
+      { id: "s1", name: "ny-1", status: "healthy" },
+      { id: "s2", name: "dal-1", status: "healthy" },
+      { id: "s3", name: "fra-1", status: "probe-failing" },
+    ],
+    inbounds: [
+      { id: "i1", name: "🇺🇸 New York", serverId: "s1", routeId: "usa" },
+      { id: "i2", name: "🇺🇸 Dallas", serverId: "s2", routeId: "usa" },
+      { id: "i3", name: "🇩🇪 Frankfurt", serverId: "s3", routeId: "de" },
+      { id: "i4", name: "🇩🇪 Frankfurt TLS", serverId: "s3", routeId: "de" },
+    ],
+    routes: [
+      { id: "usa", name: "🇺🇸 USA" },
+      { id: "de", name: "🇩🇪 Germany" },
+      { id: "jp", name: "🇯🇵 Japan" },
+    ],
+  };
+}
+
+const kinds = (t: WarningInput) => computeWarnings(t).map((w) => w.id);
+
+describe("computeWarnings", () => {
+  it("says nothing about a healthy, redundant route and nothing about an empty route", () => {
+    const t = topo();
+    t.inbounds = t.inbounds.filter((i) => i.routeId === "usa");
+    expect(computeWarnings(t)).toEqual([]);
+  });
+
+  it("names every unassigned inbound, with singular and plural messages", () => {
+    const t = topo();
+    t.inbounds.push({ id: "i5", name: "🇺🇸 Dallas alt", serverId: "s2", routeId: null });
+    const [w] = computeWarnings(t);
+    expect(w).toMatchObject({ kind: "unassigned", message: "1 inbound is not in any route — clients can't see it" });
+    t.inbounds.push({ id: "i6", name: "🇩🇪 Frankfurt test", serverId: "s3", routeId: null });
+    const [w2] = computeWarnings(t);
+    expect(w2?.message).toBe("2 inbounds are not in any route — clients can't see them");
+    expect(w2?.kind === "unassigned" && w2.inbounds.map((i) => i.name)).toEqual(["🇺🇸 Dallas alt", "🇩🇪 Frankfurt test"]);
+  });
+
+  it("treats an inbound of a route that is gone as unassigned", () => {
+    const t = topo();
+    t.inbounds.push({ id: "i7", name: "ghost", serverId: "s1", routeId: "deleted" });
+    expect(kinds(t)[0]).toBe("unassigned");
+  });
+
+  it("warns about a route with a single inbound (no failover)", () => {
+    const t = topo();
+    t.inbounds = t.inbounds.filter((i) => i.id !== "i2");
+    expect(kinds(t)).toContain("single-inbound:usa");
+    expect(computeWarnings(t).find((w) => w.id === "single-inbound:usa")?.message).toMatch(/no failover/);
+  });
+
+  it("warns about a route whose inbounds all sit on one server", () => {
+    const w = computeWarnings(topo()).find((x) => x.kind === "single-server");
+    expect(w).toMatchObject({ routeId: "de", serverName: "fra-1" });
+  });
+
+  it("warns about a route with no inbound on a healthy server, and stops once one is healthy", () => {
+    const t = topo();
+    expect(kinds(t)).toContain("no-available:de");
+    t.servers = t.servers.map((s) => (s.id === "s3" ? { ...s, status: "healthy" } : s));
+    expect(kinds(t)).not.toContain("no-available:de");
+  });
+
+  it("counts only healthy as available (pending, no-data, disabled are not)", () => {
+    for (const status of ["pending", "no-data", "disabled", "unavailable", "unreachable", "probe-failing"]) {
+      const t = topo();
+      t.servers = t.servers.map((s) => ({ ...s, status }));
+      expect(kinds(t)).toEqual(expect.arrayContaining(["no-available:usa", "no-available:de"]));
+    }
+  });
+
+  it("disappears when its cause is fixed: assigning the last unassigned inbound", () => {
+    const t = topo();
+    t.inbounds.push({ id: "i5", name: "🇺🇸 Dallas alt", serverId: "s2", routeId: null });
+    expect(kinds(t)).toContain("unassigned");
+    t.inbounds = t.inbounds.map((i) => (i.id === "i5" ? { ...i, routeId: "usa" } : i));
+    expect(kinds(t)).not.toContain("unassigned");
+  });
+
+  it("orders warnings by route order and is deterministic", () => {
+    const t = topo();
+    t.inbounds = t.inbounds.filter((i) => i.id !== "i2");
+    t.inbounds.push({ id: "i5", name: "x", serverId: "s2", routeId: null });
+    expect(kinds(t)).toEqual(["unassigned", "single-inbound:usa", "single-server:de", "no-available:de"]);
+    expect(computeWarnings(t)).toEqual(computeWarnings(t));
+  });
+});

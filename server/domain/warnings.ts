@@ -1,0 +1,85 @@
+/**
+ * What the operator should fix, computed from the topology alone (pure, no I/O), so the
+ * server returns it with topology.get and the dashboard can recompute it on an optimistic
+ * update. A warning disappears as soon as its cause is fixed.
+ */
+
+export interface WarningInput {
+  servers: ReadonlyArray<{ id: string; name: string; status: string }>;
+  inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null }>;
+  routes: ReadonlyArray<{ id: string; name: string }>;
+}
+
+export type Warning =
+  | { kind: "unassigned"; id: string; message: string; inbounds: Array<{ id: string; name: string }> }
+  | { kind: "single-inbound"; id: string; message: string; routeId: string; routeName: string }
+  | { kind: "single-server"; id: string; message: string; routeId: string; routeName: string; serverName: string }
+  | { kind: "no-available"; id: string; message: string; routeId: string; routeName: string };
+
+export type WarningKind = Warning["kind"];
+
+/** Warnings in a stable order: unassigned first, then per route in the given route order. */
+export function computeWarnings(topology: WarningInput): Warning[] {
+  const warnings: Warning[] = [];
+  const routeIds = new Set(topology.routes.map((r) => r.id));
+  // An inbound whose route is not (or no longer) in the list is in no route the user can see.
+  const unassigned = topology.inbounds.filter((i) => i.routeId === null || !routeIds.has(i.routeId));
+  if (unassigned.length > 0) {
+    const n = unassigned.length;
+    warnings.push({
+      kind: "unassigned",
+      id: "unassigned",
+      message:
+        n === 1
+          ? "1 inbound is not in any route — clients can't see it"
+          : `${n} inbounds are not in any route — clients can't see them`,
+      inbounds: unassigned.map((i) => ({ id: i.id, name: i.name })),
+    });
+  }
+  const serverById = new Map(topology.servers.map((s) => [s.id, s]));
+  const byRoute = new Map<string, WarningInput["inbounds"][number][]>();
+  for (const i of topology.inbounds) {
+    if (i.routeId === null || !routeIds.has(i.routeId)) continue;
+    const list = byRoute.get(i.routeId) ?? [];
+    list.push(i);
+    byRoute.set(i.routeId, list);
+  }
+  for (const route of topology.routes) {
+    const members = byRoute.get(route.id) ?? [];
+    // An empty route is a placeholder, invisible to users: nothing to warn about.
+    if (members.length === 0) continue;
+    if (members.length === 1) {
+      warnings.push({
+        kind: "single-inbound",
+        id: `single-inbound:${route.id}`,
+        routeId: route.id,
+        routeName: route.name,
+        message: `${route.name} has a single inbound — no failover if it goes down`,
+      });
+    } else {
+      const serverIds = new Set(members.map((m) => m.serverId));
+      if (serverIds.size === 1) {
+        const serverName = serverById.get(members[0]!.serverId)?.name ?? "one server";
+        warnings.push({
+          kind: "single-server",
+          id: `single-server:${route.id}`,
+          routeId: route.id,
+          routeName: route.name,
+          serverName,
+          message: `All inbounds of ${route.name} are on ${serverName} — that server is a single point of failure`,
+        });
+      }
+    }
+    const available = members.some((m) => serverById.get(m.serverId)?.status === "healthy");
+    if (!available) {
+      warnings.push({
+        kind: "no-available",
+        id: `no-available:${route.id}`,
+        routeId: route.id,
+        routeName: route.name,
+        message: `${route.name} has no available inbound — none of its servers is healthy`,
+      });
+    }
+  }
+  return warnings;
+}
