@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { computeWarnings, type WarningInput } from "./warnings";
 
-function topo(): WarningInput {
+type Mutable = { servers: Array<WarningInput["servers"][number]>; inbounds: Array<WarningInput["inbounds"][number]>; routes: Array<WarningInput["routes"][number]> };
+
+function topo(): Mutable {
   return {
     servers: [
       { id: "s1", name: "ny-1", status: "healthy" },

@@ -126,7 +126,9 @@ describe.each(testDbKinds())("topology procedures on %s", (kind) => {
 
   it("streams a change event to subscribers of the same cluster only", async () => {
     const ac = new AbortController();
-    const iterable = await admin.topology.onChange({ clusterId }, { signal: ac.signal });
+    const [a] = await t.db.select().from(operators).where(eq(operators.username, "ada"));
+    const caller = createCaller(ctxFor(a!.id, "ada", "admin"), { signal: ac.signal });
+    const iterable = await caller.topology.onChange({ clusterId });
     const it = (iterable as AsyncIterable<{ kinds: string[] }>)[Symbol.asyncIterator]();
     const next = it.next();
     const { publishChange } = await import("@/server/bus");
