@@ -245,6 +245,10 @@ export const serverHealth = pgTable("server_health", {
   lastProbeLatencyMs: real("last_probe_latency_ms"),
   lastProbeReason: text("last_probe_reason"),
   meshUnreachable: boolean("mesh_unreachable").notNull().default(false),
+  /** The mesh verdict's explanation (votes, discarded witnesses), for the health page. */
+  meshReason: text("mesh_reason"),
+  /** Sticky: some agent report ever said listener alive and service running (DESIGN §3). */
+  reportEverHealthy: boolean("report_ever_healthy").notNull().default(false),
   updatedAt: updatedAt(),
 });
 
