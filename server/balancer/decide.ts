@@ -63,6 +63,7 @@ interface Row {
   share: number;
   current: boolean;
   hash: number; // lazily computed, -1 = not yet
+  peak: number; // learned peak decayed to now
 }
 
 const mbps = (bps: number): string => {
@@ -95,6 +96,7 @@ export function decideRoute(input: DecideInput): Decision {
       ? route.hysteresis
       : DEFAULT_HYSTERESIS;
   const lt = route.algorithm !== "round-robin";
+  const explain = input.explain !== false;
 
   const rows: Row[] = [];
   const candidates: Row[] = [];
@@ -105,7 +107,7 @@ export function decideRoute(input: DecideInput): Decision {
   for (const ib of route.inbounds) {
     const m = lookupServer(servers, ib.serverId);
     const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
-    const row: Row = { ib, m, out, rank: 0, share: 0, current: false, hash: -1 };
+    const row: Row = { ib, m, out, rank: 0, share: 0, current: false, hash: -1, peak: 0 };
     rows.push(row);
     if (ib.inboundId === previousInboundId) previousRow = row;
     if (!m) {
@@ -163,8 +165,8 @@ export function decideRoute(input: DecideInput): Decision {
   if (lt) {
     for (const r of pool) {
       const m = r.m as ServerMetrics;
-      const p = decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs);
-      if (p > peerPeak) peerPeak = p;
+      r.peak = m.learnedPeakBps > 0 ? decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs) : 0;
+      if (r.peak > peerPeak) peerPeak = r.peak;
     }
   }
   const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
@@ -178,10 +180,10 @@ export function decideRoute(input: DecideInput): Decision {
     const U = Math.max(0, (m.reportedUsers || 0) + (add ? add.users : 0));
     const T = Math.max(0, (m.reportedTrafficBps || 0) + (add ? add.trafficBps : 0));
     const div = r.current ? Math.max(U, 1) : U + 1;
-    const divNote = r.current ? `${div} (you are already counted)` : `(${U} + 1)`;
-    const prefix = mode === "panic" && wasExcluded ? `panic (${wasExcluded}): ` : "";
+    const divNote = explain ? (r.current ? `${div} (you are already counted)` : `(${U} + 1)`) : "";
+    const prefix = explain && mode === "panic" && wasExcluded ? `panic (${wasExcluded}): ` : "";
     if (lt) {
-      const learned = decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs);
+      const learned = r.peak;
       const unknown = !(m.learnedPeakBps > 0);
       const peak = unknown ? peerPeak : learned;
       const C = effectiveCapacity(m.capacityOverrideBps, peak, opts.capacityFloorBps);
@@ -190,21 +192,23 @@ export function decideRoute(input: DecideInput): Decision {
       r.share = C / div;
       r.out.share = r.share;
       r.rank = free >= opts.minMoveGainBps ? free : 0;
-      const cSrc =
-        m.capacityOverrideBps !== null
-          ? "override"
-          : peak < opts.capacityFloorBps
-            ? "floor"
-            : unknown
-              ? "no data yet: best peer's peak"
-              : "learned peak";
-      r.out.note = `${prefix}${mbps(free)} Mbit/s free per user = max(C ${mbps(C)} [${cSrc}] − T ${mbps(T)}, 0) / ${divNote}; users ${U}`;
+      if (explain) {
+        const cSrc =
+          m.capacityOverrideBps !== null
+            ? "override"
+            : peak < opts.capacityFloorBps
+              ? "floor"
+              : unknown
+                ? "no data yet: best peer's peak"
+                : "learned peak";
+        r.out.note = `${prefix}${mbps(free)} Mbit/s free per user = max(C ${mbps(C)} [${cSrc}] − T ${mbps(T)}, 0) / ${divNote}; users ${U}`;
+      }
     } else {
       const coef = Number.isFinite(m.coefficient) && m.coefficient > 0 ? m.coefficient : 0;
       const s = coef / div;
       r.out.score = s;
       r.rank = s;
-      r.out.note = `${prefix}coefficient ${coef} / ${divNote} = ${s.toFixed(4)}; users ${U}`;
+      if (explain) r.out.note = `${prefix}coefficient ${coef} / ${divNote} = ${s.toFixed(4)}; users ${U}`;
     }
   }
 

@@ -71,6 +71,7 @@ export class Balancer {
         nowMs: req.nowMs,
         inflight: this.inflightLookup,
         options: this.options,
+        explain: req.explain,
       });
       out.push({ routeId: route.routeId, decision });
       if (decision.inboundId !== null && decision.inboundId !== prev && decision.serverId !== null) {

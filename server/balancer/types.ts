@@ -88,6 +88,11 @@ export interface DecideInput {
   /** In-flight additions per server (see inflight.ts). */
   inflight?: InflightLookup;
   options?: Partial<BalancerOptions>;
+  /**
+   * Per-candidate notes (default true). The subscription hot path may pass false: scores,
+   * the choice and the one-line explanation are unchanged, candidate notes are left empty.
+   */
+  explain?: boolean;
 }
 
 export type DecisionReason = "best" | "sticky" | "fallback" | "panic" | "none";
@@ -125,6 +130,8 @@ export interface SubscriberRequest {
   /** routeId → inboundId the user had. */
   previousAssignments: ReadonlyMap<string, string>;
   nowMs: number;
+  /** Per-candidate notes (default true); see DecideInput.explain. */
+  explain?: boolean;
 }
 
 export interface RouteDecision {

@@ -1,0 +1,171 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { Balancer } from "./index";
+import { decideRoute } from "./decide";
+import { MBIT, route, srv } from "./testkit";
+import type { RouteInput, ServerMetrics } from "./types";
+
+const noPrev = new Map<string, string>();
+
+describe("Balancer facade", () => {
+  it("returns exactly one entry per non-empty route, in order", () => {
+    const b = new Balancer();
+    const routes: RouteInput[] = [
+      { ...route(["a"]), routeId: "r1" },
+      { ...route([]), routeId: "empty" },
+      { ...route(["b"], { algorithm: "round-robin" }), routeId: "r2" },
+    ];
+    const out = b.decideForSubscriber({ userId: "u", routes, servers: { a: srv(), b: srv() }, previousAssignments: noPrev, nowMs: 0 });
+    expect(out.map((o) => o.routeId)).toEqual(["r1", "r2"]);
+  });
+
+  it("records in-flight only for new or moved assignments", () => {
+    const b = new Balancer();
+    const servers = { a: srv({ reportedUsers: 10, reportedTrafficBps: 30 * MBIT }), b: srv({ reportedUsers: 10, reportedTrafficBps: 30 * MBIT }) };
+    const routes = [route(["a", "b"])];
+    const first = b.decideForSubscriber({ userId: "u", routes, servers, previousAssignments: noPrev, nowMs: 1 });
+    const chosen = first[0]?.decision.serverId as string;
+    expect(b.inflight.additions(chosen, 0)).toEqual({ users: 1, trafficBps: 3 * MBIT });
+    // refresh: sticky → nothing recorded
+    b.decideForSubscriber({ userId: "u", routes, servers, previousAssignments: new Map([["r1", `in-${chosen}`]]), nowMs: 2 });
+    expect(b.inflight.size()).toBe(1);
+  });
+
+  it("records the departure from the previous server on a move", () => {
+    const b = new Balancer();
+    const servers = {
+      a: srv({ available: false, reportedUsers: 10, reportedTrafficBps: 30 * MBIT }),
+      b: srv({ reportedUsers: 10, reportedTrafficBps: 30 * MBIT }),
+      c: srv({ capacityOverrideBps: 10, reportedUsers: 10, reportedTrafficBps: 30 * MBIT }),
+    };
+    // c's capacity is tiny: user on c moves to b; departure recorded on c.
+    const out = b.decideForSubscriber({ userId: "u", routes: [route(["b", "c"])], servers, previousAssignments: new Map([["r1", "in-c"]]), nowMs: 5 });
+    expect(out[0]?.decision.inboundId).toBe("in-b");
+    expect(b.inflight.additions("c", 0)).toEqual({ users: -1, trafficBps: -3 * MBIT });
+  });
+
+  it("observeReport learns peaks and prunes in-flight", () => {
+    const b = new Balancer();
+    const servers = { a: srv({ reportedAt: 0 }) };
+    b.decideForSubscriber({ userId: "u", routes: [route(["a"])], servers, previousAssignments: noPrev, nowMs: 10 });
+    expect(b.inflight.size()).toBe(1);
+    b.observeReport("a", { users: 1, trafficBps: 700 * MBIT, atMs: 20 });
+    expect(b.inflight.size()).toBe(0);
+    expect(b.learnedPeak("a")?.peakBps).toBe(700 * MBIT);
+    b.observeReport("a", { users: 1, trafficBps: 1 * MBIT, atMs: 5 }); // clock backwards
+    expect(b.learnedPeak("a")?.peakBps).toBe(700 * MBIT);
+    const d = b.decideForSubscriber({ userId: "v", routes: [route(["a"])], servers: { a: srv({ reportedAt: 20 }) }, previousAssignments: noPrev, nowMs: 20 });
+    expect(d[0]?.decision.candidates[0]?.score).toBeCloseTo(700 * MBIT);
+  });
+
+  it("spreads a burst of 1,000 users within one report interval in proportion to free capacity", () => {
+    const b = new Balancer();
+    const servers: Record<string, ServerMetrics> = {
+      small: srv({ capacityOverrideBps: 1000 * MBIT, reportedUsers: 0, reportedTrafficBps: 0 }),
+      big: srv({ capacityOverrideBps: 3000 * MBIT, reportedUsers: 0, reportedTrafficBps: 0 }),
+    };
+    const counts: Record<string, number> = { small: 0, big: 0 };
+    for (let i = 0; i < 1000; i++) {
+      const out = b.decideForSubscriber({ userId: `u${i}`, routes: [route(["small", "big"])], servers, previousAssignments: noPrev, nowMs: 1000 + i });
+      const s = out[0]?.decision.serverId as string;
+      counts[s] = (counts[s] ?? 0) + 1;
+    }
+    // 1:3 capacity → ≈250 : 750
+    expect(counts.small).toBeGreaterThan(200);
+    expect(counts.small).toBeLessThan(300);
+    expect(counts.big).toBeGreaterThan(700);
+  });
+
+  it("round-robin: coefficient 2.0 takes about twice the users", () => {
+    const b = new Balancer();
+    const servers = { one: srv({ coefficient: 1 }), two: srv({ coefficient: 2 }) };
+    const r = route(["one", "two"], { algorithm: "round-robin" });
+    const counts: Record<string, number> = { one: 0, two: 0 };
+    for (let i = 0; i < 900; i++) {
+      const out = b.decideForSubscriber({ userId: `u${i}`, routes: [r], servers, previousAssignments: noPrev, nowMs: 10 });
+      const s = out[0]?.decision.serverId as string;
+      counts[s] = (counts[s] ?? 0) + 1;
+    }
+    expect(counts.two! / counts.one!).toBeGreaterThan(1.8);
+    expect(counts.two! / counts.one!).toBeLessThan(2.2);
+  });
+});
+
+// ---- property tests ----
+const serverArb = fc.record({
+  enabled: fc.boolean(),
+  available: fc.boolean(),
+  coefficient: fc.double({ min: 0.1, max: 5, noNaN: true }),
+  capacityOverrideBps: fc.option(fc.double({ min: 0, max: 1e10, noNaN: true }), { nil: null }),
+  learnedPeakBps: fc.double({ min: 0, max: 1e10, noNaN: true }),
+  reportedUsers: fc.nat(5000),
+  reportedTrafficBps: fc.double({ min: 0, max: 1e10, noNaN: true }),
+  reportedAt: fc.integer({ min: 0, max: 1e9 }),
+});
+
+const scenarioArb = fc
+  .record({
+    servers: fc.array(serverArb, { minLength: 1, maxLength: 8 }),
+    algorithm: fc.constantFrom("least-traffic" as const, "round-robin" as const),
+    hysteresis: fc.double({ min: 0, max: 1, noNaN: true }),
+    fallbackIdx: fc.integer({ min: -1, max: 7 }),
+    prevIdx: fc.integer({ min: -2, max: 7 }),
+    userId: fc.string(),
+    nowMs: fc.integer({ min: 0, max: 2e9 }),
+  })
+  .map((s) => {
+    const servers = new Map(s.servers.map((m, i) => [`s${i}`, m as ServerMetrics]));
+    const r: RouteInput = {
+      routeId: "r",
+      algorithm: s.algorithm,
+      hysteresis: s.hysteresis,
+      inbounds: s.servers.map((_, i) => ({ inboundId: `i${i}`, serverId: `s${i}`, isFallback: i === s.fallbackIdx })),
+    };
+    const prev = s.prevIdx === -1 ? null : s.prevIdx === -2 ? "gone" : `i${s.prevIdx}`;
+    return { servers, route: r, prev, userId: s.userId, nowMs: s.nowMs };
+  });
+
+describe("properties", () => {
+  it("never picks an unavailable inbound while an available (enabled) one exists", () => {
+    fc.assert(
+      fc.property(scenarioArb, (s) => {
+        const d = decideRoute({ userId: s.userId, route: s.route, servers: s.servers, previousInboundId: s.prev, nowMs: s.nowMs });
+        const anyUp = s.route.inbounds.some((ib) => {
+          const m = s.servers.get(ib.serverId);
+          return m?.enabled && m.available;
+        });
+        if (anyUp) {
+          const m = s.servers.get(d.serverId as string);
+          expect(m?.enabled && m.available).toBe(true);
+        }
+        if (d.inboundId === null) expect(s.route.inbounds.every((ib) => !s.servers.get(ib.serverId)?.enabled)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("same inputs always give the same choice", () => {
+    fc.assert(
+      fc.property(scenarioArb, (s) => {
+        const inp = { userId: s.userId, route: s.route, servers: s.servers, previousInboundId: s.prev, nowMs: s.nowMs };
+        const a = decideRoute(inp);
+        const b = decideRoute(inp);
+        expect(b).toEqual(a);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("exactly one entry per non-empty route", () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(4), { maxLength: 10 }), fc.string(), (sizes, userId) => {
+        const servers = { a: srv(), b: srv({ available: false }), c: srv({ enabled: false }), d: srv() };
+        const ids = ["a", "b", "c", "d"];
+        const routes = sizes.map((n, k) => ({ ...route(ids.slice(0, n)), routeId: `r${k}` }));
+        const out = new Balancer().decideForSubscriber({ userId, routes, servers, previousAssignments: noPrev, nowMs: 0 });
+        expect(out.map((o) => o.routeId)).toEqual(routes.filter((r) => r.inbounds.length > 0).map((r) => r.routeId));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

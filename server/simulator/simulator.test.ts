@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseScenario, ScenarioError, simulate, type Scenario } from "./index";
+import { newcomerAllocation } from "./policies";
+
+const small = (): Record<string, unknown> => ({
+  name: "small",
+  seed: 3,
+  durationS: 3600,
+  reportIntervalS: 60,
+  route: { algorithm: "least-traffic" },
+  servers: [
+    { id: "a", capacityMbps: 100 },
+    { id: "b", capacityMbps: 300, outages: [{ fromS: 1200, toS: 1500 }] },
+  ],
+  users: {
+    count: 150,
+    arrival: { kind: "poisson", overS: 600 },
+    refreshS: 600,
+    sessions: { meanOnS: 900, meanOffS: 300 },
+    demandMbps: { kind: "lognormal", median: 2, sigma: 0.7 },
+  },
+});
+
+function problems(v: unknown): string[] {
+  try {
+    parseScenario(v);
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+
+describe("scenario validation", () => {
+  it("accepts a valid scenario", () => {
+    expect(problems(small())).toEqual([]);
+  });
+  it("names an unknown field", () => {
+    const s = small();
+    (s.users as Record<string, unknown>).extra = 1;
+    expect(problems(s)).toEqual(["users.extra: unknown field"]);
+  });
+  it("names a missing field", () => {
+    const s = small();
+    delete (s.users as Record<string, unknown>).refreshS;
+    expect(problems(s)).toEqual(["users.refreshS: required field is missing"]);
+  });
+  it("names a wrong type and a bad enum value", () => {
+    const s = small();
+    s.seed = "3";
+    ((s.users as Record<string, unknown>).arrival as Record<string, unknown>).kind = "trickle";
+    expect(problems(s)).toEqual(["seed: expected an integer number", 'users.arrival.kind: expected "poisson" | "burst"']);
+  });
+  it("names array elements", () => {
+    const s = small();
+    (s.servers as Record<string, unknown>[])[1]!.capacityMbps = -1;
+    expect(problems(s)).toEqual(["servers[1].capacityMbps: must be > 0"]);
+  });
+  it("optional fields may be left out but not mistyped", () => {
+    const s = small();
+    (s.route as Record<string, unknown>).hysteresis = "x";
+    expect(problems(s)).toEqual(["route.hysteresis: expected a number"]);
+  });
+});
+
+describe("simulate", () => {
+  const sc = parseScenario(small()) as Scenario;
+  it("is deterministic for a seed (timing aside)", () => {
+    const strip = (o: ReturnType<typeof simulate>) =>
+      Object.fromEntries(Object.entries(o.results).map(([k, v]) => [k, { ...v, decisionsPerSecond: 0 }]));
+    expect(strip(simulate(sc))).toEqual(strip(simulate(sc)));
+    const other = simulate({ ...sc, seed: 4 });
+    expect(strip(other)).not.toEqual(strip(simulate(sc)));
+  });
+  it("scores every policy; oracle ≥ random; nobody sits on a known-down server", () => {
+    const out = simulate(sc);
+    expect(out.scenario).toBe("small");
+    expect(Object.keys(out.results)).toEqual(["routeboard", "random", "cyclic", "fewestUsers", "oracle"]);
+    expect(out.results.oracle.jain).toBeGreaterThanOrEqual(out.results.random.jain);
+    for (const r of Object.values(out.results)) {
+      expect(r.jain).toBeGreaterThan(0);
+      expect(r.jain).toBeLessThanOrEqual(1);
+      expect(r.onDownUserSeconds).toBe(0);
+      expect(r.decisionsPerSecond).toBeGreaterThan(0);
+    }
+    expect(out.results.routeboard.churn).toBeLessThan(out.results.random.churn);
+  });
+  it("max-min allocation for a newcomer", () => {
+    const sorted = Float64Array.from([1, 2, 10]);
+    expect(newcomerAllocation(sorted, 3, 100, false)).toBe(3);
+    expect(newcomerAllocation(sorted, 10, 13, false)).toBe(5); // 1 + 2 + 5 + 5
+    expect(newcomerAllocation(sorted, 10, 13, true)).toBeCloseTo(10); // already there: 1+2+10 = 13
+  });
+});
+
+describe("CLI", () => {
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, ["--import", "tsx", "scripts/simulate.ts", ...args], { encoding: "utf8", timeout: 60_000 });
+  it("exits 2 with the field path on stderr and nothing on stdout", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rb-sim-"));
+    const s = small();
+    ((s.users as Record<string, unknown>).arrival as Record<string, unknown>).kind = "x";
+    writeFileSync(join(dir, "bad.json"), JSON.stringify(s));
+    const r = run(["--scenario", join(dir, "bad.json")]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain('scenario error: users.arrival.kind: expected "poisson" | "burst"');
+  });
+  it("prints one JSON object for a valid scenario", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rb-sim-"));
+    writeFileSync(join(dir, "ok.json"), JSON.stringify(small()));
+    const r = run(["--scenario", join(dir, "ok.json")]);
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { scenario: string; results: Record<string, unknown> };
+    expect(out.scenario).toBe("small");
+    expect(Object.keys(out.results)).toHaveLength(5);
+  });
+});
