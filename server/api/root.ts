@@ -3,9 +3,19 @@ import { authRouter } from "./routers/auth";
 import { clustersRouter } from "./routers/clusters";
 import { operatorsRouter } from "./routers/operators";
 import { topologyRouter } from "./routers/topology";
+import { auditRouter } from "./routers/audit";
+import { inboundsRouter } from "./routers/inbounds";
+import { routesRouter } from "./routers/routes";
+import { serversRouter } from "./routers/servers";
+import { subscribersRouter } from "./routers/subscribers";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 export const appRouter = createTRPCRouter({
+  audit: auditRouter,
+  inbounds: inboundsRouter,
+  routes: routesRouter,
+  servers: serversRouter,
+  subscribers: subscribersRouter,
   auth: authRouter,
   clusters: clustersRouter,
   operators: operatorsRouter,

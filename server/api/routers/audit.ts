@@ -1,0 +1,38 @@
+/** The audit log of a cluster, newest first, paged by id. */
+import { and, desc, eq, lt } from "drizzle-orm";
+import { z } from "zod";
+import { auditLog } from "@/db/schema";
+import { idSchema } from "@/server/validation";
+import { createTRPCRouter, protectedProcedure } from "../trpc";
+
+export const auditRouter = createTRPCRouter({
+  list: protectedProcedure
+    .input(
+      z.object({
+        clusterId: idSchema,
+        /** The id of the last entry already shown; the next page is older. */
+        cursor: z.number().int().positive().nullish(),
+        limit: z.number().int().min(1).max(200).default(50),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const rows = await ctx.db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.clusterId, input.clusterId), input.cursor ? lt(auditLog.id, input.cursor) : undefined))
+        .orderBy(desc(auditLog.id))
+        .limit(input.limit + 1);
+      const items = rows.slice(0, input.limit).map((r) => ({
+        id: r.id,
+        at: r.at,
+        operatorName: r.operatorName,
+        action: r.action,
+        entityType: r.entityType,
+        entityId: r.entityId,
+        summary: r.summary,
+        before: r.before as unknown,
+        after: r.after as unknown,
+      }));
+      return { items, nextCursor: rows.length > input.limit ? items[items.length - 1]!.id : null };
+    }),
+});

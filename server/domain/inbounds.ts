@@ -1,0 +1,113 @@
+/**
+ * Creating inbounds. DESIGN §1: when the first inbound of a cluster is created and the
+ * cluster has no route, a default route is created and the inbound is put in it, so a
+ * fresh install works without any setting.
+ */
+import { and, count, eq } from "drizzle-orm";
+import type { DbOrTx } from "@/db/client";
+import { clusters, inbounds, routes, servers } from "@/db/schema";
+import { recordAudit } from "@/server/audit";
+import type { SessionOperator } from "@/server/auth/sessions";
+import { NotFoundError } from "@/server/domain/moves";
+import { generateRealityKeys } from "@/server/domain/reality";
+
+type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
+
+export const DEFAULT_ROUTE_NAME = "Default";
+
+export interface NewInbound {
+  serverId: string;
+  name: string;
+  port: number;
+  security: "reality" | "tls" | "none";
+  sni: string | null;
+}
+
+/** Public view of an inbound: never the Reality private key. */
+export function inboundView(i: typeof inbounds.$inferSelect) {
+  return {
+    id: i.id,
+    clusterId: i.clusterId,
+    serverId: i.serverId,
+    routeId: i.routeId,
+    name: i.name,
+    port: i.port,
+    protocol: i.protocol,
+    security: i.security,
+    sni: i.sni,
+    realityPublicKey: i.realityPublicKey,
+    realityShortId: i.realityShortId,
+    isFallback: i.isFallback,
+    version: i.version,
+  };
+}
+
+/**
+ * Creates an inbound on a server; call inside a transaction. Returns the inbound and, when
+ * one was made, the default route it landed in.
+ */
+export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound) {
+  const [server] = await tx.select().from(servers).where(eq(servers.id, input.serverId));
+  if (!server) throw new NotFoundError("This server no longer exists");
+  // Serialise inbound creation per cluster, so two first inbounds make one default route.
+  await tx.select({ id: clusters.id }).from(clusters).where(eq(clusters.id, server.clusterId)).for("update");
+  const [[routeCount], [inboundCount]] = await Promise.all([
+    tx.select({ n: count() }).from(routes).where(eq(routes.clusterId, server.clusterId)),
+    tx.select({ n: count() }).from(inbounds).where(eq(inbounds.clusterId, server.clusterId)),
+  ]);
+  let defaultRoute: typeof routes.$inferSelect | null = null;
+  if ((routeCount?.n ?? 0) === 0 && (inboundCount?.n ?? 0) === 0) {
+    const [created] = await tx.insert(routes).values({ clusterId: server.clusterId, name: DEFAULT_ROUTE_NAME, position: 0 }).returning();
+    defaultRoute = created!;
+    await recordAudit(tx, actor, {
+      clusterId: server.clusterId,
+      action: "route.create",
+      entityType: "route",
+      entityId: defaultRoute!.id,
+      summary: `Created route ${DEFAULT_ROUTE_NAME} automatically for the cluster's first inbound`,
+      after: { name: DEFAULT_ROUTE_NAME, flag: null, algorithm: defaultRoute!.algorithm },
+    });
+  }
+  const keys = input.security === "reality" ? generateRealityKeys() : null;
+  const [row] = await tx
+    .insert(inbounds)
+    .values({
+      clusterId: server.clusterId,
+      serverId: server.id,
+      routeId: defaultRoute?.id ?? null,
+      name: input.name,
+      port: input.port,
+      security: input.security,
+      sni: input.sni,
+      realityPublicKey: keys?.publicKey ?? null,
+      realityPrivateKey: keys?.privateKey ?? null,
+      realityShortId: keys?.shortId ?? null,
+    })
+    .returning();
+  const inbound = inboundView(row!);
+  await recordAudit(tx, actor, {
+    clusterId: server.clusterId,
+    action: "inbound.create",
+    entityType: "inbound",
+    entityId: inbound.id,
+    summary: `Created inbound ${inbound.name} on ${server.name}:${inbound.port}${defaultRoute ? ` in route ${defaultRoute.name}` : ""}`,
+    after: auditInbound(inbound),
+  });
+  return { inbound, server, defaultRoute: defaultRoute ? { id: defaultRoute.id, name: defaultRoute.name } : null };
+}
+
+/** The fields of an inbound worth keeping in the audit log (no keys). */
+export function auditInbound(i: ReturnType<typeof inboundView>) {
+  return { name: i.name, serverId: i.serverId, routeId: i.routeId, port: i.port, security: i.security, sni: i.sni, isFallback: i.isFallback };
+}
+
+/** "Port 443 is already used on us-nyc-1 (by 🇺🇸 New York)". */
+export async function portInUseMessage(db: DbOrTx, serverId: string, port: number): Promise<string> {
+  const [row] = await db
+    .select({ server: servers.name, inbound: inbounds.name })
+    .from(inbounds)
+    .innerJoin(servers, eq(servers.id, inbounds.serverId))
+    .where(and(eq(inbounds.serverId, serverId), eq(inbounds.port, port)));
+  const [server] = row ? [row] : await db.select({ server: servers.name }).from(servers).where(eq(servers.id, serverId));
+  return `Port ${port} is already used on ${server?.server ?? "this server"}${row ? ` (by ${row.inbound})` : ""}`;
+}
