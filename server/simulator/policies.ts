@@ -71,6 +71,7 @@ export function routeboardPolicy(sc: Scenario, options?: Partial<BalancerOptions
         servers: metrics,
         previousAssignments: prevMap,
         nowMs: t * 1000,
+        explain: false, // the subscription hot path: same choice, no per-candidate notes
       });
       const id = line?.decision.inboundId;
       return id == null ? -1 : (indexOfInbound.get(id) ?? -1);
