@@ -1,5 +1,20 @@
 "use client";
-/** The "New route" button that opens the route wizard (the wizard lands with issue #4). */
-export function NewRouteButton(_props: { clusterId: string }) {
-  return null;
+import { useState } from "react";
+import { useCanEdit } from "@/components/AppShell";
+import { buttonClass } from "@/components/ui/Field";
+import { RouteWizard } from "./RouteWizard";
+
+/** The "New route" button that opens the route wizard; viewers don't see it. */
+export function NewRouteButton({ clusterId }: { clusterId: string }) {
+  const canEdit = useCanEdit();
+  const [open, setOpen] = useState(false);
+  if (!canEdit) return null;
+  return (
+    <>
+      <button type="button" className={buttonClass} onClick={() => setOpen(true)}>
+        <span aria-hidden="true">＋</span> New route
+      </button>
+      {open && <RouteWizard clusterId={clusterId} onClose={() => setOpen(false)} />}
+    </>
+  );
 }

@@ -1,0 +1,68 @@
+"use client";
+import { useId, useMemo, useState } from "react";
+import { inputClass } from "@/components/ui/Field";
+import { countries, countryOf, type Country } from "./countries";
+
+/** A searchable list of countries (by name or code) as a radio group, plus "No flag". */
+export function FlagPicker({ value, onChange, error }: { value: string | null; onChange: (code: string | null, country: Country | null) => void; error?: string }) {
+  const [query, setQuery] = useState("");
+  const searchId = useId();
+  const errId = useId();
+  const selected = countryOf(value);
+  const list = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    const all = countries();
+    if (!q) return all;
+    return all.filter((c) => c.name.toLowerCase().includes(q) || c.code.toLowerCase() === q);
+  }, [query]);
+
+  return (
+    <fieldset className="flex flex-col gap-2" aria-describedby={error ? errId : undefined}>
+      <legend className="mb-1 text-sm font-medium text-slate-700">
+        Flag <span className="font-normal text-slate-500">— {selected ? `${selected.emoji} ${selected.name}` : "none"}</span>
+      </legend>
+      <label htmlFor={searchId} className="sr-only">
+        Search countries
+      </label>
+      <input
+        id={searchId}
+        type="search"
+        className={inputClass}
+        placeholder="Search countries, e.g. Germany or DE"
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+        autoComplete="off"
+      />
+      <div className="max-h-44 overflow-y-auto rounded-md border border-slate-200 bg-white" role="radiogroup" aria-label="Flag">
+        <FlagOption checked={value === null} onSelect={() => onChange(null, null)} label="No flag" emoji="∅" />
+        {list.map((c) => (
+          <FlagOption key={c.code} checked={value === c.code} onSelect={() => onChange(c.code, c)} label={c.name} code={c.code} emoji={c.emoji} />
+        ))}
+        {list.length === 0 && <p className="px-3 py-2 text-sm text-slate-500">No country matches “{query}”.</p>}
+      </div>
+      {error && (
+        <p id={errId} role="alert" className="text-sm text-red-600">
+          {error}
+        </p>
+      )}
+    </fieldset>
+  );
+}
+
+function FlagOption({ checked, onSelect, label, code, emoji }: { checked: boolean; onSelect: () => void; label: string; code?: string; emoji: string }) {
+  return (
+    <label className={`flex cursor-pointer items-center gap-2 px-3 py-1.5 text-sm ring-inset hover:bg-slate-50 has-[:focus-visible]:ring-2 has-[:focus-visible]:ring-sky-400 ${checked ? "bg-sky-50 font-medium text-sky-900" : "text-slate-700"}`}>
+      <input type="radio" name="route-flag" className="sr-only" checked={checked} onChange={onSelect} aria-label={label} />
+      <span aria-hidden="true" className="w-6 text-center text-lg leading-none">
+        {emoji}
+      </span>
+      <span className="flex-1">{label}</span>
+      {code && <span className="font-mono text-xs text-slate-400">{code}</span>}
+      {checked && (
+        <span aria-hidden="true" className="text-sky-600">
+          ✓
+        </span>
+      )}
+    </label>
+  );
+}
