@@ -125,7 +125,7 @@ describe("probeConfigSchema", () => {
     [{ headers: { "content-length": "1" } }, /^headers\.content-length: invalid key/],
     [{ headers: { a: "x\r\nInjected: 1" } }, /^headers\.a: header values must not contain line breaks/],
     [{ hostHeader: "a b" }, /^hostHeader: /],
-    [{ intervalS: 4 }, /^intervalS: expected number ≥ 5/],
+    [{ intervalS: 0 }, /^intervalS: expected number ≥ 1/],
     [{ intervalS: 3601 }, /^intervalS: expected number ≤ 3600/],
     [{ timeoutS: 0 }, /^timeoutS: expected number ≥ 1/],
     [{ unhealthyThreshold: 0 }, /^unhealthyThreshold: expected number ≥ 1/],
@@ -163,7 +163,7 @@ describe("mergeProbeConfig", () => {
   });
 
   it("throws on invalid stored values", () => {
-    expect(() => mergeProbeConfig({ intervalS: 1 } as never, {})).toThrow();
+    expect(() => mergeProbeConfig({ intervalS: 0 } as never, {})).toThrow();
   });
 
   it("probeOverrideSchema accepts {} and rejects bad values", () => {

@@ -145,6 +145,9 @@ export type ProbeMethod = (typeof PROBE_METHODS)[number];
 
 export const MAX_BODY_CONTAINS = 4090;
 export const MAX_PAYLOAD = 64 * 1024;
+/** Smallest probe interval accepted; RECOMMENDED_MIN_PROBE_INTERVAL_S is what the UI suggests. */
+export const MIN_PROBE_INTERVAL_S = 1;
+export const RECOMMENDED_MIN_PROBE_INTERVAL_S = 5;
 
 /** RFC 9110 token. */
 const HEADER_NAME_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -189,7 +192,9 @@ const fields = {
     .regex(/^[A-Za-z0-9.\-_:[\]]+$/, { error: "host header must be a host name, optionally with :port" }),
   headers: headerRecord,
   payload: z.string().max(MAX_PAYLOAD),
-  intervalS: z.int().min(5).max(3600),
+  // 1 s minimum: a TCP connect per second per server is cheap, and labs, demos and tests
+  // need fast verdicts; the UI recommends ≥ 5 s (Azure's minimum) for production.
+  intervalS: z.int().min(MIN_PROBE_INTERVAL_S).max(3600),
   timeoutS: z.int().min(1).max(3600),
   unhealthyThreshold: z.int().min(1).max(100),
   healthyThreshold: z.int().min(1).max(100),

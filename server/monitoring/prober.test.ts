@@ -18,7 +18,7 @@ function setup(targets: ProbeTarget[], probeMs = 0, opts: { random?: () => numbe
   let list = targets;
   const results: { serverId: string; result: ProberResult; t: number }[] = [];
   let concurrent = 0;
-  let maxConcurrent = new Map<string, number>();
+  const maxConcurrent = new Map<string, number>();
   const active = new Map<string, number>();
   const signals: AbortSignal[] = [];
   const runProbe = vi.fn(

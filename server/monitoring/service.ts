@@ -1,0 +1,151 @@
+/**
+ * The monitoring service of an app instance (DESIGN §3):
+ *  (a) the active Prober over every enabled server — host = the server's address, port = its
+ *      first inbound's port (oldest inbound; ties by lowest port) unless the probe config sets
+ *      `port`; servers with neither are not probed. Config = cluster config + server override.
+ *  (b) a sweep every ROUTEBOARD_SWEEP_MS (default 2000) recomputing every status from stored
+ *      state: silence → no-data, mesh votes, disabled/enabled flips; only changes are written.
+ *  (c) the prober re-reads its targets on "topology"/"settings" bus events.
+ */
+import { asc, eq } from "drizzle-orm";
+import { getDb, type Db } from "@/db/client";
+import { clusters, inbounds, servers } from "@/db/schema";
+import { onChange, publishChange } from "@/server/bus";
+import { ConfigError } from "@/server/env";
+import { logger } from "@/server/logger";
+import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
+import { effectiveProbeConfig, recordProbeResult, sweepStatuses } from "./store";
+
+export const DEFAULT_SWEEP_MS = 2000;
+
+/** ROUTEBOARD_SWEEP_MS: integer 100..60000 ms; anything else stops start-up with a clear message. */
+export function parseSweepMs(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return DEFAULT_SWEEP_MS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 100 || n > 60_000) {
+    throw new ConfigError(`Configuration error: ROUTEBOARD_SWEEP_MS must be an integer number of milliseconds in 100–60000 (got "${raw}")`);
+  }
+  return n;
+}
+
+/** Every enabled server with something to probe. */
+export async function listProbeTargets(db: Db): Promise<ProbeTarget[]> {
+  const rows = await db
+    .select({
+      id: servers.id,
+      address: servers.address,
+      probeOverride: servers.probeOverride,
+      probeConfig: clusters.probeConfig,
+    })
+    .from(servers)
+    .innerJoin(clusters, eq(clusters.id, servers.clusterId))
+    .where(eq(servers.enabled, true));
+  const ports = await db
+    .select({ serverId: inbounds.serverId, port: inbounds.port })
+    .from(inbounds)
+    .orderBy(asc(inbounds.createdAt), asc(inbounds.port));
+  const firstPort = new Map<string, number>();
+  for (const p of ports) if (!firstPort.has(p.serverId)) firstPort.set(p.serverId, p.port);
+  const targets: ProbeTarget[] = [];
+  for (const r of rows) {
+    const probe = effectiveProbeConfig(r.probeConfig, r.probeOverride);
+    const port = probe.port ?? firstPort.get(r.id);
+    if (port === undefined) continue;
+    targets.push({ serverId: r.id, host: r.address, port, probe });
+  }
+  return targets;
+}
+
+export interface MonitoringServiceOptions {
+  db?: Db;
+  sweepMs?: number;
+  now?: () => number;
+}
+
+export class MonitoringService {
+  private prober: Prober | null = null;
+  private sweepTimer: ReturnType<typeof setTimeout> | null = null;
+  private sweeping: Promise<void> | null = null;
+  private offBus: (() => void) | null = null;
+  private running = false;
+  private db: Db | null = null;
+
+  constructor(private readonly opts: MonitoringServiceOptions = {}) {}
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    const sweepMs = this.opts.sweepMs ?? parseSweepMs(process.env.ROUTEBOARD_SWEEP_MS);
+    const db = this.opts.db ?? (await getDb());
+    const now = this.opts.now ?? Date.now;
+    const log = logger().child({ component: "monitoring" });
+    this.db = db;
+    this.running = true;
+    this.prober = new Prober({
+      listTargets: () => listProbeTargets(db),
+      onResult: async (serverId, result, target) => {
+        const cfg = target.probe as ProbeTarget["probe"] & { unhealthyThreshold?: number; healthyThreshold?: number };
+        const res = await recordProbeResult(
+          db,
+          serverId,
+          result,
+          { unhealthyThreshold: cfg.unhealthyThreshold ?? 3, healthyThreshold: cfg.healthyThreshold ?? 1 },
+          now(),
+        );
+        if (res?.changed) publishChange("health", res.clusterId);
+      },
+      logger: log as unknown as ProberLogger,
+      now,
+    });
+    this.offBus = onChange((e) => {
+      if (e.kind === "topology" || e.kind === "settings") void this.prober?.refresh();
+    });
+    await this.prober.start();
+    const loop = () => {
+      if (!this.running) return;
+      this.sweeping = (async () => {
+        try {
+          const { changedClusters } = await sweepStatuses(db, now());
+          for (const c of changedClusters) publishChange("health", c);
+        } catch (err) {
+          log.warn({ err }, "monitoring: status sweep failed");
+        }
+      })();
+      void this.sweeping.finally(() => {
+        this.sweeping = null;
+        if (this.running) {
+          this.sweepTimer = setTimeout(loop, sweepMs);
+          this.sweepTimer.unref?.();
+        }
+      });
+    };
+    this.sweepTimer = setTimeout(loop, Math.min(sweepMs, 500));
+    this.sweepTimer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.offBus?.();
+    this.offBus = null;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    this.sweepTimer = null;
+    await this.prober?.stop();
+    this.prober = null;
+    await this.sweeping?.catch(() => {});
+  }
+}
+
+const KEY = Symbol.for("routeboard.monitoring");
+type G = typeof globalThis & { [KEY]?: MonitoringService };
+
+/** The process-wide service (started from startServices). */
+export async function startMonitoring(): Promise<void> {
+  const g = globalThis as G;
+  g[KEY] ??= new MonitoringService();
+  await g[KEY].start();
+}
+
+export async function stopMonitoring(): Promise<void> {
+  const g = globalThis as G;
+  await g[KEY]?.stop();
+}
