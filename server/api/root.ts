@@ -1,5 +1,6 @@
 /** The one tRPC router of the app: small routers joined here, one per domain. */
 import { authRouter } from "./routers/auth";
+import { balancerRouter } from "./routers/balancer";
 import { clustersRouter } from "./routers/clusters";
 import { operatorsRouter } from "./routers/operators";
 import { topologyRouter } from "./routers/topology";
@@ -17,6 +18,7 @@ export const appRouter = createTRPCRouter({
   servers: serversRouter,
   subscribers: subscribersRouter,
   auth: authRouter,
+  balancer: balancerRouter,
   clusters: clustersRouter,
   operators: operatorsRouter,
   topology: topologyRouter,

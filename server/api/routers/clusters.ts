@@ -36,7 +36,7 @@ export const clustersRouter = createTRPCRouter({
 
   create: adminProcedure.input(z.object({ name: nameSchema })).mutation(async ({ ctx, input }) => {
     try {
-      return await ctx.db.transaction(async (tx) => {
+      const created = await ctx.db.transaction(async (tx) => {
         const [c] = await tx.insert(clusters).values({ name: input.name }).returning();
         await recordAudit(tx, ctx.operator, {
           clusterId: c!.id,
@@ -46,9 +46,11 @@ export const clustersRouter = createTRPCRouter({
           summary: `Created cluster ${c!.name}`,
           after: { name: c!.name },
         });
-        publishChange("topology", c!.id);
         return { id: c!.id, name: c!.name };
       });
+      // Announced after commit, so a reader woken by the event sees the new row.
+      publishChange("topology", created.id);
+      return created;
     } catch (err) {
       if (uniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `A cluster named "${input.name}" already exists` });
       throw err;
@@ -57,7 +59,7 @@ export const clustersRouter = createTRPCRouter({
 
   rename: adminProcedure.input(z.object({ clusterId: idSchema, name: nameSchema })).mutation(async ({ ctx, input }) => {
     try {
-      return await ctx.db.transaction(async (tx) => {
+      await ctx.db.transaction(async (tx) => {
         const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId));
         if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
         await tx.update(clusters).set({ name: input.name, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
@@ -70,9 +72,9 @@ export const clustersRouter = createTRPCRouter({
           before: { name: before.name },
           after: { name: input.name },
         });
-        publishChange("topology", input.clusterId);
-        return { id: input.clusterId, name: input.name };
       });
+      publishChange("topology", input.clusterId);
+      return { id: input.clusterId, name: input.name };
     } catch (err) {
       if (uniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `A cluster named "${input.name}" already exists` });
       throw err;

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import {
+  parseFormat,
+  profileTitle,
+  renderBase64,
+  renderClash,
+  renderJson,
+  renderSingbox,
+  subscriptionUserinfo,
+  vlessShareLink,
+  type SubscriptionEntry,
+} from "./formats";
+
+const UUID = "6f1c6c1e-6c2a-4d8e-9d8c-0a1b2c3d4e5f";
+const reality: SubscriptionEntry = {
+  routeId: "r1",
+  route: "🇺🇸 USA",
+  inboundId: "i1",
+  inbound: "🇺🇸 New York",
+  server: "us-nyc-1",
+  address: "198.51.100.10",
+  port: 443,
+  security: "reality",
+  sni: "www.microsoft.com",
+  realityPublicKey: "PUBKEY",
+  realityShortId: "abcd1234",
+};
+const tls: SubscriptionEntry = { ...reality, routeId: "r2", route: "🇩🇪 Germany", inboundId: "i2", inbound: "🇩🇪 Frankfurt TLS", security: "tls", address: "2001:db8::1", port: 8443, sni: "cdn.example.net", realityPublicKey: null, realityShortId: null };
+
+describe("share links", () => {
+  it("builds a Reality link with the inbound name as the fragment", () => {
+    const link = vlessShareLink(UUID, reality);
+    const u = new URL(link);
+    expect(u.protocol).toBe("vless:");
+    expect(u.username).toBe(UUID);
+    expect(u.hostname).toBe("198.51.100.10");
+    expect(u.port).toBe("443");
+    expect(u.searchParams.get("security")).toBe("reality");
+    expect(u.searchParams.get("pbk")).toBe("PUBKEY");
+    expect(u.searchParams.get("sid")).toBe("abcd1234");
+    expect(u.searchParams.get("sni")).toBe("www.microsoft.com");
+    expect(u.searchParams.get("flow")).toBe("xtls-rprx-vision");
+    expect(decodeURIComponent(u.hash.slice(1))).toBe("🇺🇸 New York");
+  });
+  it("brackets IPv6 addresses and uses TLS parameters", () => {
+    const link = vlessShareLink(UUID, tls);
+    expect(link).toContain("@[2001:db8::1]:8443?");
+    expect(link).toContain("security=tls");
+    expect(link).not.toContain("pbk=");
+  });
+  it("base64 body decodes to one link per entry, in order", () => {
+    const lines = Buffer.from(renderBase64(UUID, [reality, tls]), "base64").toString("utf8").split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/#%F0%9F%87%BA%F0%9F%87%B8%20New%20York$/);
+    expect(lines[1]).toContain("Frankfurt%20TLS");
+  });
+  it("an empty subscription is an empty body", () => {
+    expect(renderBase64(UUID, [])).toBe("");
+  });
+});
+
+describe("json, clash and sing-box", () => {
+  it("json lists routeId, route, inboundId, inbound, server and link", () => {
+    const j = JSON.parse(renderJson(UUID, [reality]));
+    expect(j.routes).toEqual([
+      { routeId: "r1", route: "🇺🇸 USA", inboundId: "i1", inbound: "🇺🇸 New York", server: "us-nyc-1", link: vlessShareLink(UUID, reality) },
+    ]);
+  });
+  it("clash YAML quotes names safely and has a selector group", () => {
+    const tricky = { ...reality, inbound: 'He said "hi": #1' };
+    const y = renderClash(UUID, [tricky, tls]);
+    expect(y).toContain('  - name: "He said \\"hi\\": #1"');
+    expect(y).toContain("reality-opts:");
+    expect(y).toContain("      public-key: \"PUBKEY\"");
+    expect(y).toContain("rules:\n  - MATCH,Proxy");
+  });
+  it("clash and sing-box make duplicate proxy names unique", () => {
+    const twin = { ...tls, inbound: reality.inbound };
+    expect(renderClash(UUID, [reality, twin])).toContain('"🇺🇸 New York (2)"');
+    const sb = JSON.parse(renderSingbox(UUID, [reality, twin]));
+    const tags = sb.outbounds.map((o: { tag: string }) => o.tag);
+    expect(new Set(tags).size).toBe(tags.length);
+  });
+  it("sing-box has vless outbounds with reality and a selector", () => {
+    const sb = JSON.parse(renderSingbox(UUID, [reality, tls]));
+    const vless = sb.outbounds.filter((o: { type: string }) => o.type === "vless");
+    expect(vless).toHaveLength(2);
+    expect(vless[0].tls.reality).toEqual({ enabled: true, public_key: "PUBKEY", short_id: "abcd1234" });
+    expect(vless[1].tls.reality).toBeUndefined();
+    expect(sb.outbounds[0]).toMatchObject({ type: "selector", tag: "proxy" });
+    expect(sb.route.final).toBe("proxy");
+  });
+});
+
+describe("headers and parameters", () => {
+  it("parses formats and refuses unknown ones", () => {
+    expect(parseFormat(null)).toBe("base64");
+    expect(parseFormat("json")).toBe("json");
+    expect(parseFormat("sing-box")).toBe("singbox");
+    expect(parseFormat("xml")).toBeNull();
+  });
+  it("subscription-userinfo carries usage, limit and expiry", () => {
+    expect(subscriptionUserinfo(1234, 10_000, new Date("2027-01-01T00:00:00Z"))).toBe("upload=0; download=1234; total=10000; expire=1798761600");
+    expect(subscriptionUserinfo(0, null, null)).toBe("upload=0; download=0; total=0; expire=0");
+  });
+  it("profile-title is base64 for non-ASCII names", () => {
+    expect(profileTitle("Demo cluster")).toBe("Demo cluster");
+    expect(profileTitle("🇺🇸 Fleet")).toBe(`base64:${Buffer.from("🇺🇸 Fleet").toString("base64")}`);
+  });
+});

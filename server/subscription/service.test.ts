@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq, inArray } from "drizzle-orm";
+import { assignments, inbounds, routes, serverHealth, servers, subscribers } from "@/db/schema";
+import { seedDemoCluster } from "@/db/seed";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import { publishChange } from "@/server/bus";
+import { SubscriptionService } from "./service";
+
+interface JsonAnswer {
+  routes: Array<{ routeId: string; route: string; inboundId: string; inbound: string; server: string; link: string }>;
+}
+
+describe.each(testDbKinds())("subscription service on %s", (kind) => {
+  let t: TestDatabase;
+  let service: SubscriptionService;
+  let clusterId: string;
+  let token: string;
+  let now = Date.parse("2026-06-01T12:00:00Z");
+
+  const json = async () => {
+    const a = await service.answer(token, "json");
+    expect(a.status).toBe(200);
+    return JSON.parse(a.body) as JsonAnswer;
+  };
+
+  beforeAll(async () => {
+    t = await openTestDatabase(kind);
+    clusterId = await seedDemoCluster(t.db, "Sub test");
+    // Everything healthy except us-dal-1.
+    const ss = await t.db.select().from(servers).where(eq(servers.clusterId, clusterId));
+    for (const s of ss) await t.db.update(serverHealth).set({ status: s.name === "us-dal-1" ? "probe-failing" : "healthy" }).where(eq(serverHealth.serverId, s.id));
+    const [sub] = await t.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).limit(1);
+    token = sub!.token;
+    service = new SubscriptionService(t.db, () => now);
+    service.start();
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await t?.dispose();
+  });
+
+  it("answers one entry per non-empty route, in route order, with headers", async () => {
+    const a = await service.answer(token, null);
+    expect(a.status).toBe(200);
+    expect(a.headers["subscription-userinfo"]).toMatch(/^upload=0; download=0; total=0; expire=0$/);
+    expect(a.headers["profile-update-interval"]).toBe("12");
+    expect(a.headers["profile-title"]).toBe("Sub test");
+    const links = Buffer.from(a.body, "base64").toString().split("\n");
+    expect(links).toHaveLength(3); // Japan is empty: invisible
+    const j = await json();
+    expect(j.routes.map((r) => r.route)).toEqual(["🇺🇸 USA", "🇩🇪 Germany", "🇳🇱 Netherlands"]);
+    expect(j.routes[0]!.server).not.toBe("us-dal-1"); // down: never chosen while others are up
+    for (const r of j.routes) expect(r.link).toContain(encodeURIComponent(r.inbound));
+  });
+
+  it("stores assignments, and only when they change", async () => {
+    await service.flushAssignments();
+    const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
+    const rows = await t.db.select().from(assignments).where(eq(assignments.subscriberId, sub.id));
+    expect(rows).toHaveLength(3);
+    const stamp = rows.map((r) => r.assignedAt.getTime());
+    now += 60_000; // past the answer cache
+    await json();
+    await service.flushAssignments();
+    const again = await t.db.select().from(assignments).where(eq(assignments.subscriberId, sub.id));
+    expect(again.map((r) => r.assignedAt.getTime())).toEqual(stamp);
+  });
+
+  it("shows a move in the very next fetch", async () => {
+    const before = await json();
+    const usa = before.routes[0]!;
+    const [germany] = await t.db.select().from(routes).where(eq(routes.name, "🇩🇪 Germany"));
+    // Take every USA inbound but the chosen one out, then move the chosen one to Germany.
+    await t.db.update(inbounds).set({ routeId: germany!.id }).where(eq(inbounds.id, usa.inboundId));
+    publishChange("topology", clusterId);
+    const after = await json();
+    expect(after.routes.find((r) => r.routeId === usa.routeId)?.inboundId).not.toBe(usa.inboundId);
+    await t.db.update(inbounds).set({ routeId: usa.routeId }).where(eq(inbounds.id, usa.inboundId));
+    publishChange("topology", clusterId);
+  });
+
+  it("404s an unknown, disabled or expired token alike", async () => {
+    const unknown = await service.answer("no-such-token-here", null);
+    expect(unknown.status).toBe(404);
+    const [other] = await t.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).offset(1).limit(2);
+    await t.db.update(subscribers).set({ enabled: false }).where(eq(subscribers.id, other!.id));
+    const [third] = await t.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).offset(2).limit(1);
+    await t.db.update(subscribers).set({ expiresAt: new Date(now - 1000) }).where(eq(subscribers.id, third!.id));
+    publishChange("subscribers", clusterId);
+    const disabled = await service.answer(other!.token, null);
+    const expired = await service.answer(third!.token, null);
+    expect([disabled.status, expired.status]).toEqual([404, 404]);
+    expect(disabled.body).toBe(unknown.body);
+    expect(expired.body).toBe(unknown.body);
+  });
+
+  it("refuses an unknown format with 400", async () => {
+    const a = await service.answer(token, "xml");
+    expect(a.status).toBe(400);
+  });
+
+  it("goes to panic when every server of a route is down, and skips none", async () => {
+    const nl = await t.db.select().from(servers).where(inArray(servers.name, ["nl-ams-1", "nl-rtm-1"]));
+    for (const s of nl) await t.db.update(serverHealth).set({ status: "no-data" }).where(eq(serverHealth.serverId, s.id));
+    publishChange("health", clusterId);
+    const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
+    const ex = await service.explain(sub.id);
+    const nlRoute = ex!.routes.find((r) => r.route === "🇳🇱 Netherlands")!;
+    expect(nlRoute.decision.reason).toBe("panic");
+    expect((await json()).routes).toHaveLength(3);
+    for (const s of nl) await t.db.update(serverHealth).set({ status: "healthy" }).where(eq(serverHealth.serverId, s.id));
+    publishChange("health", clusterId);
+  });
+
+  it("explains every candidate without recording anything", async () => {
+    const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
+    const ex = await service.explain(sub.id);
+    expect(ex!.routes.map((r) => r.route)).toEqual(["🇺🇸 USA", "🇩🇪 Germany", "🇳🇱 Netherlands"]);
+    const usa = ex!.routes[0]!;
+    expect(usa.decision.candidates.length).toBeGreaterThanOrEqual(3);
+    expect(usa.decision.candidates.find((c) => c.excluded === "server-down")).toBeDefined();
+    expect(usa.decision.explanation.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * The in-memory picture the subscription endpoint answers from: routes in order with their
+ * inbounds, servers with availability and load, subscribers by token. Loaded from the
+ * database in a few bulk reads and replaced whole when the change bus says it moved, so a
+ * request never waits on more than one reload and never sees a half-updated picture.
+ */
+import { asc, eq, inArray } from "drizzle-orm";
+import type { DbOrTx } from "@/db/client";
+import { assignments, clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
+import type { RouteInput, ServerMetrics } from "@/server/balancer";
+import type { SubscriptionEntry } from "./formats";
+
+export interface SnapshotInbound {
+  id: string;
+  serverId: string;
+  routeId: string | null;
+  name: string;
+  port: number;
+  security: "reality" | "tls" | "none";
+  sni: string | null;
+  realityPublicKey: string | null;
+  realityShortId: string | null;
+  isFallback: boolean;
+}
+
+export interface SnapshotServer {
+  id: string;
+  clusterId: string;
+  name: string;
+  address: string;
+  enabled: boolean;
+  status: string;
+  coefficient: number;
+  capacityMbps: number | null;
+}
+
+export interface SnapshotCluster {
+  id: string;
+  name: string;
+  /** Non-empty and empty routes, in position order (the balancer skips empty ones). */
+  routes: RouteInput[];
+}
+
+export interface SnapshotSubscriber {
+  id: string;
+  clusterId: string;
+  name: string;
+  token: string;
+  vlessUuid: string;
+  enabled: boolean;
+  expiresAt: Date | null;
+  trafficLimitBytes: number | null;
+  trafficUsedBytes: number;
+}
+
+export interface Topology {
+  clusters: Map<string, SnapshotCluster>;
+  servers: Map<string, SnapshotServer>;
+  inbounds: Map<string, SnapshotInbound>;
+  routeNames: Map<string, string>;
+}
+
+export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
+  const [clusterRows, routeRows, inboundRows, serverRows] = await Promise.all([
+    db.select({ id: clusters.id, name: clusters.name }).from(clusters),
+    db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
+    db.select().from(inbounds).orderBy(asc(inbounds.name)),
+    db
+      .select({ server: servers, status: serverHealth.status })
+      .from(servers)
+      .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id)),
+  ]);
+  const topology: Topology = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map() };
+  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, routes: [] });
+  for (const { server: s, status } of serverRows) {
+    topology.servers.set(s.id, {
+      id: s.id,
+      clusterId: s.clusterId,
+      name: s.name,
+      address: s.address,
+      enabled: s.enabled,
+      status: s.enabled ? (status ?? "pending") : "disabled",
+      coefficient: s.coefficient,
+      capacityMbps: s.capacityMbps,
+    });
+  }
+  const routeInputs = new Map<string, RouteInput & { inbounds: RouteInput["inbounds"][number][] }>();
+  for (const r of routeRows) {
+    const input = { routeId: r.id, algorithm: r.algorithm, hysteresis: r.hysteresis, name: r.name, inbounds: [] };
+    routeInputs.set(r.id, input);
+    topology.routeNames.set(r.id, r.name);
+    topology.clusters.get(r.clusterId)?.routes.push(input);
+  }
+  for (const i of inboundRows) {
+    topology.inbounds.set(i.id, {
+      id: i.id,
+      serverId: i.serverId,
+      routeId: i.routeId,
+      name: i.name,
+      port: i.port,
+      security: i.security,
+      sni: i.sni,
+      realityPublicKey: i.realityPublicKey,
+      realityShortId: i.realityShortId,
+      isFallback: i.isFallback,
+    });
+    if (i.routeId) routeInputs.get(i.routeId)?.inbounds.push({ inboundId: i.id, serverId: i.serverId, isFallback: i.isFallback, name: i.name });
+  }
+  return topology;
+}
+
+export interface MetricsRow {
+  serverId: string;
+  reportedAt: Date;
+  usersOnline: number;
+  trafficBps: number;
+  peakBps: number;
+}
+
+export async function loadMetricsSnapshot(db: DbOrTx): Promise<Map<string, MetricsRow>> {
+  const rows = await db.select().from(serverMetrics);
+  return new Map(
+    rows.map((m) => [m.serverId, { serverId: m.serverId, reportedAt: m.reportedAt, usersOnline: m.usersOnline, trafficBps: Math.max(m.rxBps, m.txBps), peakBps: m.peakBps }]),
+  );
+}
+
+/** What the balancer needs per server: availability (only `healthy` counts) and load. */
+export function balancerMetrics(topology: Topology, metrics: ReadonlyMap<string, MetricsRow>): Map<string, ServerMetrics> {
+  const out = new Map<string, ServerMetrics>();
+  for (const s of topology.servers.values()) {
+    const m = metrics.get(s.id);
+    out.set(s.id, {
+      enabled: s.enabled,
+      available: s.enabled && s.status === "healthy",
+      coefficient: s.coefficient,
+      capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
+      learnedPeakBps: m?.peakBps ?? 0,
+      reportedUsers: m?.usersOnline ?? 0,
+      reportedTrafficBps: m?.trafficBps ?? 0,
+      reportedAt: m ? m.reportedAt.getTime() : Number.NEGATIVE_INFINITY,
+      name: s.name,
+    });
+  }
+  return out;
+}
+
+export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotSubscriber>> {
+  const rows = await db.select().from(subscribers);
+  return new Map(
+    rows.map((s) => [
+      s.token,
+      {
+        id: s.id,
+        clusterId: s.clusterId,
+        name: s.name,
+        token: s.token,
+        vlessUuid: s.vlessUuid,
+        enabled: s.enabled,
+        expiresAt: s.expiresAt,
+        trafficLimitBytes: s.trafficLimitBytes,
+        trafficUsedBytes: s.trafficUsedBytes,
+      },
+    ]),
+  );
+}
+
+/** A subscriber's stored assignments: routeId → inboundId. */
+export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, Map<string, string>>> {
+  const out = new Map<string, Map<string, string>>(subscriberIds.map((id) => [id, new Map()]));
+  if (subscriberIds.length === 0) return out;
+  const rows = await db
+    .select({ subscriberId: assignments.subscriberId, routeId: assignments.routeId, inboundId: assignments.inboundId })
+    .from(assignments)
+    .where(inArray(assignments.subscriberId, subscriberIds));
+  for (const r of rows) out.get(r.subscriberId)?.set(r.routeId, r.inboundId);
+  return out;
+}
+
+export function entryFor(topology: Topology, routeId: string, inboundId: string): SubscriptionEntry | null {
+  const ib = topology.inbounds.get(inboundId);
+  const server = ib ? topology.servers.get(ib.serverId) : undefined;
+  if (!ib || !server) return null;
+  return {
+    routeId,
+    route: topology.routeNames.get(routeId) ?? "",
+    inboundId,
+    inbound: ib.name,
+    server: server.name,
+    address: server.address,
+    port: ib.port,
+    security: ib.security,
+    sni: ib.sni,
+    realityPublicKey: ib.realityPublicKey,
+    realityShortId: ib.realityShortId,
+  };
+}
+
+export function isExpired(s: SnapshotSubscriber, nowMs: number): boolean {
+  return s.expiresAt !== null && s.expiresAt.getTime() <= nowMs;
+}
