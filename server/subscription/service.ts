@@ -22,7 +22,6 @@ import {
   renderSubscription,
   subscriptionUserinfo,
   type SubscriptionEntry,
-  type SubscriptionFormat,
 } from "./formats";
 import {
   balancerMetrics,
