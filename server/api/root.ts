@@ -4,6 +4,7 @@ import { balancerRouter } from "./routers/balancer";
 import { clustersRouter } from "./routers/clusters";
 import { operatorsRouter } from "./routers/operators";
 import { topologyRouter } from "./routers/topology";
+import { monitoringRouter } from "./routers/monitoring";
 import { auditRouter } from "./routers/audit";
 import { inboundsRouter } from "./routers/inbounds";
 import { routesRouter } from "./routers/routes";
@@ -22,6 +23,7 @@ export const appRouter = createTRPCRouter({
   clusters: clustersRouter,
   operators: operatorsRouter,
   topology: topologyRouter,
+  monitoring: monitoringRouter,
 });
 
 export type AppRouter = typeof appRouter;

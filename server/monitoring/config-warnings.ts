@@ -1,0 +1,100 @@
+/**
+ * Monitoring configuration warnings (pure, no I/O), in the shape of server/domain/warnings.ts
+ * (`{ kind, id, message, … }`) so the warnings panel can list them with the others:
+ *  - "probes-disabled": active probes are off for the whole cluster, or for some servers by
+ *    override — a dead listener is then only noticed through the agent's own report;
+ *  - "fallback-down": a route's fallback inbound sits on a server that is itself not healthy,
+ *    so the route has no working fallback.
+ */
+import { STATUS_LABELS, type ServerStatus } from "./status";
+
+export interface MonitoringWarningInput {
+  /** Whether the cluster's probe config has `enabled` (null/undefined config = defaults = on). */
+  clusterProbesEnabled: boolean;
+  servers: ReadonlyArray<{
+    id: string;
+    name: string;
+    status: string;
+    enabled?: boolean;
+    /** The effective (cluster + override) `enabled`; defaults to the cluster's. */
+    probesEnabled?: boolean;
+  }>;
+  inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; isFallback: boolean }>;
+  routes: ReadonlyArray<{ id: string; name: string }>;
+}
+
+export type MonitoringWarning =
+  | { kind: "probes-disabled"; id: string; message: string; serverIds: string[] }
+  | {
+      kind: "fallback-down";
+      id: string;
+      message: string;
+      routeId: string;
+      routeName: string;
+      inboundId: string;
+      inboundName: string;
+      serverId: string;
+      serverName: string;
+      status: string;
+    };
+
+function label(status: string): string {
+  return (STATUS_LABELS as Record<string, string>)[status as ServerStatus] ?? status;
+}
+
+function list(names: string[]): string {
+  if (names.length <= 3) return names.join(", ");
+  return `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`;
+}
+
+/** Warnings in a stable order: probes first, then fallbacks in route order. */
+export function computeMonitoringWarnings(input: MonitoringWarningInput): MonitoringWarning[] {
+  const out: MonitoringWarning[] = [];
+  if (!input.clusterProbesEnabled) {
+    out.push({
+      kind: "probes-disabled",
+      id: "probes-disabled:cluster",
+      serverIds: input.servers.map((s) => s.id),
+      message: "Active health probes are turned off for this cluster — a dead listener is only noticed when its agent says so",
+    });
+  } else {
+    const off = input.servers.filter((s) => s.enabled !== false && s.probesEnabled === false);
+    if (off.length > 0) {
+      out.push({
+        kind: "probes-disabled",
+        id: "probes-disabled:servers",
+        serverIds: off.map((s) => s.id),
+        message:
+          off.length === 1
+            ? `Active health probes are turned off for ${off[0]!.name} — a dead listener there is only noticed when its agent says so`
+            : `Active health probes are turned off for ${off.length} servers (${list(off.map((s) => s.name))})`,
+      });
+    }
+  }
+  const serverById = new Map(input.servers.map((s) => [s.id, s]));
+  const routeById = new Map(input.routes.map((r) => [r.id, r]));
+  const order = new Map(input.routes.map((r, i) => [r.id, i]));
+  const fallbacks = input.inbounds
+    .filter((i) => i.isFallback && i.routeId !== null && routeById.has(i.routeId))
+    .sort((a, b) => (order.get(a.routeId!) ?? 0) - (order.get(b.routeId!) ?? 0));
+  for (const ib of fallbacks) {
+    const server = serverById.get(ib.serverId);
+    const status = server ? (server.enabled === false ? "disabled" : server.status) : "unknown";
+    if (status === "healthy") continue;
+    const route = routeById.get(ib.routeId!)!;
+    const serverName = server?.name ?? "an unknown server";
+    out.push({
+      kind: "fallback-down",
+      id: `fallback-down:${route.id}`,
+      routeId: route.id,
+      routeName: route.name,
+      inboundId: ib.id,
+      inboundName: ib.name,
+      serverId: ib.serverId,
+      serverName,
+      status,
+      message: `The fallback of ${route.name} (${ib.name}) is on ${serverName}, which is itself down: ${label(status)}`,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { TRPCError } from "@trpc/server";
+import { inbounds, operators, servers } from "@/db/schema";
+import { seedDemoCluster } from "@/db/seed";
+import { openTestDatabase, type TestDatabase } from "@/db/testing";
+import { createCaller } from "@/server/api/root";
+import type { Context } from "@/server/api/trpc";
+import { fleetPlanSchema } from "@/scripts/fleet/plan";
+import { ingestAgentReport } from "./store";
+
+describe("monitoring procedures (pglite)", () => {
+  let t: TestDatabase;
+  let admin: ReturnType<typeof createCaller>;
+  let viewer: ReturnType<typeof createCaller>;
+  let clusterId: string;
+
+  const ctxFor = (operatorId: string, role: "owner" | "viewer"): Context => ({
+    db: t.db,
+    operator: { sessionId: `s-${role}`, operatorId, username: role, role },
+    clientAddress: "127.0.0.1",
+    userAgent: "vitest",
+    secureCookies: false,
+    setCookie: () => {},
+  });
+
+  beforeAll(async () => {
+    t = await openTestDatabase("pglite");
+    const [o] = await t.db.insert(operators).values({ username: "owner", passwordHash: "x", role: "owner" }).returning();
+    const [v] = await t.db.insert(operators).values({ username: "viewer", passwordHash: "x", role: "viewer" }).returning();
+    admin = createCaller(ctxFor(o!.id, "owner"));
+    viewer = createCaller(ctxFor(v!.id, "viewer"));
+    clusterId = await seedDemoCluster(t.db, "Demo");
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  it("rotateAgentTokens moves every server and inbound to distinct local ports with working tokens", async () => {
+    const r = await admin.monitoring.rotateAgentTokens({ clusterId });
+    const plan = fleetPlanSchema.parse(r.plan);
+    expect(plan.servers).toHaveLength(6);
+    const ports = plan.servers.flatMap((s) => s.inboundPorts);
+    expect(new Set(ports).size).toBe(ports.length);
+    expect(ports.every((p) => p >= 1024)).toBe(true);
+    const rows = await t.db.select().from(servers).where(eq(servers.clusterId, clusterId));
+    expect(rows.every((s) => s.address === "127.0.0.1")).toBe(true);
+    const ib = await t.db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId));
+    expect(ib.map((i) => i.port).sort()).toEqual([...ports].sort());
+    const ok = await ingestAgentReport(t.db, `Bearer ${plan.servers[0]!.token}`, JSON.stringify({ listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1, txBps: 1, cpu: 1, memory: 1, neighbours: [] }));
+    expect(ok.httpStatus).toBe(200);
+    // a second rotation invalidates the old token
+    await admin.monitoring.rotateAgentTokens({ clusterId });
+    expect((await ingestAgentReport(t.db, `Bearer ${plan.servers[0]!.token}`, "{}")).httpStatus).toBe(401);
+  });
+
+  it("enrolFleet creates then reuses sim servers; health lists them", async () => {
+    const a = await admin.monitoring.enrolFleet({ clusterName: "Fleet test", servers: 3 });
+    expect(fleetPlanSchema.parse(a.plan).servers.map((s) => s.name)).toEqual(["sim-01", "sim-02", "sim-03"]);
+    const b = await admin.monitoring.enrolFleet({ clusterId: a.clusterId, servers: 4, inboundsPerServer: 2 });
+    expect(b.plan.servers).toHaveLength(4);
+    expect(b.plan.servers[0]!.serverId).toBe(a.plan.servers[0]!.serverId);
+    expect(b.plan.servers.every((s) => s.inboundPorts.length === 2)).toBe(true);
+    const h = await viewer.monitoring.health({ clusterId: a.clusterId });
+    expect(h.servers.map((s) => [s.name, s.status, s.label])).toEqual([
+      ["sim-01", "pending", "Waiting for first check"],
+      ["sim-02", "pending", "Waiting for first check"],
+      ["sim-03", "pending", "Waiting for first check"],
+      ["sim-04", "pending", "Waiting for first check"],
+    ]);
+    expect(await viewer.monitoring.assignmentCounts({ clusterId: a.clusterId })).toEqual({});
+  });
+
+  it("probe config: validated, audited, viewers refused; overrides and report interval", async () => {
+    await expect(viewer.monitoring.setProbeConfig({ clusterId, config: {} })).rejects.toThrow(TRPCError);
+    await expect(admin.monitoring.setProbeConfig({ clusterId, config: { intervalS: 0 } })).rejects.toThrow(/intervalS|≥|too small/i);
+    const r = await admin.monitoring.setProbeConfig({ clusterId, config: { protocol: "http", path: "/health", intervalS: 2, enabled: false } });
+    expect(r.config).toMatchObject({ protocol: "http", intervalS: 2, timeoutS: 30, statusCodes: "200-399" });
+    const got = await viewer.monitoring.getProbeConfig({ clusterId });
+    expect(got.config.path).toBe("/health");
+    const h = await admin.monitoring.health({ clusterId });
+    expect(h.warnings.map((w) => w.kind)).toContain("probes-disabled");
+    const sid = got.overrides[0]!.serverId;
+    await admin.monitoring.setServerProbeOverride({ serverId: sid, override: { port: 9999, enabled: true } });
+    const h2 = await admin.monitoring.health({ clusterId });
+    expect(h2.servers.find((s) => s.id === sid)).toMatchObject({ probeTarget: 9999, probesEnabled: true, override: { port: 9999, enabled: true } });
+    await admin.monitoring.setServerProbeOverride({ serverId: sid, override: {} });
+    expect((await viewer.monitoring.getProbeConfig({ clusterId })).overrides.find((o) => o.serverId === sid)!.override).toBeNull();
+    await admin.monitoring.setReportInterval({ clusterId, seconds: 5 });
+    expect((await admin.monitoring.health({ clusterId })).cluster.reportIntervalS).toBe(5);
+    await expect(admin.monitoring.setReportInterval({ clusterId, seconds: 0 })).rejects.toThrow(/between 1 and 3600/);
+  });
+});
