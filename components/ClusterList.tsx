@@ -5,7 +5,8 @@ import { useState } from "react";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage, fieldErrors } from "@/lib/errors";
 import { useCanEdit } from "@/components/AppShell";
-import { Field, buttonClass, inputClass } from "@/components/ui/Field";
+import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
+import { Dialog, DialogActions } from "@/components/ui/Dialog";
 
 export function ClusterList() {
   const trpc = useTRPC();
@@ -13,6 +14,7 @@ export function ClusterList() {
   const queryClient = useQueryClient();
   const clusters = useQuery(trpc.clusters.list.queryOptions());
   const [name, setName] = useState("");
+  const [renaming, setRenaming] = useState<{ id: string; name: string } | null>(null);
   const create = useMutation(
     trpc.clusters.create.mutationOptions({
       onSuccess: async () => {
@@ -28,13 +30,23 @@ export function ClusterList() {
       {clusters.isLoading && <p className="text-slate-500">Loading…</p>}
       <ul className="grid gap-3 sm:grid-cols-2">
         {clusters.data?.map((c) => (
-          <li key={c.id}>
-            <Link href={`/clusters/${c.id}`} className="block rounded-lg border border-slate-200 bg-white p-4 shadow-sm hover:border-sky-400">
+          <li key={c.id} className="relative">
+            <Link href={`/clusters/${c.id}`} className="block rounded-lg border border-slate-200 bg-white p-4 pr-24 shadow-sm hover:border-sky-400">
               <div className="text-lg font-semibold">{c.name}</div>
               <div className="mt-1 text-sm text-slate-500">
                 {c.servers} servers · {c.inbounds} inbounds · {c.routes} routes · {c.subscribers} subscribers
               </div>
             </Link>
+            {canEdit && (
+              <button
+                type="button"
+                aria-label={`Rename cluster ${c.name}`}
+                className="absolute right-3 top-3 rounded px-2 py-1 text-xs font-medium text-slate-500 hover:bg-slate-100 hover:text-slate-900"
+                onClick={() => setRenaming({ id: c.id, name: c.name })}
+              >
+                Rename
+              </button>
+            )}
           </li>
         ))}
       </ul>
@@ -57,6 +69,48 @@ export function ClusterList() {
           </button>
         </form>
       )}
+      {renaming && <RenameDialog cluster={renaming} onClose={() => setRenaming(null)} />}
     </main>
+  );
+}
+
+function RenameDialog({ cluster, onClose }: { cluster: { id: string; name: string }; onClose: () => void }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(cluster.name);
+  const rename = useMutation(
+    trpc.clusters.rename.mutationOptions({
+      onSuccess: async () => {
+        await Promise.all([
+          queryClient.invalidateQueries({ queryKey: trpc.clusters.list.queryKey() }),
+          queryClient.invalidateQueries({ queryKey: trpc.clusters.get.queryKey() }),
+          queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() }),
+        ]);
+        onClose();
+      },
+    }),
+  );
+  return (
+    <Dialog title={`Rename cluster ${cluster.name}`} onClose={onClose} size="sm">
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          rename.mutate({ clusterId: cluster.id, name });
+        }}
+      >
+        <Field label="Name" error={fieldErrors(rename.error).name ?? (rename.error ? errorMessage(rename.error) : undefined)}>
+          {(p) => <input {...p} data-autofocus className={inputClass} value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <DialogActions>
+          <button type="button" className={secondaryButtonClass} onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className={buttonClass} disabled={rename.isPending}>
+            {rename.isPending ? "Saving…" : "Rename"}
+          </button>
+        </DialogActions>
+      </form>
+    </Dialog>
   );
 }

@@ -1,0 +1,316 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useCanEdit } from "@/components/AppShell";
+import { ClusterPageNav } from "@/components/ui/PageHeader";
+import { ConfirmDialog } from "@/components/ui/Dialog";
+import { buttonClass, secondaryButtonClass } from "@/components/ui/Field";
+import { StatusBadge } from "@/components/ui/StatusBadge";
+import { errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+import type { AppRouter } from "@/server/api/root";
+import type { inferRouterOutputs } from "@trpc/server";
+import { AgentTokenDialog } from "./AgentTokenDialog";
+import { InboundForm } from "./InboundForm";
+import { ServerForm } from "./ServerForm";
+
+type ServerRow = inferRouterOutputs<AppRouter>["servers"]["list"][number];
+type InboundRow = ServerRow["inbounds"][number];
+
+type DialogState =
+  | { kind: "add-server" }
+  | { kind: "edit-server"; server: ServerRow }
+  | { kind: "delete-server"; server: ServerRow }
+  | { kind: "token"; serverName: string; token: string; rotated: boolean }
+  | { kind: "rotate"; server: ServerRow }
+  | { kind: "add-inbound"; server: ServerRow }
+  | { kind: "edit-inbound"; server: ServerRow; inbound: InboundRow }
+  | { kind: "delete-inbound"; inbound: InboundRow; server: ServerRow }
+  | null;
+
+const small = "rounded px-2 py-1 text-xs font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 disabled:opacity-50";
+const ROLE: Record<string, string> = { master: "Master", node: "Node", both: "Master + node" };
+const SECURITY: Record<string, string> = { reality: "Reality", tls: "TLS", none: "None" };
+
+export function ServersPage({ clusterId }: { clusterId: string }) {
+  const trpc = useTRPC();
+  const canEdit = useCanEdit();
+  const queryClient = useQueryClient();
+  const list = useQuery(trpc.servers.list.queryOptions({ clusterId }));
+  const [dialog, setDialog] = useState<DialogState>(null);
+  const [notice, setNotice] = useState<{ text: string; error?: boolean } | null>(null);
+
+  const refresh = () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.servers.list.queryKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() }),
+    ]);
+  const onError = (err: unknown) => setNotice({ text: errorMessage(err), error: true });
+  const setEnabled = useMutation(trpc.servers.setEnabled.mutationOptions({ onSuccess: refresh, onError }));
+  const setFallback = useMutation(
+    trpc.inbounds.setFallback.mutationOptions({
+      onSuccess: async (r) => {
+        setNotice({ text: r.isFallback ? `${r.name} is now its route's fallback.` : `${r.name} is no longer a fallback.` });
+        await refresh();
+      },
+      onError,
+    }),
+  );
+  const rotate = useMutation(
+    trpc.servers.rotateToken.mutationOptions({
+      onSuccess: (r) => setDialog({ kind: "token", serverName: r.name, token: r.agentToken, rotated: true }),
+    }),
+  );
+  const [alsoInbounds, setAlsoInbounds] = useState(false);
+  const deleteServer = useMutation(
+    trpc.servers.delete.mutationOptions({
+      onSuccess: async (r) => {
+        setNotice({ text: r.deletedInbounds ? `Server deleted with its ${r.deletedInbounds} inbound${r.deletedInbounds === 1 ? "" : "s"}.` : "Server deleted." });
+        setDialog(null);
+        await refresh();
+      },
+    }),
+  );
+  const deleteInbound = useMutation(
+    trpc.inbounds.delete.mutationOptions({
+      onSuccess: async () => {
+        setDialog(null);
+        await refresh();
+      },
+    }),
+  );
+
+  const servers = list.data ?? [];
+  const total = servers.reduce((n, s) => n + s.inbounds.length, 0);
+
+  return (
+    <>
+      <ClusterPageNav clusterId={clusterId} />
+      <main className="mx-auto max-w-6xl p-6">
+        <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
+          <div>
+            <h1 className="text-2xl font-semibold">Servers &amp; inbounds</h1>
+            {list.data && (
+              <p className="text-sm text-slate-500">
+                {servers.length} server{servers.length === 1 ? "" : "s"} · {total} inbound{total === 1 ? "" : "s"}
+              </p>
+            )}
+          </div>
+          {canEdit && (
+            <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "add-server" })}>
+              <span aria-hidden="true">＋</span> Add server
+            </button>
+          )}
+        </div>
+
+        {notice && (
+          <div role={notice.error ? "alert" : "status"} className={`mb-4 flex items-start justify-between gap-3 rounded-md px-4 py-2.5 text-sm ${notice.error ? "bg-red-50 text-red-800" : "bg-emerald-50 text-emerald-900"}`}>
+            <span>{notice.text}</span>
+            <button type="button" className="text-xs underline" onClick={() => setNotice(null)}>
+              Dismiss
+            </button>
+          </div>
+        )}
+        {list.error && (
+          <p role="alert" className="text-red-700">
+            {errorMessage(list.error)}
+          </p>
+        )}
+        {list.isLoading && <p className="text-slate-500">Loading…</p>}
+        {list.data && servers.length === 0 && (
+          <div className="rounded-lg border border-dashed border-slate-300 bg-white p-8 text-center text-slate-600">
+            No server yet. {canEdit && "Add the first one: its agent reports health and load, and its inbounds serve your users."}
+          </div>
+        )}
+
+        <div className="flex flex-col gap-4">
+          {servers.map((s) => (
+            <section key={s.id} aria-label={`Server ${s.name}`} className={`rounded-lg border bg-white shadow-sm ${s.enabled ? "border-slate-200" : "border-slate-200 opacity-80"}`}>
+              <header className="flex flex-wrap items-center gap-x-4 gap-y-2 border-b border-slate-100 px-4 py-3">
+                <div className="min-w-0">
+                  <h2 className="flex items-center gap-2 text-base font-semibold text-slate-900">
+                    {s.name} <StatusBadge status={s.status} title={s.statusReason} />
+                  </h2>
+                  <p className="mt-0.5 text-sm text-slate-500">
+                    <span className="font-mono">{s.address}</span> · {ROLE[s.role]} · coefficient {s.coefficient}
+                    {s.capacityMbps ? ` · ${s.capacityMbps.toLocaleString("en")} Mbit/s` : " · capacity learned"}
+                  </p>
+                </div>
+                {canEdit && (
+                  <div className="ml-auto flex flex-wrap items-center gap-1">
+                    <button type="button" className={small} onClick={() => setDialog({ kind: "add-inbound", server: s })}>
+                      + Inbound
+                    </button>
+                    <button type="button" className={small} aria-label={`Edit server ${s.name}`} onClick={() => setDialog({ kind: "edit-server", server: s })}>
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      className={small}
+                      disabled={setEnabled.isPending}
+                      aria-label={`${s.enabled ? "Disable" : "Enable"} server ${s.name}`}
+                      onClick={() => setEnabled.mutate({ serverId: s.id, enabled: !s.enabled })}
+                    >
+                      {s.enabled ? "Disable" : "Enable"}
+                    </button>
+                    <button type="button" className={small} aria-label={`Rotate agent token of ${s.name}`} onClick={() => setDialog({ kind: "rotate", server: s })}>
+                      Rotate token
+                    </button>
+                    <button
+                      type="button"
+                      className={`${small} text-red-700 hover:bg-red-50 hover:text-red-800`}
+                      aria-label={`Delete server ${s.name}`}
+                      onClick={() => {
+                        setAlsoInbounds(false);
+                        deleteServer.reset();
+                        setDialog({ kind: "delete-server", server: s });
+                      }}
+                    >
+                      Delete
+                    </button>
+                  </div>
+                )}
+              </header>
+              {s.inbounds.length === 0 ? (
+                <p className="px-4 py-3 text-sm text-slate-500">No inbounds on this server.</p>
+              ) : (
+                <div className="overflow-x-auto">
+                  <table className="w-full text-left text-sm">
+                    <thead className="text-xs uppercase tracking-wide text-slate-500">
+                      <tr>
+                        <th className="px-4 py-2 font-medium">Inbound</th>
+                        <th className="px-2 py-2 font-medium">Port</th>
+                        <th className="px-2 py-2 font-medium">Security</th>
+                        <th className="px-2 py-2 font-medium">SNI</th>
+                        <th className="px-2 py-2 font-medium">Route</th>
+                        {canEdit && <th className="px-4 py-2 text-right font-medium">Actions</th>}
+                      </tr>
+                    </thead>
+                    <tbody className="divide-y divide-slate-100">
+                      {s.inbounds.map((i) => (
+                        <tr key={i.id} className="align-middle">
+                          <td className="px-4 py-2 font-medium text-slate-900">{i.name}</td>
+                          <td className="px-2 py-2 font-mono">{i.port}</td>
+                          <td className="px-2 py-2">{SECURITY[i.security]}</td>
+                          <td className="px-2 py-2 text-slate-600">{i.sni ?? "—"}</td>
+                          <td className="px-2 py-2">
+                            {i.routeName ? (
+                              <span className="inline-flex items-center gap-1.5">
+                                {i.routeName}
+                                {i.isFallback && <span className="rounded bg-violet-100 px-1.5 py-0.5 text-xs font-medium text-violet-800">fallback</span>}
+                              </span>
+                            ) : (
+                              <span className="rounded bg-amber-50 px-1.5 py-0.5 text-xs font-medium text-amber-800 ring-1 ring-inset ring-amber-600/20">Unassigned</span>
+                            )}
+                          </td>
+                          {canEdit && (
+                            <td className="whitespace-nowrap px-4 py-2 text-right">
+                              {i.routeId && (
+                                <button
+                                  type="button"
+                                  className={small}
+                                  aria-label={i.isFallback ? `Unmark ${i.name} as fallback` : `Mark ${i.name} as fallback`}
+                                  disabled={setFallback.isPending}
+                                  onClick={() => {
+                                    setNotice(null);
+                                    setFallback.mutate({ inboundId: i.id, isFallback: !i.isFallback });
+                                  }}
+                                >
+                                  {i.isFallback ? "Unmark fallback" : "Mark fallback"}
+                                </button>
+                              )}
+                              <button type="button" className={small} aria-label={`Edit inbound ${i.name}`} onClick={() => setDialog({ kind: "edit-inbound", server: s, inbound: i })}>
+                                Edit
+                              </button>
+                              <button
+                                type="button"
+                                className={`${small} text-red-700 hover:bg-red-50`}
+                                aria-label={`Delete inbound ${i.name}`}
+                                onClick={() => {
+                                  deleteInbound.reset();
+                                  setDialog({ kind: "delete-inbound", server: s, inbound: i });
+                                }}
+                              >
+                                Delete
+                              </button>
+                            </td>
+                          )}
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+          ))}
+        </div>
+      </main>
+
+      {dialog?.kind === "add-server" && (
+        <ServerForm clusterId={clusterId} onClose={() => setDialog(null)} onCreated={(r) => setDialog({ kind: "token", serverName: r.name, token: r.agentToken, rotated: false })} />
+      )}
+      {dialog?.kind === "edit-server" && <ServerForm clusterId={clusterId} server={dialog.server} onClose={() => setDialog(null)} />}
+      {dialog?.kind === "token" && <AgentTokenDialog serverName={dialog.serverName} token={dialog.token} rotated={dialog.rotated} onClose={() => setDialog(null)} />}
+      {dialog?.kind === "rotate" && (
+        <ConfirmDialog
+          title={`Rotate the agent token of ${dialog.server.name}?`}
+          confirmLabel="Rotate token"
+          pending={rotate.isPending}
+          error={rotate.error ? errorMessage(rotate.error) : null}
+          onClose={() => setDialog(null)}
+          onConfirm={() => rotate.mutate({ serverId: dialog.server.id })}
+        >
+          <p>The current token stops working at once: restart the agent on {dialog.server.name} with the new one.</p>
+        </ConfirmDialog>
+      )}
+      {dialog?.kind === "add-inbound" && (
+        <InboundForm
+          server={dialog.server}
+          onClose={() => setDialog(null)}
+          onCreated={(route) => setNotice({ text: route ? `Inbound created. As the cluster's first inbound, it was put in a new route “${route}”.` : "Inbound created. It is unassigned until you put it in a route." })}
+        />
+      )}
+      {dialog?.kind === "edit-inbound" && <InboundForm server={dialog.server} inbound={dialog.inbound} onClose={() => setDialog(null)} />}
+      {dialog?.kind === "delete-inbound" && (
+        <ConfirmDialog
+          title={`Delete inbound ${dialog.inbound.name}?`}
+          confirmLabel="Delete inbound"
+          pending={deleteInbound.isPending}
+          error={deleteInbound.error ? errorMessage(deleteInbound.error) : null}
+          onClose={() => setDialog(null)}
+          onConfirm={() => deleteInbound.mutate({ inboundId: dialog.inbound.id })}
+        >
+          <p>
+            Port {dialog.inbound.port} on {dialog.server.name} is removed
+            {dialog.inbound.routeName ? `; users of ${dialog.inbound.routeName} on it move to the route's other inbounds.` : "."}
+          </p>
+        </ConfirmDialog>
+      )}
+      {dialog?.kind === "delete-server" && (
+        <ConfirmDialog
+          title={`Delete server ${dialog.server.name}?`}
+          confirmLabel={dialog.server.inbounds.length > 0 ? "Delete server and inbounds" : "Delete server"}
+          pending={deleteServer.isPending}
+          error={deleteServer.error ? errorMessage(deleteServer.error) : null}
+          onClose={() => setDialog(null)}
+          onConfirm={() => deleteServer.mutate({ serverId: dialog.server.id, deleteInbounds: alsoInbounds })}
+        >
+          {dialog.server.inbounds.length > 0 ? (
+            <>
+              <p>
+                {dialog.server.name} still has {dialog.server.inbounds.length} inbound{dialog.server.inbounds.length === 1 ? "" : "s"}:{" "}
+                {dialog.server.inbounds.map((i) => i.name).join(", ")}. A server with inbounds is only deleted together with them.
+              </p>
+              <label className="flex items-center gap-2 font-medium">
+                <input type="checkbox" className="h-4 w-4 accent-red-600" checked={alsoInbounds} onChange={(e) => setAlsoInbounds(e.target.checked)} />
+                Also delete its {dialog.server.inbounds.length} inbound{dialog.server.inbounds.length === 1 ? "" : "s"}
+              </label>
+            </>
+          ) : (
+            <p>Its agent token stops working. This cannot be undone.</p>
+          )}
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
