@@ -1,6 +1,6 @@
-import { ClusterOverview } from "@/components/ClusterOverview";
+import { TopologyDiagram } from "@/components/diagram/TopologyDiagram";
 
 export default async function ClusterPage({ params }: { params: Promise<{ clusterId: string }> }) {
   const { clusterId } = await params;
-  return <ClusterOverview clusterId={clusterId} />;
+  return <TopologyDiagram clusterId={clusterId} />;
 }

@@ -1,0 +1,83 @@
+"use client";
+import { useDraggable } from "@dnd-kit/core";
+import { Handle, Position } from "@xyflow/react";
+import { CHIP_HEIGHT } from "./layout";
+import { chipDomId, useDiagram, type InboundData } from "./context";
+import { MoveMenu } from "./MoveMenu";
+import { plural, routeColor } from "./format";
+
+export const inboundDragId = (id: string) => `inbound:${id}`;
+
+/**
+ * One inbound inside its server box: a button named exactly like the inbound (drag it, or
+ * press Space/Enter to pick it up from the keyboard), its users, and the "Move to…" menu.
+ * The handle on its right edge is where its edge to the route starts.
+ */
+export function InboundChip({ inbound }: { inbound: InboundData }) {
+  const { canEdit, carry, startCarry, index, highlight } = useDiagram();
+  const { setNodeRef, listeners, isDragging } = useDraggable({
+    id: inboundDragId(inbound.id),
+    data: { type: "inbound", inboundId: inbound.id, name: inbound.name },
+    disabled: !canEdit,
+  });
+  const route = inbound.routeId ? index.routeById.get(inbound.routeId) : undefined;
+  const color = route ? routeColor(index.routeIndex.get(route.id) ?? 0) : "#94a3b8";
+  const carried = carry?.inboundId === inbound.id;
+  const descId = `${chipDomId(inbound.id)}-desc`;
+  return (
+    <li
+      className={`relative flex items-center gap-1 rounded-md border bg-white pr-1 shadow-sm transition-shadow ${
+        carried || highlight === inbound.id ? "border-sky-500 ring-2 ring-sky-400" : "border-slate-200"
+      } ${isDragging ? "opacity-40" : ""}`}
+      style={{ height: CHIP_HEIGHT, borderLeft: `4px solid ${color}` }}
+      data-inbound-id={inbound.id}
+    >
+      <button
+        ref={setNodeRef}
+        id={chipDomId(inbound.id)}
+        type="button"
+        aria-describedby={descId}
+        aria-pressed={canEdit ? carried : undefined}
+        {...(canEdit ? listeners : {})}
+        onKeyDown={(e) => {
+          if (!canEdit || carry) return;
+          if (e.key === " " || e.key === "Enter") {
+            e.preventDefault();
+            e.stopPropagation();
+            startCarry(inbound.id);
+          }
+        }}
+        className={`nodrag nopan h-full min-w-0 flex-1 truncate rounded-l px-2 text-left text-[13px] font-medium text-slate-800 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-sky-600 ${
+          canEdit ? "cursor-grab touch-none active:cursor-grabbing" : "cursor-default"
+        }`}
+        title={inbound.name}
+      >
+        {inbound.name}
+      </button>
+      <span
+        className="shrink-0 rounded bg-slate-100 px-1.5 py-0.5 text-[11px] tabular-nums text-slate-600"
+        title={plural(inbound.users, "user")}
+        aria-hidden
+      >
+        <svg viewBox="0 0 20 20" className="mr-0.5 inline h-3 w-3 -translate-y-px" fill="currentColor">
+          <path d="M10 10a4 4 0 1 0 0-8 4 4 0 0 0 0 8Zm-7 8a7 7 0 0 1 14 0H3Z" />
+        </svg>
+        {inbound.users}
+      </span>
+      <span id={descId} className="sr-only">
+        {plural(inbound.users, "user")}, port {inbound.port}, {route ? `in route ${route.name}` : "not in any route"}
+        {inbound.isFallback ? ", fallback" : ""}
+        {canEdit ? ". Drag to a route, or press Space to pick up and arrow keys to choose a route." : "."}
+      </span>
+      {canEdit && <MoveMenu inbound={inbound} />}
+      <Handle
+        type="source"
+        id={`ib:${inbound.id}`}
+        position={Position.Right}
+        isConnectable={false}
+        className="!pointer-events-none !h-2 !w-2 !min-w-0 !border-0"
+        style={{ background: route ? color : "transparent", right: -13 }}
+      />
+    </li>
+  );
+}

@@ -1,0 +1,62 @@
+"use client";
+import type { TopologyData } from "./context";
+
+type Warning = TopologyData["warnings"][number];
+
+/** What to fix, above the diagram; each warning points at what it is about. */
+export function WarningsPanel({
+  warnings,
+  onShowInbound,
+  onShowRoute,
+}: {
+  warnings: Warning[];
+  onShowInbound(id: string): void;
+  onShowRoute(id: string): void;
+}) {
+  if (warnings.length === 0) {
+    return (
+      <section aria-label="Warnings" className="flex items-center gap-2 border-b border-slate-200 bg-white px-5 py-2 text-sm text-green-700">
+        <span aria-hidden>✓</span> No warnings: every inbound is in a route and every route can fail over.
+      </section>
+    );
+  }
+  return (
+    <section aria-label="Warnings" className="max-h-[28vh] overflow-auto border-b border-amber-200 bg-amber-50 px-5 py-2">
+      <h2 className="sr-only">Warnings</h2>
+      <ul className="flex flex-col gap-1 text-sm">
+        {warnings.map((w) => (
+          <li key={w.id} data-warning={w.kind} className="flex flex-wrap items-center gap-x-2 gap-y-1 text-amber-900">
+            <span aria-hidden className={w.kind === "no-available" ? "text-red-600" : "text-amber-600"}>
+              ⚠
+            </span>
+            <span className={w.kind === "no-available" ? "font-medium text-red-800" : "font-medium"}>{w.message}</span>
+            {w.kind === "unassigned" ? (
+              <span className="flex flex-wrap gap-1">
+                {w.inbounds.map((i) => (
+                  <button
+                    key={i.id}
+                    type="button"
+                    onClick={() => onShowInbound(i.id)}
+                    aria-label={`Show ${i.name}`}
+                    className="rounded-full border border-amber-300 bg-white px-2 py-0.5 text-xs font-medium text-amber-900 hover:border-amber-500 hover:bg-amber-100"
+                  >
+                    {i.name}
+                  </button>
+                ))}
+              </span>
+            ) : (
+              <button
+                type="button"
+                onClick={() => onShowRoute(w.routeId)}
+                aria-label={`Show route ${w.routeName}`}
+                className="text-xs font-medium text-sky-700 underline-offset-2 hover:underline"
+              >
+                Show route
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

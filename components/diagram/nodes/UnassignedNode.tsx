@@ -1,0 +1,47 @@
+"use client";
+import { useDroppable } from "@dnd-kit/core";
+import type { NodeProps } from "@xyflow/react";
+import { memo } from "react";
+import { useDiagram } from "../context";
+import { ITEM_HEIGHT, UNASSIGNED_HEADER } from "../layout";
+import type { DiagramNode } from "./types";
+
+export const UNASSIGNED_DROP_ID = "unassigned-drop";
+
+/** Inbounds in no route: invisible to users. Drop a chip here to take it out of every route. */
+export const UnassignedNode = memo(function UnassignedNode(_props: NodeProps<DiagramNode>) {
+  const { index, canEdit, carry } = useDiagram();
+  const { setNodeRef, isOver } = useDroppable({ id: UNASSIGNED_DROP_ID, data: { type: "unassigned", accepts: ["inbound"] }, disabled: !canEdit });
+  const items = index.unassigned;
+  const dropping = isOver || (carry !== null && index.targets[carry.index] === null);
+  return (
+    <section
+      ref={setNodeRef}
+      aria-label="Unassigned inbounds"
+      data-drop-target={dropping || undefined}
+      className={`h-full w-full overflow-hidden rounded-xl border-2 border-dashed transition-colors ${
+        dropping ? "border-sky-500 bg-sky-50 ring-4 ring-sky-200" : items.length > 0 ? "border-amber-400 bg-amber-50/70" : "border-slate-300 bg-white/70"
+      }`}
+    >
+      <header className="flex flex-col justify-center px-3" style={{ height: UNASSIGNED_HEADER }}>
+        <h3 className="text-[15px] font-semibold text-slate-800">Unassigned</h3>
+        <p className="text-xs text-slate-500">In no route — users can&apos;t see these</p>
+      </header>
+      {items.length === 0 ? (
+        <p className="px-3 text-xs italic text-slate-400" style={{ height: ITEM_HEIGHT }}>
+          Every inbound is in a route
+        </p>
+      ) : (
+        <ul className="px-3 text-[13px]">
+          {items.map((i) => (
+            <li key={i.id} className="flex items-center gap-2" style={{ height: ITEM_HEIGHT }}>
+              <span aria-hidden className="h-1.5 w-1.5 shrink-0 rounded-full bg-amber-500" />
+              <span className="truncate text-slate-800">{i.name}</span>
+              <span className="ml-auto shrink-0 truncate text-[11px] text-slate-400">{index.serverById.get(i.serverId)?.name}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+});
