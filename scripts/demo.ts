@@ -1,0 +1,164 @@
+/**
+ * `npm run demo`: the app with a live simulated fleet behind its demo cluster.
+ *
+ * Builds once (when .next/BUILD_ID is missing), starts the app (DATA_DIR ./data-demo unless
+ * set; ADMIN_USERNAME admin and a generated ADMIN_PASSWORD, kept in ./data-demo/
+ * demo-login.json so a restart logs in again, unless both are given), waits for /api/health,
+ * takes over "Demo cluster" (every server on 127.0.0.1 with a fresh agent token, inbounds on
+ * free local ports), sets a 5 s report interval and a 5 s probe interval, and runs the fleet
+ * with its fault control endpoint. Ctrl-C stops the fleet and the app (by PID).
+ *
+ * Env: PORT (3000), DEMO_CONTROL_PORT (3999), DEMO_REPORT_INTERVAL_S (5), DEMO_CLUSTER ("Demo cluster").
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { loginToApp } from "./fleet/app-client";
+import { followAssignments, takeOverCluster } from "./fleet/enrol";
+import { startFleet, type Fleet } from "./fleet/fleet";
+import { startControlServer, type ControlServer } from "./fleet/control";
+
+const ROOT = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "..");
+
+function intEnv(name: string, dflt: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer in ${min}..${max}`);
+  return n;
+}
+
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: "inherit" });
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(" ")} exited with ${code}`))));
+  });
+}
+
+function credentials(dataDir: string): { username: string; password: string } {
+  if (process.env.ADMIN_USERNAME && process.env.ADMIN_PASSWORD) {
+    return { username: process.env.ADMIN_USERNAME, password: process.env.ADMIN_PASSWORD };
+  }
+  const file = path.join(dataDir, "demo-login.json");
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, "utf8")) as { username: string; password: string };
+    if (saved.username && saved.password) return saved;
+  }
+  const login = { username: "admin", password: randomBytes(9).toString("base64url") };
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, JSON.stringify(login, null, 2), { mode: 0o600 });
+  return login;
+}
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the app exited (code ${child.exitCode}) before it was ready`);
+    try {
+      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`the app did not answer ${url}/api/health within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+async function main(): Promise<void> {
+  const port = intEnv("PORT", 3000, 1, 65535);
+  const controlPort = intEnv("DEMO_CONTROL_PORT", 3999, 0, 65535);
+  const reportIntervalS = intEnv("DEMO_REPORT_INTERVAL_S", 5, 1, 3600);
+  const clusterName = process.env.DEMO_CLUSTER || "Demo cluster";
+  const dataDir = path.resolve(ROOT, process.env.DATA_DIR || "data-demo");
+  const login = credentials(dataDir);
+  const url = `http://localhost:${port}`;
+
+  if (!existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
+    console.log("demo: no production build yet — running `npm run build` once…");
+    await run("npm", ["run", "build"]);
+  }
+
+  const app = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      NODE_ENV: "production",
+      ADMIN_USERNAME: login.username,
+      ADMIN_PASSWORD: login.password,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  let fleet: Fleet | null = null;
+  let control: ControlServer | null = null;
+  let stopFollower: (() => void) | null = null;
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    const force = setTimeout(() => process.exit(code || 1), 10_000);
+    force.unref();
+    stopFollower?.();
+    await control?.close().catch(() => {});
+    await fleet?.stop().catch(() => {});
+    if (app.exitCode === null && app.pid) {
+      const exited = new Promise((r) => app.once("exit", r));
+      process.kill(app.pid, "SIGTERM");
+      await exited;
+    }
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+  app.once("exit", (code) => {
+    if (!stopping) {
+      console.error(`demo: the app exited (code ${code}); stopping the fleet`);
+      void shutdown(1);
+    }
+  });
+
+  try {
+    await waitForHealth(url, app);
+    const client = await loginToApp(url, login.username, login.password);
+    const clusters = await client.query<Array<{ id: string; name: string }>>("clusters.list");
+    let cluster = clusters.find((c) => c.name.toLowerCase() === clusterName.toLowerCase());
+    if (!cluster) cluster = await client.mutation<{ id: string; name: string }>("clusters.createDemo", { name: clusterName });
+    await client.mutation("monitoring.setReportInterval", { clusterId: cluster.id, seconds: reportIntervalS });
+    const probe = await client.query<{ config: Record<string, unknown> }>("monitoring.getProbeConfig", { clusterId: cluster.id });
+    await client.mutation("monitoring.setProbeConfig", {
+      clusterId: cluster.id,
+      config: { ...probe.config, intervalS: reportIntervalS, timeoutS: Math.min(Number(probe.config.timeoutS ?? 3), 3) },
+    });
+    const enrolled = await takeOverCluster(client, cluster.id);
+    fleet = await startFleet(enrolled.plan, { appUrl: url, reportIntervalMs: reportIntervalS * 1000 });
+    control = await startControlServer(fleet, controlPort);
+    const follower = followAssignments(client, cluster.id, fleet, 3000, (err) => console.warn(`demo: assignment poll failed: ${(err as Error).message}`));
+    stopFollower = () => follower.stop();
+
+    const first = enrolled.plan.servers[0];
+    console.log(`
+Routeboard demo is running.
+  Dashboard:  ${url}/clusters/${cluster.id}   (health: ${url}/clusters/${cluster.id}/health)
+  Log in as:  ${login.username} / ${login.password}
+  Fleet:      ${enrolled.plan.servers.length} simulated servers of "${cluster.name}", reporting every ${reportIntervalS} s
+  Faults:     ${control.url}  (GET /state, POST /fault, /clear, /users)
+    e.g. curl -X POST ${control.url}/fault -H 'content-type: application/json' \\
+           -d '{"serverId":"${first?.serverId ?? "<id>"}","fault":"listenerDown","on":true}'   # ${first?.name ?? ""}
+         curl -X POST ${control.url}/clear -d '{}'
+Ctrl-C stops the fleet and the app.
+`);
+  } catch (err) {
+    console.error(`demo: ${(err as Error).message}`);
+    await shutdown(1);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`demo: ${(err as Error)?.message ?? String(err)}`);
+  process.exit(1);
+});
