@@ -112,6 +112,19 @@ describe("sim server listeners", () => {
     expect((await s.buildReport()).listenerAlive).toBe(true);
   });
 
+  it("firewalled closes the inbound ports while the agent still reports its listener alive", async () => {
+    const s = await sim();
+    const [inbound] = s.inboundPorts;
+    await s.setFault("firewalled", true);
+    expect(await connects(inbound!)).toBe(false);
+    expect(await connects(s.healthPort)).toBe(true);
+    expect((await s.buildReport()).listenerAlive).toBe(true);
+    await s.clearFaults();
+    expect(s.inboundPorts[0]).toBe(inbound);
+    expect(await connects(inbound!)).toBe(true);
+    expect(s.state().faults.firewalled).toBe(false);
+  });
+
   it("slow delays the health endpoint; serviceDown makes it 503", async () => {
     const s = await sim();
     await s.setFault("slow", true, { ms: 300 });
@@ -140,7 +153,8 @@ describe("sim server reports", () => {
     }
     const gaps = app.reports.slice(1).map((r, i) => r.at - app.reports[i]!.at);
     for (const g of gaps) expect(g).toBeGreaterThanOrEqual(60);
-    expect(s.state().reportsSent).toBeGreaterThanOrEqual(3);
+    // the sim counts a report once it has read the answer, a moment after the app saw it
+    await until(() => s.state().reportsSent >= 3);
   });
 
   it("load follows setUsers with noise, capped at capacity", async () => {
@@ -296,6 +310,7 @@ describe("fleet and control endpoint", () => {
     expect(await connects(fleet.get(s1!.serverId)!.inboundPorts[0]!)).toBe(true);
     expect(fleet.get(s2!.serverId)!.state().faults).toEqual({
       listenerDown: false,
+      firewalled: false,
       serviceDown: false,
       stopReporting: false,
       unreachableFrom: [],

@@ -78,7 +78,12 @@ export interface SimServerOptions {
   reportOnStart?: boolean;
 }
 
-export const SIM_FAULTS = ["listenerDown", "serviceDown", "stopReporting", "unreachableFrom", "slow"] as const;
+/**
+ * listenerDown: inbound listeners closed, and the agent says so. firewalled: inbound listeners
+ * closed (nothing reaches them from outside) while the agent still believes its listener is
+ * alive — only the active probe and the mesh notice.
+ */
+export const SIM_FAULTS = ["listenerDown", "firewalled", "serviceDown", "stopReporting", "unreachableFrom", "slow"] as const;
 export type SimFault = (typeof SIM_FAULTS)[number];
 
 export interface SimFaultArgs {
@@ -90,6 +95,7 @@ export interface SimFaultArgs {
 
 export interface SimFaultState {
   listenerDown: boolean;
+  firewalled: boolean;
   serviceDown: boolean;
   stopReporting: boolean;
   unreachableFrom: string[];
@@ -201,6 +207,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   let neighbours = [...opts.neighbours];
   const faults: SimFaultState = {
     listenerDown: false,
+    firewalled: false,
     serviceDown: false,
     stopReporting: false,
     unreachableFrom: [],
@@ -253,6 +260,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
 
   async function openListeners(): Promise<void> {
     for (let i = 0; i < inbound.length; i++) {
+      if (faults.firewalled) break;
       const l = inbound[i]!;
       if (!l.server.listening) ports[i] = await listenOn(l, ports[i] ?? 0, host);
     }
@@ -264,8 +272,10 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     await Promise.all([...inbound.map(closeListener), closeListener(health)]);
   }
 
+  /** What the agent believes (a firewalled server's agent still sees its listener up). */
   function listening(): boolean {
-    return !faults.listenerDown && inbound.every((l) => l.server.listening) && health.server.listening;
+    if (faults.listenerDown) return false;
+    return (faults.firewalled || inbound.every((l) => l.server.listening)) && health.server.listening;
   }
 
   async function buildReport(): Promise<AgentReport> {
@@ -371,6 +381,11 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
           if (on) await closeListeners();
           else if (!stopped) await openListeners();
           return;
+        case "firewalled":
+          faults.firewalled = on;
+          if (on) await Promise.all(inbound.map(closeListener));
+          else if (!stopped && !faults.listenerDown) await openListeners();
+          return;
         case "serviceDown":
           faults.serviceDown = on;
           return;
@@ -399,6 +414,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       await self.setFault("stopReporting", false);
       await self.setFault("serviceDown", false);
       await self.setFault("listenerDown", false);
+      await self.setFault("firewalled", false);
     },
     buildReport,
     reportNow,
