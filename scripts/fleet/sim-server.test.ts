@@ -151,8 +151,9 @@ describe("sim server reports", () => {
       const parsed = agentReportSchema.safeParse(r.body);
       expect(parsed.success).toBe(true);
     }
-    const gaps = app.reports.slice(1).map((r, i) => r.at - app.reports[i]!.at);
-    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(60);
+    // on average no faster than the interval (one slow POST may make the next gap short)
+    const span = app.reports.at(-1)!.at - app.reports[0]!.at;
+    expect(span / (app.reports.length - 1)).toBeGreaterThanOrEqual(60);
     // the sim counts a report once it has read the answer, a moment after the app saw it
     await until(() => s.state().reportsSent >= 3);
   });
@@ -181,7 +182,8 @@ describe("sim server reports", () => {
     const s = await sim({ reportUrl: app.url, reportIntervalMs: 50 });
     await until(() => app.reports.length >= 1);
     await s.setFault("stopReporting", true);
-    await new Promise((r) => setTimeout(r, 80)); // let an in-flight report land
+    await until(() => s.state().reportsSent + s.state().reportsFailed >= app.reports.length); // in-flight report landed
+    await new Promise((r) => setTimeout(r, 50));
     const n = app.reports.length;
     await new Promise((r) => setTimeout(r, 250));
     expect(app.reports.length).toBe(n);
