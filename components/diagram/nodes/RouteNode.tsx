@@ -42,7 +42,7 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
       data-empty={empty}
       data-has-pipe={!empty}
       data-drop-target={dropping || undefined}
-      className={`h-full w-full overflow-hidden rounded-xl border-2 bg-white shadow-sm transition-colors ${
+      className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 bg-white shadow-sm transition-colors ${
         empty ? "border-dashed border-slate-400 bg-slate-50" : ""
       } ${dropping ? "!border-sky-500 !bg-sky-50 ring-4 ring-sky-200" : ""} ${drag.isDragging ? "opacity-50" : ""}`}
       style={empty || dropping ? undefined : { borderColor: color }}

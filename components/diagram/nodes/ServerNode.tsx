@@ -20,7 +20,7 @@ export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<Diagr
   const st = statusInfo(server.status);
   return (
     <div
-      className={`h-full w-full overflow-hidden rounded-xl border-2 bg-slate-50 shadow-sm ${st.border} ${server.status === "disabled" ? "opacity-75" : ""}`}
+      className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 bg-slate-50 shadow-sm ${st.border} ${server.status === "disabled" ? "opacity-75" : ""}`}
       data-server-id={server.id}
       data-status={server.status}
     >

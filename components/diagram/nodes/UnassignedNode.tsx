@@ -19,7 +19,7 @@ export const UnassignedNode = memo(function UnassignedNode(_props: NodeProps<Dia
       ref={setNodeRef}
       aria-label="Unassigned inbounds"
       data-drop-target={dropping || undefined}
-      className={`h-full w-full overflow-hidden rounded-xl border-2 border-dashed transition-colors ${
+      className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 border-dashed transition-colors ${
         dropping ? "border-sky-500 bg-sky-50 ring-4 ring-sky-200" : items.length > 0 ? "border-amber-400 bg-amber-50/70" : "border-slate-300 bg-white/70"
       }`}
     >
