@@ -51,18 +51,13 @@ export function FlagPicker({ value, onChange, error }: { value: string | null; o
 
 function FlagOption({ checked, onSelect, label, code, emoji }: { checked: boolean; onSelect: () => void; label: string; code?: string; emoji: string }) {
   return (
-    <label className={`flex cursor-pointer items-center gap-2 px-3 py-1.5 text-sm ring-inset hover:bg-slate-50 has-[:focus-visible]:ring-2 has-[:focus-visible]:ring-sky-400 ${checked ? "bg-sky-50 font-medium text-sky-900" : "text-slate-700"}`}>
-      <input type="radio" name="route-flag" className="sr-only" checked={checked} onChange={onSelect} aria-label={label} />
+    <label className={`flex cursor-pointer items-center gap-2 px-3 py-1.5 text-sm hover:bg-slate-50 ${checked ? "bg-sky-50 font-medium text-sky-900" : "text-slate-700"}`}>
+      <input type="radio" name="route-flag" className="h-3.5 w-3.5 shrink-0 accent-sky-600" checked={checked} onChange={onSelect} aria-label={label} />
       <span aria-hidden="true" className="w-6 text-center text-lg leading-none">
         {emoji}
       </span>
       <span className="flex-1">{label}</span>
       {code && <span className="font-mono text-xs text-slate-400">{code}</span>}
-      {checked && (
-        <span aria-hidden="true" className="text-sky-600">
-          ✓
-        </span>
-      )}
     </label>
   );
 }

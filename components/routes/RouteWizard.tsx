@@ -177,6 +177,7 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
                               type="checkbox"
                               className="mt-0.5 accent-sky-600"
                               checked={checked}
+                              aria-label={i.name}
                               aria-describedby={hintId}
                               onChange={(e) =>
                                 setPool((p) => {

@@ -67,7 +67,8 @@ export const serversRouter = createTRPCRouter({
       coefficient: s.coefficient,
       capacityMbps: s.capacityMbps,
       enabled: s.enabled,
-      status: s.enabled ? (status ?? "pending") : "disabled",
+      // Just re-enabled: the monitor has not re-evaluated it yet.
+      status: s.enabled ? (!status || status === "disabled" ? "pending" : status) : "disabled",
       statusReason: statusReason ?? null,
       createdAt: s.createdAt,
       inbounds: inboundRows.filter((r) => r.inbound.serverId === s.id).map((r) => ({ ...inboundView(r.inbound), routeName: r.routeName })),
