@@ -1,0 +1,156 @@
+"use client";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
+import { useEffect, useRef, useState } from "react";
+import { ClusterNav } from "@/components/ClusterNav";
+import { useTRPC } from "@/lib/trpc";
+import { errorMessage } from "@/lib/errors";
+import { ago, formatBps, statusStyle } from "./format";
+import { MeshGrid } from "./MeshGrid";
+import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
+import { ProbeOverrides } from "./ProbeOverrides";
+
+/** The cluster's health: status per server, last report and probe, the mesh, probe settings. */
+export function HealthPage({ clusterId }: { clusterId: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  // Live: the change bus drives refetches; the interval is only a safety net.
+  const health = useQuery({ ...trpc.monitoring.health.queryOptions({ clusterId }), refetchInterval: 10_000 });
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const refetch = () => {
+    if (timer.current) return;
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      void queryClient.invalidateQueries({ queryKey: trpc.monitoring.health.queryKey({ clusterId }) });
+    }, 150);
+  };
+  useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
+  useSubscription(trpc.topology.onChange.subscriptionOptions({ clusterId }, { onData: refetch, onStarted: refetch }));
+  // "12 s ago" stays current between refetches.
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+
+  const data = health.data;
+  return (
+    <div>
+      <ClusterNav clusterId={clusterId} clusterName={data?.cluster.name} />
+      <main className="flex flex-col gap-8 p-6">
+        {health.error ? (
+          <p role="alert" className="text-red-700">
+            {errorMessage(health.error)}
+          </p>
+        ) : !data ? (
+          <p className="text-slate-500">Loading…</p>
+        ) : (
+          <>
+            {data.warnings.length > 0 && (
+              <section aria-label="Monitoring warnings" className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900">
+                <ul className="list-disc pl-5">
+                  {data.warnings.map((w) => (
+                    <li key={w.id}>{w.message}</li>
+                  ))}
+                </ul>
+              </section>
+            )}
+            <section aria-labelledby="health-servers">
+              <h1 id="health-servers" className="mb-3 text-xl font-semibold">
+                Server health
+              </h1>
+              <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+                <table className="min-w-full text-sm">
+                  <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
+                    <tr>
+                      <th className="px-3 py-2">Server</th>
+                      <th className="px-3 py-2">Status</th>
+                      <th className="px-3 py-2">Last report</th>
+                      <th className="px-3 py-2">Last probe</th>
+                      <th className="px-3 py-2">Failure streak</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.servers.map((s) => {
+                      const st = statusStyle(s.status);
+                      return (
+                        <tr key={s.id} data-server-id={s.id} data-status={s.status} aria-label={`Server ${s.name}`} className="border-t border-slate-100 align-top">
+                          <td className="px-3 py-2">
+                            <div className="font-medium">{s.name}</div>
+                            <div className="text-xs text-slate-500">
+                              {s.address}
+                              {s.probeTarget ? `:${s.probeTarget}` : ""}
+                            </div>
+                          </td>
+                          <td className="px-3 py-2">
+                            <span data-testid="health-status" className={`inline-flex items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${st.badge}`}>
+                              <span className={`h-2 w-2 rounded-full ${st.dot}`} aria-hidden />
+                              {s.label}
+                            </span>
+                            <div className="mt-1 text-xs text-slate-500">since {ago(s.since, now)}</div>
+                            {s.reason && <div className="mt-1 max-w-xs text-xs text-slate-600">{s.reason}</div>}
+                          </td>
+                          <td className="px-3 py-2 text-xs">
+                            {s.report ? (
+                              <>
+                                <div>{ago(s.report.at, now)}</div>
+                                <div className={s.report.listenerAlive ? "text-slate-600" : "text-red-700"}>
+                                  listener {s.report.listenerAlive ? "up" : "down"}, service {s.report.serviceRunning ? "running" : "stopped"}
+                                </div>
+                                <div className="text-slate-600">
+                                  {s.report.usersOnline} users · ↓{formatBps(s.report.rxBps)} ↑{formatBps(s.report.txBps)}
+                                </div>
+                                <div className="text-slate-600">
+                                  CPU {Math.round(s.report.cpu)} % · memory {Math.round(s.report.memory)} %
+                                </div>
+                              </>
+                            ) : (
+                              <span className="text-slate-500">no report yet</span>
+                            )}
+                          </td>
+                          <td className="px-3 py-2 text-xs">
+                            {!s.probesEnabled ? (
+                              <span className="text-slate-500">probes off</span>
+                            ) : s.probe ? (
+                              <>
+                                <div className={s.probe.ok ? "text-green-700" : "text-red-700"}>
+                                  {s.probe.ok ? "passed" : "failed"}
+                                  {s.probe.code ? ` · HTTP ${s.probe.code}` : ""}
+                                  {s.probe.latencyMs !== null ? ` · ${Math.round(s.probe.latencyMs)} ms` : ""}
+                                </div>
+                                <div className="text-slate-600">{s.probe.reason}</div>
+                                <div className="text-slate-500">{ago(s.probe.at, now)}</div>
+                              </>
+                            ) : (
+                              <span className="text-slate-500">not probed yet</span>
+                            )}
+                          </td>
+                          <td className="px-3 py-2 text-xs" data-testid="fail-streak">
+                            {s.failStreak}
+                          </td>
+                        </tr>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </div>
+            </section>
+            <MeshGrid servers={data.servers} mesh={data.mesh} />
+            <section aria-labelledby="probe-settings" className="grid gap-6 lg:grid-cols-2">
+              <div>
+                <h2 id="probe-settings" className="mb-3 text-lg font-semibold">
+                  Health probe
+                </h2>
+                <ProbeConfigEditor clusterId={clusterId} config={data.cluster.probeConfig} />
+                <div className="mt-6">
+                  <ReportIntervalEditor clusterId={clusterId} seconds={data.cluster.reportIntervalS} />
+                </div>
+              </div>
+              <ProbeOverrides clusterId={clusterId} servers={data.servers} />
+            </section>
+          </>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,224 @@
+/**
+ * Monitoring end to end: a real app instance of its own (fast sweep), a simulated fleet in
+ * this process (real TCP listeners, real agent reports), faults switched at run time.
+ * Intervals: reports every 2 s, probes every 1 s with unhealthyThreshold 2.
+ */
+import { test, expect } from "@playwright/test";
+import { startApp, type AppProcess } from "./app-process";
+import { loginToApp, type AppClient } from "../scripts/fleet/app-client";
+import { enrolFleet, takeOverCluster } from "../scripts/fleet/enrol";
+import { startFleet, type Fleet } from "../scripts/fleet/fleet";
+
+const ADMIN = { username: "mon-admin", password: "mon-admin-password" };
+const PROBE = { intervalS: 1, timeoutS: 1, unhealthyThreshold: 2, healthyThreshold: 1 };
+const REPORT_S = 2;
+
+interface HealthServer {
+  id: string;
+  name: string;
+  status: string;
+  label: string;
+  reason: string | null;
+  failStreak: number;
+  probe: { at: string | Date } | null;
+  meshReason: string | null;
+  unreliableWitness: boolean;
+}
+interface Health {
+  servers: HealthServer[];
+}
+
+test.describe.configure({ mode: "serial" });
+test.setTimeout(90_000);
+
+let app: AppProcess;
+let api: AppClient;
+const fleets: Fleet[] = [];
+
+test.beforeAll(async () => {
+  test.setTimeout(120_000);
+  app = await startApp({ ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ROUTEBOARD_DEMO: "0", ROUTEBOARD_SWEEP_MS: "250" });
+  api = await loginToApp(app.url, ADMIN.username, ADMIN.password);
+});
+
+test.afterAll(async () => {
+  await Promise.all(fleets.map((f) => f.stop()));
+  await app?.stop();
+});
+
+async function health(clusterId: string): Promise<Health> {
+  return api.query<Health>("monitoring.health", { clusterId });
+}
+
+async function statusOf(clusterId: string, serverId: string): Promise<HealthServer> {
+  const h = await health(clusterId);
+  return h.servers.find((s) => s.id === serverId)!;
+}
+
+async function fastCluster(clusterId: string): Promise<void> {
+  await api.mutation("monitoring.setReportInterval", { clusterId, seconds: REPORT_S });
+  await api.mutation("monitoring.setProbeConfig", { clusterId, config: PROBE });
+}
+
+/** The demo cluster (routes, subscribers), taken over by a local fleet, all healthy. */
+async function demoWithFleet(name: string) {
+  const c = await api.mutation<{ id: string }>("clusters.createDemo", { name });
+  await fastCluster(c.id);
+  const enrolled = await takeOverCluster(api, c.id);
+  const fleet = await startFleet(enrolled.plan, { appUrl: app.url, reportIntervalMs: REPORT_S * 1000 });
+  fleets.push(fleet);
+  await allHealthy(c.id, fleet, 6);
+  return { clusterId: c.id, fleet, plan: enrolled.plan };
+}
+
+async function allHealthy(clusterId: string, fleet: Fleet, n: number): Promise<void> {
+  try {
+    await expect.poll(async () => (await health(clusterId)).servers.map((s) => s.status), { timeout: 30_000 }).toEqual(Array(n).fill("healthy"));
+  } catch (err) {
+    const h = await health(clusterId);
+    const sims = fleet.state().servers.map((s) => `${s.name}: sent ${s.reportsSent}, failed ${s.reportsFailed} (${s.lastReportError ?? "-"})`);
+    throw new Error(`${(err as Error).message}\nstatuses: ${h.servers.map((s) => `${s.name}=${s.status} (${s.reason})`).join("; ")}\nfleet: ${sims.join("; ")}`);
+  }
+}
+
+async function subscriberTokens(clusterId: string): Promise<string[]> {
+  // LEAD: clusters.createDemo publishes only "topology", and the subscription snapshot reloads
+  // subscribers only on "subscribers" events, so a new demo cluster's tokens answer 404 until
+  // some subscriber changes. Creating one here triggers that reload.
+  await api.mutation("subscribers.create", { clusterId, name: `probe-${Date.now()}` });
+  const list = await api.query<Array<{ token: string }> | { subscribers: Array<{ token: string }> }>("subscribers.list", { clusterId });
+  const rows = Array.isArray(list) ? list : list.subscribers;
+  return rows.map((r) => r.token);
+}
+
+/** Server names in every subscriber's subscription (JSON format). */
+async function serversInSubscriptions(tokens: string[]): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const t of tokens) {
+    const res = await fetch(`${app.url}/sub/${t}?format=json`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { routes: Array<{ server: string }> };
+    for (const r of body.routes) names.add(r.server);
+  }
+  return names;
+}
+
+test("a dead listener makes the server probe-failing in time and drops it from every subscription; it comes back", async () => {
+  const { clusterId, fleet, plan } = await demoWithFleet("mon dead listener");
+  const victim = plan.servers.find((s) => s.name === "de-ber-1")!;
+  const tokens = await subscriberTokens(clusterId);
+  expect(tokens.length).toBeGreaterThan(0);
+
+  // The agent does not notice (firewalled): only the active probe can tell.
+  const t0 = Date.now();
+  await fleet.get(victim.serverId)!.setFault("firewalled", true);
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 15_000, intervals: [100] }).toBe("probe-failing");
+  const elapsed = Date.now() - t0;
+  // interval × threshold + one interval (3 s), plus the sweep/refresh slack of a busy CI machine
+  expect(elapsed).toBeLessThan((PROBE.intervalS * PROBE.unhealthyThreshold + PROBE.intervalS) * 1000 + 3000);
+  const s = await statusOf(clusterId, victim.serverId);
+  expect(s.label).toBe("Health probe failing");
+  expect(s.reason).toMatch(/connection refused/);
+  expect(s.failStreak).toBeGreaterThanOrEqual(PROBE.unhealthyThreshold);
+  await expect.poll(async () => (await serversInSubscriptions(tokens)).has("de-ber-1"), { timeout: 5000 }).toBe(false);
+
+  // One streak of successes brings it back: no redeploy, nothing to click.
+  await fleet.get(victim.serverId)!.clearFaults();
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("healthy");
+
+  // A listener the agent itself reports dead: unavailable, also out of every subscription.
+  await fleet.get(victim.serverId)!.setFault("listenerDown", true);
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("unavailable");
+  expect(await serversInSubscriptions(tokens)).not.toContain("de-ber-1");
+  await fleet.get(victim.serverId)!.clearFaults();
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("healthy");
+});
+
+test("silence makes a server no-data after three report intervals", async () => {
+  const { clusterId, fleet, plan } = await demoWithFleet("mon silence");
+  const victim = plan.servers[0]!;
+  const sim = fleet.get(victim.serverId)!;
+  await sim.setFault("stopReporting", true);
+  const t0 = Date.now();
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 15_000, intervals: [100] }).toBe("no-data");
+  const elapsed = Date.now() - t0;
+  // 3 intervals after the last report (which came at most one interval before the fault)
+  expect(elapsed).toBeGreaterThanOrEqual(2 * REPORT_S * 1000);
+  expect(elapsed).toBeLessThan(3 * REPORT_S * 1000 + 3000);
+  expect((await statusOf(clusterId, victim.serverId)).label).toBe("No data from server");
+  await sim.clearFaults();
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("healthy");
+});
+
+test("mesh: two of four observers failing make a server unreachable; an observer failing everything is ignored", async () => {
+  const enrolled = await enrolFleet(api, { servers: 5, clusterName: "mon mesh" });
+  const clusterId = enrolled.clusterId;
+  await fastCluster(clusterId);
+  const fleet = await startFleet(enrolled.plan, { appUrl: app.url, reportIntervalMs: REPORT_S * 1000 });
+  fleets.push(fleet);
+  const [target, o1, o2, o3, o4] = enrolled.plan.servers.map((s) => s.serverId) as [string, string, string, string, string];
+  await allHealthy(clusterId, fleet, 5);
+
+  // one unreliable observer (o4 fails everything) + one honest vote (o1) against the target:
+  // o4's votes are discarded, 1 of 3 usable is not enough
+  for (const other of [target, o1, o2, o3]) await fleet.get(other)!.setFault("unreachableFrom", true, { observers: [o4] });
+  await fleet.get(target)!.setFault("unreachableFrom", true, { observers: [o1, o4] });
+  await expect
+    .poll(async () => (await health(clusterId)).servers.find((s) => s.id === o4)!.unreliableWitness, { timeout: 10_000 })
+    .toBe(true);
+  await expect.poll(async () => (await statusOf(clusterId, target)).meshReason ?? "", { timeout: 10_000 }).toMatch(/unreliable observer/);
+  await new Promise((r) => setTimeout(r, 4 * REPORT_S * 1000)); // > 3 reports
+  expect((await statusOf(clusterId, target)).status).toBe("healthy");
+  for (const s of fleet.servers.values()) await s.clearFaults();
+
+  // two of four honest observers failing ≥ 3 checks in a row: unreachable
+  await fleet.get(target)!.setFault("unreachableFrom", true, { observers: [o1, o2] });
+  await expect.poll(async () => (await statusOf(clusterId, target)).status, { timeout: 15_000 }).toBe("unreachable");
+  const s = await statusOf(clusterId, target);
+  expect(s.label).toBe("Unreachable from your servers");
+  expect(s.reason).toMatch(/2 of 4 usable observers/);
+  await fleet.get(target)!.clearFaults();
+  await expect.poll(async () => (await statusOf(clusterId, target)).status, { timeout: 10_000 }).toBe("healthy");
+});
+
+test("a disabled server is never probed into rotation", async () => {
+  const { clusterId, plan } = await demoWithFleet("mon disabled");
+  const victim = plan.servers.find((s) => s.name === "nl-rtm-1")!;
+  const tokens = await subscriberTokens(clusterId);
+  await api.mutation("servers.setEnabled", { serverId: victim.serverId, enabled: false });
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 5000 }).toBe("disabled");
+  const probedAt = JSON.stringify((await statusOf(clusterId, victim.serverId)).probe?.at ?? null);
+  // several probe intervals and reports later: still disabled, not probed, in no subscription
+  await new Promise((r) => setTimeout(r, 4000));
+  const s = await statusOf(clusterId, victim.serverId);
+  expect(s.status).toBe("disabled");
+  expect(s.label).toBe("Disabled by operator");
+  expect(JSON.stringify(s.probe?.at ?? null)).toBe(probedAt);
+  expect(await serversInSubscriptions(tokens)).not.toContain("nl-rtm-1");
+});
+
+test("browser: a fault turns the server's colour and label without a reload", async ({ page }) => {
+  const { clusterId, fleet, plan } = await demoWithFleet("mon browser");
+  const victim = plan.servers.find((s) => s.name === "us-dal-1")!;
+  const login = await page.request.post(`${app.url}/api/trpc/auth.login`, { data: { json: ADMIN } });
+  expect(login.ok()).toBe(true);
+
+  // the diagram: the server's node shows its status label
+  await page.goto(`${app.url}/clusters/${clusterId}`);
+  const node = page.locator("[data-status]", { hasText: "us-dal-1" }).first();
+  await expect(node).toHaveAttribute("data-status", "healthy", { timeout: 15_000 });
+  await expect(node).toContainText("Healthy");
+  await fleet.get(victim.serverId)!.setFault("serviceDown", true);
+  await expect(node).toHaveAttribute("data-status", "unavailable", { timeout: 10_000 });
+  await expect(node).toContainText("Server unavailable");
+
+  // the health page: same, live
+  await page.goto(`${app.url}/clusters/${clusterId}/health`);
+  const row = page.getByRole("row", { name: "Server us-dal-1" });
+  await expect(row.getByTestId("health-status")).toHaveText("Server unavailable");
+  const redBadge = await row.getByTestId("health-status").evaluate((el) => getComputedStyle(el).color);
+  await fleet.get(victim.serverId)!.clearFaults();
+  await expect(row.getByTestId("health-status")).toHaveText("Healthy", { timeout: 10_000 });
+  await expect(row).toHaveAttribute("data-status", "healthy");
+  expect(await row.getByTestId("health-status").evaluate((el) => getComputedStyle(el).color)).not.toBe(redBadge);
+});
