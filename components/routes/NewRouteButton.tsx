@@ -12,7 +12,7 @@ export function NewRouteButton({ clusterId }: { clusterId: string }) {
   return (
     <>
       <button type="button" className={buttonClass} onClick={() => setOpen(true)}>
-        <span aria-hidden="true">＋</span> New route
+        <span aria-hidden="true">+</span> New route
       </button>
       {open && <RouteWizard clusterId={clusterId} onClose={() => setOpen(false)} />}
     </>

@@ -98,7 +98,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
           </div>
           {canEdit && (
             <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "add-server" })}>
-              <span aria-hidden="true">＋</span> Add server
+              <span aria-hidden="true">+</span> Add server
             </button>
           )}
         </div>

@@ -70,7 +70,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
             <input id="subscriber-search" type="search" className={`${inputClass} w-56`} placeholder="Search by name" value={search} onChange={(e) => setSearch(e.target.value)} />
             {canEdit && (
               <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "new" })}>
-                <span aria-hidden="true">＋</span> New subscriber
+                <span aria-hidden="true">+</span> New subscriber
               </button>
             )}
           </div>
