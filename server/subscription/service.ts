@@ -5,7 +5,8 @@
  *
  * Freshness: a topology, health or subscriber change marks the snapshot dirty and the next
  * request waits for one reload, so a drag shows in the very next fetch. Load figures
- * (metrics) only move scores; a cached answer is reused for up to ANSWER_TTL_MS under them.
+ * (metrics) only move scores; a cached answer is reused for up to ANSWER_TTL_MS under them,
+ * and for as long as nothing at all changed (the same inputs give the same choice).
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
@@ -49,6 +50,7 @@ export interface SubscriptionAnswer {
 
 interface CachedAnswer {
   topologyVersion: number;
+  metricsVersion: number;
   at: number;
   body: string;
   headers: Record<string, string>;
@@ -66,6 +68,7 @@ export class SubscriptionService {
   private subscribersByToken = new Map<string, SnapshotSubscriber>();
   private subscribersById = new Map<string, SnapshotSubscriber>();
   private topologyVersion = 0;
+  private metricsVersion = 0;
   private dirty = { topology: true, metrics: true, subscribers: true };
   private reloading: Promise<void> | null = null;
   private lastReloadFailedAt = 0;
@@ -92,6 +95,7 @@ export class SubscriptionService {
     this.flushTimer.unref();
     gauge("routeboard_routes_in_panic", "Non-empty routes with no available inbound and no available fallback", () => this.panicRoutes);
     gauge("routeboard_snapshot_age_seconds", "Age of the subscription snapshot", () => (this.loadedAt ? (this.clock() - this.loadedAt) / 1000 : -1));
+    gauge("routeboard_assignment_writes_pending", "Changed assignments not yet stored", () => this.pendingWrites.size);
     gauge("routeboard_snapshot_stale", "1 while answering from the last good snapshot because the database is unreachable", () => (this.stale ? 1 : 0));
   }
 
@@ -137,6 +141,7 @@ export class SubscriptionService {
         }
       }
       if (topology !== this.topology) this.topologyVersion++;
+      if (metrics !== this.metrics) this.metricsVersion++;
       if (subs !== this.subscribersByToken) {
         this.subscribersById = new Map([...subs.values()].map((s) => [s.id, s]));
         this.answers.clear();
@@ -178,7 +183,7 @@ export class SubscriptionService {
     }
     const cacheKey = `${token}|${format}`;
     const cached = this.answers.get(cacheKey);
-    if (cached && cached.topologyVersion === this.topologyVersion && now - cached.at < ANSWER_TTL_MS && now >= cached.at) {
+    if (cached && cached.topologyVersion === this.topologyVersion && (cached.metricsVersion === this.metricsVersion || (now - cached.at < ANSWER_TTL_MS && now >= cached.at))) {
       requests.inc({ outcome: this.stale ? "stale" : "ok" });
       return { status: 200, headers: this.withStale(cached.headers), body: cached.body };
     }
@@ -192,7 +197,7 @@ export class SubscriptionService {
       "profile-title": profileTitle(cluster?.name ?? "Routeboard"),
     };
     const body = renderSubscription(format, sub.vlessUuid, entries);
-    this.answers.set(cacheKey, { topologyVersion: this.topologyVersion, at: now, body, headers });
+    this.answers.set(cacheKey, { topologyVersion: this.topologyVersion, metricsVersion: this.metricsVersion, at: now, body, headers });
     requests.inc({ outcome: this.stale ? "stale" : "ok" });
     return { status: 200, headers: this.withStale(headers), body };
   }

@@ -96,6 +96,7 @@ export const clustersRouter = createTRPCRouter({
         return clusterId;
       });
       publishChange("topology", id);
+      publishChange("subscribers", id);
       return { id, name: input.name };
     } catch (err) {
       if (uniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `A cluster named "${input.name}" already exists` });
