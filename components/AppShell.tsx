@@ -5,6 +5,7 @@ import { usePathname, useRouter } from "next/navigation";
 import { createContext, useContext, useEffect } from "react";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
+import { DatabaseBanner } from "@/components/DatabaseBanner";
 
 export interface CurrentOperator {
   username: string;
@@ -43,7 +44,8 @@ export function AppShell({ children }: { children: React.ReactNode }) {
     else if (!status.data.operator) router.replace(`/login?next=${encodeURIComponent(pathname)}`);
   }, [status.data, router, pathname]);
 
-  if (status.error) {
+  // An error after a good load (database outage) keeps the page: the banner says why.
+  if (status.error && !status.data) {
     return (
       <main className="p-8">
         <p role="alert" className="text-red-700">
@@ -86,6 +88,7 @@ export function AppShell({ children }: { children: React.ReactNode }) {
             </button>
           </div>
         </header>
+        <DatabaseBanner />
         <div className="flex-1">{children}</div>
       </div>
     </OperatorContext.Provider>

@@ -3,7 +3,7 @@
  * 6 servers in 3 countries, 2–3 inbounds each, 4 routes of which "🇯🇵 Japan" is empty,
  * and 2 inbounds left unassigned (so the warnings panel has something to say).
  */
-import { count, eq } from "drizzle-orm";
+import { count } from "drizzle-orm";
 import type { Db } from "./client";
 import { clusters, inbounds, routes, servers, settings, subscribers, serverHealth } from "./schema";
 import { generateRealityKeys } from "@/server/domain/reality";
@@ -86,10 +86,10 @@ const DEMO_SUBSCRIBERS = ["alice", "bob", "carol", "dave", "erin"];
 /** Seeds the demo once per database (never again after the operator deletes it). */
 export async function seedDemoIfEmpty(db: Db): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const [seeded] = await tx.select().from(settings).where(eq(settings.key, "demo_seeded"));
-    if (seeded) return false;
+    // Claim the seeding: with several instances starting at once, exactly one wins.
+    const claimed = await tx.insert(settings).values({ key: "demo_seeded", value: true }).onConflictDoNothing().returning();
+    if (claimed.length === 0) return false;
     const [existing] = await tx.select({ n: count() }).from(clusters);
-    await tx.insert(settings).values({ key: "demo_seeded", value: true });
     if ((existing?.n ?? 0) > 0) return false;
     await seedDemoCluster(tx as unknown as Db, "Demo cluster");
     return true;

@@ -16,12 +16,13 @@ export async function bootstrap(db: Db, e: Env): Promise<{ ownerCreated: boolean
       .where(eq(sql`lower(${operators.username})`, e.ADMIN_USERNAME.toLowerCase()));
     if (!existing) {
       const [{ n } = { n: 0 }] = await db.select({ n: count() }).from(operators);
-      await db.insert(operators).values({
-        username: e.ADMIN_USERNAME,
-        passwordHash: await hashPassword(e.ADMIN_PASSWORD),
-        role: n === 0 ? "owner" : "admin",
-      });
-      ownerCreated = true;
+      // Another instance starting at the same time may create it first: that is fine.
+      const created = await db
+        .insert(operators)
+        .values({ username: e.ADMIN_USERNAME, passwordHash: await hashPassword(e.ADMIN_PASSWORD), role: n === 0 ? "owner" : "admin" })
+        .onConflictDoNothing()
+        .returning();
+      ownerCreated = created.length > 0;
       logger().info({ username: e.ADMIN_USERNAME }, "created operator from ADMIN_USERNAME");
     }
   }

@@ -33,6 +33,8 @@ const envSchema = z
     ROUTEBOARD_DEMO: boolish.default(true),
     LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
     PUBLIC_URL: z.url().optional(),
+    /** How often an instance without the prober lock tries to take it (several instances). */
+    ROUTEBOARD_LEADER_RETRY_MS: z.coerce.number({ error: "must be milliseconds (100–60000)" }).int().min(100, "must be milliseconds (100–60000)").max(60_000, "must be milliseconds (100–60000)").default(5000),
   })
   .refine((e) => (e.ADMIN_USERNAME === undefined) === (e.ADMIN_PASSWORD === undefined), {
     message: "ADMIN_USERNAME and ADMIN_PASSWORD must be set together",

@@ -5,7 +5,11 @@
 import type { RouteHandler } from "@/server/http/util";
 import { agentReportHandler } from "@/server/monitoring/agent-route";
 import { startMonitoring, stopMonitoring } from "@/server/monitoring/service";
-import { getDb } from "@/db/client";
+import { getDatabase } from "@/db/client";
+import { PgChangeBus } from "@/server/bus-pg";
+import { AdvisoryLeader, PROBER_LOCK_KEY } from "@/server/leader";
+import { instanceId } from "@/server/bus";
+import { env } from "@/server/env";
 import { metricsHandler, subscriptionHandler } from "@/server/subscription/http";
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
 
@@ -14,16 +18,42 @@ export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Arr
   prefixes: [["/sub/", subscriptionHandler]],
 };
 
+interface Running {
+  bus?: PgChangeBus;
+  leader?: AdvisoryLeader;
+  proberActive: () => boolean;
+}
+let running: Running | null = null;
+
+/** Which instance this is and what it runs (shown by /api/health; tests use it). */
+export function instanceInfo() {
+  return { id: instanceId(), prober: running?.proberActive() ?? false, changeBus: running?.bus ? (running.bus.connected ? "postgres" : "reconnecting") : "in-process" };
+}
+
 export async function startServices(): Promise<void> {
-  const subscriptions = new SubscriptionService(await getDb());
+  const database = await getDatabase();
+  const shared = database.kind === "postgres" && database.url;
+  const bus = shared ? new PgChangeBus(database.url!) : undefined;
+  await bus?.start();
+  const subscriptions = new SubscriptionService(database.db);
   subscriptions.start();
   await subscriptions.refresh();
   setSubscriptionService(subscriptions);
-  await startMonitoring();
+  const monitoring = await startMonitoring({ proberByLeaderOnly: !!shared });
+  let leader: AdvisoryLeader | undefined;
+  if (shared) {
+    const retryMs = env().ROUTEBOARD_LEADER_RETRY_MS;
+    leader = new AdvisoryLeader(database.url!, PROBER_LOCK_KEY, { onAcquire: () => monitoring.startProber(), onLose: () => monitoring.stopProber() }, retryMs);
+    leader.start();
+  }
+  running = { bus, leader, proberActive: () => monitoring.proberRunning };
 }
 
 export async function stopServices(): Promise<void> {
+  await running?.leader?.stop();
   await stopMonitoring();
   await subscriptionService()?.stop();
   setSubscriptionService(undefined);
+  await running?.bus?.stop();
+  running = null;
 }

@@ -12,6 +12,8 @@ import { isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
 
 export interface Context {
   db: Db;
+  /** The session could not be checked because the database is unreachable. */
+  databaseDown?: boolean;
   operator: SessionOperator | null;
   clientAddress: string;
   userAgent: string | undefined;
@@ -23,15 +25,18 @@ export async function createContext({ req, res }: { req: IncomingMessage; res: S
   const database = await getDatabase();
   const token = readCookie(req.headers.cookie, SESSION_COOKIE);
   let operator: SessionOperator | null = null;
+  let databaseDown = false;
   try {
     operator = await findSession(database.db, token);
   } catch (err) {
     if (!isDatabaseDown(err)) throw err;
-    // With the database away, a request is anonymous; procedures then say why.
+    // The session cannot be checked: procedures say the database is away, not "log in".
+    databaseDown = true;
   }
   const cookies: string[] = [];
   return {
     db: database.db,
+    databaseDown,
     operator,
     clientAddress: (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:/, ""),
     userAgent: req.headers["user-agent"],
@@ -75,6 +80,7 @@ const databaseErrors = t.middleware(async ({ next }) => {
 export const publicProcedure = t.procedure.use(databaseErrors);
 
 export const protectedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (ctx.databaseDown) throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_DOWN_MESSAGE });
   if (!ctx.operator) throw new TRPCError({ code: "UNAUTHORIZED", message: "Please log in" });
   return next({ ctx: { ...ctx, operator: ctx.operator } });
 });

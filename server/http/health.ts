@@ -2,6 +2,7 @@ import type { RouteHandler } from "./util";
 import { sendJson } from "./util";
 import { getDatabase } from "@/db/client";
 import pkg from "@/package.json" with { type: "json" };
+import { instanceInfo } from "@/server/services";
 
 /** GET /api/health: liveness and database reachability. 503 when the database is away. */
 export const healthHandler: RouteHandler = async (_req, res) => {
@@ -14,5 +15,5 @@ export const healthHandler: RouteHandler = async (_req, res) => {
   } catch (err) {
     database = { reachable: false, error: (err as Error).message };
   }
-  sendJson(res, database.reachable ? 200 : 503, { ok: database.reachable, version: pkg.version, database });
+  sendJson(res, database.reachable ? 200 : 503, { ok: database.reachable, version: pkg.version, database, instance: instanceInfo() });
 };

@@ -58,6 +58,8 @@ export async function listProbeTargets(db: Db): Promise<ProbeTarget[]> {
 
 export interface MonitoringServiceOptions {
   db?: Db;
+  /** Leave the prober off until startProber() (several instances: the lock holder probes). */
+  proberByLeaderOnly?: boolean;
   sweepMs?: number;
   now?: () => number;
 }
@@ -80,26 +82,10 @@ export class MonitoringService {
     const log = logger().child({ component: "monitoring" });
     this.db = db;
     this.running = true;
-    this.prober = new Prober({
-      listTargets: () => listProbeTargets(db),
-      onResult: async (serverId, result, target) => {
-        const cfg = target.probe as ProbeTarget["probe"] & { unhealthyThreshold?: number; healthyThreshold?: number };
-        const res = await recordProbeResult(
-          db,
-          serverId,
-          result,
-          { unhealthyThreshold: cfg.unhealthyThreshold ?? 3, healthyThreshold: cfg.healthyThreshold ?? 1 },
-          now(),
-        );
-        if (res?.changed) publishChange("health", res.clusterId);
-      },
-      logger: log as unknown as ProberLogger,
-      now,
-    });
     this.offBus = onChange((e) => {
       if (e.kind === "topology" || e.kind === "settings") void this.prober?.refresh();
     });
-    await this.prober.start();
+    if (!this.opts.proberByLeaderOnly) await this.startProber();
     const loop = () => {
       if (!this.running) return;
       this.sweeping = (async () => {
@@ -122,6 +108,45 @@ export class MonitoringService {
     this.sweepTimer.unref?.();
   }
 
+  /**
+   * Starts the active prober on this instance. With several instances only the one holding
+   * the prober lock calls this (server/leader.ts), so servers are probed once.
+   */
+  async startProber(): Promise<void> {
+    if (!this.running || this.prober || !this.db) return;
+    const db = this.db;
+    const now = this.opts.now ?? Date.now;
+    const log = logger().child({ component: "monitoring" });
+    this.prober = new Prober({
+      listTargets: () => listProbeTargets(db),
+      onResult: async (serverId, result, target) => {
+        const cfg = target.probe as ProbeTarget["probe"] & { unhealthyThreshold?: number; healthyThreshold?: number };
+        const res = await recordProbeResult(
+          db,
+          serverId,
+          result,
+          { unhealthyThreshold: cfg.unhealthyThreshold ?? 3, healthyThreshold: cfg.healthyThreshold ?? 1 },
+          now(),
+        );
+        if (res?.changed) publishChange("health", res.clusterId);
+      },
+      logger: log as unknown as ProberLogger,
+      now,
+    });
+    await this.prober.start();
+    log.info("active prober running on this instance");
+  }
+
+  async stopProber(): Promise<void> {
+    const p = this.prober;
+    this.prober = null;
+    await p?.stop();
+  }
+
+  get proberRunning(): boolean {
+    return this.prober !== null;
+  }
+
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
@@ -139,10 +164,11 @@ const KEY = Symbol.for("routeboard.monitoring");
 type G = typeof globalThis & { [KEY]?: MonitoringService };
 
 /** The process-wide service (started from startServices). */
-export async function startMonitoring(): Promise<void> {
+export async function startMonitoring(opts: MonitoringServiceOptions = {}): Promise<MonitoringService> {
   const g = globalThis as G;
-  g[KEY] ??= new MonitoringService();
+  g[KEY] ??= new MonitoringService(opts);
   await g[KEY].start();
+  return g[KEY];
 }
 
 export async function stopMonitoring(): Promise<void> {

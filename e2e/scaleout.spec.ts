@@ -1,0 +1,200 @@
+/**
+ * Several app instances on one PostgreSQL (DESIGN §5): changes propagate between instances
+ * within a second, exactly one instance probes and another takes over when it dies, and a
+ * database restart is survived with subscriptions answered throughout and nothing lost.
+ */
+import { test, expect, request as playwrightRequest, type APIRequestContext } from "@playwright/test";
+import { startApp, type AppProcess } from "./app-process";
+import { startPg, type PgServer } from "./pg-server";
+import { login, trpcMutation, trpcQuery, TrpcCallError } from "./api";
+
+test.describe.configure({ mode: "serial" });
+
+const ADMIN = { username: "ops", password: "scale-out-password" };
+const SHARED = {
+  ADMIN_USERNAME: ADMIN.username,
+  ADMIN_PASSWORD: ADMIN.password,
+  SESSION_SECRET: "a-shared-session-secret-of-at-least-32-chars",
+  ROUTEBOARD_DEMO: "1",
+  ROUTEBOARD_LEADER_RETRY_MS: "500",
+};
+
+interface Topo {
+  cluster: { id: string };
+  routes: Array<{ id: string; name: string }>;
+  inbounds: Array<{ id: string; name: string; routeId: string | null; version: number }>;
+}
+interface SubJson {
+  routes: Array<{ routeId: string; route: string; inboundId: string; inbound: string }>;
+}
+
+let pg: PgServer;
+let a: AppProcess;
+let b: AppProcess;
+let apiA: APIRequestContext;
+let apiB: APIRequestContext;
+let clusterId: string;
+let token: string;
+
+async function health(app: AppProcess) {
+  const res = await fetch(`${app.url}/api/health`);
+  return (await res.json()) as { ok: boolean; instance: { id: string; prober: boolean; changeBus: string } };
+}
+
+async function subJson(app: AppProcess): Promise<SubJson> {
+  const res = await fetch(`${app.url}/sub/${token}?format=json`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as SubJson;
+}
+
+test.beforeAll(async () => {
+  test.setTimeout(180_000);
+  pg = await startPg();
+  a = await startApp({ ...SHARED, DATABASE_URL: pg.url });
+  b = await startApp({ ...SHARED, DATABASE_URL: pg.url });
+  apiA = await playwrightRequest.newContext({ baseURL: a.url });
+  apiB = await playwrightRequest.newContext({ baseURL: b.url });
+  await login(apiA, ADMIN.username, ADMIN.password);
+  // The session secret is shared, so instance B accepts the session too.
+  await login(apiB, ADMIN.username, ADMIN.password);
+  const clusters = await trpcQuery<Array<{ id: string; name: string }>>(apiA, "clusters.list");
+  clusterId = clusters.find((c) => c.name === "Demo cluster")!.id;
+  const subs = await trpcQuery<Array<{ token: string }> | { items: Array<{ token: string }> }>(apiA, "subscribers.list", { clusterId });
+  token = (Array.isArray(subs) ? subs : subs.items)[0]!.token;
+});
+
+test.afterAll(async () => {
+  await apiA?.dispose();
+  await apiB?.dispose();
+  await a?.stop();
+  await b?.stop();
+  pg?.stop();
+});
+
+test("a move on instance A shows in instance B's subscriptions and dashboard within a second", async () => {
+  const before = await subJson(b);
+  const usa = before.routes.find((r) => r.route === "🇺🇸 USA")!;
+  const topo = await trpcQuery<Topo>(apiA, "topology.get", { clusterId });
+  const germany = topo.routes.find((r) => r.name === "🇩🇪 Germany")!;
+  const chosen = topo.inbounds.find((i) => i.id === usa.inboundId)!;
+  const started = Date.now();
+  await trpcMutation(apiA, "topology.moveInbound", { inboundId: chosen.id, toRouteId: germany.id, expectedVersion: chosen.version });
+  let seenInSub = 0;
+  let seenInDashboard = 0;
+  while (Date.now() - started < 5000 && (!seenInSub || !seenInDashboard)) {
+    if (!seenInSub && (await subJson(b)).routes.find((r) => r.route === "🇺🇸 USA")?.inboundId !== chosen.id) seenInSub = Date.now() - started;
+    if (!seenInDashboard) {
+      const t = await trpcQuery<Topo>(apiB, "topology.get", { clusterId });
+      if (t.inbounds.find((i) => i.id === chosen.id)?.routeId === germany.id) seenInDashboard = Date.now() - started;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  expect(seenInSub).toBeGreaterThan(0);
+  expect(seenInSub).toBeLessThan(1000);
+  expect(seenInDashboard).toBeGreaterThan(0);
+  expect(seenInDashboard).toBeLessThan(1000);
+  const live = (await health(b)).instance.changeBus;
+  expect(live).toBe("postgres");
+});
+
+test("exactly one instance probes; when it dies the other takes over within two probe intervals", async () => {
+  const intervalS = 2;
+  await trpcMutation(apiA, "monitoring.setProbeConfig", { clusterId, config: { intervalS, timeoutS: 1 } });
+  const [ha, hb] = await Promise.all([health(a), health(b)]);
+  expect([ha.instance.prober, hb.instance.prober].filter(Boolean)).toHaveLength(1);
+  const leader = ha.instance.prober ? a : b;
+  const follower = leader === a ? b : a;
+  const killedAt = Date.now();
+  leader.child.kill("SIGKILL");
+  let tookOverAfter = -1;
+  while (Date.now() - killedAt < 4 * intervalS * 1000) {
+    if ((await health(follower)).instance.prober) {
+      tookOverAfter = Date.now() - killedAt;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(tookOverAfter).toBeGreaterThanOrEqual(0);
+  expect(tookOverAfter).toBeLessThan(2 * intervalS * 1000);
+  // Bring a second instance back for the next test.
+  await leader.stop();
+  const restarted = await startApp({ ...SHARED, DATABASE_URL: pg.url });
+  if (leader === a) {
+    a = restarted;
+    apiA = await playwrightRequest.newContext({ baseURL: a.url });
+    await login(apiA, ADMIN.username, ADMIN.password);
+  } else {
+    b = restarted;
+    apiB = await playwrightRequest.newContext({ baseURL: b.url });
+    await login(apiB, ADMIN.username, ADMIN.password);
+  }
+  const [h1, h2] = await Promise.all([health(a), health(b)]);
+  expect([h1.instance.prober, h2.instance.prober].filter(Boolean)).toHaveLength(1);
+});
+
+test("a database restart is survived: subscriptions answered throughout, writes refused clearly, nothing lost", async () => {
+  test.setTimeout(120_000);
+  // A write saved before the outage.
+  const created = await trpcMutation<{ id: string; token?: string | null }>(apiA, "subscribers.create", { clusterId, name: "saved-before-outage" });
+  const beforeCount = (await subJson(a)).routes.length;
+
+  let answered = 0;
+  let failures = 0;
+  let staleSeen = 0;
+  let stop = false;
+  const hammer = (async () => {
+    while (!stop) {
+      for (const app of [a, b]) {
+        try {
+          const res = await fetch(`${app.url}/sub/${token}?format=json`);
+          const body = (await res.json()) as SubJson;
+          if (res.status === 200 && body.routes.length === beforeCount) answered++;
+          else failures++;
+          if (res.headers.get("x-routeboard-stale") === "1") staleSeen++;
+        } catch {
+          failures++;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+
+  let writeDuringOutage: unknown = null;
+  const restart = pg.restart(3000);
+  // While the database is down, a write fails with a clear message.
+  await new Promise((r) => setTimeout(r, 1000));
+  writeDuringOutage = await trpcMutation(apiB, "clusters.create", { name: "during outage" }).catch((e: unknown) => e);
+  const healthDuring = await fetch(`${a.url}/api/health`);
+  await restart;
+  // Everything resumes: a write goes through on both instances.
+  await expect
+    .poll(async () => {
+      try {
+        await trpcMutation(apiA, "clusters.rename", { clusterId, name: "Demo cluster" });
+        return "ok";
+      } catch (e) {
+        return (e as Error).message;
+      }
+    }, { timeout: 20_000 })
+    .toBe("ok");
+  await new Promise((r) => setTimeout(r, 1500));
+  stop = true;
+  await hammer;
+
+  expect(failures).toBe(0);
+  expect(answered).toBeGreaterThan(50);
+  expect(staleSeen).toBeGreaterThan(0);
+  expect(writeDuringOutage).toBeInstanceOf(TrpcCallError);
+  expect((writeDuringOutage as TrpcCallError).status).toBe(503);
+  expect((writeDuringOutage as TrpcCallError).message).toMatch(/database is unavailable/i);
+  expect(healthDuring.status).toBe(503);
+  const subs = await trpcQuery<Array<{ id: string; name: string }> | { items: Array<{ id: string; name: string }> }>(apiB, "subscribers.list", { clusterId });
+  const list = Array.isArray(subs) ? subs : subs.items;
+  expect(list.find((s) => s.id === created.id)?.name).toBe("saved-before-outage");
+  // Nothing half-written: the refused cluster does not exist.
+  const clusters = await trpcQuery<Array<{ name: string }>>(apiB, "clusters.list");
+  expect(clusters.find((c) => c.name === "during outage")).toBeUndefined();
+  // Answers are fresh again.
+  const fresh = await fetch(`${b.url}/sub/${token}`);
+  expect(fresh.headers.get("x-routeboard-stale")).toBeNull();
+});
