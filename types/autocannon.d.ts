@@ -14,6 +14,8 @@ declare module "autocannon" {
     errors: number;
     timeouts: number;
     "2xx": number;
+    "4xx": number;
+    "5xx": number;
   }
   interface Options {
     url: string;

@@ -1,6 +1,7 @@
 "use client";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
+import Link from "next/link";
 import { useDeferredValue, useState } from "react";
 import { useCanEdit } from "@/components/AppShell";
 import { CopyButton } from "@/components/ui/CopyButton";
@@ -106,7 +107,11 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
               <tbody className="divide-y divide-slate-100">
                 {rows.map((s) => (
                   <tr key={s.id} data-testid="subscriber-row">
-                    <td className="px-4 py-2.5 font-medium text-slate-900">{s.name}</td>
+                    <td className="px-4 py-2.5 font-medium text-slate-900">
+                      <Link href={`/clusters/${clusterId}/subscribers/${s.id}`} className="hover:text-sky-700 hover:underline" title="What this subscriber's app gets right now, and why">
+                        {s.name}
+                      </Link>
+                    </td>
                     <td className="px-3 py-2.5">
                       {!s.enabled ? (
                         <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-700">Disabled</span>

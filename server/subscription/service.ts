@@ -283,7 +283,12 @@ export class SubscriptionService {
    * What a subscriber's app gets right now, with every candidate's score and the reason:
    * a dry run that records nothing.
    */
-  async explain(subscriberId: string): Promise<{ subscriber: SnapshotSubscriber; routes: Array<{ routeId: string; route: string; decision: Decision; entry: SubscriptionEntry | null }> } | null> {
+  async explain(subscriberId: string): Promise<{
+    subscriber: SnapshotSubscriber;
+    routes: Array<{ routeId: string; route: string; decision: Decision; entry: SubscriptionEntry | null }>;
+    /** inboundId → what the operator knows it as. */
+    names: Map<string, { inbound: string; server: string }>;
+  } | null> {
     this.dirty.subscribers = this.dirty.subscribers || !this.subscribersById.has(subscriberId);
     await this.refresh();
     const sub = this.subscribersById.get(subscriberId);
@@ -306,7 +311,14 @@ export class SubscriptionService {
         });
         return { routeId: route.routeId, route: route.name ?? "", decision, entry: decision.inboundId ? entryFor(topology, route.routeId, decision.inboundId) : null };
       });
-    return { subscriber: sub, routes };
+    const names = new Map<string, { inbound: string; server: string }>();
+    for (const r of routes) {
+      for (const c of r.decision.candidates) {
+        const ib = topology.inbounds.get(c.inboundId);
+        names.set(c.inboundId, { inbound: ib?.name ?? c.inboundId, server: topology.servers.get(c.serverId)?.name ?? c.serverId });
+      }
+    }
+    return { subscriber: sub, routes, names };
   }
 
   get snapshotAgeMs(): number {

@@ -11,7 +11,7 @@ export const balancerRouter = createTRPCRouter({
     if (!service) throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: "The balancer is starting up: try again in a moment" });
     const result = await service.explain(input.subscriberId);
     if (!result) throw new TRPCError({ code: "NOT_FOUND", message: "No such subscriber" });
-    const { subscriber, routes } = result;
+    const { subscriber, routes, names } = result;
     return {
       subscriber: { id: subscriber.id, name: subscriber.name, enabled: subscriber.enabled, expiresAt: subscriber.expiresAt },
       stale: service.stale,
@@ -21,7 +21,12 @@ export const balancerRouter = createTRPCRouter({
         reason: r.decision.reason,
         explanation: r.decision.explanation,
         chosen: r.entry ? { inboundId: r.entry.inboundId, inbound: r.entry.inbound, server: r.entry.server } : null,
-        candidates: r.decision.candidates.map((c) => ({ ...c, chosen: c.inboundId === r.decision.inboundId })),
+        candidates: r.decision.candidates.map((c) => ({
+          ...c,
+          name: names.get(c.inboundId)?.inbound ?? c.inboundId,
+          serverName: names.get(c.inboundId)?.server ?? c.serverId,
+          chosen: c.inboundId === r.decision.inboundId,
+        })),
       })),
     };
   }),

@@ -1,0 +1,203 @@
+/**
+ * npm run soak -- --minutes N
+ *
+ * Two app instances on one PostgreSQL (started here, on a loopback port), a simulated fleet
+ * behind the demo cluster, subscription load with autocannon on both instances, random fleet
+ * faults (one server at a time, so no route ever panics) and one database restart halfway.
+ * Prints one JSON object: 5xx answers, answers naming a server already known down, and
+ * p50/p99 latency. "Known down" = the app's own health status said so more than 1 s
+ * (the propagation budget) before the request was sent.
+ * Needs a production build (`npm run build`). Everything started here is stopped by PID.
+ */
+import autocannon from "autocannon";
+import { startApp, type AppProcess } from "../e2e/app-process";
+import { startPg, type PgServer } from "../e2e/pg-server";
+import { loginToApp, type AppClient } from "./fleet/app-client";
+import { takeOverCluster } from "./fleet/enrol";
+import { startFleet, type Fleet } from "./fleet/fleet";
+import type { SimFault } from "./fleet/sim-server";
+
+function minutesArg(): number {
+  const i = process.argv.indexOf("--minutes");
+  const raw = i >= 0 ? process.argv[i + 1] : "1";
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || n > 240) {
+    process.stderr.write("soak: --minutes must be a number of minutes between 0 and 240, e.g. --minutes 5\n");
+    process.exit(2);
+  }
+  return n;
+}
+
+const log = (m: string) => process.stderr.write(`soak: ${m}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const PROPAGATION_MS = 1000;
+const FAULTS: SimFault[] = ["firewalled", "serviceDown", "listenerDown", "stopReporting"];
+
+interface HealthRow {
+  serverId: string;
+  name: string;
+  status: string;
+}
+
+async function main() {
+  const minutes = minutesArg();
+  const durationMs = minutes * 60_000;
+  let pg: PgServer | undefined;
+  const apps: AppProcess[] = [];
+  let fleet: Fleet | undefined;
+  const stopAll = async () => {
+    await fleet?.stop().catch(() => {});
+    for (const a of apps) await a.stop().catch(() => {});
+    pg?.stop();
+  };
+  process.on("SIGINT", () => void stopAll().then(() => process.exit(130)));
+  try {
+    pg = await startPg();
+    const env = {
+      DATABASE_URL: pg.url,
+      ADMIN_USERNAME: "soak",
+      ADMIN_PASSWORD: "soak-password",
+      SESSION_SECRET: "soak-shared-session-secret-32-chars-long",
+      ROUTEBOARD_DEMO: "1",
+      ROUTEBOARD_LEADER_RETRY_MS: "1000",
+      ROUTEBOARD_SWEEP_MS: "500",
+    };
+    apps.push(await startApp(env));
+    apps.push(await startApp(env));
+    const [a, b] = apps as [AppProcess, AppProcess];
+    log(`instances on ${a.url} and ${b.url}, PostgreSQL on ${pg.url}`);
+    const client: AppClient = await loginToApp(a.url, "soak", "soak-password");
+    const clusters = await client.query<Array<{ id: string; name: string }>>("clusters.list");
+    const clusterId = clusters.find((c) => c.name === "Demo cluster")!.id;
+    await client.mutation("monitoring.setReportInterval", { clusterId, seconds: 2 });
+    await client.mutation("monitoring.setProbeConfig", { clusterId, config: { intervalS: 1, timeoutS: 1, unhealthyThreshold: 2, healthyThreshold: 1 } });
+    const enrolled = await takeOverCluster(client, clusterId);
+    fleet = await startFleet(enrolled.plan, { appUrl: a.url, reportIntervalMs: 2000 });
+    const tokens: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const s = await client.mutation<{ token: string | null }>("subscribers.create", { clusterId, name: `soak-${i}` });
+      if (s.token) tokens.push(s.token);
+    }
+    // Wait for every server to be healthy before measuring.
+    const health = async (): Promise<HealthRow[]> => {
+      const h = await client.query<{ servers: HealthRow[] }>("monitoring.health", { clusterId });
+      return h.servers;
+    };
+    for (let i = 0; i < 60; i++) {
+      if ((await health()).every((s) => s.status === "healthy")) break;
+      await sleep(1000);
+    }
+    log(`fleet healthy; ${tokens.length} subscribers; running for ${minutes} min`);
+
+    // Known-down tracking from the app's own statuses.
+    const downSince = new Map<string, number>();
+    const nameToId = new Map(enrolled.plan.servers.map((s) => [s.name, s.serverId]));
+    let stop = false;
+    const watcher = (async () => {
+      while (!stop) {
+        try {
+          const now = Date.now();
+          for (const s of await health()) {
+            if (s.status !== "healthy") {
+              if (!downSince.has(s.serverId)) downSince.set(s.serverId, now);
+            } else downSince.delete(s.serverId);
+          }
+        } catch {
+          // database restarting: keep the last known statuses
+        }
+        await sleep(200);
+      }
+    })();
+
+    let checked = 0;
+    let namingKnownDown = 0;
+    let checker5xx = 0;
+    let checker4xx = 0;
+    const examples: string[] = [];
+    const checker = (async () => {
+      while (!stop) {
+        const token = tokens[Math.floor(Math.random() * tokens.length)]!;
+        const app = Math.random() < 0.5 ? a : b;
+        const sentAt = Date.now();
+        const known = new Map([...downSince].filter(([, since]) => sentAt - since > PROPAGATION_MS));
+        try {
+          const res = await fetch(`${app.url}/sub/${token}?format=json`);
+          if (res.status >= 500) checker5xx++;
+          else if (res.status >= 400) {
+            checker4xx++;
+            if (examples.length < 5) examples.push(`${new Date(sentAt).toISOString()} HTTP ${res.status} for a live subscriber on ${app.url}: ${(await res.text()).trim()}`);
+          } else if (res.ok) {
+            const body = (await res.json()) as { routes: Array<{ server: string; route: string }> };
+            checked++;
+            for (const r of body.routes) {
+              const id = nameToId.get(r.server);
+              if (id && known.has(id)) {
+                namingKnownDown++;
+                if (examples.length < 5) examples.push(`${new Date(sentAt).toISOString()} ${r.route} → ${r.server}`);
+              }
+            }
+          }
+        } catch {
+          checker5xx++;
+        }
+        await sleep(20);
+      }
+    })();
+
+    const faultsInjected: string[] = [];
+    const chaos = (async () => {
+      const servers = enrolled.plan.servers;
+      const restartAt = Date.now() + durationMs / 2;
+      let restarted = false;
+      while (!stop) {
+        const s = servers[Math.floor(Math.random() * servers.length)]!;
+        const fault = FAULTS[Math.floor(Math.random() * FAULTS.length)]!;
+        fleet!.get(s.serverId)?.setFault(fault, true);
+        faultsInjected.push(`${fault}@${s.name}`);
+        await sleep(12_000);
+        fleet!.get(s.serverId)?.clearFaults();
+        // Let it come back before the next fault, so routes never lose every server.
+        for (let i = 0; i < 20 && !stop; i++) {
+          if (!downSince.has(s.serverId)) break;
+          await sleep(500);
+        }
+        if (!restarted && Date.now() > restartAt) {
+          restarted = true;
+          log("restarting PostgreSQL");
+          await pg!.restart(3000);
+          log("PostgreSQL is back");
+        }
+        await sleep(3000);
+      }
+    })();
+
+    const paths = tokens.map((t) => ({ method: "GET", path: `/sub/${t}` }));
+    const load = (app: AppProcess) => autocannon({ url: app.url, connections: 10, duration: Math.round(durationMs / 1000), requests: paths });
+    const [ra, rb] = await Promise.all([load(a), load(b)]);
+    stop = true;
+    await Promise.all([watcher, checker, chaos]);
+    const result = {
+      minutes,
+      instances: 2,
+      requests: ra.requests.total + rb.requests.total,
+      answers5xx: ra["5xx"] + rb["5xx"] + checker5xx,
+      answers4xx: ra["4xx"] + rb["4xx"] + checker4xx,
+      errors: ra.errors + rb.errors,
+      checkedAnswers: checked,
+      answersNamingKnownDownServer: namingKnownDown,
+      examples,
+      latencyMs: { p50: Math.max(ra.latency.p50, rb.latency.p50), p99: Math.max(ra.latency.p99, rb.latency.p99) },
+      requestsPerSecond: Math.round(ra.requests.average + rb.requests.average),
+      faultsInjected: faultsInjected.length,
+      databaseRestarts: 1,
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await stopAll();
+  }
+}
+
+void main().catch((err: unknown) => {
+  process.stderr.write(`soak failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
