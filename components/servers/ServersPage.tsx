@@ -4,7 +4,7 @@ import { useState } from "react";
 import { useCanEdit } from "@/components/AppShell";
 import { ClusterPageNav } from "@/components/ui/PageHeader";
 import { ConfirmDialog } from "@/components/ui/Dialog";
-import { buttonClass, secondaryButtonClass } from "@/components/ui/Field";
+import { buttonClass } from "@/components/ui/Field";
 import { StatusBadge } from "@/components/ui/StatusBadge";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";

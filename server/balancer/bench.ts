@@ -2,6 +2,7 @@
  * Core benchmark: decisions per second of the Balancer facade on a synthetic fleet.
  * Not part of the pure core (it reads a wall clock, injectable for tests).
  */
+import { mulberry32 } from "@/server/simulator/prng";
 import { Balancer } from "./index";
 import type { RouteInput, ServerMetrics } from "./types";
 
@@ -28,24 +29,13 @@ export interface BenchResult {
   explain: boolean;
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function benchCore(opts: BenchOptions = {}): BenchResult {
   const nServers = opts.servers ?? 500;
   const nRoutes = opts.routes ?? 100;
   const perRoute = opts.inboundsPerRoute ?? 20;
   const subscribers = opts.subscribers ?? 3000;
   const now = opts.now ?? (() => performance.now());
-  const r = rng(opts.seed ?? 1);
+  const r = mulberry32(opts.seed ?? 1);
   const nowMs = 1_700_000_000_000;
 
   const servers = new Map<string, ServerMetrics>();
