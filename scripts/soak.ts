@@ -172,7 +172,16 @@ async function main() {
     })();
 
     const paths = tokens.map((t) => ({ method: "GET", path: `/sub/${t}` }));
-    const load = (app: AppProcess) => autocannon({ url: app.url, connections: 10, duration: Math.round(durationMs / 1000), requests: paths });
+    const loadStarted = Date.now();
+    const oddAnswers: string[] = [];
+    const load = (app: AppProcess) => {
+      const run = autocannon({ url: app.url, connections: 10, duration: Math.round(durationMs / 1000), requests: paths });
+      // Keep a note of the first few answers that were not 2xx: when, where, which status.
+      run.on("response", (_client, status) => {
+        if ((status < 200 || status >= 300) && oddAnswers.length < 10) oddAnswers.push(`+${((Date.now() - loadStarted) / 1000).toFixed(1)} s ${app.url} HTTP ${status}`);
+      });
+      return run;
+    };
     const [ra, rb] = await Promise.all([load(a), load(b)]);
     stop = true;
     await Promise.all([watcher, checker, chaos]);
@@ -186,6 +195,7 @@ async function main() {
       checkedAnswers: checked,
       answersNamingKnownDownServer: namingKnownDown,
       examples,
+      non2xxAnswers: oddAnswers,
       latencyMs: { p50: Math.max(ra.latency.p50, rb.latency.p50), p99: Math.max(ra.latency.p99, rb.latency.p99) },
       requestsPerSecond: Math.round(ra.requests.average + rb.requests.average),
       faultsInjected: faultsInjected.length,

@@ -24,6 +24,9 @@ declare module "autocannon" {
     amount?: number;
     requests?: Array<{ method?: string; path?: string; headers?: Record<string, string> }>;
   }
-  function autocannon(opts: Options): Promise<Result>;
+  interface Instance extends Promise<Result> {
+    on(event: "response", listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): void;
+  }
+  function autocannon(opts: Options): Instance;
   export default autocannon;
 }

@@ -94,6 +94,13 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     expect(expired.body).toBe(unknown.body);
   });
 
+  it("answers concurrent first fetches of a new subscriber from the reloaded picture", async () => {
+    const [fresh] = await t.db.insert(subscribers).values({ clusterId, name: "newcomer", token: "newcomer-token-0001" }).returning();
+    publishChange("subscribers", clusterId);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => service.answer(fresh!.token, "json")));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+  });
+
   it("refuses an unknown format with 400", async () => {
     const a = await service.answer(token, "xml");
     expect(a.status).toBe(400);

@@ -117,6 +117,9 @@ export class SubscriptionService {
 
   /** Brings the snapshot up to date if anything changed (one reload at a time). */
   async refresh(): Promise<void> {
+    // A reload in flight clears the dirty flags when it starts: wait for it, or a request
+    // arriving meanwhile would answer from the picture being replaced.
+    if (this.reloading) await this.reloading;
     if (!this.dirty.topology && !this.dirty.metrics && !this.dirty.subscribers) return;
     if (this.topology && this.stale && this.clock() - this.lastReloadFailedAt < RETRY_RELOAD_AFTER_MS) return;
     this.reloading ??= this.reload().finally(() => {
