@@ -1,5 +1,8 @@
 "use client";
+import { useState } from "react";
 import type { TopologyData } from "./context";
+
+const PILLS_SHOWN = 12;
 
 type Warning = TopologyData["warnings"][number];
 
@@ -13,6 +16,7 @@ export function WarningsPanel({
   onShowInbound(id: string): void;
   onShowRoute(id: string): void;
 }) {
+  const [allPills, setAllPills] = useState(false);
   if (warnings.length === 0) {
     return (
       <section aria-label="Warnings" className="flex items-center gap-2 border-b border-slate-200 bg-white px-5 py-2 text-sm text-green-700">
@@ -32,7 +36,7 @@ export function WarningsPanel({
             <span className={w.kind === "no-available" ? "font-medium text-red-800" : "font-medium"}>{w.message}</span>
             {w.kind === "unassigned" ? (
               <span className="flex flex-wrap gap-1">
-                {w.inbounds.map((i) => (
+                {(allPills ? w.inbounds : w.inbounds.slice(0, PILLS_SHOWN)).map((i) => (
                   <button
                     key={i.id}
                     type="button"
@@ -43,6 +47,16 @@ export function WarningsPanel({
                     {i.name}
                   </button>
                 ))}
+                {w.inbounds.length > PILLS_SHOWN && (
+                  <button
+                    type="button"
+                    onClick={() => setAllPills((v) => !v)}
+                    aria-expanded={allPills}
+                    className="px-1 text-xs font-medium text-sky-700 hover:underline"
+                  >
+                    {allPills ? "Show fewer" : `Show all ${w.inbounds.length}`}
+                  </button>
+                )}
               </span>
             ) : (
               <button

@@ -20,6 +20,8 @@ export const ITEM_HEIGHT = 24;
 export const ROUTE_PAD = 14;
 
 export const UNASSIGNED_HEADER = 58;
+/** The Unassigned zone lists this many inbounds, then "+ N more" (the warnings name all). */
+export const UNASSIGNED_MAX_ITEMS = 8;
 
 export const DIST_WIDTH = 250;
 export const DIST_HEIGHT = 124;
@@ -82,7 +84,8 @@ export function routeHeight(inboundCount: number): number {
 }
 
 export function unassignedHeight(inboundCount: number): number {
-  return UNASSIGNED_HEADER + Math.max(1, inboundCount) * ITEM_HEIGHT + ROUTE_PAD;
+  const lines = inboundCount > UNASSIGNED_MAX_ITEMS ? UNASSIGNED_MAX_ITEMS + 1 : Math.max(1, inboundCount);
+  return UNASSIGNED_HEADER + lines * ITEM_HEIGHT + ROUTE_PAD;
 }
 
 export function layoutTopology(input: LayoutInput): Layout {

@@ -1,6 +1,6 @@
 "use client";
 import { useUpdateNodeInternals, type NodeProps } from "@xyflow/react";
-import { memo, useEffect } from "react";
+import { memo, useEffect, useRef } from "react";
 import { useDiagram } from "../context";
 import { InboundChip } from "../InboundChip";
 import { formatBps, plural, statusInfo } from "../format";
@@ -14,8 +14,14 @@ export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<Diagr
   const inbounds = server ? (index.inboundsByServer.get(server.id) ?? []) : [];
   const updateInternals = useUpdateNodeInternals();
   const handlesKey = inbounds.map((i) => `${i.id}:${i.routeId ?? ""}`).join(",");
-  // Chips moved, came or went: React Flow must re-measure where their edges start.
-  useEffect(() => updateInternals(id), [handlesKey, id, updateInternals]);
+  // Chips moved, came or went: React Flow must re-measure where their edges start. Not on
+  // mount (React Flow measures new nodes itself; doing it per node again thrashes layout).
+  const lastKey = useRef(handlesKey);
+  useEffect(() => {
+    if (lastKey.current === handlesKey) return;
+    lastKey.current = handlesKey;
+    updateInternals(id);
+  }, [handlesKey, id, updateInternals]);
   if (!server) return null;
   const st = statusInfo(server.status);
   return (

@@ -3,7 +3,7 @@ import { useDroppable } from "@dnd-kit/core";
 import type { NodeProps } from "@xyflow/react";
 import { memo } from "react";
 import { useDiagram } from "../context";
-import { ITEM_HEIGHT, UNASSIGNED_HEADER } from "../layout";
+import { ITEM_HEIGHT, UNASSIGNED_HEADER, UNASSIGNED_MAX_ITEMS } from "../layout";
 import type { DiagramNode } from "./types";
 
 export const UNASSIGNED_DROP_ID = "unassigned-drop";
@@ -18,6 +18,7 @@ export const UnassignedNode = memo(function UnassignedNode(_props: NodeProps<Dia
     <section
       ref={setNodeRef}
       aria-label="Unassigned inbounds"
+      data-unassigned-zone
       data-drop-target={dropping || undefined}
       className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 border-dashed transition-colors ${
         dropping ? "border-sky-500 bg-sky-50 ring-4 ring-sky-200" : items.length > 0 ? "border-amber-400 bg-amber-50/70" : "border-slate-300 bg-white/70"
@@ -33,13 +34,18 @@ export const UnassignedNode = memo(function UnassignedNode(_props: NodeProps<Dia
         </p>
       ) : (
         <ul className="px-3 text-[13px]">
-          {items.map((i) => (
+          {items.slice(0, UNASSIGNED_MAX_ITEMS).map((i) => (
             <li key={i.id} className="flex items-center gap-2" style={{ height: ITEM_HEIGHT }}>
               <span aria-hidden className="h-1.5 w-1.5 shrink-0 rounded-full bg-amber-500" />
               <span className="truncate text-slate-800">{i.name}</span>
               <span className="ml-auto shrink-0 truncate text-[11px] text-slate-400">{index.serverById.get(i.serverId)?.name}</span>
             </li>
           ))}
+          {items.length > UNASSIGNED_MAX_ITEMS && (
+            <li className="text-xs font-medium text-amber-800" style={{ height: ITEM_HEIGHT }}>
+              + {items.length - UNASSIGNED_MAX_ITEMS} more — the warnings above name them all
+            </li>
+          )}
         </ul>
       )}
     </section>
