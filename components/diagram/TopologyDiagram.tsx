@@ -132,7 +132,7 @@ function DiagramBody({ clusterId, data }: { clusterId: string; data: TopologyDat
   const busy = useRef(false);
   const scheduleRefetch = useCallback(
     (kinds: readonly string[]) => {
-      const due = Date.now() + (kinds.includes("topology") ? 100 : 1000);
+      const due = Date.now() + (kinds.includes("topology") || kinds.includes("settings") ? 100 : 1000);
       if (refetchTimer.current && refetchDue.current <= due) return;
       if (refetchTimer.current) clearTimeout(refetchTimer.current);
       refetchDue.current = due;
@@ -525,7 +525,7 @@ function DiagramBody({ clusterId, data }: { clusterId: string; data: TopologyDat
 
   return (
     <DiagramContext.Provider value={api}>
-      <WarningsPanel warnings={data.warnings} onShowInbound={showInbound} onShowRoute={showRoute} />
+      <WarningsPanel clusterId={clusterId} warnings={data.warnings} onShowInbound={showInbound} onShowRoute={showRoute} />
       <div className="flex items-center gap-4 border-b border-slate-200 bg-white px-5 py-1.5 text-sm">
         <span className="text-slate-500">
           {plural(data.servers.length, "server")} · {plural(data.inbounds.length, "inbound")} · {plural(data.routes.length, "route")}

@@ -1,4 +1,5 @@
 "use client";
+import Link from "next/link";
 import { useState } from "react";
 import type { TopologyData } from "./context";
 
@@ -8,10 +9,12 @@ type Warning = TopologyData["warnings"][number];
 
 /** What to fix, above the diagram; each warning points at what it is about. */
 export function WarningsPanel({
+  clusterId,
   warnings,
   onShowInbound,
   onShowRoute,
 }: {
+  clusterId: string;
   warnings: Warning[];
   onShowInbound(id: string): void;
   onShowRoute(id: string): void;
@@ -30,10 +33,10 @@ export function WarningsPanel({
       <ul className="flex flex-col gap-1 text-sm">
         {warnings.map((w) => (
           <li key={w.id} data-warning={w.kind} className="flex flex-wrap items-center gap-x-2 gap-y-1 text-amber-900">
-            <span aria-hidden className={w.kind === "no-available" ? "text-red-600" : "text-amber-600"}>
+            <span aria-hidden className={w.kind === "no-available" || w.kind === "fallback-down" ? "text-red-600" : "text-amber-600"}>
               ⚠
             </span>
-            <span className={w.kind === "no-available" ? "font-medium text-red-800" : "font-medium"}>{w.message}</span>
+            <span className={w.kind === "no-available" || w.kind === "fallback-down" ? "font-medium text-red-800" : "font-medium"}>{w.message}</span>
             {w.kind === "unassigned" ? (
               <span className="flex flex-wrap gap-1">
                 {(allPills ? w.inbounds : w.inbounds.slice(0, PILLS_SHOWN)).map((i) => (
@@ -58,6 +61,10 @@ export function WarningsPanel({
                   </button>
                 )}
               </span>
+            ) : w.kind === "probes-disabled" ? (
+              <Link href={`/clusters/${clusterId}/health`} className="text-xs font-medium text-sky-700 underline-offset-2 hover:underline">
+                Probe settings
+              </Link>
             ) : (
               <button
                 type="button"

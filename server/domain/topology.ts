@@ -5,6 +5,7 @@
 import { asc, count, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { assignments, clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { effectiveProbeConfig } from "@/server/monitoring/store";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
@@ -29,7 +30,12 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
   ]);
   const usersByInbound = new Map(userCounts.map((r) => [r.inboundId, Number(r.n)]));
   return {
-    cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS },
+    cluster: {
+      id: cluster.id,
+      name: cluster.name,
+      reportIntervalS: cluster.reportIntervalS,
+      probesEnabled: effectiveProbeConfig(cluster.probeConfig, null).enabled,
+    },
     servers: serverRows.map(({ server, health, metrics }) => ({
       id: server.id,
       name: server.name,
@@ -38,6 +44,7 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
       coefficient: server.coefficient,
       capacityMbps: server.capacityMbps,
       enabled: server.enabled,
+      probesEnabled: effectiveProbeConfig(cluster.probeConfig, server.probeOverride).enabled,
       version: server.version,
       status: server.enabled ? (health?.status ?? "pending") : "disabled",
       statusReason: health?.statusReason ?? null,

@@ -92,4 +92,17 @@ describe("computeWarnings", () => {
     expect(kinds(t)).toEqual(["unassigned", "single-inbound:usa", "single-server:de", "no-available:de"]);
     expect(computeWarnings(t)).toEqual(computeWarnings(t));
   });
+
+  it("adds the monitoring warnings: probes off for the cluster, and a fallback that is itself down", () => {
+    const t = topo();
+    expect(kinds(t).some((k) => k.startsWith("probes-disabled"))).toBe(false);
+    const off = computeWarnings({ ...t, cluster: { probesEnabled: false } });
+    expect(off.map((w) => w.id)).toContain("probes-disabled:cluster");
+    const fb = { ...t, inbounds: t.inbounds.map((i) => (i.id === "i3" ? { ...i, isFallback: true } : i)) };
+    fb.servers = fb.servers.map((s) => (s.id === "s3" ? { ...s, status: "probe-failing" } : s));
+    const fallbackDown = computeWarnings(fb).find((w) => w.kind === "fallback-down");
+    expect(fallbackDown?.message).toMatch(/fallback .* is itself down: Health probe failing/);
+    fb.servers = fb.servers.map((s) => (s.id === "s3" ? { ...s, status: "healthy" } : s));
+    expect(computeWarnings(fb).find((w) => w.kind === "fallback-down")).toBeUndefined();
+  });
 });

@@ -3,10 +3,13 @@
  * server returns it with topology.get and the dashboard can recompute it on an optimistic
  * update. A warning disappears as soon as its cause is fixed.
  */
+import { computeMonitoringWarnings, type MonitoringWarning } from "@/server/monitoring/config-warnings";
 
 export interface WarningInput {
-  servers: ReadonlyArray<{ id: string; name: string; status: string }>;
-  inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null }>;
+  /** Whether the cluster's active probes are on (absent = on). */
+  cluster?: { probesEnabled?: boolean };
+  servers: ReadonlyArray<{ id: string; name: string; status: string; enabled?: boolean; probesEnabled?: boolean }>;
+  inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; isFallback?: boolean }>;
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
 
@@ -14,11 +17,15 @@ export type Warning =
   | { kind: "unassigned"; id: string; message: string; inbounds: Array<{ id: string; name: string }> }
   | { kind: "single-inbound"; id: string; message: string; routeId: string; routeName: string }
   | { kind: "single-server"; id: string; message: string; routeId: string; routeName: string; serverName: string }
-  | { kind: "no-available"; id: string; message: string; routeId: string; routeName: string };
+  | { kind: "no-available"; id: string; message: string; routeId: string; routeName: string }
+  | MonitoringWarning;
 
 export type WarningKind = Warning["kind"];
 
-/** Warnings in a stable order: unassigned first, then per route in the given route order. */
+/**
+ * Warnings in a stable order: unassigned first, then per route in the given route order,
+ * then the monitoring configuration (probes off, a fallback that is itself down).
+ */
 export function computeWarnings(topology: WarningInput): Warning[] {
   const warnings: Warning[] = [];
   const routeIds = new Set(topology.routes.map((r) => r.id));
@@ -81,5 +88,13 @@ export function computeWarnings(topology: WarningInput): Warning[] {
       });
     }
   }
+  warnings.push(
+    ...computeMonitoringWarnings({
+      clusterProbesEnabled: topology.cluster?.probesEnabled ?? true,
+      servers: topology.servers,
+      inbounds: topology.inbounds.map((i) => ({ ...i, isFallback: i.isFallback ?? false })),
+      routes: topology.routes,
+    }),
+  );
   return warnings;
 }

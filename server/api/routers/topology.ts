@@ -19,7 +19,8 @@ function asTrpcError(err: unknown): unknown {
 }
 
 /** Kinds of change that alter what the diagram shows. */
-const DIAGRAM_KINDS: ReadonlySet<ChangeKind> = new Set(["topology", "health", "metrics"]);
+// "settings": probe configuration feeds the warnings panel.
+const DIAGRAM_KINDS: ReadonlySet<ChangeKind> = new Set(["topology", "health", "metrics", "settings"]);
 
 export interface TopologyChange {
   kinds: ChangeKind[];
