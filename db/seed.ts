@@ -26,7 +26,7 @@ const DEMO_ROUTES = [
 const DEMO_SERVERS: DemoServer[] = [
   {
     name: "us-nyc-1",
-    address: "198.51.100.10",
+    address: "127.0.10.1",
     role: "both",
     inbounds: [
       { name: "🇺🇸 New York", port: 443, route: "🇺🇸 USA", sni: "www.microsoft.com" },
@@ -35,7 +35,7 @@ const DEMO_SERVERS: DemoServer[] = [
   },
   {
     name: "us-dal-1",
-    address: "198.51.100.20",
+    address: "127.0.10.2",
     role: "node",
     inbounds: [
       { name: "🇺🇸 Dallas", port: 443, route: "🇺🇸 USA", sni: "www.apple.com" },
@@ -44,7 +44,7 @@ const DEMO_SERVERS: DemoServer[] = [
   },
   {
     name: "de-fra-1",
-    address: "203.0.113.30",
+    address: "127.0.20.1",
     role: "node",
     inbounds: [
       { name: "🇩🇪 Frankfurt", port: 443, route: "🇩🇪 Germany", sni: "www.samsung.com" },
@@ -54,7 +54,7 @@ const DEMO_SERVERS: DemoServer[] = [
   },
   {
     name: "de-ber-1",
-    address: "203.0.113.40",
+    address: "127.0.20.2",
     role: "node",
     inbounds: [
       { name: "🇩🇪 Berlin", port: 443, route: "🇩🇪 Germany", sni: "www.amazon.com" },
@@ -63,7 +63,7 @@ const DEMO_SERVERS: DemoServer[] = [
   },
   {
     name: "nl-ams-1",
-    address: "192.0.2.50",
+    address: "127.0.30.1",
     role: "node",
     inbounds: [
       { name: "🇳🇱 Amsterdam", port: 443, route: "🇳🇱 Netherlands", sni: "www.cloudflare.com" },
@@ -72,7 +72,7 @@ const DEMO_SERVERS: DemoServer[] = [
   },
   {
     name: "nl-rtm-1",
-    address: "192.0.2.60",
+    address: "127.0.30.2",
     role: "node",
     inbounds: [
       { name: "🇳🇱 Rotterdam", port: 443, route: "🇳🇱 Netherlands", sni: "www.cloudflare.com" },

@@ -41,7 +41,7 @@ async function seed(dataDir: string): Promise<string[]> {
     .returning({ id: routes.id });
   const serverRows = await db
     .insert(servers)
-    .values(Array.from({ length: SIZE.servers }, (_, i) => ({ clusterId, name: `srv-${i}`, address: `10.${i >> 8}.${i & 255}.1`, agentTokenHash: newAgentToken().hash })))
+    .values(Array.from({ length: SIZE.servers }, (_, i) => ({ clusterId, name: `srv-${i}`, address: `127.1.${i >> 8}.${(i & 255) + 1}`, agentTokenHash: newAgentToken().hash })))
     .returning({ id: servers.id });
   const now = new Date();
   await db.insert(serverHealth).values(serverRows.map((s, i) => ({ serverId: s.id, status: i % 50 === 7 ? "probe-failing" : "healthy", everSucceeded: true })));

@@ -3,6 +3,8 @@
 # Debian's Chromium), on PGlite and on a real PostgreSQL that this script starts on a
 # loopback port and stops afterwards. Installs Debian's chromium and postgresql if missing.
 set -euo pipefail
+# Nothing in the suite may talk to the outside world (Next.js would send build telemetry).
+export NEXT_TELEMETRY_DISABLED=1
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
 

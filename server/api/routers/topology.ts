@@ -131,7 +131,8 @@ export const topologyRouter = createTRPCRouter({
                   Array.from({ length: n }, (_, k) => ({
                     clusterId,
                     name: `srv-${String(start + k + 1).padStart(4, "0")}`,
-                    address: `10.${Math.floor((start + k) / 250) % 250}.${(start + k) % 250}.1`,
+                    // Loopback: the prober runs against these too, and must never leave the machine in a benchmark.
+                    address: `127.2.${Math.floor((start + k) / 250) % 250}.${((start + k) % 250) + 1}`,
                     agentTokenHash: newAgentToken().hash,
                   })),
                 )
