@@ -1,8 +1,8 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useMemo, useState } from "react";
-import { Dialog, DialogActions } from "@/components/ui/Dialog";
-import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
+import { Dialog, FormFooter } from "@/components/ui/Dialog";
+import { Field, inputClass } from "@/components/ui/Field";
 import { errorMessage, fieldErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { nameSchema } from "@/server/validation";
@@ -210,22 +210,13 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
           </section>
         )}
 
-        {generalError && (
-          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-            {generalError}
-          </p>
-        )}
-        <DialogActions>
-          <span className="mr-auto text-sm text-slate-500">
-            {!editing && (pool.size === 0 ? "Empty route" : `${pool.size} inbound${pool.size === 1 ? "" : "s"}${moving.length ? `, ${moving.length} moving from other routes` : ""}`)}
-          </span>
-          <button type="button" className={secondaryButtonClass} onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className={buttonClass} disabled={mutation.isPending}>
-            {mutation.isPending ? "Saving…" : editing ? "Save route" : "Create route"}
-          </button>
-        </DialogActions>
+        <FormFooter
+          error={generalError}
+          pending={mutation.isPending}
+          submitLabel={editing ? "Save route" : "Create route"}
+          onCancel={onClose}
+          note={!editing && (pool.size === 0 ? "Empty route" : `${pool.size} inbound${pool.size === 1 ? "" : "s"}${moving.length ? `, ${moving.length} moving from other routes` : ""}`)}
+        />
       </form>
     </Dialog>
   );

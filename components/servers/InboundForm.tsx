@@ -2,8 +2,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { z } from "zod";
-import { Dialog, DialogActions } from "@/components/ui/Dialog";
-import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
+import { Dialog, FormFooter } from "@/components/ui/Dialog";
+import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { errorMessage, fieldErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -101,21 +101,7 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
             {(p) => <input {...p} className={inputClass} value={values.sni} onChange={set("sni")} placeholder="www.microsoft.com" />}
           </Field>
         </div>
-        {general && (
-          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700 sm:col-span-2">
-            {general}
-          </p>
-        )}
-        <div className="sm:col-span-2">
-          <DialogActions>
-            <button type="button" className={secondaryButtonClass} onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" className={buttonClass} disabled={mutation.isPending}>
-              {mutation.isPending ? "Saving…" : inbound ? "Save inbound" : "Create inbound"}
-            </button>
-          </DialogActions>
-        </div>
+        <FormFooter wide error={general} pending={mutation.isPending} submitLabel={inbound ? "Save inbound" : "Create inbound"} onCancel={onClose} />
       </form>
     </Dialog>
   );

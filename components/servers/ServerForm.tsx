@@ -2,8 +2,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { z } from "zod";
-import { Dialog, DialogActions } from "@/components/ui/Dialog";
-import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
+import { Dialog, FormFooter } from "@/components/ui/Dialog";
+import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { errorMessage, fieldErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -115,21 +115,7 @@ export function ServerForm({
         <label className="flex items-center gap-2 self-end pb-2 text-sm font-medium text-slate-700">
           <input type="checkbox" className="h-4 w-4 accent-sky-600" checked={values.enabled} onChange={set("enabled")} /> Enabled (in rotation)
         </label>
-        {general && (
-          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700 sm:col-span-2">
-            {general}
-          </p>
-        )}
-        <div className="sm:col-span-2">
-          <DialogActions>
-            <button type="button" className={secondaryButtonClass} onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" className={buttonClass} disabled={mutation.isPending}>
-              {mutation.isPending ? "Saving…" : server ? "Save server" : "Add server"}
-            </button>
-          </DialogActions>
-        </div>
+        <FormFooter wide error={general} pending={mutation.isPending} submitLabel={server ? "Save server" : "Add server"} onCancel={onClose} />
       </form>
     </Dialog>
   );

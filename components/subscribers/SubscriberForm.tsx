@@ -2,8 +2,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { z } from "zod";
-import { Dialog, DialogActions } from "@/components/ui/Dialog";
-import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
+import { Dialog, FormFooter } from "@/components/ui/Dialog";
+import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { errorMessage, fieldErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -108,19 +108,7 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
             />
           )}
         </Field>
-        {general && (
-          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-            {general}
-          </p>
-        )}
-        <DialogActions>
-          <button type="button" className={secondaryButtonClass} onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className={buttonClass} disabled={mutation.isPending}>
-            {mutation.isPending ? "Saving…" : subscriber ? "Save subscriber" : "Create subscriber"}
-          </button>
-        </DialogActions>
+        <FormFooter error={general} pending={mutation.isPending} submitLabel={subscriber ? "Save subscriber" : "Create subscriber"} onCancel={onClose} />
       </form>
     </Dialog>
   );

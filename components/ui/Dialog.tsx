@@ -1,6 +1,7 @@
 "use client";
 import { useEffect, useId, useRef, useState } from "react";
 import { createPortal } from "react-dom";
+import { buttonClass, secondaryButtonClass } from "./Field";
 
 /**
  * A modal dialog: role="dialog" named by its heading, Escape closes, focus moves in on open
@@ -109,6 +110,46 @@ export function Dialog({
 /** The footer row of a dialog's form. */
 export function DialogActions({ children }: { children: React.ReactNode }) {
   return <div className="mt-6 flex flex-wrap items-center justify-end gap-2 border-t border-slate-100 pt-4">{children}</div>;
+}
+
+/**
+ * The end of every dialog form: the form-level error (if any), Cancel, and the submit
+ * button that says "Saving…" while the request runs. `note` sits on the left.
+ */
+export function FormFooter({
+  error,
+  pending,
+  submitLabel,
+  onCancel,
+  note,
+  wide,
+}: {
+  error?: string | null;
+  pending: boolean;
+  submitLabel: string;
+  onCancel(): void;
+  note?: React.ReactNode;
+  /** Span both columns of a two-column form grid. */
+  wide?: boolean;
+}) {
+  return (
+    <div className={wide ? "sm:col-span-2" : undefined}>
+      {error && (
+        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
+          {error}
+        </p>
+      )}
+      <DialogActions>
+        {note !== undefined && <span className="mr-auto text-sm text-slate-500">{note}</span>}
+        <button type="button" className={secondaryButtonClass} onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className={buttonClass} disabled={pending}>
+          {pending ? "Saving…" : submitLabel}
+        </button>
+      </DialogActions>
+    </div>
+  );
 }
 
 /** A yes/no question before a destructive change. */

@@ -6,6 +6,7 @@ import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";
+import { operatorContext } from "@/server/api/testing";
 import { fleetPlanSchema } from "@/scripts/fleet/plan";
 import { ingestAgentReport } from "./store";
 
@@ -15,14 +16,7 @@ describe("monitoring procedures (pglite)", () => {
   let viewer: ReturnType<typeof createCaller>;
   let clusterId: string;
 
-  const ctxFor = (operatorId: string, role: "owner" | "viewer"): Context => ({
-    db: t.db,
-    operator: { sessionId: `s-${role}`, operatorId, username: role, role },
-    clientAddress: "127.0.0.1",
-    userAgent: "vitest",
-    secureCookies: false,
-    setCookie: () => {},
-  });
+  const ctxFor = (operatorId: string, role: "owner" | "viewer"): Context => operatorContext(t.db, operatorId, role, role);
 
   beforeAll(async () => {
     t = await openTestDatabase("pglite");

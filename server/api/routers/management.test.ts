@@ -7,6 +7,7 @@ import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";
+import { operatorContext } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
 import { createInbound, DEFAULT_ROUTE_NAME } from "@/server/domain/inbounds";
 import { hashAgentToken } from "@/server/domain/tokens";
@@ -34,14 +35,7 @@ describe.each(testDbKinds())("management routers on %s", (kind) => {
   const events: ChangeEvent[] = [];
   let stop: () => void;
 
-  const ctxFor = (operatorId: string, username: string, role: "owner" | "admin" | "viewer"): Context => ({
-    db: t.db,
-    operator: { sessionId: `s-${username}`, operatorId, username, role },
-    clientAddress: "127.0.0.1",
-    userAgent: "vitest",
-    secureCookies: false,
-    setCookie: () => {},
-  });
+  const ctxFor = (operatorId: string, username: string, role: "owner" | "admin" | "viewer"): Context => operatorContext(t.db, operatorId, username, role);
 
   const snapshot = async () => {
     const n = async (table: typeof routes | typeof servers | typeof inbounds | typeof subscribers) =>

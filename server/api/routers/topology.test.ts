@@ -6,6 +6,7 @@ import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";
+import { operatorContext } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
 
 async function trpcCode(p: Promise<unknown>): Promise<string> {
@@ -23,14 +24,7 @@ describe.each(testDbKinds())("topology procedures on %s", (kind) => {
   let admin: ReturnType<typeof createCaller>;
   let viewer: ReturnType<typeof createCaller>;
 
-  const ctxFor = (operatorId: string, username: string, role: "owner" | "admin" | "viewer"): Context => ({
-    db: t.db,
-    operator: { sessionId: `s-${username}`, operatorId, username, role },
-    clientAddress: "127.0.0.1",
-    userAgent: "vitest",
-    secureCookies: false,
-    setCookie: () => {},
-  });
+  const ctxFor = (operatorId: string, username: string, role: "owner" | "admin" | "viewer"): Context => operatorContext(t.db, operatorId, username, role);
 
   const byName = async (name: string) => {
     const topo = await admin.topology.get({ clusterId });
