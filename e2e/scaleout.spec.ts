@@ -132,8 +132,16 @@ test("exactly one instance probes; when it dies the other takes over within two 
   expect([h1.instance.prober, h2.instance.prober].filter(Boolean)).toHaveLength(1);
 });
 
-test("a database restart is survived: subscriptions answered throughout, writes refused clearly, nothing lost", async () => {
+test("a database restart is survived: subscriptions answered throughout, writes refused clearly, nothing lost", async ({ browser }) => {
   test.setTimeout(120_000);
+  // An operator has the dashboard open on instance B during the outage.
+  const context = await browser.newContext({ baseURL: b.url });
+  await login(context.request, ADMIN.username, ADMIN.password);
+  const dashboard = await context.newPage();
+  await dashboard.goto(`/clusters/${clusterId}`);
+  await expect(dashboard.getByRole("region", { name: "Route 🇺🇸 USA" })).toBeVisible();
+  const banner = dashboard.getByRole("alert").filter({ hasText: "The database is unavailable" });
+  await expect(banner).toHaveCount(0);
   // A write saved before the outage.
   const created = await trpcMutation<{ id: string; token?: string | null }>(apiA, "subscribers.create", { clusterId, name: "saved-before-outage" });
   const beforeCount = (await subJson(a)).routes.length;
@@ -160,9 +168,9 @@ test("a database restart is survived: subscriptions answered throughout, writes 
   })();
 
   let writeDuringOutage: unknown = null;
-  const restart = pg.restart(3000);
-  // While the database is down, a write fails with a clear message.
-  await new Promise((r) => setTimeout(r, 1000));
+  const restart = pg.restart(6000);
+  // While the database is down the dashboard says so, and a write fails with a clear message.
+  await expect(banner).toBeVisible({ timeout: 5000 });
   writeDuringOutage = await trpcMutation(apiB, "clusters.create", { name: "during outage" }).catch((e: unknown) => e);
   const healthDuring = await fetch(`${a.url}/api/health`);
   await restart;
@@ -194,6 +202,8 @@ test("a database restart is survived: subscriptions answered throughout, writes 
   // Nothing half-written: the refused cluster does not exist.
   const clusters = await trpcQuery<Array<{ name: string }>>(apiB, "clusters.list");
   expect(clusters.find((c) => c.name === "during outage")).toBeUndefined();
+  await expect(banner).toHaveCount(0, { timeout: 10_000 });
+  await context.close();
   // Answers are fresh again.
   const fresh = await fetch(`${b.url}/sub/${token}`);
   expect(fresh.headers.get("x-routeboard-stale")).toBeNull();
