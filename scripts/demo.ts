@@ -67,6 +67,40 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_0
   }
 }
 
+/** How many subscribers the demo's simulated VPN apps stand for. */
+const DEMO_USERS = 300;
+
+/**
+ * Simulated VPN apps: the demo cluster gets DEMO_USERS subscribers, and each one's app
+ * fetches its subscription now and then, so the balancer assigns them, the fleet carries
+ * them, and users and traffic move on the diagram.
+ */
+async function simulateApps(client: Awaited<ReturnType<typeof loginToApp>>, url: string, clusterId: string, users: number): Promise<{ stop(): void }> {
+  let subs = await client.query<Array<{ token: string | null }>>("subscribers.list", { clusterId });
+  for (let i = subs.length; i < users; i++) await client.mutation("subscribers.create", { clusterId, name: `demo-user-${i + 1}` });
+  subs = await client.query<Array<{ token: string | null }>>("subscribers.list", { clusterId });
+  const tokens = subs.map((s) => s.token).filter((t): t is string => !!t);
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let next = 0;
+  const tick = async () => {
+    // A tenth of the apps refresh every 2 s: every app about every 20 s.
+    const batch = Math.max(1, Math.ceil(tokens.length / 10));
+    for (let i = 0; i < batch && !stopped; i++) {
+      const token = tokens[next++ % tokens.length]!;
+      await fetch(`${url}/sub/${token}`).then((r) => r.arrayBuffer()).catch(() => {});
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), 2000);
+  };
+  void tick();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const port = intEnv("PORT", 3000, 1, 65535);
   const controlPort = intEnv("DEMO_CONTROL_PORT", 3999, 0, 65535);
@@ -138,7 +172,11 @@ async function main(): Promise<void> {
     fleet = await startFleet(enrolled.plan, { appUrl: url, reportIntervalMs: reportIntervalS * 1000 });
     control = await startControlServer(fleet, controlPort);
     const follower = followAssignments(client, cluster.id, fleet, 3000, (err) => console.warn(`demo: assignment poll failed: ${(err as Error).message}`));
-    stopFollower = () => follower.stop();
+    const apps = await simulateApps(client, url, cluster.id, DEMO_USERS);
+    stopFollower = () => {
+      follower.stop();
+      apps.stop();
+    };
 
     const first = enrolled.plan.servers[0];
     console.log(`
@@ -146,6 +184,7 @@ Routeboard demo is running.
   Dashboard:  ${url}/clusters/${cluster.id}   (health: ${url}/clusters/${cluster.id}/health)
   Log in as:  ${login.username} / ${login.password}
   Fleet:      ${enrolled.plan.servers.length} simulated servers of "${cluster.name}", reporting every ${reportIntervalS} s
+  Users:      ${DEMO_USERS} simulated apps fetching their subscriptions
   Faults:     ${control.url}  (GET /state, POST /fault, /clear, /users)
     e.g. curl -X POST ${control.url}/fault -H 'content-type: application/json' \\
            -d '{"serverId":"${first?.serverId ?? "<id>"}","fault":"listenerDown","on":true}'   # ${first?.name ?? ""}
