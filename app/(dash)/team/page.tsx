@@ -1,0 +1,5 @@
+import { TeamPage } from "@/components/team/TeamPage";
+
+export default function Page() {
+  return <TeamPage />;
+}

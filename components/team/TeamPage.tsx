@@ -1,0 +1,130 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useOperator } from "@/components/AppShell";
+import { ConfirmDialog } from "@/components/ui/Dialog";
+import { Field, buttonClass, inputClass } from "@/components/ui/Field";
+import { errorMessage, fieldErrors } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+
+const ROLE_TEXT = {
+  owner: "Owner: everything, and manages the team",
+  admin: "Admin: changes clusters, servers, routes and subscribers",
+  viewer: "Viewer: sees everything, changes nothing",
+} as const;
+
+/** The owner's page: who can log in, with which role. */
+export function TeamPage() {
+  const trpc = useTRPC();
+  const me = useOperator();
+  const queryClient = useQueryClient();
+  const team = useQuery(trpc.operators.list.queryOptions(undefined, { enabled: me.role === "owner" }));
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
+  const [role, setRole] = useState<"admin" | "viewer">("viewer");
+  const [removing, setRemoving] = useState<{ id: string; username: string } | null>(null);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.operators.list.queryKey() });
+  const create = useMutation(
+    trpc.operators.create.mutationOptions({
+      onSuccess: async () => {
+        setUsername("");
+        setPassword("");
+        await refresh();
+      },
+    }),
+  );
+  const remove = useMutation(
+    trpc.operators.delete.mutationOptions({
+      onSuccess: async () => {
+        setRemoving(null);
+        await refresh();
+      },
+    }),
+  );
+  if (me.role !== "owner") {
+    return <main className="mx-auto max-w-3xl p-6 text-slate-600">Only the owner manages the team.</main>;
+  }
+  const fields = fieldErrors(create.error);
+  const formError = create.error && Object.keys(fields).length === 0 ? errorMessage(create.error) : undefined;
+  return (
+    <main className="mx-auto max-w-3xl p-6">
+      <h1 className="mb-1 text-2xl font-semibold">Team</h1>
+      <p className="mb-5 text-sm text-slate-500">Who can log in to this Routeboard, and what they may do.</p>
+      {team.error && <p role="alert" className="text-red-700">{errorMessage(team.error)}</p>}
+      <table className="w-full overflow-hidden rounded-lg border border-slate-200 bg-white text-sm shadow-sm">
+        <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
+          <tr>
+            <th className="px-4 py-2 font-medium">Operator</th>
+            <th className="px-3 py-2 font-medium">Role</th>
+            <th className="px-4 py-2" />
+          </tr>
+        </thead>
+        <tbody>
+          {team.data?.map((op) => (
+            <tr key={op.id} className="border-t border-slate-100">
+              <td className="px-4 py-2.5 font-medium">
+                {op.username}
+                {op.username === me.username && <span className="ml-2 text-xs text-slate-500">(you)</span>}
+              </td>
+              <td className="px-3 py-2.5 text-slate-600">{ROLE_TEXT[op.role]}</td>
+              <td className="px-4 py-2.5 text-right">
+                {op.role !== "owner" && (
+                  <button type="button" className="rounded px-2 py-1 text-xs font-medium text-red-700 hover:bg-red-50" aria-label={`Remove ${op.username}`} onClick={() => setRemoving(op)}>
+                    Remove
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <form
+        className="mt-8 grid gap-4 rounded-lg border border-slate-200 bg-white p-5 shadow-sm sm:grid-cols-3"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate({ username, password, role });
+        }}
+      >
+        <h2 className="text-lg font-semibold sm:col-span-3">Add an operator</h2>
+        <Field label="Username" error={fields.username}>
+          {(p) => <input {...p} className={inputClass} value={username} autoComplete="off" onChange={(e) => setUsername(e.target.value)} />}
+        </Field>
+        <Field label="Password" error={fields.password} hint="At least 8 characters">
+          {(p) => <input {...p} type="password" autoComplete="new-password" className={inputClass} value={password} onChange={(e) => setPassword(e.target.value)} />}
+        </Field>
+        <Field label="Role">
+          {(p) => (
+            <select {...p} className={inputClass} value={role} onChange={(e) => setRole(e.target.value as "admin" | "viewer")}>
+              <option value="viewer">Viewer (read-only)</option>
+              <option value="admin">Admin</option>
+            </select>
+          )}
+        </Field>
+        {formError && (
+          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700 sm:col-span-3">
+            {formError}
+          </p>
+        )}
+        <div className="sm:col-span-3">
+          <button type="submit" className={buttonClass} disabled={create.isPending}>
+            {create.isPending ? "Adding…" : "Add operator"}
+          </button>
+        </div>
+      </form>
+
+      {removing && (
+        <ConfirmDialog
+          title={`Remove ${removing.username}?`}
+          confirmLabel="Remove"
+          pending={remove.isPending}
+          error={remove.error ? errorMessage(remove.error) : undefined}
+          onConfirm={() => remove.mutate({ operatorId: removing.id })}
+          onClose={() => setRemoving(null)}
+        >
+          They are logged out at once and can no longer log in.
+        </ConfirmDialog>
+      )}
+    </main>
+  );
+}
