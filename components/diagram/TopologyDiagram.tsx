@@ -1,4 +1,5 @@
 "use client";
+import Link from "next/link";
 import {
   DndContext,
   DragOverlay,
@@ -536,6 +537,15 @@ function DiagramBody({ clusterId, data }: { clusterId: string; data: TopologyDat
           <NewRouteButton clusterId={clusterId} />
         </div>
       </div>
+      {data.servers.length === 0 && (
+        <p role="status" className="border-b border-sky-200 bg-sky-50 px-5 py-2 text-sm text-sky-900">
+          This cluster has no server yet.{" "}
+          <Link href={`/clusters/${clusterId}/servers`} className="font-medium underline">
+            Add your first server and its inbounds
+          </Link>
+          ; the first inbound lands in a default route, so users see it at once.
+        </p>
+      )}
       <div ref={containerRef} className="relative min-h-0 flex-1 bg-slate-100" data-testid="diagram">
         <DndContext
           sensors={sensors}
