@@ -43,6 +43,19 @@ export interface RecomputeResult {
   changed: boolean;
 }
 
+/** What the status machine needs of one server, read the same way by recompute and sweep. */
+const statusInputColumns = {
+  enabled: servers.enabled,
+  clusterId: servers.clusterId,
+  probeOverride: servers.probeOverride,
+  probeConfig: clusters.probeConfig,
+  reportIntervalS: clusters.reportIntervalS,
+  health: serverHealth,
+  reportedAt: serverMetrics.reportedAt,
+  listenerAlive: serverMetrics.listenerAlive,
+  serviceRunning: serverMetrics.serviceRunning,
+};
+
 /**
  * Re-reads one server's state under a row lock, computes its status and writes status,
  * statusSince (only when the status changed), the reason and, when given, the mesh verdict.
@@ -55,17 +68,7 @@ export async function recomputeServer(
   mesh?: Pick<MeshVerdict, "unreachable" | "reason">,
 ): Promise<RecomputeResult | null> {
   const [row] = await tx
-    .select({
-      enabled: servers.enabled,
-      clusterId: servers.clusterId,
-      probeOverride: servers.probeOverride,
-      probeConfig: clusters.probeConfig,
-      reportIntervalS: clusters.reportIntervalS,
-      health: serverHealth,
-      reportedAt: serverMetrics.reportedAt,
-      listenerAlive: serverMetrics.listenerAlive,
-      serviceRunning: serverMetrics.serviceRunning,
-    })
+    .select(statusInputColumns)
     .from(serverHealth)
     .innerJoin(servers, eq(servers.id, serverHealth.serverId))
     .innerJoin(clusters, eq(clusters.id, servers.clusterId))
@@ -315,18 +318,7 @@ export async function recordProbeResult(
  */
 export async function sweepStatuses(db: Db, nowMs = Date.now()): Promise<{ changedClusters: Set<string>; changedServers: number }> {
   const rows = await db
-    .select({
-      id: servers.id,
-      clusterId: servers.clusterId,
-      enabled: servers.enabled,
-      probeOverride: servers.probeOverride,
-      probeConfig: clusters.probeConfig,
-      reportIntervalS: clusters.reportIntervalS,
-      health: serverHealth,
-      reportedAt: serverMetrics.reportedAt,
-      listenerAlive: serverMetrics.listenerAlive,
-      serviceRunning: serverMetrics.serviceRunning,
-    })
+    .select({ id: servers.id, ...statusInputColumns })
     .from(servers)
     .innerJoin(clusters, eq(clusters.id, servers.clusterId))
     .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
