@@ -11,11 +11,14 @@ export type ChangeKind =
   | "health" // server status changed
   | "metrics" // load figures changed
   | "subscribers"
-  | "settings";
+  | "settings"
+  | "assignments"; // the balancer stored new choices (other instances drop their cached ones)
 
 export interface ChangeEvent {
   kind: ChangeKind;
   clusterId: string | null;
+  /** "assignments": whose choices changed (absent = anyone's). */
+  subscriberIds?: string[];
   /** Instance that made the change (so a remote echo is not re-applied twice). */
   origin?: string;
   at: number;
@@ -44,8 +47,8 @@ export function instanceId(): string {
 }
 
 /** Announce a change to this instance and, when connected, to every other instance. */
-export function publishChange(kind: ChangeKind, clusterId: string | null): void {
-  const event: ChangeEvent = { kind, clusterId, origin: state().instanceId, at: Date.now() };
+export function publishChange(kind: ChangeKind, clusterId: string | null, subscriberIds?: string[]): void {
+  const event: ChangeEvent = { kind, clusterId, origin: state().instanceId, at: Date.now(), ...(subscriberIds ? { subscriberIds } : {}) };
   state().emitter.emit("change", event);
   state().remote?.(event);
 }

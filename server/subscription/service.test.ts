@@ -3,7 +3,7 @@ import { eq, inArray } from "drizzle-orm";
 import { assignments, inbounds, routes, serverHealth, servers, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
-import { publishChange } from "@/server/bus";
+import { deliverRemoteChange, publishChange } from "@/server/bus";
 import { SubscriptionService } from "./service";
 
 interface JsonAnswer {
@@ -99,6 +99,20 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     publishChange("subscribers", clusterId);
     const answers = await Promise.all(Array.from({ length: 10 }, () => service.answer(fresh!.token, "json")));
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+  });
+
+  it("takes a choice stored by another instance instead of its own cached one", async () => {
+    const before = await json();
+    const usa = before.routes.find((r) => r.route === "🇺🇸 USA")!;
+    await service.flushAssignments();
+    // Another instance stored a different (equally good) inbound of the same route for this user.
+    const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
+    const sameRoute = await t.db.select().from(inbounds).where(eq(inbounds.routeId, usa.routeId));
+    const onSameServer = sameRoute.find((i) => i.id !== usa.inboundId && i.serverId === sameRoute.find((x) => x.id === usa.inboundId)!.serverId)!;
+    await t.db.update(assignments).set({ inboundId: onSameServer.id }).where(eq(assignments.subscriberId, sub.id));
+    expect((await json()).routes.find((r) => r.route === "🇺🇸 USA")!.inboundId).toBe(usa.inboundId); // still cached
+    deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [sub.id], origin: "another-instance", at: Date.now() });
+    expect((await json()).routes.find((r) => r.route === "🇺🇸 USA")!.inboundId).toBe(onSameServer.id);
   });
 
   it("refuses an unknown format with 400", async () => {

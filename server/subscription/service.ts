@@ -12,7 +12,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { assignments } from "@/db/schema";
 import { Balancer, decideRoute, type Decision, type RouteDecision, type ServerMetrics } from "@/server/balancer";
-import { onChange, type ChangeEvent } from "@/server/bus";
+import { instanceId, onChange, publishChange, type ChangeEvent } from "@/server/bus";
 import { counter, gauge } from "@/server/metrics";
 import { logger } from "@/server/logger";
 import { isDatabaseDown } from "@/server/db-errors";
@@ -23,6 +23,7 @@ import {
   renderSubscription,
   subscriptionUserinfo,
   type SubscriptionEntry,
+  type SubscriptionFormat,
 } from "./formats";
 import {
   balancerMetrics,
@@ -58,6 +59,8 @@ interface CachedAnswer {
 
 const requests = counter("routeboard_subscription_requests_total", "Subscription requests by outcome");
 const decisions = counter("routeboard_balancer_decisions_total", "Balancer decisions by reason");
+
+const FORMATS: SubscriptionFormat[] = ["base64", "json", "clash", "singbox"];
 
 const NOT_FOUND: SubscriptionAnswer = { status: 404, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Not found\n" };
 
@@ -106,6 +109,22 @@ export class SubscriptionService {
   }
 
   private onChange(e: ChangeEvent): void {
+    if (e.kind === "assignments") {
+      // Another instance stored new choices: answer those users from the database again,
+      // so every instance keeps giving a user the same inbound.
+      if (e.origin === instanceId()) return;
+      if (!e.subscriberIds) {
+        this.assignmentCache.clear();
+        this.answers.clear();
+        return;
+      }
+      for (const id of e.subscriberIds) {
+        this.assignmentCache.delete(id);
+        const token = this.subscribersById.get(id)?.token;
+        if (token) for (const f of FORMATS) this.answers.delete(`${token}|${f}`);
+      }
+      return;
+    }
     if (e.kind === "metrics") this.dirty.metrics = true;
     else if (e.kind === "subscribers") this.dirty.subscribers = true;
     else if (e.kind === "topology" || e.kind === "health" || e.kind === "settings") {
@@ -270,6 +289,9 @@ export class SubscriptionService {
             });
         }
         for (const [k, w] of batch) if (this.pendingWrites.get(k) === w) this.pendingWrites.delete(k);
+        const who = [...new Set(batch.map(([, w]) => w.subscriberId))];
+        // Small batches name their subscribers; a storm says "anyone" (NOTIFY payloads are small).
+        publishChange("assignments", null, who.length <= 100 ? who : undefined);
       } catch (err) {
         if (isDatabaseDown(err)) return; // retried on the next tick
         // A route or inbound deleted meanwhile (foreign key): those answers get re-decided.
