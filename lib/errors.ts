@@ -25,3 +25,15 @@ export function fieldErrors(err: unknown): Record<string, string> {
 export function httpStatus(err: unknown): number | undefined {
   return err instanceof TRPCClientError ? (err.data as { httpStatus?: number } | undefined)?.httpStatus : undefined;
 }
+
+/**
+ * What a form shows after a failed call: messages per field (the server's, overridden by
+ * the browser's own checks) and, when no field is to blame, one message for the form.
+ */
+export function formErrors(err: unknown, clientErrors: Record<string, string> = {}): { errors: Record<string, string>; general: string | null } {
+  const server = fieldErrors(err);
+  return {
+    errors: { ...server, ...clientErrors },
+    general: err && Object.keys(server).length === 0 ? errorMessage(err) : null,
+  };
+}

@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { useTRPC } from "@/lib/trpc";
-import { errorMessage, fieldErrors } from "@/lib/errors";
+import { formErrors } from "@/lib/errors";
 import { Field, buttonClass, inputClass } from "@/components/ui/Field";
 
 /** Login and first-run setup share one form; setup asks for the password twice. */
@@ -24,8 +24,8 @@ export function AuthForm({ mode }: { mode: "login" | "setup" }) {
   const login = useMutation(trpc.auth.login.mutationOptions({ onSuccess }));
   const setup = useMutation(trpc.auth.setup.mutationOptions({ onSuccess }));
   const mutation = mode === "login" ? login : setup;
-  const fields = fieldErrors(mutation.error);
-  const formError = localError ?? (mutation.error && Object.keys(fields).length === 0 ? errorMessage(mutation.error) : null);
+  const { errors: fields, general } = formErrors(mutation.error);
+  const formError = localError ?? general;
 
   return (
     <form

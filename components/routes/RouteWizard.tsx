@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useMemo, useState } from "react";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
-import { errorMessage, fieldErrors } from "@/lib/errors";
+import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { nameSchema } from "@/server/validation";
 import { FlagPicker } from "./FlagPicker";
@@ -54,9 +54,7 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
   const create = useMutation(trpc.routes.create.mutationOptions({ onSuccess: done }));
   const update = useMutation(trpc.routes.update.mutationOptions({ onSuccess: done }));
   const mutation = editing ? update : create;
-  const serverErrors = fieldErrors(mutation.error);
-  const errors = { ...serverErrors, ...clientErrors };
-  const generalError = mutation.error && Object.keys(serverErrors).length === 0 ? errorMessage(mutation.error) : null;
+  const { errors, general: generalError } = formErrors(mutation.error, clientErrors);
 
   const routeNames = useMemo(() => new Map((topology.data?.routes ?? []).map((r) => [r.id, r.name])), [topology.data]);
   const groups = useMemo(() => {

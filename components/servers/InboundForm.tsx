@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
-import { errorMessage, fieldErrors } from "@/lib/errors";
+import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { nameSchema, portSchema, securitySchema, sniSchema } from "@/server/validation";
 
@@ -55,9 +55,7 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
     }),
   );
   const mutation = inbound ? update : create;
-  const serverErrors = fieldErrors(mutation.error);
-  const errors = { ...serverErrors, ...clientErrors };
-  const general = mutation.error && Object.keys(serverErrors).length === 0 ? errorMessage(mutation.error) : null;
+  const { errors, general } = formErrors(mutation.error, clientErrors);
   const set = (k: keyof typeof values) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
     setValues((old) => ({ ...old, [k]: e.target.value }));
     if (errors[k]) setClientErrors((c) => ({ ...c, [k]: "" }));

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
-import { errorMessage, fieldErrors } from "@/lib/errors";
+import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { addressSchema, capacitySchema, coefficientSchema, nameSchema, serverRoleSchema } from "@/server/validation";
 
@@ -66,9 +66,7 @@ export function ServerForm({
     }),
   );
   const mutation = server ? update : create;
-  const serverErrors = fieldErrors(mutation.error);
-  const errors = { ...serverErrors, ...clientErrors };
-  const general = mutation.error && Object.keys(serverErrors).length === 0 ? errorMessage(mutation.error) : null;
+  const { errors, general } = formErrors(mutation.error, clientErrors);
   const set = (k: keyof typeof values) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
     const v = e.target.type === "checkbox" ? (e.target as HTMLInputElement).checked : e.target.value;
     setValues((old) => ({ ...old, [k]: v }));

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
-import { errorMessage, fieldErrors } from "@/lib/errors";
+import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { GIB, nameSchema, trafficLimitGbSchema } from "@/server/validation";
 
@@ -51,9 +51,7 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
     }),
   );
   const mutation = subscriber ? update : create;
-  const serverErrors = fieldErrors(mutation.error);
-  const errors: Record<string, string> = { ...serverErrors, ...clientErrors };
-  const general = mutation.error && Object.keys(serverErrors).length === 0 ? errorMessage(mutation.error) : null;
+  const { errors, general } = formErrors(mutation.error, clientErrors);
 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();

@@ -4,7 +4,7 @@ import { useState } from "react";
 import { useOperator } from "@/components/AppShell";
 import { ConfirmDialog } from "@/components/ui/Dialog";
 import { Field, buttonClass, inputClass } from "@/components/ui/Field";
-import { errorMessage, fieldErrors } from "@/lib/errors";
+import { errorMessage, formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
 const ROLE_TEXT = {
@@ -44,8 +44,7 @@ export function TeamPage() {
   if (me.role !== "owner") {
     return <main className="mx-auto max-w-3xl p-6 text-slate-600">Only the owner manages the team.</main>;
   }
-  const fields = fieldErrors(create.error);
-  const formError = create.error && Object.keys(fields).length === 0 ? errorMessage(create.error) : undefined;
+  const { errors: fields, general: formError } = formErrors(create.error);
   return (
     <main className="mx-auto max-w-3xl p-6">
       <h1 className="mb-1 text-2xl font-semibold">Team</h1>

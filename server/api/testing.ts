@@ -13,3 +13,20 @@ export function operatorContext(db: Db, operatorId: string, username: string, ro
     setCookie: () => {},
   };
 }
+
+/** An admin ("ada") and a viewer ("vic") on a test database, as procedure callers. */
+export async function adminAndViewer(db: Db) {
+  const { createCaller } = await import("./root");
+  const { operators } = await import("@/db/schema");
+  const [a, v] = await db
+    .insert(operators)
+    .values([
+      { username: "ada", passwordHash: "x", role: "admin" },
+      { username: "vic", passwordHash: "x", role: "viewer" },
+    ])
+    .returning();
+  return {
+    admin: createCaller(operatorContext(db, a!.id, "ada", "admin")),
+    viewer: createCaller(operatorContext(db, v!.id, "vic", "viewer")),
+  };
+}

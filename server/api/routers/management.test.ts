@@ -2,12 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { count, eq } from "drizzle-orm";
 import { TRPCError } from "@trpc/server";
-import { auditLog, clusters, inbounds, operators, routes, serverHealth, servers, subscribers } from "@/db/schema";
+import { auditLog, clusters, inbounds, routes, serverHealth, servers, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
-import type { Context } from "@/server/api/trpc";
-import { operatorContext } from "@/server/api/testing";
+import { adminAndViewer } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
 import { createInbound, DEFAULT_ROUTE_NAME } from "@/server/domain/inbounds";
 import { hashAgentToken } from "@/server/domain/tokens";
@@ -35,8 +34,6 @@ describe.each(testDbKinds())("management routers on %s", (kind) => {
   const events: ChangeEvent[] = [];
   let stop: () => void;
 
-  const ctxFor = (operatorId: string, username: string, role: "owner" | "admin" | "viewer"): Context => operatorContext(t.db, operatorId, username, role);
-
   const snapshot = async () => {
     const n = async (table: typeof routes | typeof servers | typeof inbounds | typeof subscribers) =>
       (await t.db.select({ n: count() }).from(table))[0]!.n;
@@ -63,15 +60,7 @@ describe.each(testDbKinds())("management routers on %s", (kind) => {
 
   beforeAll(async () => {
     t = await openTestDatabase(kind);
-    const [a, v] = await t.db
-      .insert(operators)
-      .values([
-        { username: "ada", passwordHash: "x", role: "admin" },
-        { username: "vic", passwordHash: "x", role: "viewer" },
-      ])
-      .returning();
-    admin = createCaller(ctxFor(a!.id, "ada", "admin"));
-    viewer = createCaller(ctxFor(v!.id, "vic", "viewer"));
+    ({ admin, viewer } = await adminAndViewer(t.db));
     clusterId = await seedDemoCluster(t.db, "Demo");
     stop = onChange((e) => events.push(e));
   });

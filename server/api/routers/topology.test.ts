@@ -6,7 +6,7 @@ import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";
-import { operatorContext } from "@/server/api/testing";
+import { adminAndViewer, operatorContext } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
 
 async function trpcCode(p: Promise<unknown>): Promise<string> {
@@ -35,15 +35,7 @@ describe.each(testDbKinds())("topology procedures on %s", (kind) => {
 
   beforeAll(async () => {
     t = await openTestDatabase(kind);
-    const [a, v] = await t.db
-      .insert(operators)
-      .values([
-        { username: "ada", passwordHash: "x", role: "admin" },
-        { username: "vic", passwordHash: "x", role: "viewer" },
-      ])
-      .returning();
-    admin = createCaller(ctxFor(a!.id, "ada", "admin"));
-    viewer = createCaller(ctxFor(v!.id, "vic", "viewer"));
+    ({ admin, viewer } = await adminAndViewer(t.db));
     clusterId = await seedDemoCluster(t.db, "Demo");
   });
   afterAll(async () => {
