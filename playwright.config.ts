@@ -7,6 +7,8 @@ import { defineConfig } from "@playwright/test";
  */
 const pgUrl = process.env.E2E_DATABASE_URL;
 const dataDir = process.env.E2E_DATA_DIR ?? ".tmp/e2e-data";
+/** Base port of the apps under test (PGlite on it, PostgreSQL on the next); set E2E_PORT to run two suites side by side. */
+const basePort = Number(process.env.E2E_PORT ?? 3200);
 export const E2E_ADMIN = { username: "admin", password: "e2e-admin-password" };
 
 const appEnv = (port: number, extra: Record<string, string>) => ({
@@ -35,14 +37,14 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: "pglite", use: { baseURL: "http://localhost:3200" } },
-    ...(pgUrl ? [{ name: "postgres", use: { baseURL: "http://localhost:3201" }, grep: /@pg/ }] : []),
+    { name: "pglite", use: { baseURL: `http://localhost:${basePort}` } },
+    ...(pgUrl ? [{ name: "postgres", use: { baseURL: `http://localhost:${basePort + 1}` }, grep: /@pg/ }] : []),
   ],
   webServer: [
     {
       command: "node --import tsx server/main.ts",
-      url: "http://localhost:3200/api/health",
-      env: appEnv(3200, { DATA_DIR: dataDir }),
+      url: `http://localhost:${basePort}/api/health`,
+      env: appEnv(basePort, { DATA_DIR: dataDir }),
       timeout: 120_000,
       reuseExistingServer: false,
       stdout: "ignore",
@@ -52,8 +54,8 @@ export default defineConfig({
       ? [
           {
             command: "node --import tsx server/main.ts",
-            url: "http://localhost:3201/api/health",
-            env: appEnv(3201, { DATA_DIR: `${dataDir}-pg`, DATABASE_URL: pgUrl }),
+            url: `http://localhost:${basePort + 1}/api/health`,
+            env: appEnv(basePort + 1, { DATA_DIR: `${dataDir}-pg`, DATABASE_URL: pgUrl }),
             timeout: 120_000,
             reuseExistingServer: false,
             stdout: "ignore" as const,

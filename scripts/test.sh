@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: types, lint, unit tests (vitest) and end-to-end tests (Playwright in
 # Debian's Chromium), on PGlite and on a real PostgreSQL that this script starts on a
-# loopback port and stops afterwards. Installs Debian's chromium and postgresql if missing.
+# loopback port and stops it afterwards. Installs Debian's chromium, postgresql, v2ray (a real
+# VLESS server and client for the data-plane test) and openssl when missing.
 set -euo pipefail
 # Nothing in the suite may talk to the outside world (Next.js would send build telemetry).
 export NEXT_TELEMETRY_DISABLED=1
@@ -11,6 +12,8 @@ source scripts/pg.sh
 need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 pg_bin_dir >/dev/null || need_apt+=(postgresql)
+command -v v2ray >/dev/null && command -v v2ctl >/dev/null || need_apt+=(v2ray)
+command -v openssl >/dev/null || need_apt+=(openssl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then

@@ -1,0 +1,196 @@
+/**
+ * The wire contract between the panel and the agent on every VPN server (DESIGN §3, §6):
+ * - `GET /api/agent/config`: what the server's core must serve (agentConfigSchema);
+ * - `POST /api/agent/report`: health, load and per-user traffic (agentReportSchema).
+ * The panel, the agent and the fleet simulator all validate with these schemas, so a field
+ * is named the same everywhere. Browser-safe: zod only, no Node imports.
+ *
+ * Numeric bounds match the database columns they land in (integer = 2^31 − 1, bigint byte
+ * counters), so a schema-valid report can never fail on insert.
+ */
+import { z } from "zod";
+
+/** Largest value of a PostgreSQL `integer` column. */
+export const PG_INT_MAX = 2_147_483_647;
+/** 100 Tbit/s: far above any link, far below where doubles lose meaning. */
+export const MAX_BPS = 1e14;
+/** One minute: a neighbour check slower than that is a failure, not a measurement. */
+export const MAX_RTT_MS = 60_000;
+/** Bytes one user may move in one report: 1 PB, absurd on purpose (bigint column, safe integer). */
+export const MAX_USER_BYTES_PER_REPORT = 1e15;
+/** Users per report: every subscriber of a large cluster may be online at once. */
+export const MAX_REPORT_USERS = 200_000;
+export const MAX_NEIGHBOURS = 1000;
+/** Longest long-poll of GET /api/agent/config?wait=<s>. */
+export const MAX_CONFIG_WAIT_S = 60;
+
+// ---------------------------------------------------------------------------
+// Agent report: POST /api/agent/report
+// ---------------------------------------------------------------------------
+
+export const neighbourCheckSchema = z
+  .object({
+    serverId: z.uuid(),
+    ok: z.boolean(),
+    /** Round-trip of the TCP connect in ms; null when the check failed. */
+    rttMs: z.number().min(0).max(MAX_RTT_MS).nullable(),
+  })
+  .strict();
+
+/** Traffic of one user since the previous report, in bytes (the core's counters, reset on read). */
+export const userTrafficSchema = z
+  .object({
+    /** The `email` key the config handed out for this subscriber. */
+    email: z.string().min(1).max(128),
+    up: z.int().min(0).max(MAX_USER_BYTES_PER_REPORT),
+    down: z.int().min(0).max(MAX_USER_BYTES_PER_REPORT),
+  })
+  .strict();
+
+/** An inbound of the config that this server's core does not serve (e.g. Reality on v2ray). */
+export const unservedInboundSchema = z
+  .object({
+    inboundId: z.uuid(),
+    reason: z.string().min(1).max(500),
+  })
+  .strict();
+
+export const agentReportSchema = z
+  .object({
+    listenerAlive: z.boolean(),
+    serviceRunning: z.boolean(),
+    usersOnline: z.int().min(0).max(PG_INT_MAX),
+    rxBps: z.number().min(0).max(MAX_BPS),
+    txBps: z.number().min(0).max(MAX_BPS),
+    cpu: z.number().min(0).max(100),
+    memory: z.number().min(0).max(100),
+    neighbours: z.array(neighbourCheckSchema).max(MAX_NEIGHBOURS),
+    sentAt: z.iso.datetime({ offset: true }).optional(),
+    /**
+     * Delivery of per-user traffic exactly once: `instance` is a random id the agent keeps in
+     * its state folder, `seq` grows by one per report that carries traffic. The panel stores
+     * the last (instance, seq) per server and ignores the traffic of a report it has seen.
+     */
+    instance: z.string().min(8).max(64).regex(/^[A-Za-z0-9_-]+$/, { error: "expected letters, digits, - and _" }).optional(),
+    seq: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    users: z.array(userTrafficSchema).max(MAX_REPORT_USERS).optional(),
+    /** The config version (ETag value) the core is running now. */
+    configVersion: z.string().min(1).max(128).optional(),
+    /** Why the core rejected the newest config (the previous one keeps running); null = accepted. */
+    configError: z.string().max(4000).nullable().optional(),
+    unservedInbounds: z.array(unservedInboundSchema).max(1000).optional(),
+    /** The core this agent drives: "xray" or "v2ray", and its version line. */
+    core: z
+      .object({ kind: z.enum(["xray", "v2ray"]), version: z.string().max(200) })
+      .strict()
+      .optional(),
+    agentVersion: z.string().max(64).optional(),
+  })
+  .strict()
+  .refine((r) => (r.seq === undefined) === (r.instance === undefined), {
+    path: ["seq"],
+    error: "seq and instance go together",
+  })
+  .refine((r) => r.users === undefined || r.seq !== undefined, {
+    path: ["users"],
+    error: "per-user traffic needs seq and instance, so it is counted once",
+  });
+
+export type NeighbourCheck = z.infer<typeof neighbourCheckSchema>;
+export type UserTraffic = z.infer<typeof userTrafficSchema>;
+export type AgentReport = z.infer<typeof agentReportSchema>;
+
+/** The panel's answer to an accepted report. `duplicate`: this (instance, seq) was already counted. */
+export interface AgentReportAck {
+  ok: true;
+  status: string;
+  duplicate?: boolean;
+  /** Emails the panel did not recognise (rows ignored; see routeboard_agent_unknown_users_total). */
+  unknownUsers?: number;
+}
+
+// ---------------------------------------------------------------------------
+// Agent config: GET /api/agent/config
+// ---------------------------------------------------------------------------
+
+export const FLOWS = ["", "xtls-rprx-vision"] as const;
+
+const portSchema = z.int().min(1).max(65535);
+
+export const agentInboundSchema = z
+  .object({
+    id: z.uuid(),
+    /** The core's inbound tag: stable, unique on the server ("in-<port>"). */
+    tag: z.string().min(1).max(64),
+    /** The inbound's display name (for logs only). */
+    name: z.string().min(1).max(200),
+    port: portSchema,
+    protocol: z.literal("vless"),
+    security: z.enum(["none", "tls", "reality"]),
+    sni: z.string().max(253).nullable(),
+    /** The VLESS flow every client of this inbound uses; "" = none. Share links carry the same. */
+    flow: z.enum(FLOWS),
+    tls: z
+      .object({
+        certificateFile: z.string().min(1).max(4096),
+        keyFile: z.string().min(1).max(4096),
+      })
+      .strict()
+      .nullable(),
+    reality: z
+      .object({
+        privateKey: z.string().min(1).max(128),
+        publicKey: z.string().min(1).max(128),
+        shortIds: z.array(z.string().regex(/^[0-9a-f]{0,16}$/, { error: "short ids are 0–16 hex digits" })).min(1).max(16),
+        serverNames: z.array(z.string().min(1).max(253)).min(1).max(32),
+        /** Masquerade target, host:port, e.g. "www.microsoft.com:443". */
+        dest: z.string().min(3).max(300),
+      })
+      .strict()
+      .nullable(),
+  })
+  .strict();
+
+export const agentUserSchema = z
+  .object({
+    /** The subscriber's VLESS id. */
+    id: z.uuid(),
+    /** Stable key of the subscriber in the core's counters: its Routeboard id. */
+    email: z.string().min(1).max(128),
+  })
+  .strict();
+
+export const agentNeighbourSchema = z
+  .object({
+    serverId: z.uuid(),
+    name: z.string().min(1).max(200),
+    address: z.string().min(1).max(253),
+    /** Its inbound ports; the agent checks the first one with a TCP connect. */
+    ports: z.array(portSchema).max(1000),
+  })
+  .strict();
+
+export const agentConfigSchema = z
+  .object({
+    /** Same value as the ETag (without quotes): changes whenever anything below changes. */
+    version: z.string().min(1).max(128),
+    server: z
+      .object({
+        id: z.uuid(),
+        name: z.string().min(1).max(200),
+        address: z.string().min(1).max(253),
+        enabled: z.boolean(),
+      })
+      .strict(),
+    reportIntervalS: z.int().min(1).max(3600),
+    inbounds: z.array(agentInboundSchema).max(1000),
+    /** Every subscriber of the cluster allowed to connect now (enabled, not expired, under quota). */
+    users: z.array(agentUserSchema),
+    neighbours: z.array(agentNeighbourSchema).max(MAX_NEIGHBOURS),
+  })
+  .strict();
+
+export type AgentInbound = z.infer<typeof agentInboundSchema>;
+export type AgentUser = z.infer<typeof agentUserSchema>;
+export type AgentNeighbour = z.infer<typeof agentNeighbourSchema>;
+export type AgentConfig = z.infer<typeof agentConfigSchema>;
