@@ -1,6 +1,7 @@
 /**
  * Starts an extra app instance for tests that need their own database (first-run setup,
- * several instances): the built app, a fresh data folder, a free port; stopped by PID.
+ * several instances, the data plane): the built app, a fresh data folder and a free port
+ * unless given (a restart reuses both); stopped by PID.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +14,8 @@ export interface AppProcess {
   port: number;
   dataDir: string;
   child: ChildProcess;
-  stop(): Promise<void>;
+  /** Stops the app; `keepData` leaves its data folder for a restart on the same database. */
+  stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
 export function freePort(): Promise<number> {
@@ -27,9 +29,9 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startApp(env: Record<string, string> = {}): Promise<AppProcess> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-e2e-app-"));
+export async function startApp(env: Record<string, string> = {}, at: { port?: number; dataDir?: string } = {}): Promise<AppProcess> {
+  const port = at.port ?? (await freePort());
+  const dataDir = at.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "rb-e2e-app-"));
   const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
     env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ADMIN_USERNAME: "", ADMIN_PASSWORD: "", ...env },
     stdio: ["ignore", "ignore", "pipe"],
@@ -57,14 +59,14 @@ export async function startApp(env: Record<string, string> = {}): Promise<AppPro
     port,
     dataDir,
     child,
-    async stop() {
+    async stop(opts = {}) {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once("exit", r));
         child.kill("SIGTERM");
         await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
         if (child.exitCode === null) child.kill("SIGKILL");
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -168,4 +168,31 @@ describe("properties", () => {
       { numRuns: 200 },
     );
   });
+
+  it("explain gives the decision the next fetch makes: learned peaks and in-flight load included, nothing recorded", () => {
+    const observedArb = fc.array(
+      fc.record({ idx: fc.nat(7), users: fc.nat(5000), trafficBps: fc.double({ min: 0, max: 2e10, noNaN: true }), atMs: fc.integer({ min: 0, max: 1e9 }) }),
+      { maxLength: 12 },
+    );
+    const earlierUsersArb = fc.array(fc.string({ minLength: 1, maxLength: 6 }), { maxLength: 20 });
+    fc.assert(
+      fc.property(scenarioArb, observedArb, earlierUsersArb, (s, observed, earlierUsers) => {
+        const b = new Balancer();
+        // Peaks the facade learned from reports (may exceed what the metrics carry) ...
+        for (const o of observed) if (s.servers.has(`s${o.idx}`)) b.observeReport(`s${o.idx}`, o);
+        // ... and users it just placed, not yet in any report (in-flight load).
+        for (const u of earlierUsers) b.decideForSubscriber({ userId: u, routes: [s.route], servers: s.servers, previousAssignments: noPrev, nowMs: s.nowMs });
+        const previousAssignments = new Map(s.prev === null ? [] : [[s.route.routeId, s.prev]]);
+        const req = { userId: s.userId, routes: [s.route], servers: s.servers, previousAssignments, nowMs: s.nowMs };
+        const explained = b.explainForSubscriber(req);
+        const again = b.explainForSubscriber(req);
+        const fetched = b.decideForSubscriber({ ...req, explain: false });
+        expect(explained.map((r) => r.decision.inboundId)).toEqual(fetched.map((r) => r.decision.inboundId));
+        expect(explained.map((r) => r.decision.reason)).toEqual(fetched.map((r) => r.decision.reason));
+        // A dry run changes nothing: explaining twice gives the same scores.
+        expect(again).toEqual(explained);
+      }),
+      { numRuns: 400 },
+    );
+  });
 });

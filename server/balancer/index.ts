@@ -58,6 +58,19 @@ export class Balancer {
    * moved assignments only (and the matching departure from the previous server).
    */
   decideForSubscriber(req: SubscriberRequest): RouteDecision[] {
+    return this.decideRoutes(req, true);
+  }
+
+  /**
+   * The same decisions as decideForSubscriber (learned peaks and in-flight load included),
+   * with every candidate's notes, recording nothing: what the operator's explain page shows
+   * is what the user's next fetch gets.
+   */
+  explainForSubscriber(req: Omit<SubscriberRequest, "explain">): RouteDecision[] {
+    return this.decideRoutes({ ...req, explain: true }, false);
+  }
+
+  private decideRoutes(req: SubscriberRequest, record: boolean): RouteDecision[] {
     const servers = this.withLearnedPeaks(req.servers);
     const out: RouteDecision[] = [];
     for (const route of req.routes) {
@@ -74,7 +87,7 @@ export class Balancer {
         explain: req.explain,
       });
       out.push({ routeId: route.routeId, decision });
-      if (decision.inboundId !== null && decision.inboundId !== prev && decision.serverId !== null) {
+      if (record && decision.inboundId !== null && decision.inboundId !== prev && decision.serverId !== null) {
         const prevServerId =
           prev === null ? undefined : route.inbounds.find((ib) => ib.inboundId === prev)?.serverId;
         if (prevServerId !== decision.serverId) {

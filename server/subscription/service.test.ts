@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
-import { assignments, inbounds, routes, serverHealth, servers, subscribers } from "@/db/schema";
+import { assignments, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
@@ -141,5 +141,33 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     expect(usa.decision.candidates.length).toBeGreaterThanOrEqual(3);
     expect(usa.decision.candidates.find((c) => c.excluded === "server-down")).toBeDefined();
     expect(usa.decision.explanation.length).toBeGreaterThan(0);
+  });
+
+  it("explains the choice the next fetch makes, with the peaks the balancer learned from earlier reports", async () => {
+    const de = await t.db.select().from(servers).where(inArray(servers.name, ["de-fra-1", "de-ber-1"]));
+    const fra = de.find((x) => x.name === "de-fra-1")!;
+    const ber = de.find((x) => x.name === "de-ber-1")!;
+    const report = async (serverId: string, usersOnline: number, bps: number) => {
+      const row = { serverId, reportedAt: new Date(now), listenerAlive: true, serviceRunning: true, usersOnline, rxBps: bps, txBps: bps, cpu: 1, memory: 1, peakBps: 0 };
+      const { serverId: _id, ...set } = row;
+      await t.db.insert(serverMetrics).values(row).onConflictDoUpdate({ target: serverMetrics.serverId, set });
+      publishChange("metrics", clusterId);
+      await service.refresh();
+      now += 1000;
+    };
+    // Frankfurt once carried 900 Mbit/s: its link is big, though its stored peak says nothing.
+    await report(fra.id, 10, 900e6);
+    await report(fra.id, 10, 50e6);
+    await report(ber.id, 1, 50e6);
+    const [fresh] = await t.db.insert(subscribers).values({ clusterId, name: "peak-reader", token: "peak-reader-token-01" }).returning();
+    publishChange("subscribers", clusterId);
+    const ex = await service.explain(fresh!.id);
+    const explained = ex!.routes.find((r) => r.route === "🇩🇪 Germany")!.decision;
+    const a = await service.answer(fresh!.token, "json");
+    const fetched = (JSON.parse(a.body) as JsonAnswer).routes.find((r) => r.route === "🇩🇪 Germany")!;
+    expect(explained.serverId).toBe(fra.id); // (900 − 50) / 11 beats (100 − 50) / 2 Mbit/s per user
+    expect(fetched.inboundId).toBe(explained.inboundId);
+    await t.db.delete(serverMetrics).where(inArray(serverMetrics.serverId, [fra.id, ber.id]));
+    publishChange("metrics", clusterId);
   });
 });

@@ -11,7 +11,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { assignments } from "@/db/schema";
-import { Balancer, decideRoute, type Decision, type RouteDecision, type ServerMetrics } from "@/server/balancer";
+import { Balancer, type Decision, type RouteDecision, type ServerMetrics } from "@/server/balancer";
 import { instanceId, onChange, publishChange, type ChangeEvent } from "@/server/bus";
 import { counter, gauge } from "@/server/metrics";
 import { logger } from "@/server/logger";
@@ -322,20 +322,14 @@ export class SubscriptionService {
     const cluster = topology.clusters.get(sub.clusterId);
     const previous = await this.assignmentsOf(sub.id);
     const now = this.clock();
-    const routes = (cluster?.routes ?? [])
-      .filter((r) => r.inbounds.length > 0)
-      .map((route) => {
-        const decision = decideRoute({
-          userId: sub.id,
-          route,
-          servers: this.serverMetrics,
-          previousInboundId: previous.get(route.routeId) ?? null,
-          nowMs: now,
-          inflight: (id, at) => this.balancer.inflight.additions(id, at),
-          options: this.balancer.options,
-        });
-        return { routeId: route.routeId, route: route.name ?? "", decision, entry: decision.inboundId ? entryFor(topology, route.routeId, decision.inboundId) : null };
-      });
+    const routes = this.balancer
+      .explainForSubscriber({ userId: sub.id, routes: cluster?.routes ?? [], servers: this.serverMetrics, previousAssignments: previous, nowMs: now })
+      .map(({ routeId, decision }) => ({
+        routeId,
+        route: cluster?.routes.find((r) => r.routeId === routeId)?.name ?? "",
+        decision,
+        entry: decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null,
+      }));
     const names = new Map<string, { inbound: string; server: string }>();
     for (const r of routes) {
       for (const c of r.decision.candidates) {
