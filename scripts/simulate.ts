@@ -1,46 +1,82 @@
 /**
  * npm run simulate -- --scenario FILE
- * Plays the scenario through the real balancer core and every baseline; prints one JSON object.
+ *   Plays the scenario through the real balancer core and every baseline; prints one JSON object.
+ * npm run simulate -- --all
+ *   Plays every scenario of ../shared/scenarios/ and server/simulator/scenarios/ and prints one
+ *   Markdown table (every scenario, every policy) with the aims checked per scenario.
  * Exit codes: 0 ok, 2 bad usage or invalid scenario (message on stderr, nothing on stdout).
  */
-import { readFileSync } from "node:fs";
-import { parseScenarioText, ScenarioError, simulate } from "@/server/simulator/index";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseScenarioText, ScenarioError, simulate, type Scenario } from "@/server/simulator/index";
+import { aimsMet, renderTable } from "@/server/simulator/report";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "server/simulator/scenarios")];
+const USAGE = "usage: npm run simulate -- --scenario FILE | --all";
 
 function fail(lines: string[]): never {
   for (const l of lines) process.stderr.write(`scenario error: ${l}\n`);
   process.exit(2);
 }
 
-function main(argv: string[]): void {
-  let file: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if (a === "--scenario") file = argv[++i];
-    else if (a.startsWith("--scenario=")) file = a.slice("--scenario=".length);
-    else if (a === "--") continue;
-    else {
-      process.stderr.write(`usage: npm run simulate -- --scenario FILE (unknown argument ${JSON.stringify(a)})\n`);
-      process.exit(2);
-    }
-  }
-  if (!file) {
-    process.stderr.write("usage: npm run simulate -- --scenario FILE\n");
-    process.exit(2);
-  }
+/** `named`: prefix problems with the file name (several scenarios in one run). */
+function load(file: string, named = false): Scenario {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (e) {
     fail([`cannot read ${file}: ${(e as Error).message}`]);
   }
-  let scenario;
   try {
-    scenario = parseScenarioText(text);
+    return parseScenarioText(text);
   } catch (e) {
-    if (e instanceof ScenarioError) fail(e.problems);
+    if (e instanceof ScenarioError) fail(named ? e.problems.map((p) => `${path.basename(file)}: ${p}`) : e.problems);
     throw e;
   }
-  process.stdout.write(`${JSON.stringify(simulate(scenario))}\n`);
+}
+
+function allScenarioFiles(): string[] {
+  const files: string[] = [];
+  for (const dir of SCENARIO_DIRS) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue; // ../shared may be absent outside the workspace
+    }
+    for (const n of names.sort()) if (n.endsWith(".json")) files.push(path.join(dir, n));
+  }
+  return files;
+}
+
+function main(argv: string[]): void {
+  let file: string | undefined;
+  let all = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === "--scenario") file = argv[++i];
+    else if (a.startsWith("--scenario=")) file = a.slice("--scenario=".length);
+    else if (a === "--all") all = true;
+    else if (a === "--") continue;
+    else {
+      process.stderr.write(`${USAGE} (unknown argument ${JSON.stringify(a)})\n`);
+      process.exit(2);
+    }
+  }
+  if (all === (file !== undefined)) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(2);
+  }
+  if (file !== undefined) {
+    process.stdout.write(`${JSON.stringify(simulate(load(file)))}\n`);
+    return;
+  }
+  const outputs = allScenarioFiles().map((f) => simulate(load(f, true)));
+  process.stdout.write(`${renderTable(outputs)}\n`);
+  const misses = outputs.flatMap((o) => aimsMet(o).misses.map((m) => `${o.scenario}: ${m}`));
+  process.stdout.write(misses.length === 0 ? "\nEvery aim met on every scenario.\n" : `\nAims missed:\n${misses.map((m) => `- ${m}`).join("\n")}\n`);
 }
 
 main(process.argv.slice(2));

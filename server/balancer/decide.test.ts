@@ -212,6 +212,69 @@ describe("decideRoute: stickiness", () => {
   });
 });
 
+describe("decideRoute: damped fail-back", () => {
+  const HOUR = 3600_000;
+  const now = 100 * HOUR;
+  // cur: (1000 − 500) / 10 = 50 Mbit/s per user; back: (1000 − 100) / 10 = 90 → 80 % better.
+  const servers = (backSinceMs?: number) => ({
+    cur: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 10 }),
+    back: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 9, availableSinceMs: backSinceMs }),
+  });
+  const decide = (backSinceMs: number | undefined, over: Partial<DecideInput> = {}) =>
+    decideRoute(base(servers(backSinceMs), { previousInboundId: "in-cur", nowMs: now, ...over }));
+
+  it("keeps a user whose server works off a server that came back within the dwell", () => {
+    const d = decide(now - 2 * HOUR);
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.reason).toBe("sticky");
+    expect(d.explanation).toMatch(/fail-back margin 300%: in-back came back 120 min ago/);
+  });
+
+  it("moves there as usual once the dwell is over, or when nothing says when it came back", () => {
+    expect(decide(now - 12 * HOUR).inboundId).toBe("in-back");
+    expect(decide(undefined).inboundId).toBe("in-back");
+  });
+
+  it("still moves when the returning server is better by more than the fail-back margin", () => {
+    const s = servers(now - HOUR);
+    s.cur.reportedTrafficBps = 900 * MBIT; // cur: 10 Mbit/s per user; back: 90 → 9×
+    const d = decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now }));
+    expect(d.inboundId).toBe("in-back");
+    expect(d.explanation).toMatch(/fail-back margin/);
+  });
+
+  it("does not move a saturated server's user for spare capacity alone, only for a much larger fair share", () => {
+    const s = servers(now - HOUR);
+    s.cur.reportedTrafficBps = 1000 * MBIT; // no spare: judged by fair share 100 vs 1000/10 = 100 → stays
+    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-cur");
+    s.cur.reportedUsers = 100; // fair share 10 vs 100 Mbit/s: 10× → moves
+    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-back");
+  });
+
+  it("sends new users and users of a server that is down to the returning server at once", () => {
+    expect(decide(now - HOUR, { previousInboundId: null }).inboundId).toBe("in-back");
+    const s = servers(now - HOUR);
+    s.cur.available = false;
+    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-back");
+  });
+
+  it("applies to round-robin routes too", () => {
+    const s = { cur: srv({ reportedUsers: 10 }), back: srv({ reportedUsers: 3, availableSinceMs: now - HOUR }) }; // 1/4 vs 1/10: 2.5×
+    const r = route(["cur", "back"], { algorithm: "round-robin" });
+    expect(decideRoute(base(s, { route: r, previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-cur");
+    s.back.availableSinceMs = now - 13 * HOUR;
+    expect(decideRoute(base(s, { route: r, previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-back");
+  });
+
+  it("ignores a return time in the future (clock gone backwards) instead of freezing moves", () => {
+    expect(decide(now + HOUR).inboundId).toBe("in-back");
+  });
+
+  it("a dwell of 0 turns it off", () => {
+    expect(decide(now - HOUR, { options: { failBackDwellMs: 0 } }).inboundId).toBe("in-back");
+  });
+});
+
 describe("decideRoute: round-robin", () => {
   it("lowest (U+1)/coefficient wins; score presented as coefficient/(U+1)", () => {
     const r = route(["a", "b"], { algorithm: "round-robin" });

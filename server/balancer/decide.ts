@@ -49,6 +49,8 @@ export function resolveOptions(o?: Partial<BalancerOptions>): BalancerOptions {
     defaultUserBps: o.defaultUserBps ?? DEFAULT_OPTIONS.defaultUserBps,
     peakHalfLifeMs: o.peakHalfLifeMs ?? DEFAULT_OPTIONS.peakHalfLifeMs,
     minMoveGainBps: o.minMoveGainBps ?? DEFAULT_OPTIONS.minMoveGainBps,
+    failBackDwellMs: o.failBackDwellMs ?? DEFAULT_OPTIONS.failBackDwellMs,
+    failBackHysteresis: o.failBackHysteresis ?? DEFAULT_OPTIONS.failBackHysteresis,
   };
 }
 
@@ -221,7 +223,6 @@ export function decideRoute(input: DecideInput): Decision {
   // ---- stickiness ----
   let chosen = best;
   let explanation: string;
-  const h = pct(hysteresis);
   const unit = (s: number) => (lt ? `${mbps(s)} Mbit/s free per user` : `score ${s.toFixed(4)}`);
 
   if (cur) {
@@ -233,9 +234,15 @@ export function decideRoute(input: DecideInput): Decision {
     } else {
       let move: boolean;
       let why: string;
+      const since = (best.m as ServerMetrics).availableSinceMs;
+      const failBack = since !== undefined && nowMs >= since && nowMs - since < opts.failBackDwellMs;
+      const margin = failBack ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
+      const h = failBack ? `fail-back margin ${pct(margin)}: ${label(best.ib)} came back ${Math.round((nowMs - (since as number)) / 60_000)} min ago` : `hysteresis ${pct(hysteresis)}`;
       if (lt) {
-        const byFree = bs > cs * (1 + hysteresis) && bs - cs >= opts.minMoveGainBps;
-        const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + hysteresis);
+        // During a fail-back dwell a saturated current server (cs = 0) is judged by fair share
+        // (bySh) like any other; "spare capacity beats none" alone does not move anyone back.
+        const byFree = (cs > 0 || !failBack) && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
+        const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + margin);
         move = byFree || bySh;
         if (byFree) {
           why = cs > 0 ? `${pct(bs / cs - 1)} more free bandwidth per user` : `spare capacity while ${label(cur.ib)} has none`;
@@ -247,16 +254,16 @@ export function decideRoute(input: DecideInput): Decision {
           why = `${label(best.ib)} is only ${gain} better`;
         }
       } else {
-        move = bs > cs * (1 + hysteresis);
+        move = bs > cs * (1 + margin);
         const gain = cs > 0 ? pct(bs / cs - 1) : "infinitely";
         why = move ? `${gain} better weighted load` : `${label(best.ib)} is only ${gain} better`;
       }
       if (move) {
         chosen = best;
-        explanation = `Moved from ${label(cur.ib)} to ${label(best.ib)}: ${why} (hysteresis ${h}).`;
+        explanation = `Moved from ${label(cur.ib)} to ${label(best.ib)}: ${why} (${h}).`;
       } else {
         chosen = cur;
-        explanation = `Kept ${label(cur.ib)}: ${why}; more than ${h} better would be needed to move (hysteresis ${h}).`;
+        explanation = `Kept ${label(cur.ib)}: ${why}; more than ${pct(margin)} better would be needed to move (${h}).`;
       }
     }
   } else {

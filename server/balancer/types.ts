@@ -41,6 +41,11 @@ export interface ServerMetrics {
   reportedTrafficBps: number;
   /** When the last report was taken (ms). Use a negative value / -Infinity for "never". */
   reportedAt: number;
+  /**
+   * When the server last became available (ms), if known. A move *to* a server that came
+   * back less than failBackDwellMs ago needs the larger failBackHysteresis margin.
+   */
+  availableSinceMs?: number;
   name?: string;
 }
 
@@ -69,6 +74,15 @@ export interface BalancerOptions {
    * capacity elsewhere. Default 250 kbit/s.
    */
   minMoveGainBps: number;
+  /**
+   * Damped fail-back: for this long after a server becomes available again, moving a user
+   * whose current server still works *to* it needs failBackHysteresis instead of the route's
+   * hysteresis. New users and users of a server that is down go there as usual, so it fills
+   * without reconnecting everyone it lost. Default 12 h.
+   */
+  failBackDwellMs: number;
+  /** The stickiness margin during the fail-back dwell. Default 3 (a 4× better score). */
+  failBackHysteresis: number;
 }
 
 export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
@@ -76,6 +90,8 @@ export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   defaultUserBps: 2_000_000,
   peakHalfLifeMs: 24 * 3600 * 1000,
   minMoveGainBps: 2_000_000,
+  failBackDwellMs: 12 * 3600 * 1000,
+  failBackHysteresis: 3,
 });
 
 export interface DecideInput {

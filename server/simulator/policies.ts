@@ -83,8 +83,10 @@ export function routeboardPolicy(sc: Scenario, options?: Partial<BalancerOptions
       m.reportedAt = r.atMs;
       balancer.observeReport(sc.servers[s]?.id as string, r);
     },
-    onAvailability(s, up) {
-      (metricList[s] as ServerMetrics).available = up;
+    onAvailability(s, up, t) {
+      const m = metricList[s] as ServerMetrics;
+      m.available = up;
+      if (up) m.availableSinceMs = t * 1000;
     },
   };
 }

@@ -97,9 +97,10 @@ describe("simulate", () => {
   });
 });
 
+const run = (args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", "scripts/simulate.ts", ...args], { encoding: "utf8", timeout: 60_000 });
+
 describe("CLI", () => {
-  const run = (args: string[]) =>
-    spawnSync(process.execPath, ["--import", "tsx", "scripts/simulate.ts", ...args], { encoding: "utf8", timeout: 60_000 });
   it("exits 2 with the field path on stderr and nothing on stdout", () => {
     const dir = mkdtempSync(join(tmpdir(), "rb-sim-"));
     const s = small();
@@ -118,5 +119,14 @@ describe("CLI", () => {
     const out = JSON.parse(r.stdout) as { scenario: string; results: Record<string, unknown> };
     expect(out.scenario).toBe("small");
     expect(Object.keys(out.results)).toHaveLength(5);
+  });
+});
+
+describe("CLI --all", () => {
+  it("refuses --all together with --scenario", () => {
+    const r = run(["--all", "--scenario", "x.json"]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("usage: npm run simulate -- --scenario FILE | --all");
   });
 });
