@@ -41,7 +41,8 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   useEffect(() => {
     if (!status.data) return;
     if (status.data.needsSetup) router.replace("/setup");
-    else if (!status.data.operator) router.replace(`/login?next=${encodeURIComponent(pathname)}`);
+    // Back to this very page (with its query) after logging in.
+    else if (!status.data.operator) router.replace(`/login?next=${encodeURIComponent(pathname + window.location.search)}`);
   }, [status.data, router, pathname]);
 
   // An error after a good load (database outage) keeps the page: the banner says why.
