@@ -3,7 +3,7 @@
  * several instances): the built app, a fresh data folder, a free port; stopped by PID.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +13,8 @@ export interface AppProcess {
   port: number;
   dataDir: string;
   child: ChildProcess;
+  /** The one-time setup code of a new install (the app keeps it in <DATA_DIR>/setup-code). */
+  setupCode(): string;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<AppPro
     port,
     dataDir,
     child,
+    setupCode: () => readFileSync(path.join(dataDir, "setup-code"), "utf8").trim(),
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once("exit", r));
