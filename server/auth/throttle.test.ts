@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blockDurationMs, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
-import { openTestDatabase, type TestDatabase } from "@/db/testing";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 
 describe("blockDurationMs", () => {
   it("lets the free attempts through, then doubles up to 15 minutes", () => {
@@ -11,10 +11,10 @@ describe("blockDurationMs", () => {
   });
 });
 
-describe("stored throttle", () => {
+describe.each(testDbKinds())("stored throttle on %s", (kind) => {
   let t: TestDatabase;
   beforeAll(async () => {
-    t = await openTestDatabase("pglite");
+    t = await openTestDatabase(kind);
   });
   afterAll(async () => t?.dispose());
 

@@ -61,15 +61,16 @@ const blockedFor = (row: Row | undefined, now: Date) =>
 export async function reserveAttempt(db: Db, attempt: Attempt, now = new Date()): Promise<Reservation> {
   const keys = keysOf(attempt);
   const wait = await db.transaction(async (tx) => {
+    // Rows are created and locked in key order, so two attempts never wait for each other's second row.
+    const ordered = keys.map((k) => k.key).sort();
     await tx
       .insert(loginThrottle)
-      .values(keys.map((k) => ({ key: k.key, failures: 0, lastFailureAt: now })))
+      .values(ordered.map((key) => ({ key, failures: 0, lastFailureAt: now })))
       .onConflictDoNothing();
-    // Locked in key order, so two attempts never wait for each other's second row.
     const rows = await tx
       .select()
       .from(loginThrottle)
-      .where(inArray(loginThrottle.key, keys.map((k) => k.key).sort()))
+      .where(inArray(loginThrottle.key, ordered))
       .orderBy(loginThrottle.key)
       .for("update");
     const byKey = new Map(rows.map((r) => [r.key, r]));
