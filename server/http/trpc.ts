@@ -44,14 +44,15 @@ export function createTrpcHandler(trust: ProxyTrust = { trustProxy: env().TRUST_
   });
 
   return (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    // Checked before a byte of the body is read: a refused request costs nothing. Bodies
+    // without a length are counted as they stream in (tRPC's maxBodySize, also a 413).
+    const length = Number(req.headers["content-length"]);
+    if (Number.isFinite(length) && length > MAX_BODY_BYTES) {
+      refuse(res, 413, "PAYLOAD_TOO_LARGE", `Request body too large (at most ${MAX_BODY_BYTES} bytes)`, { connection: "close" });
+      req.resume(); // discarded, never kept
+      return;
+    }
     if (req.method === "POST") {
-      // Checked before a byte of the body is read: a refused request costs nothing.
-      const length = Number(req.headers["content-length"]);
-      if (Number.isFinite(length) && length > MAX_BODY_BYTES) {
-        refuse(res, 413, "PAYLOAD_TOO_LARGE", `Request body too large (at most ${MAX_BODY_BYTES} bytes)`, { connection: "close" });
-        req.resume();
-        return;
-      }
       const origin = checkOrigin(req, trust);
       if (!origin.ok) return refuse(res, 403, "FORBIDDEN", origin.reason);
       // Only JSON: a page can post text/plain, multipart or octet-stream to another site

@@ -2,7 +2,7 @@
  * Accounts (issue 11): the setup code, password strength, changing one's own password, and
  * the owner changing roles and resetting passwords. Procedures called directly on PGlite.
  */
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { TRPCError } from "@trpc/server";
@@ -17,6 +17,8 @@ import { hashPassword } from "@/server/auth/password";
 import { createSession, findSession } from "@/server/auth/sessions";
 import { ensureSetupCode } from "@/server/auth/setup-code";
 import { passwordWeakness } from "@/server/auth/strength";
+import { bootstrap } from "@/server/bootstrap";
+import { parseEnv } from "@/server/env";
 
 process.env.DATA_DIR ??= mkdtempSync(path.join(os.tmpdir(), "rb-accounts-"));
 const STRONG = "harbour-otter-lantern-42";
@@ -77,6 +79,23 @@ describe("first-run setup", () => {
     expect(ok.role).toBe("owner");
     const again = await failure(caller.auth.setup({ username: "second", password: STRONG, setupCode: code }));
     expect(again.code).toBe("CONFLICT");
+  });
+
+  it("start-up makes a code (file mode 0600) only while there is no operator", async () => {
+    const t2 = await openTestDatabase("pglite");
+    try {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "rb-boot-"));
+      const fresh = await bootstrap(t2.db, parseEnv({ DATA_DIR: dir, ROUTEBOARD_DEMO: "0" }));
+      expect(fresh.needsSetup).toBe(true);
+      expect(fresh.setupCode).toMatch(/^[A-Z2-9]{4}(-[A-Z2-9]{4}){3}$/);
+      expect(statSync(path.join(dir, "setup-code")).mode & 0o777).toBe(0o600);
+      // ADMIN_USERNAME/ADMIN_PASSWORD skip setup: the code goes away.
+      const unattended = await bootstrap(t2.db, parseEnv({ DATA_DIR: dir, ROUTEBOARD_DEMO: "0", ADMIN_USERNAME: "root", ADMIN_PASSWORD: "e2e-admin-password" }));
+      expect(unattended).toMatchObject({ needsSetup: false, setupCode: null });
+      expect(existsSync(path.join(dir, "setup-code"))).toBe(false);
+    } finally {
+      await t2.dispose();
+    }
   });
 
   it("throttles wrong setup codes per address", async () => {
