@@ -142,6 +142,17 @@ describe("finding 8: cross-site requests and non-JSON bodies", () => {
   });
 });
 
+describe("finding 4: one address does not lock everyone out", () => {
+  it("after 35 failures with different usernames from one address, a colleague's correct password works", async () => {
+    const shared = await serve({ trustProxy: 1 });
+    const proxy = { "x-forwarded-for": "192.0.2.44" };
+    for (let i = 0; i < 35; i++) await login(shared, `someone-${i}`, "wrong-password", proxy);
+    expect((await login(shared, "owner", PASSWORD, proxy)).status).toBe(200);
+    // The guesser's own usernames, failed before, are held back.
+    expect((await login(shared, "someone-1", "wrong-password", proxy)).status).toBe(429);
+  });
+});
+
 describe("finding 4: proxies", () => {
   it("behind a trusted proxy, a username is throttled whatever address X-Forwarded-For names", async () => {
     // With TRUST_PROXY=1 the right-most X-Forwarded-For entry is the client.
