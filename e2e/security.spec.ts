@@ -27,10 +27,13 @@ test("pages carry a nonce CSP and the diagram renders with no CSP violation (fin
   expect(violations).toEqual([]);
 });
 
-test("machine endpoints carry headers that load nothing", async ({ request }) => {
+test("machine endpoints carry headers that load nothing; static files are not sniffed or framed", async ({ request }) => {
   const res = await request.get("/api/health");
   expect(res.headers()["content-security-policy"]).toMatch(/^default-src 'none'/);
   expect(res.headers()["x-content-type-options"]).toBe("nosniff");
+  const icon = await request.get("/favicon.svg");
+  expect(icon.headers()["x-content-type-options"]).toBe("nosniff");
+  expect(icon.headers()["x-frame-options"]).toBe("DENY");
 });
 
 test("a form on another site cannot log the operator out (finding 8)", async ({ page, baseURL }) => {
