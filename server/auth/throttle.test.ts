@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { blockDurationMs, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
+import { blockDurationMs, pruneThrottle, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
+import { loginThrottle } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 
 describe("blockDurationMs", () => {
@@ -66,5 +67,15 @@ describe.each(testDbKinds())("stored throttle on %s", (kind) => {
     for (let i = 0; i < FREE_ATTEMPTS.setup; i++) expect((await reserveAttempt(t.db, attempt, now)).ok).toBe(true);
     expect((await reserveAttempt(t.db, attempt, now)).ok).toBe(false);
     expect((await reserveAttempt(t.db, { kind: "setup", address: "203.0.113.6" }, now)).ok).toBe(true);
+  });
+
+  it("prunes counters older than an hour", async () => {
+    const then = new Date("2026-05-01T00:00:00Z");
+    await reserveAttempt(t.db, login("forgotten"), then);
+    const before = (await t.db.select().from(loginThrottle)).length;
+    await pruneThrottle(t.db, new Date(then.getTime() + 2 * 3600_000));
+    const after = await t.db.select().from(loginThrottle);
+    expect(after.length).toBeLessThan(before);
+    expect(after.some((r) => r.key === "user:forgotten")).toBe(false);
   });
 });

@@ -14,7 +14,7 @@
  *   address who types their password right the first time.
  * First-run setup codes are throttled per address.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, lt } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { loginThrottle } from "@/db/schema";
 
@@ -57,8 +57,21 @@ const failuresOf = (row: Row | undefined, now: Date) => (!row || isStale(row, no
 const blockedFor = (row: Row | undefined, now: Date) =>
   row?.blockedUntil && !isStale(row, now) && row.blockedUntil > now ? Math.ceil((row.blockedUntil.getTime() - now.getTime()) / 1000) : 0;
 
+/** Deletes counters nobody has failed on for an hour (they count as zero anyway). */
+export async function pruneThrottle(db: DbOrTx, now = new Date()): Promise<void> {
+  await db.delete(loginThrottle).where(lt(loginThrottle.lastFailureAt, new Date(now.getTime() - FORGET_AFTER_MS)));
+}
+
+// Spraying random usernames makes a row per name: prune now and then, not on every attempt.
+const PRUNE_EVERY_MS = 5 * 60_000;
+let lastPrune = 0;
+
 /** Takes a failure slot for this attempt, or says how long to wait. */
 export async function reserveAttempt(db: Db, attempt: Attempt, now = new Date()): Promise<Reservation> {
+  if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
+    lastPrune = Date.now();
+    await pruneThrottle(db, now);
+  }
   const keys = keysOf(attempt);
   const wait = await db.transaction(async (tx) => {
     // Rows are created and locked in key order, so two attempts never wait for each other's second row.
