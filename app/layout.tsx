@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { connection } from "next/server";
 import "./globals.css";
 import { Providers } from "@/components/Providers";
 
@@ -8,7 +9,10 @@ export const metadata: Metadata = {
   icons: { icon: "/favicon.svg" },
 };
 
-export default function RootLayout({ children }: { children: React.ReactNode }) {
+export default async function RootLayout({ children }: { children: React.ReactNode }) {
+  // Rendered per request: each page carries the nonce of its own CSP (proxy.ts); a page
+  // prerendered at build time would have scripts without it.
+  await connection();
   return (
     <html lang="en">
       <body>

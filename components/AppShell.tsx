@@ -2,10 +2,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
-import { createContext, useContext, useEffect } from "react";
+import { createContext, useContext, useEffect, useState } from "react";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { DatabaseBanner } from "@/components/DatabaseBanner";
+import { ChangePasswordDialog } from "@/components/auth/ChangePasswordDialog";
 
 export interface CurrentOperator {
   username: string;
@@ -19,6 +20,17 @@ export function useOperator(): CurrentOperator {
   if (!op) throw new Error("useOperator outside AppShell");
   return op;
 }
+/**
+ * The origin links are made from (subscriptions, the agent's ROUTEBOARD_URL): PUBLIC_URL
+ * when the server has one, so a page opened through another name never hands out links
+ * to that name; else the address this page was opened at.
+ */
+export function useDashboardOrigin(): string {
+  const trpc = useTRPC();
+  const status = useQuery(trpc.auth.status.queryOptions());
+  return status.data?.publicUrl ?? (typeof window === "undefined" ? "" : window.location.origin);
+}
+
 export function useCanEdit(): boolean {
   return useOperator().role !== "viewer";
 }
@@ -29,6 +41,8 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   const router = useRouter();
   const pathname = usePathname();
   const queryClient = useQueryClient();
+  const [changingPassword, setChangingPassword] = useState(false);
+  const [passwordChanged, setPasswordChanged] = useState(false);
   const status = useQuery(trpc.auth.status.queryOptions(undefined, { refetchOnWindowFocus: true }));
   const logout = useMutation(
     trpc.auth.logout.mutationOptions({
@@ -41,7 +55,8 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   useEffect(() => {
     if (!status.data) return;
     if (status.data.needsSetup) router.replace("/setup");
-    else if (!status.data.operator) router.replace(`/login?next=${encodeURIComponent(pathname)}`);
+    // Back to this very page (with its query) after logging in.
+    else if (!status.data.operator) router.replace(`/login?next=${encodeURIComponent(pathname + window.location.search)}`);
   }, [status.data, router, pathname]);
 
   // An error after a good load (database outage) keeps the page: the banner says why.
@@ -78,6 +93,9 @@ export function AppShell({ children }: { children: React.ReactNode }) {
             <span data-testid="current-operator">
               {operator.username} <span className="rounded bg-slate-700 px-1.5 py-0.5 text-xs uppercase tracking-wide">{operator.role}</span>
             </span>
+            <button type="button" onClick={() => setChangingPassword(true)} className="rounded-md px-2 py-1 text-slate-300 hover:bg-slate-800 hover:text-white">
+              Change password
+            </button>
             <button
               type="button"
               onClick={() => logout.mutate()}
@@ -89,6 +107,23 @@ export function AppShell({ children }: { children: React.ReactNode }) {
           </div>
         </header>
         <DatabaseBanner />
+        {passwordChanged && (
+          <p role="status" className="border-b border-emerald-200 bg-emerald-50 px-5 py-2 text-sm text-emerald-900">
+            Password changed. Your other sessions were logged out.{" "}
+            <button type="button" className="underline" onClick={() => setPasswordChanged(false)}>
+              Dismiss
+            </button>
+          </p>
+        )}
+        {changingPassword && (
+          <ChangePasswordDialog
+            onClose={() => setChangingPassword(false)}
+            onChanged={() => {
+              setChangingPassword(false);
+              setPasswordChanged(true);
+            }}
+          />
+        )}
         <div className="flex-1">{children}</div>
       </div>
     </OperatorContext.Provider>

@@ -1,10 +1,11 @@
 "use client";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, TRPCClientError } from "@trpc/client";
+import { createTRPCClient, httpBatchLink, httpLink, httpSubscriptionLink, splitLink, TRPCClientError } from "@trpc/client";
 import { useState } from "react";
 import superjson from "superjson";
 import type { AppRouter } from "@/server/api/root";
 import { TRPCProvider } from "@/lib/trpc";
+import { BATCH_LINK_MAX_ITEMS, UNBATCHED_PROCEDURES } from "@/lib/trpc-links";
 
 function makeQueryClient() {
   return new QueryClient({
@@ -30,7 +31,12 @@ export function Providers({ children }: { children: React.ReactNode }) {
         splitLink({
           condition: (op) => op.type === "subscription",
           true: httpSubscriptionLink({ url: "/api/trpc", transformer: superjson }),
-          false: httpBatchLink({ url: "/api/trpc", transformer: superjson }),
+          // Password checks go alone: the server refuses them inside a batch.
+          false: splitLink({
+            condition: (op) => UNBATCHED_PROCEDURES.has(op.path),
+            true: httpLink({ url: "/api/trpc", transformer: superjson }),
+            false: httpBatchLink({ url: "/api/trpc", transformer: superjson, maxItems: BATCH_LINK_MAX_ITEMS }),
+          }),
         }),
       ],
     }),

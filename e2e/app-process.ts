@@ -4,7 +4,7 @@
  * unless given (a restart reuses both); stopped by PID.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -14,6 +14,8 @@ export interface AppProcess {
   port: number;
   dataDir: string;
   child: ChildProcess;
+  /** The one-time setup code of a new install (the app keeps it in <DATA_DIR>/setup-code). */
+  setupCode(): string;
   /** Stops the app; `keepData` leaves its data folder for a restart on the same database. */
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
@@ -59,6 +61,7 @@ export async function startApp(env: Record<string, string> = {}, at: { port?: nu
     port,
     dataDir,
     child,
+    setupCode: () => readFileSync(path.join(dataDir, "setup-code"), "utf8").trim(),
     async stop(opts = {}) {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once("exit", r));

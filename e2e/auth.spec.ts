@@ -9,11 +9,23 @@ base("first visit on a new install shows setup, then the demo cluster @pg", asyn
     await page.goto(app.url);
     await expect(page).toHaveURL(/\/setup$/);
     await expect(page.getByRole("heading", { name: "Welcome to Routeboard" })).toBeVisible();
+    // Whoever reaches a new install first is not its owner: the setup code is needed.
+    await page.getByLabel("Setup code").fill("AAAA-BBBB-CCCC-DDDD");
     await page.getByLabel("Username").fill("founder");
     await page.getByLabel("Password", { exact: true }).fill("correct horse");
     await page.getByLabel("Repeat password").fill("correct horses");
     await page.getByRole("button", { name: "Create owner account" }).click();
     await expect(page.locator("form").getByRole("alert")).toHaveText("The two passwords differ");
+    await page.getByLabel("Repeat password").fill("correct horse");
+    await page.getByRole("button", { name: "Create owner account" }).click();
+    await expect(page.getByText(/^Wrong setup code: it is printed in the server's output/)).toBeVisible();
+    await page.getByLabel("Setup code").fill(app.setupCode());
+    // "password" was once accepted as the owner's password.
+    await page.getByLabel("Password", { exact: true }).fill("password");
+    await page.getByLabel("Repeat password").fill("password");
+    await page.getByRole("button", { name: "Create owner account" }).click();
+    await expect(page.getByText("This password is on the list of common passwords: choose another")).toBeVisible();
+    await page.getByLabel("Password", { exact: true }).fill("correct horse");
     await page.getByLabel("Repeat password").fill("correct horse");
     await page.getByRole("button", { name: "Create owner account" }).click();
     await expect(page).toHaveURL(/\/clusters$/);
@@ -24,7 +36,7 @@ base("first visit on a new install shows setup, then the demo cluster @pg", asyn
     // Setup is once only.
     await page.goto(`${app.url}/setup`);
     await expect(page).not.toHaveURL(/\/setup$/);
-    const again = await page.request.post(`${app.url}/api/trpc/auth.setup`, { data: { json: { username: "intruder", password: "whatever123" } } });
+    const again = await page.request.post(`${app.url}/api/trpc/auth.setup`, { data: { json: { username: "intruder", password: "whatever123", setupCode: "guess" } } });
     expect(again.status()).toBe(409);
   } finally {
     await app.stop();
@@ -33,7 +45,7 @@ base("first visit on a new install shows setup, then the demo cluster @pg", asyn
 
 base("login, wrong password, logout @pg", async ({ page }) => {
   await page.goto("/clusters");
-  await expect(page).toHaveURL(/\/login/);
+  await expect(page).toHaveURL(/\/login\?next=%2Fclusters$/);
   await page.getByLabel("Username").fill(E2E_ADMIN.username);
   await page.getByLabel("Password").fill("not-the-password");
   await page.getByRole("button", { name: "Log in" }).click();
@@ -105,4 +117,29 @@ base("GET /api/health reports the database", async ({ request }) => {
   const body = await res.json();
   expect(body).toMatchObject({ ok: true, database: { reachable: true } });
   expect(typeof body.version).toBe("string");
+});
+
+base("login returns to ?next= for paths of this dashboard, never elsewhere (finding 12)", async ({ page, baseURL }) => {
+  // An unauthenticated visit remembers the page, query included.
+  await page.goto("/team?x=1");
+  await expect(page).toHaveURL(/\/login\?next=%2Fteam%3Fx%3D1$/);
+  await page.getByLabel("Username").fill(E2E_ADMIN.username);
+  await page.getByLabel("Password").fill(E2E_ADMIN.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page).toHaveURL(`${baseURL}/team?x=1`);
+  await expect(page.getByRole("heading", { name: "Team" })).toBeVisible();
+  // Already logged in: /login?next= goes on at once.
+  await page.goto("/login?next=%2Fclusters");
+  await expect(page).toHaveURL(`${baseURL}/clusters`);
+  for (const evil of ["//evil.example", "https://evil.example", "/\\evil.example", "javascript:alert(1)"]) {
+    await page.goto(`/login?next=${encodeURIComponent(evil)}`);
+    await expect(page).toHaveURL(`${baseURL}/clusters`);
+  }
+});
+
+base("a malformed session cookie is no session, not a 500 (finding 7)", async ({ request }) => {
+  const status = await request.get("/api/trpc/auth.status", { headers: { cookie: "rb_session=%zz" } });
+  expect(status.status()).toBe(200);
+  const list = await request.get("/api/trpc/clusters.list", { headers: { cookie: "rb_session=%zz" } });
+  expect(list.status()).toBe(401);
 });

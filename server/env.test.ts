@@ -29,4 +29,13 @@ describe("parseEnv", () => {
   it("turns ROUTEBOARD_DEMO=0 off", () => {
     expect(parseEnv({ ROUTEBOARD_DEMO: "0" }).ROUTEBOARD_DEMO).toBe(false);
   });
+  it("reads TRUST_PROXY as a number of proxies, off by default", () => {
+    expect(parseEnv({}).TRUST_PROXY).toBe(0);
+    expect(parseEnv({ TRUST_PROXY: "" }).TRUST_PROXY).toBe(0);
+    expect(parseEnv({ TRUST_PROXY: "2" }).TRUST_PROXY).toBe(2);
+    expect(parseEnv({ TRUST_PROXY: "true" }).TRUST_PROXY).toBe(1);
+    expect(parseEnv({ TRUST_PROXY: "false" }).TRUST_PROXY).toBe(0);
+    expect(() => parseEnv({ TRUST_PROXY: "nginx" })).toThrow(/^Configuration error: TRUST_PROXY must be the number of proxies in front of the app/);
+    expect(() => parseEnv({ TRUST_PROXY: "-1" })).toThrow(/TRUST_PROXY/);
+  });
 });

@@ -33,6 +33,14 @@ const envSchema = z
     ROUTEBOARD_DEMO: boolish.default(true),
     LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
     PUBLIC_URL: z.url().optional(),
+    /**
+     * How many reverse proxies stand in front of the app (0 = none: the socket is the client).
+     * Only with 1 or more are X-Forwarded-For/-Proto/-Host believed; see server/http/client.ts.
+     */
+    TRUST_PROXY: z.preprocess(
+      (v) => (v === "" || v === "false" || v === "no" ? "0" : v === "true" || v === "yes" ? "1" : v),
+      z.coerce.number({ error: "must be the number of proxies in front of the app (0–10)" }).int("must be the number of proxies in front of the app (0–10)").min(0, "must be the number of proxies in front of the app (0–10)").max(10, "must be the number of proxies in front of the app (0–10)").default(0),
+    ),
     /** How often an instance without the prober lock tries to take it (several instances). */
     ROUTEBOARD_LEADER_RETRY_MS: z.coerce.number({ error: "must be milliseconds (100–60000)" }).int().min(100, "must be milliseconds (100–60000)").max(60_000, "must be milliseconds (100–60000)").default(5000),
   })

@@ -16,6 +16,8 @@ import { healthHandler } from "@/server/http/health";
 import { startServices, stopServices, machineRoutes } from "@/server/services";
 import type { RouteHandler } from "@/server/http/util";
 import { sendText } from "@/server/http/util";
+import { MACHINE_CSP, securityHeaders } from "@/server/http/headers";
+import { setupCodeFile } from "@/server/auth/setup-code";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -66,6 +68,9 @@ async function main() {
       void nextHandler(req, res);
       return;
     }
+    // Machine answers: set first, so a handler that must can still override them.
+    for (const [name, value] of Object.entries(securityHeaders())) res.setHeader(name, value);
+    res.setHeader("content-security-policy", MACHINE_CSP);
     Promise.resolve(handler(req, res, url)).catch((err: unknown) => {
       log.error({ err, path: url.pathname }, "request failed");
       if (!res.headersSent) sendText(res, 500, "Internal error\n");
@@ -86,7 +91,7 @@ async function main() {
 
   const url = `http://localhost:${e.PORT}`;
   const howToLogIn = boot.needsSetup
-    ? "open it and create the owner account on the setup page"
+    ? `open it and create the owner account on the setup page with this one-time setup code:\n\n    ${boot.setupCode}\n\n(also in ${setupCodeFile(e.DATA_DIR)})`
     : e.ADMIN_USERNAME
       ? `log in as ${e.ADMIN_USERNAME} (ADMIN_PASSWORD)`
       : "log in with your operator account";

@@ -11,6 +11,7 @@ import {
   idSchema,
   nameSchema,
   passwordSchema,
+  safeNextPath,
   portSchema,
   securitySchema,
   serverRoleSchema,
@@ -209,4 +210,16 @@ describe("ids and operator accounts", () => {
     expect(ok(passwordSchema, "short")).toBe(false);
     expect(ok(passwordSchema, "long enough")).toBe(true);
   });
+});
+
+describe("safeNextPath (finding 12)", () => {
+  it.each([["/clusters/x", "/clusters/x"], ["/clusters/x?tab=1#a", "/clusters/x?tab=1#a"], ["/team", "/team"]])("keeps %s", (v, want) => {
+    expect(safeNextPath(v)).toBe(want);
+  });
+  it.each([["//evil.com"], ["https://evil.com"], ["/\\evil.com"], ["\\\\evil.com"], ["javascript:alert(1)"], ["/\t/evil.com"], [""], [null], ["clusters"]])(
+    "refuses %s",
+    (v) => {
+      expect(safeNextPath(v)).toBeNull();
+    },
+  );
 });

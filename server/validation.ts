@@ -125,3 +125,30 @@ export const passwordSchema = z
   .string()
   .min(8, "Password must be at least 8 characters")
   .max(512, "Password must be at most 512 characters");
+
+/** First-run setup code (printed at start, see server/auth/setup-code.ts). */
+export const setupCodeSchema = z
+  .string({ error: "Setup code is required" })
+  .max(100, "Setup code is too long")
+  .refine((s) => s.trim().length > 0, "Setup code is required");
+
+export const operatorRoleSchema = z.enum(["owner", "admin", "viewer"], { error: "Role must be owner, admin or viewer" });
+
+/**
+ * Where to go after logging in (`/login?next=…`): only a path on this dashboard. Refused:
+ * other origins ("https://evil.com"), protocol-relative ("//evil.com") and browser-lenient
+ * variants ("/\evil.com", tabs and newlines that URL parsing drops), "javascript:".
+ */
+export function safeNextPath(next: string | null | undefined): string | null {
+  if (!next || next.length > 2000) return null;
+  if (!next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) return null;
+  if (next.includes("\\") || FORBIDDEN_CHARS.test(next)) return null;
+  try {
+    const base = "http://routeboard.invalid";
+    const url = new URL(next, base);
+    if (url.origin !== base) return null;
+    return url.pathname + url.search + url.hash;
+  } catch {
+    return null;
+  }
+}

@@ -5,21 +5,28 @@ import { useState } from "react";
 import { useTRPC } from "@/lib/trpc";
 import { formErrors } from "@/lib/errors";
 import { Field, buttonClass, inputClass } from "@/components/ui/Field";
+import { safeNextPath } from "@/server/validation";
 
-/** Login and first-run setup share one form; setup asks for the password twice. */
+/** Where to go after logging in: `?next=` when it is a path on this dashboard. */
+export function useNextPath(): string {
+  const params = useSearchParams();
+  return safeNextPath(params.get("next")) ?? "/clusters";
+}
+
+/** Login and first-run setup share one form; setup asks for the setup code and the password twice. */
 export function AuthForm({ mode }: { mode: "login" | "setup" }) {
   const trpc = useTRPC();
   const router = useRouter();
-  const params = useSearchParams();
+  const nextPath = useNextPath();
   const queryClient = useQueryClient();
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
   const [confirm, setConfirm] = useState("");
+  const [setupCode, setSetupCode] = useState("");
   const [localError, setLocalError] = useState<string | null>(null);
   const onSuccess = async () => {
     await queryClient.invalidateQueries();
-    const next = params.get("next");
-    router.replace(next && next.startsWith("/") && !next.startsWith("//") ? next : "/clusters");
+    router.replace(nextPath);
   };
   const login = useMutation(trpc.auth.login.mutationOptions({ onSuccess }));
   const setup = useMutation(trpc.auth.setup.mutationOptions({ onSuccess }));
@@ -37,15 +44,23 @@ export function AuthForm({ mode }: { mode: "login" | "setup" }) {
           setLocalError("The two passwords differ");
           return;
         }
-        mutation.mutate({ username, password });
+        if (mode === "setup") setup.mutate({ username, password, setupCode });
+        else login.mutate({ username, password });
       }}
     >
+      {mode === "setup" && (
+        <Field label="Setup code" error={fields.setupCode} hint="Printed in the server's output when it started; also in setup-code in its data folder">
+          {(p) => (
+            <input {...p} className={inputClass} autoComplete="one-time-code" spellCheck={false} value={setupCode} onChange={(e) => setSetupCode(e.target.value)} required />
+          )}
+        </Field>
+      )}
       <Field label="Username" error={fields.username}>
         {(p) => (
           <input {...p} className={inputClass} autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} required />
         )}
       </Field>
-      <Field label="Password" error={fields.password} hint={mode === "setup" ? "At least 8 characters" : undefined}>
+      <Field label="Password" error={fields.password} hint={mode === "setup" ? "At least 8 characters; a phrase of unrelated words is best" : undefined}>
         {(p) => (
           <input
             {...p}

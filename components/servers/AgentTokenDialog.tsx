@@ -2,13 +2,14 @@
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { buttonClass } from "@/components/ui/Field";
+import { useDashboardOrigin } from "@/components/AppShell";
 
 /**
  * Shows a server's agent token once, with the command that starts its agent. The agent's
  * environment contract: ROUTEBOARD_URL (this dashboard's origin) and ROUTEBOARD_AGENT_TOKEN.
  */
 export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serverName: string; token: string; rotated?: boolean; onClose: () => void }) {
-  const origin = typeof window === "undefined" ? "" : window.location.origin;
+  const origin = useDashboardOrigin();
   const command = `ROUTEBOARD_URL=${origin} ROUTEBOARD_AGENT_TOKEN=${token} npx routeboard-agent`;
   return (
     <Dialog title={`Agent token for ${serverName}`} onClose={onClose}>

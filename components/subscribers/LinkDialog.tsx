@@ -4,14 +4,15 @@ import { useEffect, useState } from "react";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
 import { buttonClass } from "@/components/ui/Field";
+import { useDashboardOrigin } from "@/components/AppShell";
 
-export function subscriptionLink(token: string): string {
-  return `${window.location.origin}/sub/${token}`;
+export function subscriptionLink(origin: string, token: string): string {
+  return `${origin}/sub/${token}`;
 }
 
 /** The subscription link of a subscriber, to copy or to scan with the VPN app. */
 export function LinkDialog({ name, token, onClose }: { name: string; token: string; onClose: () => void }) {
-  const link = subscriptionLink(token);
+  const link = subscriptionLink(useDashboardOrigin(), token);
   const [qr, setQr] = useState<string | null>(null);
   const [qrError, setQrError] = useState(false);
   useEffect(() => {

@@ -3,7 +3,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 import type { inferRouterOutputs } from "@trpc/server";
 import Link from "next/link";
 import { useDeferredValue, useState } from "react";
-import { useCanEdit } from "@/components/AppShell";
+import { useCanEdit, useDashboardOrigin } from "@/components/AppShell";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { ConfirmDialog } from "@/components/ui/Dialog";
 import { buttonClass, inputClass } from "@/components/ui/Field";
@@ -28,6 +28,7 @@ function bytes(n: number): string {
 export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const trpc = useTRPC();
   const canEdit = useCanEdit();
+  const origin = useDashboardOrigin();
   const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
   const deferred = useDeferredValue(search.trim());
@@ -132,7 +133,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                             <button type="button" className={small} aria-label={`Show link of ${s.name}`} onClick={() => setDialog({ kind: "link", name: s.name, token: s.token! })}>
                               Link &amp; QR
                             </button>
-                            <CopyButton text={subscriptionLink(s.token)} label="Copy link" className={small} />
+                            <CopyButton text={subscriptionLink(origin, s.token)} label="Copy link" className={small} />
                           </>
                         )}
                         <button type="button" className={small} aria-label={`Edit subscriber ${s.name}`} onClick={() => setDialog({ kind: "edit", row: s })}>

@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useOperator } from "@/components/AppShell";
-import { ConfirmDialog } from "@/components/ui/Dialog";
+import { ConfirmDialog, Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, buttonClass, inputClass } from "@/components/ui/Field";
 import { errorMessage, formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -12,6 +12,32 @@ const ROLE_TEXT = {
   admin: "Admin: changes clusters, servers, routes and subscribers",
   viewer: "Viewer: sees everything, changes nothing",
 } as const;
+
+type Role = keyof typeof ROLE_TEXT;
+
+/** The owner sets a new password for an operator who lost theirs; their sessions end. */
+function ResetPasswordDialog({ operator, onClose }: { operator: { id: string; username: string }; onClose: () => void }) {
+  const trpc = useTRPC();
+  const [password, setPassword] = useState("");
+  const reset = useMutation(trpc.operators.resetPassword.mutationOptions({ onSuccess: onClose }));
+  const { errors, general } = formErrors(reset.error);
+  return (
+    <Dialog title={`Reset the password of ${operator.username}`} description="They are logged out everywhere and log in again with the new password." onClose={onClose}>
+      <form
+        className="flex flex-col gap-4"
+        onSubmit={(e) => {
+          e.preventDefault();
+          reset.mutate({ operatorId: operator.id, password });
+        }}
+      >
+        <Field label="New password" error={errors.password} hint="At least 8 characters; a phrase of unrelated words is best">
+          {(p) => <input {...p} type="password" autoComplete="new-password" className={inputClass} value={password} onChange={(e) => setPassword(e.target.value)} required />}
+        </Field>
+        <FormFooter error={general} pending={reset.isPending} submitLabel="Reset password" onCancel={onClose} />
+      </form>
+    </Dialog>
+  );
+}
 
 /** The owner's page: who can log in, with which role. */
 export function TeamPage() {
@@ -23,6 +49,7 @@ export function TeamPage() {
   const [password, setPassword] = useState("");
   const [role, setRole] = useState<"admin" | "viewer">("viewer");
   const [removing, setRemoving] = useState<{ id: string; username: string } | null>(null);
+  const [resetting, setResetting] = useState<{ id: string; username: string } | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.operators.list.queryKey() });
   const create = useMutation(
     trpc.operators.create.mutationOptions({
@@ -41,6 +68,7 @@ export function TeamPage() {
       },
     }),
   );
+  const changeRole = useMutation(trpc.operators.setRole.mutationOptions({ onSettled: refresh }));
   if (me.role !== "owner") {
     return <main className="mx-auto max-w-3xl p-6 text-slate-600">Only the owner manages the team.</main>;
   }
@@ -66,7 +94,21 @@ export function TeamPage() {
                 {op.username === me.username && <span className="ml-2 text-xs text-slate-500">(you)</span>}
               </td>
               <td className="px-3 py-2.5 text-slate-600">{ROLE_TEXT[op.role]}</td>
-              <td className="px-4 py-2.5 text-right">
+              <td className="flex items-center justify-end gap-1 px-4 py-2.5">
+                <select
+                  aria-label={`Role of ${op.username}`}
+                  className="rounded border border-slate-300 bg-white px-1.5 py-1 text-xs"
+                  value={op.role}
+                  disabled={changeRole.isPending}
+                  onChange={(e) => changeRole.mutate({ operatorId: op.id, role: e.target.value as Role })}
+                >
+                  <option value="owner">Owner</option>
+                  <option value="admin">Admin</option>
+                  <option value="viewer">Viewer</option>
+                </select>
+                <button type="button" className="rounded px-2 py-1 text-xs font-medium text-slate-700 hover:bg-slate-100" aria-label={`Reset password of ${op.username}`} onClick={() => setResetting(op)}>
+                  Reset password
+                </button>
                 {op.role !== "owner" && (
                   <button type="button" className="rounded px-2 py-1 text-xs font-medium text-red-700 hover:bg-red-50" aria-label={`Remove ${op.username}`} onClick={() => setRemoving(op)}>
                     Remove
@@ -77,6 +119,11 @@ export function TeamPage() {
           ))}
         </tbody>
       </table>
+      {changeRole.error && (
+        <p role="alert" className="mt-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
+          {errorMessage(changeRole.error)}
+        </p>
+      )}
 
       <form
         className="mt-8 grid gap-4 rounded-lg border border-slate-200 bg-white p-5 shadow-sm sm:grid-cols-3"
@@ -124,6 +171,7 @@ export function TeamPage() {
           They are logged out at once and can no longer log in.
         </ConfirmDialog>
       )}
+      {resetting && <ResetPasswordDialog operator={resetting} onClose={() => setResetting(null)} />}
     </main>
   );
 }

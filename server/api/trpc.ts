@@ -9,6 +9,8 @@ import { ZodError } from "zod";
 import { getDatabase, type Db } from "@/db/client";
 import { findSession, readCookie, SESSION_COOKIE, type SessionOperator } from "@/server/auth/sessions";
 import { isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
+import { env } from "@/server/env";
+import { clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
 
 export interface Context {
   db: Db;
@@ -21,7 +23,10 @@ export interface Context {
   setCookie(cookie: string): void;
 }
 
-export async function createContext({ req, res }: { req: IncomingMessage; res: ServerResponse }): Promise<Context> {
+export async function createContext(
+  { req, res }: { req: IncomingMessage; res: ServerResponse },
+  trust: ProxyTrust = { trustProxy: env().TRUST_PROXY },
+): Promise<Context> {
   const database = await getDatabase();
   const token = readCookie(req.headers.cookie, SESSION_COOKIE);
   let operator: SessionOperator | null = null;
@@ -38,9 +43,9 @@ export async function createContext({ req, res }: { req: IncomingMessage; res: S
     db: database.db,
     databaseDown,
     operator,
-    clientAddress: (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:/, ""),
+    clientAddress: clientAddress(req, trust),
     userAgent: req.headers["user-agent"],
-    secureCookies: req.headers["x-forwarded-proto"] === "https",
+    secureCookies: isHttps(req, trust),
     setCookie(cookie) {
       cookies.push(cookie);
       res.setHeader("set-cookie", cookies);

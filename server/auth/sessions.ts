@@ -3,8 +3,8 @@
  * only its HMAC, so a leaked table cannot be replayed. Sessions expire and can be revoked.
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { and, eq, gt, isNull } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { and, eq, gt, isNull, ne } from "drizzle-orm";
+import type { Db, DbOrTx } from "@/db/client";
 import { operators, sessions } from "@/db/schema";
 import { sessionSecret } from "./secret";
 
@@ -52,6 +52,14 @@ export async function revokeSession(db: Db, sessionId: string, now = new Date())
   await db.update(sessions).set({ revokedAt: now }).where(eq(sessions.id, sessionId));
 }
 
+/** Ends every session of an operator except `keep` (their own, after changing their password). */
+export async function revokeOperatorSessions(db: DbOrTx, operatorId: string, keep?: string, now = new Date()) {
+  await db
+    .update(sessions)
+    .set({ revokedAt: now })
+    .where(and(eq(sessions.operatorId, operatorId), isNull(sessions.revokedAt), keep ? ne(sessions.id, keep) : undefined));
+}
+
 export function sessionCookie(token: string, expiresAt: Date, secure: boolean): string {
   const parts = [
     `${SESSION_COOKIE}=${token}`,
@@ -68,12 +76,21 @@ export function clearSessionCookie(): string {
   return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Expires=Thu, 01 Jan 1970 00:00:00 GMT`;
 }
 
+/**
+ * A cookie's value, or undefined. A value that is not valid percent-encoding ("%zz") is
+ * treated as absent: anybody can send any Cookie header, and it must never turn into a 500.
+ */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(";")) {
     const i = part.indexOf("=");
     if (i < 0) continue;
-    if (part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+    if (part.slice(0, i).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { blockDurationMs, clearFailures, recordFailure, retryAfterSeconds, FREE_ATTEMPTS } from "./throttle";
-import { openTestDatabase, type TestDatabase } from "@/db/testing";
+import { blockDurationMs, pruneThrottle, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
+import { loginThrottle } from "@/db/schema";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 
 describe("blockDurationMs", () => {
   it("lets the free attempts through, then doubles up to 15 minutes", () => {
@@ -11,32 +12,70 @@ describe("blockDurationMs", () => {
   });
 });
 
-describe("stored throttle", () => {
+describe.each(testDbKinds())("stored throttle on %s", (kind) => {
   let t: TestDatabase;
   beforeAll(async () => {
-    t = await openTestDatabase("pglite");
+    t = await openTestDatabase(kind);
   });
   afterAll(async () => t?.dispose());
 
-  it("blocks a username after its free attempts and forgets on success", async () => {
-    const key = [{ kind: "user" as const, value: "mallory" }];
+  const login = (username: string, address = "10.0.0.1") => ({ kind: "login" as const, username, address });
+
+  it("blocks a username after its free attempts, with backoff, and forgets on success", async () => {
     const now = new Date("2026-01-01T00:00:00Z");
-    for (let i = 0; i < FREE_ATTEMPTS.user - 1; i++) await recordFailure(t.db, key, now);
-    expect(await retryAfterSeconds(t.db, key, now)).toBe(0);
-    await recordFailure(t.db, key, now);
-    expect(await retryAfterSeconds(t.db, key, now)).toBe(2);
-    expect(await retryAfterSeconds(t.db, key, new Date(now.getTime() + 3000))).toBe(0);
-    await clearFailures(t.db, key);
-    await recordFailure(t.db, key, now);
-    expect(await retryAfterSeconds(t.db, key, now)).toBe(0);
+    for (let i = 0; i < FREE_ATTEMPTS.user; i++) expect((await reserveAttempt(t.db, login("mallory"), now)).ok).toBe(true);
+    expect(await reserveAttempt(t.db, login("mallory"), now)).toEqual({ ok: false, retryAfter: 2 });
+    // Case does not make a new username.
+    expect((await reserveAttempt(t.db, login("MALLORY"), now)).ok).toBe(false);
+    const later = new Date(now.getTime() + 3000);
+    const r = await reserveAttempt(t.db, login("mallory"), later);
+    expect(r.ok).toBe(true);
+    // The sixth failure doubles the wait.
+    expect(await reserveAttempt(t.db, login("mallory"), later)).toEqual({ ok: false, retryAfter: 4 });
+    if (r.ok) await r.release();
+    expect((await reserveAttempt(t.db, login("mallory"), later)).ok).toBe(true);
   });
 
   it("forgets failures after an hour", async () => {
-    const key = [{ kind: "user" as const, value: "old" }];
     const then = new Date("2026-01-01T00:00:00Z");
-    for (let i = 0; i < FREE_ATTEMPTS.user; i++) await recordFailure(t.db, key, then);
-    const later = new Date(then.getTime() + 2 * 3600_000);
-    await recordFailure(t.db, key, later);
-    expect(await retryAfterSeconds(t.db, key, later)).toBe(0);
+    for (let i = 0; i < FREE_ATTEMPTS.user; i++) await reserveAttempt(t.db, login("old"), then);
+    expect((await reserveAttempt(t.db, login("old"), then)).ok).toBe(false);
+    expect((await reserveAttempt(t.db, login("old"), new Date(then.getTime() + 2 * 3600_000))).ok).toBe(true);
+  });
+
+  it("takes the slot before the check: 60 parallel attempts get no more than the free ones", async () => {
+    const now = new Date("2026-02-01T00:00:00Z");
+    const results = await Promise.all(Array.from({ length: 60 }, () => reserveAttempt(t.db, login("parallel", "10.9.9.9"), now)));
+    expect(results.filter((r) => r.ok)).toHaveLength(FREE_ATTEMPTS.user);
+  });
+
+  it("an address full of failures does not lock out a colleague who types their password right", async () => {
+    const now = new Date("2026-03-01T00:00:00Z");
+    const shared = "192.0.2.10";
+    for (let i = 0; i < FREE_ATTEMPTS.ip + 5; i++) await reserveAttempt(t.db, login(`nobody-${i}`, shared), now);
+    // A username that has failed before is held back by the address…
+    for (let i = 0; i < 2; i++) await reserveAttempt(t.db, login("sloppy", "198.51.100.1"), now);
+    expect((await reserveAttempt(t.db, login("sloppy", shared), now)).ok).toBe(false);
+    // …one without failures of its own is not.
+    const colleague = await reserveAttempt(t.db, login("colleague", shared), now);
+    expect(colleague.ok).toBe(true);
+  });
+
+  it("throttles setup codes per address", async () => {
+    const now = new Date("2026-04-01T00:00:00Z");
+    const attempt = { kind: "setup" as const, address: "203.0.113.5" };
+    for (let i = 0; i < FREE_ATTEMPTS.setup; i++) expect((await reserveAttempt(t.db, attempt, now)).ok).toBe(true);
+    expect((await reserveAttempt(t.db, attempt, now)).ok).toBe(false);
+    expect((await reserveAttempt(t.db, { kind: "setup", address: "203.0.113.6" }, now)).ok).toBe(true);
+  });
+
+  it("prunes counters older than an hour", async () => {
+    const then = new Date("2026-05-01T00:00:00Z");
+    await reserveAttempt(t.db, login("forgotten"), then);
+    const before = (await t.db.select().from(loginThrottle)).length;
+    await pruneThrottle(t.db, new Date(then.getTime() + 2 * 3600_000));
+    const after = await t.db.select().from(loginThrottle);
+    expect(after.length).toBeLessThan(before);
+    expect(after.some((r) => r.key === "user:forgotten")).toBe(false);
   });
 });

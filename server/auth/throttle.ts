@@ -1,15 +1,26 @@
 /**
- * Slows down password guessing: after a few failures for one key (username, client address)
- * further attempts wait, doubling up to 15 minutes. Pure policy + a small stored state, so
- * every instance on one database sees the same counters.
+ * Slows down password guessing, in the database so every instance sees the same counters.
+ *
+ * An attempt first *reserves* a failure slot, atomically (row locks), and only then is the
+ * password checked; success gives the slot back. So parallel attempts queue on the same
+ * counter as sequential ones, and no number of simultaneous requests gets more guesses.
+ *
+ * Two counters per login attempt:
+ * - per username: after FREE_ATTEMPTS.user failures, each further failure doubles the wait
+ *   (2 s … 15 min). This is what stops guessing one account.
+ * - per client address: looser (NAT and proxies put many operators on one address), and it
+ *   only holds back usernames that have failed themselves recently. Somebody failing with
+ *   many usernames from a shared address cannot lock out a colleague behind the same
+ *   address who types their password right the first time.
+ * First-run setup codes are throttled per address.
  */
-import { eq } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { and, eq, inArray, lt } from "drizzle-orm";
+import type { Db, DbOrTx } from "@/db/client";
 import { loginThrottle } from "@/db/schema";
 
-/** Failures allowed before slowing down: per username, and (looser, NAT is common) per address. */
-export const FREE_ATTEMPTS = { user: 5, ip: 30 } as const;
-export type ThrottleKey = { kind: keyof typeof FREE_ATTEMPTS; value: string };
+/** Failures allowed before slowing down. */
+export const FREE_ATTEMPTS = { user: 5, ip: 30, setup: 5 } as const;
+export type ThrottleKind = keyof typeof FREE_ATTEMPTS;
 const BASE_DELAY_MS = 2_000;
 const MAX_DELAY_MS = 15 * 60_000;
 /** Failures older than this are forgotten. */
@@ -21,32 +32,104 @@ export function blockDurationMs(failures: number, free: number): number {
   return Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.min(30, failures - free));
 }
 
-const keyOf = (k: ThrottleKey) => `${k.kind}:${k.value}`;
+export type Attempt = { kind: "login"; username: string; address: string } | { kind: "setup"; address: string };
 
-/** Seconds to wait before trying again, or 0 when allowed. */
-export async function retryAfterSeconds(db: Db, keys: ThrottleKey[], now = new Date()): Promise<number> {
-  let wait = 0;
-  for (const k of keys) {
-    const [row] = await db.select().from(loginThrottle).where(eq(loginThrottle.key, keyOf(k)));
-    if (row?.blockedUntil && row.blockedUntil > now) {
-      wait = Math.max(wait, Math.ceil((row.blockedUntil.getTime() - now.getTime()) / 1000));
+export type Reservation =
+  | { ok: true; /** Gives the slot back: call after a correct password. */ release(): Promise<void> }
+  | { ok: false; /** Seconds to wait. */ retryAfter: number };
+
+type Row = typeof loginThrottle.$inferSelect;
+interface Key {
+  kind: ThrottleKind;
+  key: string;
+}
+
+function keysOf(a: Attempt): Key[] {
+  if (a.kind === "setup") return [{ kind: "setup", key: `setup:${a.address}` }];
+  return [
+    { kind: "user", key: `user:${a.username.toLowerCase()}` },
+    { kind: "ip", key: `ip:${a.address}` },
+  ];
+}
+
+const isStale = (row: Row, now: Date) => now.getTime() - row.lastFailureAt.getTime() > FORGET_AFTER_MS;
+const failuresOf = (row: Row | undefined, now: Date) => (!row || isStale(row, now) ? 0 : row.failures);
+const blockedFor = (row: Row | undefined, now: Date) =>
+  row?.blockedUntil && !isStale(row, now) && row.blockedUntil > now ? Math.ceil((row.blockedUntil.getTime() - now.getTime()) / 1000) : 0;
+
+/** Deletes counters nobody has failed on for an hour (they count as zero anyway). */
+export async function pruneThrottle(db: DbOrTx, now = new Date()): Promise<void> {
+  await db.delete(loginThrottle).where(lt(loginThrottle.lastFailureAt, new Date(now.getTime() - FORGET_AFTER_MS)));
+}
+
+// Spraying random usernames makes a row per name: prune now and then, not on every attempt.
+const PRUNE_EVERY_MS = 5 * 60_000;
+let lastPrune = 0;
+
+/** Takes a failure slot for this attempt, or says how long to wait. */
+export async function reserveAttempt(db: Db, attempt: Attempt, now = new Date()): Promise<Reservation> {
+  if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
+    lastPrune = Date.now();
+    await pruneThrottle(db, now);
+  }
+  const keys = keysOf(attempt);
+  const wait = await db.transaction(async (tx) => {
+    // Rows are created and locked in key order, so two attempts never wait for each other's second row.
+    const ordered = keys.map((k) => k.key).sort();
+    await tx
+      .insert(loginThrottle)
+      .values(ordered.map((key) => ({ key, failures: 0, lastFailureAt: now })))
+      .onConflictDoNothing();
+    const rows = await tx
+      .select()
+      .from(loginThrottle)
+      .where(inArray(loginThrottle.key, ordered))
+      .orderBy(loginThrottle.key)
+      .for("update");
+    const byKey = new Map(rows.map((r) => [r.key, r]));
+    const user = keys.find((k) => k.kind === "user");
+    const userClean = user ? failuresOf(byKey.get(user.key), now) === 0 : false;
+    let wait = 0;
+    for (const k of keys) {
+      // The address limit does not hold back a username with no recent failure of its own.
+      if (k.kind === "ip" && userClean) continue;
+      wait = Math.max(wait, blockedFor(byKey.get(k.key), now));
     }
-  }
-  return wait;
+    if (wait > 0) return wait;
+    for (const k of keys) {
+      const failures = failuresOf(byKey.get(k.key), now) + 1;
+      const block = blockDurationMs(failures, FREE_ATTEMPTS[k.kind]);
+      await tx
+        .update(loginThrottle)
+        .set({ failures, lastFailureAt: now, blockedUntil: block ? new Date(now.getTime() + block) : null })
+        .where(eq(loginThrottle.key, k.key));
+    }
+    return 0;
+  });
+  if (wait > 0) return { ok: false, retryAfter: wait };
+  return { ok: true, release: () => release(db, keys) };
 }
 
-export async function recordFailure(db: Db, keys: ThrottleKey[], now = new Date()): Promise<void> {
-  for (const k of keys) {
-    const key = keyOf(k);
-    const [row] = await db.select().from(loginThrottle).where(eq(loginThrottle.key, key));
-    const stale = !row || now.getTime() - row.lastFailureAt.getTime() > FORGET_AFTER_MS;
-    const failures = stale ? 1 : row.failures + 1;
-    const block = blockDurationMs(failures, FREE_ATTEMPTS[k.kind]);
-    const values = { key, failures, lastFailureAt: now, blockedUntil: block ? new Date(now.getTime() + block) : null };
-    await db.insert(loginThrottle).values(values).onConflictDoUpdate({ target: loginThrottle.key, set: values });
-  }
+/** A success forgets the username's (and the setup's) failures, and returns the address's slot. */
+async function release(db: Db, keys: Key[]): Promise<void> {
+  await db.transaction(async (tx) => {
+    for (const k of keys) {
+      if (k.kind !== "ip") {
+        await tx.delete(loginThrottle).where(eq(loginThrottle.key, k.key));
+        continue;
+      }
+      const [row] = await tx.select().from(loginThrottle).where(eq(loginThrottle.key, k.key)).for("update");
+      if (!row) continue;
+      const failures = Math.max(0, row.failures - 1);
+      await tx
+        .update(loginThrottle)
+        .set({ failures, blockedUntil: failures < FREE_ATTEMPTS.ip ? null : row.blockedUntil })
+        .where(eq(loginThrottle.key, k.key));
+    }
+  });
 }
 
-export async function clearFailures(db: Db, keys: ThrottleKey[]): Promise<void> {
-  for (const k of keys) await db.delete(loginThrottle).where(eq(loginThrottle.key, keyOf(k)));
+/** Forgets a username's failures (an owner reset its password). */
+export async function clearUserFailures(db: DbOrTx, username: string): Promise<void> {
+  await db.delete(loginThrottle).where(and(eq(loginThrottle.key, `user:${username.toLowerCase()}`)));
 }

@@ -1,11 +1,15 @@
 import { TRPCError } from "@trpc/server";
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq, ne } from "drizzle-orm";
 import { z } from "zod";
 import { operators, sessions } from "@/db/schema";
 import { hashPassword } from "@/server/auth/password";
+import { revokeOperatorSessions } from "@/server/auth/sessions";
+import { assertStrongPassword } from "@/server/auth/strength";
+import { clearUserFailures } from "@/server/auth/throttle";
 import { recordAudit } from "@/server/audit";
 import { uniqueViolation } from "@/server/db-errors";
-import { idSchema, passwordSchema, usernameSchema } from "@/server/validation";
+import { idSchema, operatorRoleSchema, passwordSchema, usernameSchema } from "@/server/validation";
+import { fieldError } from "./_errors";
 import { createTRPCRouter, ownerProcedure } from "../trpc";
 
 /** The owner manages the team: admins change things, viewers only look. */
@@ -20,6 +24,7 @@ export const operatorsRouter = createTRPCRouter({
   create: ownerProcedure
     .input(z.object({ username: usernameSchema, password: passwordSchema, role: z.enum(["admin", "viewer"]) }))
     .mutation(async ({ ctx, input }) => {
+      assertStrongPassword(input.password, [input.username]);
       const passwordHash = await hashPassword(input.password);
       try {
         return await ctx.db.transaction(async (tx) => {
@@ -57,6 +62,61 @@ export const operatorsRouter = createTRPCRouter({
         entityId: op.id,
         summary: `Removed ${op.role} ${op.username}`,
         before: { username: op.username, role: op.role },
+      });
+    });
+    return { ok: true };
+  }),
+
+  /** Promote or demote. The last owner cannot step down: somebody must manage the team. */
+  setRole: ownerProcedure.input(z.object({ operatorId: idSchema, role: operatorRoleSchema })).mutation(async ({ ctx, input }) => {
+    return ctx.db.transaction(async (tx) => {
+      const [op] = await tx.select().from(operators).where(eq(operators.id, input.operatorId)).for("update");
+      if (!op) throw new TRPCError({ code: "NOT_FOUND", message: "No such operator" });
+      if (op.role === input.role) return { id: op.id, username: op.username, role: op.role };
+      if (op.role === "owner") {
+        // Locks the other owners too, so two owners cannot demote each other at once.
+        const others = await tx
+          .select({ id: operators.id })
+          .from(operators)
+          .where(and(eq(operators.role, "owner"), ne(operators.id, op.id)))
+          .for("update");
+        if (others.length === 0) {
+          throw fieldError("BAD_REQUEST", "role", op.id === ctx.operator.operatorId ? "You are the only owner: make someone else owner first" : "The only owner cannot be demoted");
+        }
+      }
+      await tx.update(operators).set({ role: input.role }).where(eq(operators.id, op.id));
+      // Sessions carry no role (it is read per request), so the change applies at once.
+      await recordAudit(tx, ctx.operator, {
+        clusterId: null,
+        action: "operator.role",
+        entityType: "operator",
+        entityId: op.id,
+        summary: `Changed ${op.username} from ${op.role} to ${input.role}`,
+        before: { username: op.username, role: op.role },
+        after: { username: op.username, role: input.role },
+      });
+      return { id: op.id, username: op.username, role: input.role };
+    });
+  }),
+
+  /** Sets a new password for someone who lost theirs; all their sessions end. */
+  resetPassword: ownerProcedure.input(z.object({ operatorId: idSchema, password: passwordSchema })).mutation(async ({ ctx, input }) => {
+    const [op] = await ctx.db.select().from(operators).where(eq(operators.id, input.operatorId));
+    if (!op) throw new TRPCError({ code: "NOT_FOUND", message: "No such operator" });
+    assertStrongPassword(input.password, [op.username]);
+    const passwordHash = await hashPassword(input.password);
+    await ctx.db.transaction(async (tx) => {
+      await tx.update(operators).set({ passwordHash }).where(eq(operators.id, op.id));
+      // An owner resetting their own password keeps the session they are using.
+      await revokeOperatorSessions(tx, op.id, op.id === ctx.operator.operatorId ? ctx.operator.sessionId : undefined);
+      await clearUserFailures(tx, op.username);
+      // The password never goes into the audit log, not even hashed.
+      await recordAudit(tx, ctx.operator, {
+        clusterId: null,
+        action: "operator.password.reset",
+        entityType: "operator",
+        entityId: op.id,
+        summary: `Reset the password of ${op.username}; their sessions were ended`,
       });
     });
     return { ok: true };

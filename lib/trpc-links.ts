@@ -1,0 +1,13 @@
+/**
+ * How the dashboard's tRPC client batches, shared with the server that enforces it
+ * (server/http/trpc.ts). No imports: the browser bundle and the server both use it.
+ */
+
+/**
+ * Procedures that check a password are never batched: one request = one guess, so the
+ * throttle and the request count agree (a 501-call batch once tried 500 passwords).
+ */
+export const UNBATCHED_PROCEDURES: ReadonlySet<string> = new Set(["auth.login", "auth.setup", "auth.changePassword"]);
+
+/** The batch link's limit; the server accepts a little more (MAX_BATCH_SIZE). */
+export const BATCH_LINK_MAX_ITEMS = 10;

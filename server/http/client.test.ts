@@ -1,0 +1,49 @@
+import type { IncomingMessage } from "node:http";
+import { describe, expect, it } from "vitest";
+import { checkOrigin, clientAddress, isHttps, requestHost } from "./client";
+
+function req(headers: Record<string, string>, remoteAddress = "::ffff:10.0.0.2"): IncomingMessage {
+  return { headers, socket: { remoteAddress } } as unknown as IncomingMessage;
+}
+
+describe("clientAddress", () => {
+  it("is the socket without TRUST_PROXY, whatever X-Forwarded-For says", () => {
+    expect(clientAddress(req({ "x-forwarded-for": "6.6.6.6" }), { trustProxy: 0 })).toBe("10.0.0.2");
+  });
+  it("is the n-th entry from the right with TRUST_PROXY=n; spoofed entries to its left are ignored", () => {
+    const r = req({ "x-forwarded-for": "6.6.6.6, 203.0.113.7, 10.0.0.9" });
+    expect(clientAddress(r, { trustProxy: 1 })).toBe("10.0.0.9");
+    expect(clientAddress(r, { trustProxy: 2 })).toBe("203.0.113.7");
+    expect(clientAddress(r, { trustProxy: 5 })).toBe("6.6.6.6");
+    expect(clientAddress(req({}), { trustProxy: 1 })).toBe("10.0.0.2");
+  });
+});
+
+describe("isHttps and requestHost", () => {
+  it("take the first X-Forwarded-Proto/-Host value, and only behind a trusted proxy", () => {
+    expect(isHttps(req({ "x-forwarded-proto": "https,http" }), { trustProxy: 1 })).toBe(true);
+    expect(isHttps(req({ "x-forwarded-proto": "http, https" }), { trustProxy: 1 })).toBe(false);
+    expect(isHttps(req({ "x-forwarded-proto": "https" }), { trustProxy: 0 })).toBe(false);
+    expect(requestHost(req({ host: "internal:3000", "x-forwarded-host": "Panel.example.com, x" }), { trustProxy: 1 })).toBe("panel.example.com");
+    expect(requestHost(req({ host: "internal:3000", "x-forwarded-host": "evil.com" }), { trustProxy: 0 })).toBe("internal:3000");
+  });
+});
+
+describe("checkOrigin", () => {
+  const trust = { trustProxy: 0 };
+  it("follows Sec-Fetch-Site when the browser sends it", () => {
+    expect(checkOrigin(req({ "sec-fetch-site": "same-origin" }), trust).ok).toBe(true);
+    expect(checkOrigin(req({ "sec-fetch-site": "none" }), trust).ok).toBe(true);
+    expect(checkOrigin(req({ "sec-fetch-site": "same-site" }), trust).ok).toBe(false);
+    expect(checkOrigin(req({ "sec-fetch-site": "cross-site", origin: "http://a" }), trust).ok).toBe(false);
+  });
+  it("else compares Origin with Host (or PUBLIC_URL), and lets header-less scripts through", () => {
+    expect(checkOrigin(req({ host: "a:3000", origin: "http://a:3000" }), trust).ok).toBe(true);
+    expect(checkOrigin(req({ host: "a:3000", origin: "http://b:3000" }), trust).ok).toBe(false);
+    expect(checkOrigin(req({ host: "a:3000", origin: "null" }), trust).ok).toBe(false);
+    expect(checkOrigin(req({ host: "a:3000" }), trust).ok).toBe(true);
+    const pub = { trustProxy: 0, publicUrl: "https://panel.example.com" };
+    expect(checkOrigin(req({ host: "evil.com", origin: "http://evil.com" }), pub).ok).toBe(false);
+    expect(checkOrigin(req({ host: "evil.com", origin: "https://panel.example.com" }), pub).ok).toBe(true);
+  });
+});
