@@ -172,11 +172,15 @@ export class Agent {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener("abort", () => {
+      const onAbort = () => {
         clearTimeout(t);
         resolve();
-      });
+      };
+      const t = setTimeout(() => {
+        this.abort.signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      this.abort.signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 
