@@ -1,0 +1,27 @@
+/**
+ * The one-file bundle the panel serves: built with the exact `build:agent` script (into a temp
+ * dir) and run with plain node, outside the repository, so it needs nothing but node.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { tempDir } from "./test-support";
+
+const root = path.resolve(import.meta.dirname, "..");
+const dir = tempDir("rb-bundle-");
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+it("bundles into one file that runs with node alone", () => {
+  const script = (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["build:agent"]!;
+  const args = script.split(" ").slice(1).map((a) => (a.startsWith("--outfile=") ? `--outfile=${path.join(dir, "routeboard-agent.mjs")}` : a));
+  execFileSync(path.join(root, "node_modules/.bin/esbuild"), args, { cwd: root, stdio: "pipe" });
+  const bundle = path.join(dir, "routeboard-agent.mjs");
+  expect(fs.readFileSync(bundle, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+  const help = spawnSync(process.execPath, [bundle, "--help"], { cwd: dir, encoding: "utf8" });
+  expect(help.status).toBe(0);
+  expect(help.stdout).toContain("--panel <url>");
+  const bad = spawnSync(process.execPath, [bundle, "--core", "v2ray"], { cwd: dir, encoding: "utf8", env: { ...process.env, ROUTEBOARD_URL: "", ROUTEBOARD_AGENT_TOKEN: "" } });
+  expect(bad.status).toBe(2);
+  expect(bad.stderr).toBe("routeboard-agent: --panel: missing (or set ROUTEBOARD_URL): the panel's URL, e.g. https://panel.example.com\n");
+}, 30_000);
