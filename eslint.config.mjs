@@ -13,4 +13,22 @@ export default tseslint.config(
       "no-undef": "off",
     },
   },
+  {
+    // The agent runs alone on VPN servers (one bundled file): node builtins, zod and core/ only.
+    files: ["agent/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: ["next", "react", "react-dom", "drizzle-orm"].map((name) => ({ name, message: "the agent runs alone on VPN servers: use node builtins, zod and core/ only" })),
+          patterns: [
+            {
+              group: ["@/*", "**/server", "**/server/**", "**/components", "**/components/**", "**/db", "**/db/**", "**/app", "**/app/**", "**/lib", "**/lib/**", "next/*", "react/*", "react-dom/*", "drizzle-orm/*"],
+              message: "the agent runs alone on VPN servers: use node builtins, zod and core/ (by relative path) only",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

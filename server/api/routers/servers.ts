@@ -1,8 +1,8 @@
 /**
  * Servers of a cluster. A new server gets an agent token, shown once: the database keeps
- * only its sha256. The agent's environment contract:
- *   ROUTEBOARD_URL=<dashboard origin> ROUTEBOARD_AGENT_TOKEN=<token> npx routeboard-agent
- * (it POSTs /api/agent/report with `Authorization: Bearer <token>`, DESIGN §4).
+ * only its sha256. The agent (agent/, served as one file at /agent/routeboard-agent.mjs) runs as
+ *   ROUTEBOARD_URL=<PUBLIC_URL> ROUTEBOARD_AGENT_TOKEN=<token> node routeboard-agent.mjs --core xray
+ * (it uses /api/agent/config and /api/agent/report with `Authorization: Bearer <token>`, DESIGN §4).
  */
 import { TRPCError } from "@trpc/server";
 import { asc, eq, sql } from "drizzle-orm";
@@ -14,6 +14,7 @@ import { publishChange } from "@/server/bus";
 import { foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { inboundView } from "@/server/domain/inbounds";
 import { newAgentToken } from "@/server/domain/tokens";
+import { env } from "@/server/env";
 import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, serverRoleSchema } from "@/server/validation";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 import { fieldError } from "./_errors";
@@ -43,6 +44,9 @@ async function lockServer(tx: DbOrTx, serverId: string) {
 }
 
 export const serversRouter = createTRPCRouter({
+  /** The panel's public URL (PUBLIC_URL) for the agent install instructions; null when unset. */
+  agentInstall: protectedProcedure.query(() => ({ publicUrl: env().PUBLIC_URL?.replace(/\/+$/, "") ?? null })),
+
   /** Servers with their health and inbounds (and the route each inbound is in). */
   list: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
     const [serverRows, inboundRows] = await Promise.all([
