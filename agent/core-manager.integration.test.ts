@@ -4,11 +4,13 @@
  * through StatsService, an unknown UUID refused, and a rejected config keeping the old core.
  */
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fetchViaSocks, freePort, startV2rayClient, waitForPort, type V2rayClient } from "../e2e/vless-client";
 import { CoreManager } from "./core-manager";
 import { memoryLog } from "./log";
+import { waitFor } from "./fake-panel";
 import { agentConfig, IDS, inbound, makeCert, requireV2ray, startHttpTarget, tempDir, vlessLink } from "./test-support";
 
 const bins = requireV2ray();
@@ -98,4 +100,21 @@ describe("v2ray driven by the core manager", () => {
     await expect(fetchViaSocks(viaTls.socksPort, target.url, { timeoutMs: 5000 })).rejects.toThrow();
     expect(await fetchViaSocks(viaNone.socksPort, target.url)).toEqual({ status: 200, body: "hello through vless" });
   }, 60_000);
+
+  it("says why when the core dies right after start (port taken)", async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, "0.0.0.0", r));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    const otherDir = tempDir("rb-agent-core2-");
+    const other = new CoreManager({ bins: { kind: "v2ray", ...bins }, stateDir: otherDir, apiPort: await freePort(), log: memoryLog(), supervisor: { minBackoffMs: 200 } });
+    try {
+      expect(await other.apply(agentConfig({ version: "p1", inbounds: [inbound({ id: IDS.inNone, port: taken, security: "none" })] }))).toBe(true);
+      const error = await waitFor("the start-up failure", () => other.configError, 10_000);
+      expect(error).toMatch(/^the core exited right after start with config p1: .*address already in use/);
+    } finally {
+      await other.stop();
+      blocker.close();
+      fs.rmSync(otherDir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

@@ -119,7 +119,15 @@ export class CoreManager {
       bin: opts.bins.bin,
       args: coreArgs(opts.bins.kind, this.configFile, false),
       log: opts.log,
-      onExit: (info) => opts.onCoreExit?.(info),
+      onExit: (info) => {
+        // A core that dies right after start with a config its test mode passed (a port in
+        // use, a key it cannot read at run time) is as bad as a rejected config: say why.
+        if (info.ranMs < 5000) {
+          const why = describeTestFailure({ stdout: info.lastLines.join("\n"), stderr: "", code: info.code ?? -1 });
+          this.lastError = `the core exited right after start with config ${this.currentVersion ?? "?"}: ${why}`.slice(0, 4000);
+        }
+        opts.onCoreExit?.(info);
+      },
       ...opts.supervisor,
     });
   }
@@ -237,6 +245,8 @@ export class CoreManager {
     if (apiPort === null || !this.supervisor.running) throw new Error("the core is not running");
     const r = await run(this.opts.bins.ctl, statsArgs(this.opts.bins.kind, apiPort), 10_000);
     if (r.code !== 0) throw new Error(`the core's API did not answer: ${(r.stderr || r.stdout).trim().split("\n").slice(-1)[0] ?? `exit ${r.code}`}`);
+    // Running and answering again: a start-up failure is over.
+    if (this.lastError?.startsWith("the core exited right after start")) this.lastError = null;
     return this.opts.bins.kind === "xray" ? parseXrayStats(r.stdout) : parseV2ctlStats(r.stdout);
   }
 
