@@ -125,6 +125,30 @@ describe("the agent with real v2ray", () => {
   }, 60_000);
 });
 
+describe("a core that dies", () => {
+  it("is reported at once, out of schedule, and restarted", async () => {
+    const stateDir = tempDir("rb-agent-kill-");
+    dirs.push(stateDir);
+    const port = await freePort();
+    const panel = new FakePanel(agentConfig({ version: "k1", reportIntervalS: 30, inbounds: [inbound({ id: IDS.inNone, port, security: "none" })] }));
+    await panel.start();
+    stops.push(() => panel.close());
+    const log = memoryLog();
+    const { core } = makeAgent(panel, stateDir, log, await freePort(), { reportIntervalOverrideS: 30 });
+    await waitFor("a healthy report", () => panel.reports.find((r) => r.serviceRunning && r.listenerAlive), 10_000);
+    const pid = core.pid!;
+    const before = panel.reports.length;
+    const killedAt = Date.now();
+    process.kill(pid, "SIGKILL");
+    const down = await waitFor("a report saying the core is down", () => panel.reports.slice(before).find((r) => !r.serviceRunning), 5000);
+    expect(Date.now() - killedAt).toBeLessThan(3000);
+    expect(down.listenerAlive).toBe(false);
+    await waitFor("the core to be restarted", () => core.running && core.pid !== pid, 10_000);
+    await waitForPort(port);
+    expect(log.lines.some((l) => l.includes("the core exited (signal SIGKILL)"))).toBe(true);
+  }, 30_000);
+});
+
 /** A core stand-in for the delivery rules: hands out queued traffic, always "running". */
 function stubCore(queue: TrafficByEmail[]): CoreManager {
   const stub = {
