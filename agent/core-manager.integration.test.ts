@@ -117,4 +117,23 @@ describe("v2ray driven by the core manager", () => {
       fs.rmSync(otherDir, { recursive: true, force: true });
     }
   }, 30_000);
+
+  it("moves its API port when something else listens there (two agents on one host)", async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    const otherDir = tempDir("rb-agent-core3-");
+    const other = new CoreManager({ bins: { kind: "v2ray", ...bins }, stateDir: otherDir, apiPort: taken, log: memoryLog() });
+    try {
+      expect(await other.apply(agentConfig({ version: "a1", inbounds: [inbound({ id: IDS.inNone, port: await freePort(), security: "none" })] }))).toBe(true);
+      expect(other.apiPort).not.toBe(taken);
+      await waitForPort(other.apiPort!);
+      expect(await waitFor("the API to answer", () => other.readTraffic().catch(() => null), 10_000)).toBeInstanceOf(Map);
+      expect(other.configError).toBeNull();
+    } finally {
+      await other.stop();
+      blocker.close();
+      fs.rmSync(otherDir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

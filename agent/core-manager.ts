@@ -6,6 +6,7 @@
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import type { AgentConfig } from "../core/agent-wire";
 import type { CoreBinaries } from "./core-binary";
@@ -168,7 +169,7 @@ export class CoreManager {
 
   private async applyNow(config: AgentConfig): Promise<boolean> {
     const { log, bins } = this.opts;
-    const rendered = render(bins.kind, config, this.opts.apiPort);
+    const rendered = await this.renderWithApiPort(config);
     for (const note of rendered.notes) {
       if (this.notesLogged.has(note)) continue;
       this.notesLogged.add(note);
@@ -215,6 +216,22 @@ export class CoreManager {
     return true;
   }
 
+  /**
+   * A running core keeps its API port (it holds it). A core about to start gets the preferred
+   * port unless something else listens there (another agent's core on the same host, say):
+   * then the next free one, so the core does not die on "address already in use".
+   */
+  private async renderWithApiPort(config: AgentConfig): Promise<RenderedCore> {
+    const running = this.current !== null && this.supervisor.running;
+    let rendered = render(this.opts.bins.kind, config, running ? this.current!.apiPort : this.opts.apiPort);
+    if (running) return rendered;
+    for (let tries = 0; tries < 100 && !(await portFree(rendered.apiPort)); tries++) {
+      rendered = render(this.opts.bins.kind, config, rendered.apiPort >= 65535 ? 1024 : rendered.apiPort + 1);
+    }
+    if (rendered.apiPort !== this.opts.apiPort && this.current?.apiPort !== rendered.apiPort) this.opts.log.info(`the core's API listens on 127.0.0.1:${rendered.apiPort} (${this.opts.apiPort} is taken)`);
+    return rendered;
+  }
+
   private accept(rendered: RenderedCore, version: string) {
     this.current = rendered;
     this.currentVersion = version;
@@ -254,6 +271,15 @@ export class CoreManager {
     await this.queue;
     await this.supervisor.stop();
   }
+}
+
+/** True when nothing listens on 127.0.0.1:port (we can bind it). */
+export function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
 }
 
 /** The lines of a failed test run that say why (core banners and info lines left out). */
