@@ -37,20 +37,14 @@ export class PanelClient {
   async fetchConfig(version: string | null, waitS: number, signal?: AbortSignal): Promise<ConfigAnswer> {
     const url = `${this.baseUrl}/api/agent/config${waitS > 0 ? `?wait=${waitS}` : ""}`;
     let res: Response;
+    let text: string;
     try {
-      res = await fetch(url, { headers: this.headers(version ? { "if-none-match": `"${version}"` } : {}), signal: mergeSignals(signal, (waitS + 15) * 1000) });
+      [res, text] = await request(url, { headers: this.headers(version ? { "if-none-match": `"${version}"` } : {}) }, signal, (waitS + 15) * 1000);
     } catch (err) {
       return { kind: "error", error: describeFetchError(err, url) };
     }
-    if (res.status === 304) {
-      await res.body?.cancel();
-      return { kind: "unchanged" };
-    }
-    if (res.status === 401) {
-      await res.body?.cancel();
-      return { kind: "unauthorized" };
-    }
-    const text = await res.text().catch(() => "");
+    if (res.status === 304) return { kind: "unchanged" };
+    if (res.status === 401) return { kind: "unauthorized" };
     if (res.status !== 200) return { kind: "error", error: `GET /api/agent/config answered ${res.status}: ${errorText(text)}` };
     let body: unknown;
     try {
@@ -66,12 +60,12 @@ export class PanelClient {
   async postReport(report: AgentReport, signal?: AbortSignal): Promise<ReportAnswer> {
     const url = `${this.baseUrl}/api/agent/report`;
     let res: Response;
+    let text: string;
     try {
-      res = await fetch(url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(report), signal: mergeSignals(signal, 30_000) });
+      [res, text] = await request(url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(report) }, signal, 30_000);
     } catch (err) {
       return { kind: "error", error: describeFetchError(err, url) };
     }
-    const text = await res.text().catch(() => "");
     if (res.status === 200) {
       try {
         return { kind: "ack", ack: JSON.parse(text) as AgentReportAck };
@@ -107,7 +101,22 @@ function describeFetchError(err: unknown, url: string): string {
   return `${url}: ${cause ?? e.message ?? String(err)}`;
 }
 
-function mergeSignals(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+/**
+ * One request with its body, ended by `signal` (the agent stopping) or after `timeoutMs`.
+ * A per-request controller, with the listener removed afterwards, keeps a long-running agent
+ * from piling listeners on its stop signal (AbortSignal.any leaked on some Node 20 releases).
+ */
+async function request(url: string, init: RequestInit, signal: AbortSignal | undefined, timeoutMs: number): Promise<[Response, string]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs / 1000} s`, "TimeoutError")), timeoutMs);
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const res = await fetch(url, { ...init, signal: controller.signal });
+    const text = await res.text();
+    return [res, text];
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  }
 }
