@@ -16,7 +16,7 @@ import { memoryLog, type Log } from "./log";
 import { PanelClient, UNAUTHORIZED_MESSAGE } from "./panel";
 import { STATE_FILES } from "./state";
 import type { TrafficByEmail } from "./stats";
-import { agentConfig, IDS, inbound, requireV2ray, startHttpTarget, tempDir, vlessLink } from "./test-support";
+import { agentConfig, IDS, inbound, makeCert, requireV2ray, startHttpTarget, tempDir, vlessLink } from "./test-support";
 
 const bins = { kind: "v2ray" as const, ...requireV2ray() };
 const dirs: string[] = [];
@@ -123,6 +123,34 @@ describe("the agent with real v2ray", () => {
     await expect(fetchViaSocks(alice.socksPort, target.url, { timeoutMs: 5000 })).rejects.toThrow();
     await waitFor("a report on config v2", () => panel.reports.some((r) => r.configVersion === "v2"));
   }, 60_000);
+});
+
+describe("a config the core rejects", () => {
+  it("is reported at once, the old config keeps serving, and it runs once the server is fixed", async () => {
+    const stateDir = tempDir("rb-agent-reject-");
+    dirs.push(stateDir);
+    const certDir = path.join(stateDir, "certs");
+    const [nonePort, tlsPort] = [await freePort(), await freePort()];
+    const v1 = agentConfig({ version: "r1", reportIntervalS: 30, inbounds: [inbound({ id: IDS.inNone, port: nonePort, security: "none" })] });
+    const panel = new FakePanel(v1);
+    await panel.start();
+    stops.push(() => panel.close());
+    const log = memoryLog();
+    const { core } = makeAgent(panel, stateDir, log, await freePort(), { reportIntervalOverrideS: 30 });
+    await waitFor("config r1 to run", () => core.runningVersion === "r1");
+    const tls = inbound({ id: IDS.inTls, port: tlsPort, security: "tls", tls: { certificateFile: path.join(certDir, "cert.pem"), keyFile: path.join(certDir, "key.pem") } });
+    panel.setConfig({ ...v1, version: "r2", inbounds: [...v1.inbounds, tls] });
+    const report = await waitFor("a report with the error", () => panel.reports.find((r) => r.configError), 5000);
+    expect(report.configError).toMatch(/^the core rejected config r2: .*cert\.pem/);
+    expect(report.configVersion).toBe("r1");
+    await waitForPort(nonePort);
+    // The operator puts the certificate in place: the next long-poll round picks it up.
+    fs.mkdirSync(certDir);
+    makeCert(certDir);
+    await waitFor("config r2 to run", () => core.runningVersion === "r2", 15_000);
+    expect(core.configError).toBeNull();
+    await waitForPort(tlsPort);
+  }, 40_000);
 });
 
 describe("a core that dies", () => {

@@ -125,6 +125,7 @@ export class Agent {
     let lastError = "";
     /** The newest version seen (applied or rejected by the core): long-poll for a newer one. */
     let seen: string | null = this.deps.core.runningVersion ?? this.config?.version ?? null;
+    let rejected: AgentConfig | null = null;
     while (!this.stopped) {
       const answer = await panel.fetchConfig(seen, seen === null ? 0 : (this.deps.configWaitS ?? CONFIG_WAIT_S), this.abort.signal);
       if (this.stopped) return;
@@ -136,25 +137,21 @@ export class Agent {
           backoff = this.deps.minBackoffMs ?? 1000;
           if (lastError) log.info("the panel answers again");
           lastError = "";
+          // The core rejected the newest config: try it again once per long-poll, so fixing
+          // the server (installing the certificate, say) is picked up without a restart.
+          if (rejected) {
+            const retry: AgentConfig = rejected;
+            rejected = null;
+            if (!(await this.applyConfig(retry))) rejected = retry;
+            else log.info(`config ${retry.version} runs now`);
+          }
           continue;
         case "config": {
           backoff = this.deps.minBackoffMs ?? 1000;
           if (lastError) log.info("the panel answers again");
           lastError = "";
           seen = answer.version;
-          const intervalBefore = this.reportIntervalS;
-          this.config = answer.config;
-          const ok = await this.deps.core.apply(answer.config);
-          if (ok) {
-            try {
-              writeJsonAtomic(path.join(this.deps.stateDir, STATE_FILES.lastConfig), answer.config);
-            } catch (err) {
-              log.warn(`could not save the config for the next start: ${(err as Error).message}`);
-            }
-          }
-          if (this.reportIntervalS !== intervalBefore) this.scheduleReport(this.reportIntervalS * 1000);
-          // A rejected config is reported now, so the health page shows it without waiting.
-          if (!ok) this.reportSoon();
+          rejected = (await this.applyConfig(answer.config)) ? null : answer.config;
           continue;
         }
         case "invalid":
@@ -168,6 +165,24 @@ export class Agent {
         }
       }
     }
+  }
+
+  /** Hands a config to the core; saves it for the next start when the core runs it. */
+  private async applyConfig(config: AgentConfig): Promise<boolean> {
+    const intervalBefore = this.reportIntervalS;
+    this.config = config;
+    const ok = await this.deps.core.apply(config);
+    if (ok) {
+      try {
+        writeJsonAtomic(path.join(this.deps.stateDir, STATE_FILES.lastConfig), config);
+      } catch (err) {
+        this.deps.log.warn(`could not save the config for the next start: ${(err as Error).message}`);
+      }
+    }
+    if (this.reportIntervalS !== intervalBefore) this.scheduleReport(this.reportIntervalS * 1000);
+    // A rejected config is reported now, so the health page shows it without waiting.
+    if (!ok) this.reportSoon();
+    return ok;
   }
 
   private sleep(ms: number): Promise<void> {
