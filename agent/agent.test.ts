@@ -165,6 +165,7 @@ describe("a core that dies", () => {
     const { core } = makeAgent(panel, stateDir, log, await freePort(), { reportIntervalOverrideS: 30 });
     await waitFor("a healthy report", () => panel.reports.find((r) => r.serviceRunning && r.listenerAlive), 10_000);
     const pid = core.pid!;
+    expect(fs.readFileSync(path.join(stateDir, STATE_FILES.corePid), "utf8")).toBe(`${pid}\n`);
     const before = panel.reports.length;
     const killedAt = Date.now();
     process.kill(pid, "SIGKILL");

@@ -129,6 +129,19 @@ export class CoreManager {
         }
         opts.onCoreExit?.(info);
       },
+      // The core's pid in the state dir: operators and tests can find (and signal) the core.
+      onPid: (pid) => {
+        const file = path.join(opts.stateDir, STATE_FILES.corePid);
+        try {
+          if (pid === null) fs.rmSync(file, { force: true });
+          else {
+            writeFileAtomic(file, `${pid}\n`, 0o644);
+            opts.log.info(`${opts.bins.kind} runs as pid ${pid}`);
+          }
+        } catch {
+          // the pid file is a convenience: never fail the core over it
+        }
+      },
       ...opts.supervisor,
     });
   }

@@ -51,6 +51,8 @@ export const STATE_FILES = {
   coreConfig: "core-config.json",
   /** A candidate being tested by the core (never run unless it passes). */
   coreCandidate: "core-config.candidate.json",
+  /** The running core's pid (removed when it exits). */
+  corePid: "core.pid",
   /** instance id, next seq, the unacknowledged batch and the accumulating one. */
   delivery: "delivery.json",
 } as const;

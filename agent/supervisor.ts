@@ -22,6 +22,8 @@ export interface SupervisorOptions {
   args: string[];
   log: Log;
   onExit?: (info: ExitInfo) => void;
+  /** The core was started (pid), and when it exited (null). */
+  onPid?: (pid: number | null) => void;
   minBackoffMs?: number;
   maxBackoffMs?: number;
   stableMs?: number;
@@ -92,6 +94,7 @@ export class Supervisor {
     this.child = child;
     this.startedAt = Date.now();
     this.lastLines.length = 0;
+    if (child.pid !== undefined) this.opts.onPid?.(child.pid);
     let spawnError: string | null = null;
     const onData = (buf: Buffer) => {
       for (const line of buf.toString("utf8").split("\n")) if (line.trim() !== "") this.forward(line.trimEnd());
@@ -104,6 +107,7 @@ export class Supervisor {
     });
     child.once("close", (code, signal) => {
       this.child = null;
+      this.opts.onPid?.(null);
       const waiters = this.exitWaiters;
       this.exitWaiters = [];
       for (const w of waiters) w();
