@@ -41,11 +41,13 @@ function clampPercent(v: number): number {
   return Math.min(100, Math.max(0, Math.round(v * 10) / 10));
 }
 
-/** Samples CPU since the previous call (the first call measures since boot). */
+/** Samples CPU since the previous call (the first since the sampler was made). */
 export class SystemSampler {
   private prev: CpuTimes | null = null;
 
-  constructor(private readonly procDir = "/proc") {}
+  constructor(private readonly procDir = "/proc") {
+    this.sample();
+  }
 
   sample(): { cpu: number; memory: number } {
     let cpu = 0;
