@@ -31,7 +31,7 @@ export interface AgentDeps {
   agentVersion: string;
   reportIntervalOverrideS: number | null;
   configWaitS?: number;
-  /** Error backoff of the config loop. */
+  /** Error backoff of the config loop (default 1 s doubling to 10 s; a report that gets through ends it). */
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -58,6 +58,8 @@ export class Agent {
   private readonly sampler = new SystemSampler();
   private fatal: ((err: FatalError) => void) | null = null;
   private configLoopDone: Promise<void> = Promise.resolve();
+  /** Ends the config loop's error backoff early. */
+  private wakeConfigLoop: (() => void) | null = null;
 
   constructor(private readonly deps: AgentDeps) {}
 
@@ -160,7 +162,7 @@ export class Agent {
           if (msg !== lastError) log.warn(`${msg} (retrying with backoff; the core keeps serving ${this.deps.core.runningVersion ?? "nothing yet"})`);
           lastError = msg;
           await this.sleep(backoff);
-          backoff = Math.min(backoff * 2, this.deps.maxBackoffMs ?? 30_000);
+          backoff = Math.min(backoff * 2, this.deps.maxBackoffMs ?? 10_000);
           continue;
         }
       }
@@ -185,17 +187,18 @@ export class Agent {
     return ok;
   }
 
+  /** Waits ms, or less when the agent stops or a report got through (the panel is back). */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const onAbort = () => {
+      const done = () => {
         clearTimeout(t);
+        this.abort.signal.removeEventListener("abort", done);
+        this.wakeConfigLoop = null;
         resolve();
       };
-      const t = setTimeout(() => {
-        this.abort.signal.removeEventListener("abort", onAbort);
-        resolve();
-      }, ms);
-      this.abort.signal.addEventListener("abort", onAbort, { once: true });
+      const t = setTimeout(done, ms);
+      this.abort.signal.addEventListener("abort", done, { once: true });
+      this.wakeConfigLoop = done;
     });
   }
 
@@ -307,6 +310,7 @@ export class Agent {
     const answer = await this.deps.panel.postReport(report, this.abort.signal);
     switch (answer.kind) {
       case "ack":
+        this.wakeConfigLoop?.();
         if (batch) return delivery.acknowledge(batch.seq);
         return false;
       case "unauthorized":
