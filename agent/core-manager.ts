@@ -175,7 +175,14 @@ export class CoreManager {
 
   /** Applies a panel config; resolves true when it runs now, false when the core rejected it. */
   apply(config: AgentConfig): Promise<boolean> {
-    const next = this.queue.then(() => this.applyNow(config));
+    // Never rejects: a failure to write or run anything is a rejected config, kept and reported.
+    const next = this.queue.then(() =>
+      this.applyNow(config).catch((err: unknown) => {
+        this.lastError = `could not apply config ${config.version}: ${(err as Error).message}`.slice(0, 4000);
+        this.opts.log.error(this.lastError);
+        return false;
+      }),
+    );
     this.queue = next.catch(() => {});
     return next;
   }
