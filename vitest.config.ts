@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL(".", import.meta.url)) } },
   test: {
-    include: ["{server,db,components,scripts,app}/**/*.test.{ts,tsx}"],
+    include: ["{server,db,components,scripts,app,agent,core}/**/*.test.{ts,tsx}"],
     exclude: ["node_modules/**", "e2e/**", ".next/**"],
     testTimeout: 20_000,
     hookTimeout: 60_000,

@@ -32,7 +32,23 @@ test("@pg adding a server shows its agent token once", async ({ page, cluster })
   const token = (await tokenDialog.getByTestId("agent-token").textContent())!.trim();
   expect(token).toMatch(/^rba_[A-Za-z0-9_-]{32}$/);
   const origin = new URL(page.url()).origin;
-  await expect(tokenDialog.getByTestId("agent-command")).toHaveText(`ROUTEBOARD_URL=${origin} ROUTEBOARD_AGENT_TOKEN=${token} npx routeboard-agent`);
+  // The suite runs without PUBLIC_URL: the page's origin stands in, and the dialog says so.
+  await expect(tokenDialog.getByTestId("agent-public-url-warning")).toContainText("PUBLIC_URL is not set");
+  const command = tokenDialog.getByTestId("agent-command");
+  await expect(command).toHaveText(
+    `curl -fsSL ${origin}/agent/routeboard-agent.mjs -o /usr/local/lib/routeboard-agent.mjs && ROUTEBOARD_URL=${origin} ROUTEBOARD_AGENT_TOKEN=${token} node /usr/local/lib/routeboard-agent.mjs --core xray`,
+  );
+  const unit = tokenDialog.getByTestId("agent-systemd-unit");
+  await expect(unit).toBeVisible();
+  await expect(unit).toContainText(`Environment=ROUTEBOARD_AGENT_TOKEN=${token}`);
+  await expect(unit).toContainText(`Environment=ROUTEBOARD_URL=${origin}`);
+  await expect(unit).toContainText("Restart=always");
+  await expect(unit).toContainText("StateDirectory=routeboard-agent");
+  // What the command downloads is really there: the bundle `npm run build` made.
+  const bundle = await page.request.get(`${origin}/agent/routeboard-agent.mjs`);
+  expect(bundle.status()).toBe(200);
+  expect(bundle.headers()["content-type"]).toBe("text/javascript; charset=utf-8");
+  expect((await bundle.text()).startsWith("#!/usr/bin/env node\n")).toBe(true);
   await page.screenshot({ path: "test-results/servers-token.png" });
   await tokenDialog.getByRole("button", { name: "I’ve saved it" }).click();
 

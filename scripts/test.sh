@@ -43,7 +43,7 @@ echo "== unit and integration tests (vitest)"
 TEST_DATABASE_URL="$PG_URL" npx vitest run --reporter=default --reporter=json --outputFile=.tmp/vitest.json
 
 echo "== build"
-npx next build >.tmp/build.log 2>&1 || { cat .tmp/build.log; exit 1; }
+npm run build >.tmp/build.log 2>&1 || { cat .tmp/build.log; exit 1; }
 
 echo "== end-to-end tests (Playwright, Chromium)"
 rm -rf .tmp/e2e-data .tmp/e2e-data-pg

@@ -1,6 +1,6 @@
 /**
  * The Routeboard process: one node:http server. Hot and machine-facing endpoints
- * (/sub/*, /api/agent/report, /api/health, /metrics, /api/trpc) are answered here directly;
+ * (/sub/*, /api/agent/*, /agent/routeboard-agent.mjs, /api/health, /metrics, /api/trpc) are answered here directly;
  * everything else (the dashboard pages) goes to Next's request handler. Measured here,
  * Next's router costs ~97 % of the throughput of a bare handler, so /sub stays outside it.
  */
@@ -13,6 +13,7 @@ import { bootstrap } from "@/server/bootstrap";
 import { logger } from "@/server/logger";
 import { createTrpcHandler } from "@/server/http/trpc";
 import { healthHandler } from "@/server/http/health";
+import { AGENT_BUNDLE_PATH, agentBundleHandler } from "@/server/http/agent-bundle";
 import { startServices, stopServices, machineRoutes } from "@/server/services";
 import type { RouteHandler } from "@/server/http/util";
 import { sendText } from "@/server/http/util";
@@ -58,7 +59,7 @@ async function main() {
   const nextHandler = nextApp.getRequestHandler();
   const trpcHandler = createTrpcHandler();
 
-  const exact: Record<string, RouteHandler> = { "/api/health": healthHandler, ...machineRoutes.exact };
+  const exact: Record<string, RouteHandler> = { "/api/health": healthHandler, [AGENT_BUNDLE_PATH]: agentBundleHandler(), ...machineRoutes.exact };
   const prefixes: Array<[string, RouteHandler]> = [["/api/trpc/", trpcHandler], ...machineRoutes.prefixes];
 
   const server = http.createServer((req, res) => {

@@ -1,16 +1,26 @@
 "use client";
+import { useQuery } from "@tanstack/react-query";
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { buttonClass } from "@/components/ui/Field";
-import { useDashboardOrigin } from "@/components/AppShell";
+import { useTRPC } from "@/lib/trpc";
+import { agentOneLiner, agentSystemdUnit, SYSTEMD_UNIT_PATH } from "./agent-install";
 
 /**
- * Shows a server's agent token once, with the command that starts its agent. The agent's
- * environment contract: ROUTEBOARD_URL (this dashboard's origin) and ROUTEBOARD_AGENT_TOKEN.
+ * Shows a server's agent token once, with what really starts its agent: a one-liner that
+ * downloads the bundle from this panel and runs it, and a systemd unit. Both use the panel's
+ * public URL (PUBLIC_URL); without it, this page's origin stands in and a warning says so.
  */
 export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serverName: string; token: string; rotated?: boolean; onClose: () => void }) {
-  const origin = useDashboardOrigin();
-  const command = `ROUTEBOARD_URL=${origin} ROUTEBOARD_AGENT_TOKEN=${token} npx routeboard-agent`;
+  const trpc = useTRPC();
+  // auth.status carries PUBLIC_URL (null when unset), as for subscription links.
+  const install = useQuery(trpc.auth.status.queryOptions());
+  const origin = typeof window === "undefined" ? "" : window.location.origin;
+  const publicUrl = install.data?.publicUrl ?? null;
+  const ready = install.isSuccess || install.isError;
+  const panelUrl = publicUrl ?? origin;
+  const command = agentOneLiner(panelUrl, token);
+  const unit = agentSystemdUnit(panelUrl, token);
   return (
     <Dialog title={`Agent token for ${serverName}`} onClose={onClose}>
       <div className="flex flex-col gap-4 text-sm">
@@ -27,19 +37,41 @@ export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serv
             <CopyButton text={token} />
           </div>
         </div>
-        <div>
-          <div className="mb-1 font-medium text-slate-700">Start the agent on {serverName}</div>
-          <div className="flex items-start gap-2">
-            <code data-testid="agent-command" className="flex-1 break-all rounded-md bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100">
-              {command}
-            </code>
-            <CopyButton text={command} label="Copy command" />
-          </div>
-          <p className="mt-2 text-xs text-slate-500">
-            The agent reads <code>ROUTEBOARD_URL</code> and <code>ROUTEBOARD_AGENT_TOKEN</code> and reports to <code>/api/agent/report</code> every
-            reporting interval. Until its first report the server shows “Waiting for first check”.
+        {ready && publicUrl === null && (
+          <p data-testid="agent-public-url-warning" role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-xs text-amber-900 ring-1 ring-amber-600/20">
+            <strong>PUBLIC_URL is not set</strong>, so these commands use this page’s address ({origin}). Set <code>PUBLIC_URL</code> to the address your
+            VPN servers reach the panel at, and restart Routeboard.
           </p>
-        </div>
+        )}
+        {ready && (
+          <>
+            <div>
+              <div className="mb-1 font-medium text-slate-700">Start the agent on {serverName} (as root, with Node ≥ 20)</div>
+              <div className="flex items-start gap-2">
+                <code data-testid="agent-command" className="flex-1 break-all rounded-md bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100">
+                  {command}
+                </code>
+                <CopyButton text={command} label="Copy command" />
+              </div>
+              <p className="mt-2 text-xs text-slate-500">
+                It needs Xray-core on the server (for Reality); for TLS or none only, Debian’s <code>v2ray</code> works too: replace <code>--core xray</code> with{" "}
+                <code>--core v2ray</code>. Until its first report the server shows “Waiting for first check”.
+              </p>
+            </div>
+            <div>
+              <div className="mb-1 font-medium text-slate-700">
+                Or keep it running with systemd: save as <code>{SYSTEMD_UNIT_PATH}</code> (mode 600: it holds the token), then run{" "}
+                <code>systemctl daemon-reload && systemctl enable --now routeboard-agent</code>
+              </div>
+              <div className="flex items-start gap-2">
+                <pre data-testid="agent-systemd-unit" className="max-h-48 flex-1 overflow-auto rounded-md bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100">
+                  {unit}
+                </pre>
+                <CopyButton text={unit} label="Copy unit" />
+              </div>
+            </div>
+          </>
+        )}
         <DialogActions>
           <button type="button" className={buttonClass} onClick={onClose}>
             I’ve saved it

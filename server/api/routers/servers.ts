@@ -1,8 +1,8 @@
 /**
  * Servers of a cluster. A new server gets an agent token, shown once: the database keeps
- * only its sha256. The agent's environment contract:
- *   ROUTEBOARD_URL=<dashboard origin> ROUTEBOARD_AGENT_TOKEN=<token> npx routeboard-agent
- * (it POSTs /api/agent/report with `Authorization: Bearer <token>`, DESIGN §4).
+ * only its sha256. The agent (agent/, served as one file at /agent/routeboard-agent.mjs) runs as
+ *   ROUTEBOARD_URL=<PUBLIC_URL> ROUTEBOARD_AGENT_TOKEN=<token> node routeboard-agent.mjs --core xray
+ * (it uses /api/agent/config and /api/agent/report with `Authorization: Bearer <token>`, DESIGN §4).
  */
 import { TRPCError } from "@trpc/server";
 import { asc, eq, sql } from "drizzle-orm";

@@ -1,0 +1,260 @@
+/**
+ * The agent end to end against a stand-in panel (fake-panel.ts) and the real v2ray: config by
+ * long-poll, traffic counted once through panel outages and agent restarts, 429/400/duplicate
+ * answers, the last good config at start, and the one-line refusal of a bad token.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fetchViaSocks, freePort, startV2rayClient, waitForPort, type V2rayClient } from "../e2e/vless-client";
+import { Agent, FatalError } from "./agent";
+import { CoreManager } from "./core-manager";
+import { Delivery } from "./delivery";
+import { FakePanel, waitFor } from "./fake-panel";
+import { memoryLog, type Log } from "./log";
+import { PanelClient, UNAUTHORIZED_MESSAGE } from "./panel";
+import { STATE_FILES } from "./state";
+import type { TrafficByEmail } from "./stats";
+import { agentConfig, IDS, inbound, makeCert, requireV2ray, startHttpTarget, tempDir, vlessLink } from "./test-support";
+
+const bins = { kind: "v2ray" as const, ...requireV2ray() };
+const dirs: string[] = [];
+const stops: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const s of stops.reverse()) await s().catch(() => {});
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** `coreOrApiPort`: a stand-in core, or the API port of a real v2ray wired as main.ts does. */
+function makeAgent(panel: FakePanel, stateDir: string, log: Log, coreOrApiPort: CoreManager | number, over: { reportIntervalOverrideS?: number } = {}) {
+  let agent: Agent | null = null;
+  const core =
+    typeof coreOrApiPort === "number"
+      ? new CoreManager({ bins, stateDir, apiPort: coreOrApiPort, log, onCoreExit: () => agent?.coreExited(), beforeRestart: async () => agent?.drainCounters() })
+      : coreOrApiPort;
+  agent = new Agent({ panel: new PanelClient(panel.url, panel.token, "test"), core, delivery: new Delivery(path.join(stateDir, STATE_FILES.delivery)), log, stateDir, coreVersion: "V2Ray 4.34.0", agentVersion: "test", reportIntervalOverrideS: over.reportIntervalOverrideS ?? 1, configWaitS: 5, minBackoffMs: 100, maxBackoffMs: 300 });
+  const running = agent.run();
+  running.catch(() => {});
+  stops.push(() => agent!.stop());
+  return { agent, running, core };
+}
+
+describe("the agent with real v2ray", () => {
+  let target: Awaited<ReturnType<typeof startHttpTarget>>;
+  const clients: V2rayClient[] = [];
+  beforeAll(async () => {
+    target = await startHttpTarget("through the agent");
+    stops.push(() => target.close());
+  });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.stop();
+  });
+
+  it("serves the panel's config, reports traffic once through outages and restarts, and starts from the saved config", async () => {
+    const stateDir = tempDir("rb-agent-");
+    dirs.push(stateDir);
+    const port = await freePort();
+    const apiPort = await freePort();
+    const config = agentConfig({
+      version: "v1",
+      reportIntervalS: 1,
+      inbounds: [inbound({ id: IDS.inNone, port, security: "none" })],
+      users: [
+        { id: IDS.alice, email: "sub-alice" },
+        { id: IDS.bob, email: "sub-bob" },
+      ],
+    });
+    const panel = new FakePanel(config);
+    await panel.start();
+    stops.push(() => panel.close());
+    const log = memoryLog();
+    const first = makeAgent(panel, stateDir, log, apiPort);
+    await waitForPort(port);
+
+    const alice = await startV2rayClient({ link: vlessLink(IDS.alice, port, "none") });
+    clients.push(alice);
+    expect(await fetchViaSocks(alice.socksPort, target.url)).toEqual({ status: 200, body: "through the agent" });
+    const withTraffic = await waitFor("a report with alice's traffic", () => panel.reports.find((r) => r.users?.some((u) => u.email === "sub-alice")));
+    expect(withTraffic).toMatchObject({ seq: 1, listenerAlive: true, serviceRunning: true, usersOnline: 1, configVersion: "v1", configError: null, unservedInbounds: [], core: { kind: "v2ray", version: "V2Ray 4.34.0" }, agentVersion: "test" });
+    expect(withTraffic.rxBps).toBeGreaterThan(0);
+    expect(withTraffic.txBps).toBeGreaterThan(0);
+    const countedBefore = structuredClone(panel.counted.get("sub-alice")!);
+    expect(countedBefore.down).toBeGreaterThan(0);
+
+    // The panel goes away: the core keeps serving, traffic waits in the state dir.
+    panel.down = true;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await fetchViaSocks(alice.socksPort, target.url)).toEqual({ status: 200, body: "through the agent" });
+    await waitFor("the traffic to be buffered", () => {
+      const state = JSON.parse(fs.readFileSync(path.join(stateDir, STATE_FILES.delivery), "utf8"));
+      return state.pending?.users.some((u: { email: string }) => u.email === "sub-alice");
+    });
+    // The agent restarts while the panel is still away (the core is stopped with it).
+    await first.agent.stop();
+    const second = makeAgent(panel, stateDir, log, await freePort());
+    // It starts the core from the last good config without the panel.
+    await waitForPort(port).catch((err: Error) => {
+      throw new Error(`${err.message}\n${log.lines.join("\n")}`);
+    });
+    expect(await fetchViaSocks(alice.socksPort, target.url)).toEqual({ status: 200, body: "through the agent" });
+    expect(log.lines.some((l) => l.includes("starting the core on the last good config v1"))).toBe(true);
+
+    // The panel returns: everything counted meanwhile arrives, once.
+    const reportsBefore = panel.reports.length;
+    panel.down = false;
+    await waitFor("the buffered traffic to be acknowledged", () => {
+      const state = JSON.parse(fs.readFileSync(path.join(stateDir, STATE_FILES.delivery), "utf8"));
+      return panel.reports.length > reportsBefore && state.pending === null && state.open.length === 0;
+    });
+    const after = panel.counted.get("sub-alice")!;
+    // Three fetches of the same page: the two later ones count about twice the first.
+    expect(after.down).toBeGreaterThan(countedBefore.down * 2.5);
+    expect(after.down).toBeLessThan(countedBefore.down * 3.5);
+    const seqs = panel.reports.filter((r) => r.seq !== undefined).map((r) => r.seq!);
+    expect(new Set(seqs).size).toBeGreaterThanOrEqual(2);
+
+    // A user removed in the panel reaches the core by long-poll within 2 s.
+    const started = Date.now();
+    panel.setConfig({ ...config, version: "v2", users: [{ id: IDS.bob, email: "sub-bob" }] });
+    await waitFor("config v2 to run", () => second.core.runningVersion === "v2", 5000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await waitForPort(port);
+    await expect(fetchViaSocks(alice.socksPort, target.url, { timeoutMs: 5000 })).rejects.toThrow();
+    await waitFor("a report on config v2", () => panel.reports.some((r) => r.configVersion === "v2"));
+  }, 60_000);
+});
+
+describe("a config the core rejects", () => {
+  it("is reported at once, the old config keeps serving, and it runs once the server is fixed", async () => {
+    const stateDir = tempDir("rb-agent-reject-");
+    dirs.push(stateDir);
+    const certDir = path.join(stateDir, "certs");
+    const [nonePort, tlsPort] = [await freePort(), await freePort()];
+    const v1 = agentConfig({ version: "r1", reportIntervalS: 30, inbounds: [inbound({ id: IDS.inNone, port: nonePort, security: "none" })] });
+    const panel = new FakePanel(v1);
+    await panel.start();
+    stops.push(() => panel.close());
+    const log = memoryLog();
+    const { core } = makeAgent(panel, stateDir, log, await freePort(), { reportIntervalOverrideS: 30 });
+    await waitFor("config r1 to run", () => core.runningVersion === "r1");
+    const tls = inbound({ id: IDS.inTls, port: tlsPort, security: "tls", tls: { certificateFile: path.join(certDir, "cert.pem"), keyFile: path.join(certDir, "key.pem") } });
+    panel.setConfig({ ...v1, version: "r2", inbounds: [...v1.inbounds, tls] });
+    const report = await waitFor("a report with the error", () => panel.reports.find((r) => r.configError), 5000);
+    expect(report.configError).toMatch(/^the core rejected config r2: .*cert\.pem/);
+    expect(report.configVersion).toBe("r1");
+    await waitForPort(nonePort);
+    // The operator puts the certificate in place: the next long-poll round picks it up.
+    fs.mkdirSync(certDir);
+    makeCert(certDir);
+    await waitFor("config r2 to run", () => core.runningVersion === "r2", 15_000);
+    expect(core.configError).toBeNull();
+    await waitForPort(tlsPort);
+  }, 40_000);
+});
+
+describe("a core that dies", () => {
+  it("is reported at once, out of schedule, and restarted", async () => {
+    const stateDir = tempDir("rb-agent-kill-");
+    dirs.push(stateDir);
+    const port = await freePort();
+    const panel = new FakePanel(agentConfig({ version: "k1", reportIntervalS: 30, inbounds: [inbound({ id: IDS.inNone, port, security: "none" })] }));
+    await panel.start();
+    stops.push(() => panel.close());
+    const log = memoryLog();
+    const { core } = makeAgent(panel, stateDir, log, await freePort(), { reportIntervalOverrideS: 30 });
+    await waitFor("a healthy report", () => panel.reports.find((r) => r.serviceRunning && r.listenerAlive), 10_000);
+    const pid = core.pid!;
+    expect(fs.readFileSync(path.join(stateDir, STATE_FILES.corePid), "utf8")).toBe(`${pid}\n`);
+    const before = panel.reports.length;
+    const killedAt = Date.now();
+    process.kill(pid, "SIGKILL");
+    const down = await waitFor("a report saying the core is down", () => panel.reports.slice(before).find((r) => !r.serviceRunning), 5000);
+    expect(Date.now() - killedAt).toBeLessThan(3000);
+    expect(down.listenerAlive).toBe(false);
+    await waitFor("the core to be restarted", () => core.running && core.pid !== pid, 10_000);
+    await waitForPort(port);
+    expect(log.lines.some((l) => l.includes("the core exited (signal SIGKILL)"))).toBe(true);
+  }, 30_000);
+});
+
+/** A core stand-in for the delivery rules: hands out queued traffic, always "running". */
+function stubCore(queue: TrafficByEmail[]): CoreManager {
+  const stub = {
+    kind: "v2ray",
+    running: true,
+    runningVersion: "v1",
+    configError: null,
+    unserved: [],
+    servedPorts: [],
+    apiPort: 1,
+    pid: 1,
+    apply: async () => true,
+    readTraffic: async () => queue.shift() ?? new Map(),
+    stop: async () => {},
+  };
+  return stub as unknown as CoreManager;
+}
+
+describe("report answers", () => {
+  it("waits Retry-After on 429, drops a batch the panel rejects (loudly), and takes a duplicate ack as delivered", async () => {
+    const stateDir = tempDir("rb-agent-ans-");
+    dirs.push(stateDir);
+    const panel = new FakePanel(agentConfig({ reportIntervalS: 1 }));
+    await panel.start();
+    stops.push(() => panel.close());
+    const log = memoryLog();
+    const t = (up: number) => new Map([["sub-alice", { up, down: 1 }]]);
+    panel.nextReplies.push({ status: 429, body: { error: "too fast" }, headers: { "retry-after": "2" } });
+    const { agent } = makeAgent(panel, stateDir, log, stubCore([t(1), t(2), t(3), t(4), t(5)]));
+    await waitFor("the first report", () => panel.reports.length >= 1);
+    const at429 = Date.now();
+    await waitFor("the report after Retry-After", () => panel.reports.length >= 2, 5000);
+    expect(Date.now() - at429).toBeGreaterThanOrEqual(1800);
+    // The same batch went out again after the 429.
+    expect(panel.reports[1]!.seq).toBe(panel.reports[0]!.seq);
+    expect(panel.reports[1]!.users).toEqual(panel.reports[0]!.users);
+
+    panel.nextReplies.push({ status: 400, body: { error: "users[0].up: expected number ≤ 1000000000000000" } });
+    const n = panel.reports.length;
+    await waitFor("the 400 and the next batch", () => panel.reports.length >= n + 2, 5000);
+    expect(log.lines.some((l) => l.startsWith("error:") && l.includes("DROPPED") && l.includes("users[0].up"))).toBe(true);
+    expect(panel.reports[n + 1]!.seq).toBe(panel.reports[n]!.seq! + 1);
+
+    panel.nextReplies.push({ status: 200, body: { ok: true, status: "healthy", duplicate: true } });
+    const m = panel.reports.length;
+    await waitFor("two more reports", () => panel.reports.length >= m + 2, 5000);
+    const dupSeq = panel.reports[m]!.seq;
+    // Delivered: never resent with the same seq.
+    expect(panel.reports.slice(m + 1).every((r) => r.seq === undefined || r.seq > dupSeq!)).toBe(true);
+    await agent.stop();
+  }, 30_000);
+
+  it("ends with one line on a refused token", async () => {
+    const stateDir = tempDir("rb-agent-401-");
+    dirs.push(stateDir);
+    const panel = new FakePanel(agentConfig());
+    await panel.start();
+    stops.push(() => panel.close());
+    const { running } = makeAgent(panel, stateDir, memoryLog(), stubCore([]));
+    panel.token = "another";
+    await expect(running).rejects.toEqual(new FatalError(UNAUTHORIZED_MESSAGE, 3));
+  });
+
+  it("main exits 3 with exactly that line", async () => {
+    const stateDir = tempDir("rb-agent-main-");
+    dirs.push(stateDir);
+    const panel = new FakePanel(agentConfig());
+    await panel.start();
+    stops.push(() => panel.close());
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "main.ts"), "--core", "v2ray", "--state-dir", stateDir, "--api-port", String(await freePort())], {
+      env: { ...process.env, ROUTEBOARD_URL: panel.url, ROUTEBOARD_AGENT_TOKEN: "wrong" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number | null>((r) => child.once("close", r));
+    expect(code).toBe(3);
+    expect(stderr.trim().split("\n").filter((l) => !l.includes(" info: "))).toEqual([`routeboard-agent: ${UNAUTHORIZED_MESSAGE}`]);
+  }, 30_000);
+});

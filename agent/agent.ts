@@ -1,0 +1,340 @@
+/**
+ * The agent's runtime: keeps the core on the panel's newest config (long-poll), and reports
+ * health, load and per-user traffic every interval. Lives through the panel being away: the
+ * core keeps the last good config (also kept on disk for the next start) and traffic waits in
+ * the delivery buffer until the panel acknowledges it.
+ */
+import path from "node:path";
+import { agentConfigSchema, MAX_BPS, type AgentConfig, type AgentReport } from "../core/agent-wire";
+import { formatZodError } from "../core/zod-format";
+import { checkNeighbours, checkTimeoutMs, listenersAlive } from "./checks";
+import type { CoreManager } from "./core-manager";
+import type { Delivery } from "./delivery";
+import type { Log } from "./log";
+import { UNAUTHORIZED_MESSAGE, type PanelClient } from "./panel";
+import { readJson, STATE_FILES, writeJsonAtomic } from "./state";
+import type { TrafficByEmail } from "./stats";
+import { SystemSampler } from "./system";
+
+/** Long-poll wait: under the panel's 60 s cap and common proxies' 60 s idle timeouts. */
+export const CONFIG_WAIT_S = 50;
+/** Interval before the first config arrives (no panel, no saved config). */
+const DEFAULT_REPORT_INTERVAL_S = 30;
+
+export interface AgentDeps {
+  panel: PanelClient;
+  core: CoreManager;
+  delivery: Delivery;
+  log: Log;
+  stateDir: string;
+  coreVersion: string;
+  agentVersion: string;
+  reportIntervalOverrideS: number | null;
+  configWaitS?: number;
+  /** Error backoff of the config loop (default 1 s doubling to 10 s; a report that gets through ends it). */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+export class FatalError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+export class Agent {
+  private config: AgentConfig | null = null;
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private reportTimer: NodeJS.Timeout | null = null;
+  private reporting: Promise<void> | null = null;
+  private reportAgain = false;
+  private retryAt = 0;
+  private lastTrafficAt = Date.now();
+  private pendingTraffic: TrafficByEmail = new Map();
+  private readonly sampler = new SystemSampler();
+  private fatal: ((err: FatalError) => void) | null = null;
+  private configLoopDone: Promise<void> = Promise.resolve();
+  /** Ends the config loop's error backoff early. */
+  private wakeConfigLoop: (() => void) | null = null;
+
+  constructor(private readonly deps: AgentDeps) {}
+
+  get reportIntervalS(): number {
+    return this.deps.reportIntervalOverrideS ?? this.config?.reportIntervalS ?? DEFAULT_REPORT_INTERVAL_S;
+  }
+
+  /** Runs until stop() (resolves) or a fatal refusal such as a bad token (rejects with FatalError). */
+  async run(): Promise<void> {
+    const fatal = new Promise<never>((_, reject) => {
+      this.fatal = (err) => reject(err);
+    });
+    fatal.catch(() => {});
+    this.startFromSavedConfig();
+    this.configLoopDone = this.configLoop();
+    this.scheduleReport(1000);
+    await Promise.race([this.configLoopDone, fatal]);
+  }
+
+  /** Called when the core died on its own: the panel should know now, not at the next interval. */
+  coreExited(): void {
+    if (!this.stopped) this.reportSoon();
+  }
+
+  /** Reads the core's counters into the delivery buffer (before a restart or stop loses them). */
+  async drainCounters(): Promise<void> {
+    const traffic = await this.deps.core.readTraffic();
+    this.takeTraffic(traffic);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abort.abort();
+    if (this.reportTimer) clearTimeout(this.reportTimer);
+    await this.reporting?.catch(() => {});
+    await this.drainCounters().catch(() => {});
+    await this.deps.core.stop();
+    await this.configLoopDone.catch(() => {});
+  }
+
+  private startFromSavedConfig() {
+    const file = path.join(this.deps.stateDir, STATE_FILES.lastConfig);
+    let saved: unknown;
+    try {
+      saved = readJson(file);
+    } catch (err) {
+      this.deps.log.warn(`${file} is unreadable (${(err as Error).message}): waiting for the panel`);
+      return;
+    }
+    if (saved === undefined) return;
+    const parsed = agentConfigSchema.safeParse(saved);
+    if (!parsed.success) {
+      this.deps.log.warn(`${file} is not a valid config (${formatZodError(parsed.error)}): waiting for the panel`);
+      return;
+    }
+    this.config = parsed.data;
+    this.deps.log.info(`starting the core on the last good config ${parsed.data.version} while the panel is asked for a newer one`);
+    void this.deps.core.apply(parsed.data);
+  }
+
+  private async configLoop(): Promise<void> {
+    const { panel, log } = this.deps;
+    let backoff = this.deps.minBackoffMs ?? 1000;
+    let lastError = "";
+    /** The newest version seen (applied or rejected by the core): long-poll for a newer one. */
+    let seen: string | null = this.deps.core.runningVersion ?? this.config?.version ?? null;
+    let rejected: AgentConfig | null = null;
+    while (!this.stopped) {
+      const answer = await panel.fetchConfig(seen, seen === null ? 0 : (this.deps.configWaitS ?? CONFIG_WAIT_S), this.abort.signal);
+      if (this.stopped) return;
+      switch (answer.kind) {
+        case "unauthorized":
+          this.fatal?.(new FatalError(UNAUTHORIZED_MESSAGE, 3));
+          return;
+        case "unchanged":
+          backoff = this.deps.minBackoffMs ?? 1000;
+          if (lastError) log.info("the panel answers again");
+          lastError = "";
+          // The core rejected the newest config: try it again once per long-poll, so fixing
+          // the server (installing the certificate, say) is picked up without a restart.
+          if (rejected) {
+            const retry: AgentConfig = rejected;
+            rejected = null;
+            if (!(await this.applyConfig(retry))) rejected = retry;
+            else log.info(`config ${retry.version} runs now`);
+          }
+          continue;
+        case "config": {
+          backoff = this.deps.minBackoffMs ?? 1000;
+          if (lastError) log.info("the panel answers again");
+          lastError = "";
+          seen = answer.version;
+          rejected = (await this.applyConfig(answer.config)) ? null : answer.config;
+          continue;
+        }
+        case "invalid":
+        case "error": {
+          const msg = answer.kind === "invalid" ? `the panel sent an invalid config, ignored: ${answer.error}` : `cannot reach the panel: ${answer.error}`;
+          if (msg !== lastError) log.warn(`${msg} (retrying with backoff; the core keeps serving ${this.deps.core.runningVersion ?? "nothing yet"})`);
+          lastError = msg;
+          await this.sleep(backoff);
+          backoff = Math.min(backoff * 2, this.deps.maxBackoffMs ?? 10_000);
+          continue;
+        }
+      }
+    }
+  }
+
+  /** Hands a config to the core; saves it for the next start when the core runs it. */
+  private async applyConfig(config: AgentConfig): Promise<boolean> {
+    const intervalBefore = this.reportIntervalS;
+    this.config = config;
+    const ok = await this.deps.core.apply(config);
+    if (ok) {
+      try {
+        writeJsonAtomic(path.join(this.deps.stateDir, STATE_FILES.lastConfig), config);
+      } catch (err) {
+        this.deps.log.warn(`could not save the config for the next start: ${(err as Error).message}`);
+      }
+    }
+    if (this.reportIntervalS !== intervalBefore) this.scheduleReport(this.reportIntervalS * 1000);
+    // A rejected config is reported now, so the health page shows it without waiting.
+    if (!ok) this.reportSoon();
+    return ok;
+  }
+
+  /** Waits ms, or less when the agent stops or a report got through (the panel is back). */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.abort.signal.removeEventListener("abort", done);
+        this.wakeConfigLoop = null;
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.abort.signal.addEventListener("abort", done, { once: true });
+      this.wakeConfigLoop = done;
+    });
+  }
+
+  private scheduleReport(delayMs: number) {
+    if (this.stopped) return;
+    if (this.reportTimer) clearTimeout(this.reportTimer);
+    this.reportTimer = setTimeout(() => {
+      this.reportTimer = null;
+      this.reportSoon();
+    }, delayMs);
+  }
+
+  /** Starts a report now, or right after the one in flight. */
+  reportSoon(): void {
+    if (this.stopped) return;
+    if (this.reporting) {
+      this.reportAgain = true;
+      return;
+    }
+    this.reporting = this.reportCycle().finally(() => {
+      this.reporting = null;
+      if (this.reportAgain && !this.stopped) {
+        this.reportAgain = false;
+        this.reportSoon();
+      }
+    });
+  }
+
+  private takeTraffic(traffic: TrafficByEmail) {
+    this.deps.delivery.add(traffic);
+    for (const [email, t] of traffic) {
+      const e = this.pendingTraffic.get(email) ?? { up: 0, down: 0 };
+      e.up += t.up;
+      e.down += t.down;
+      this.pendingTraffic.set(email, e);
+    }
+  }
+
+  private async reportCycle(): Promise<void> {
+    try {
+      const wait = this.retryAt - Date.now();
+      if (wait > 0) {
+        // 429: the panel asked us to wait; the next report goes out after Retry-After.
+        this.scheduleReport(wait);
+        return;
+      }
+      // Sends batches back to back while traffic waits (after an ack, right away).
+      for (let i = 0; i < 100 && !this.stopped; i++) {
+        const more = await this.reportOnce();
+        if (!more) break;
+      }
+    } catch (err) {
+      if (err instanceof FatalError) this.fatal?.(err);
+      else this.deps.log.error(`report failed: ${(err as Error).stack ?? String(err)}`);
+    } finally {
+      if (!this.stopped && this.reportTimer === null) this.scheduleReport(this.reportIntervalS * 1000);
+    }
+  }
+
+  /** One report; true when another batch is waiting to be sent at once. */
+  private async reportOnce(): Promise<boolean> {
+    const { core, delivery, log } = this.deps;
+    let apiOk = false;
+    try {
+      if (core.running) {
+        this.takeTraffic(await core.readTraffic());
+        apiOk = true;
+      }
+    } catch (err) {
+      log.warn(`reading traffic counters failed: ${(err as Error).message}`);
+    }
+    const now = Date.now();
+    const seconds = Math.max(0.001, (now - this.lastTrafficAt) / 1000);
+    let up = 0;
+    let down = 0;
+    let online = 0;
+    for (const t of this.pendingTraffic.values()) {
+      up += t.up;
+      down += t.down;
+      if (t.up + t.down > 0) online++;
+    }
+    this.pendingTraffic = new Map();
+    this.lastTrafficAt = now;
+
+    const timeout = checkTimeoutMs(this.reportIntervalS);
+    const [listenerAlive, neighbours] = await Promise.all([
+      core.running ? listenersAlive(core.servedPorts, timeout) : Promise.resolve(false),
+      checkNeighbours(this.config?.neighbours ?? [], timeout),
+    ]);
+    const { cpu, memory } = this.sampler.sample();
+    const batch = delivery.next();
+    const report: AgentReport = {
+      listenerAlive,
+      serviceRunning: core.running && apiOk,
+      usersOnline: online,
+      rxBps: Math.min(MAX_BPS, (up * 8) / seconds),
+      txBps: Math.min(MAX_BPS, (down * 8) / seconds),
+      cpu,
+      memory,
+      neighbours,
+      sentAt: new Date(now).toISOString(),
+      ...(batch ? { instance: batch.instance, seq: batch.seq, users: batch.users } : {}),
+      ...(core.runningVersion ? { configVersion: core.runningVersion } : {}),
+      configError: core.configError,
+      unservedInbounds: core.unserved,
+      core: { kind: core.kind, version: this.deps.coreVersion },
+      agentVersion: this.deps.agentVersion,
+    };
+    const answer = await this.deps.panel.postReport(report, this.abort.signal);
+    switch (answer.kind) {
+      case "ack":
+        this.wakeConfigLoop?.();
+        if (batch) return delivery.acknowledge(batch.seq);
+        return false;
+      case "unauthorized":
+        throw new FatalError(UNAUTHORIZED_MESSAGE, 3);
+      case "retry":
+        this.retryAt = Date.now() + answer.afterS * 1000;
+        log.warn(`the panel asks to slow down (${answer.error}): next report in ${answer.afterS} s`);
+        this.scheduleReport(answer.afterS * 1000);
+        return false;
+      case "rejected":
+        // A 400/413 means this agent and the panel disagree on the contract: a bug. Resending
+        // the same body would fail forever and wedge delivery of everything after it, so the
+        // batch is dropped after saying loudly what was lost.
+        if (batch) {
+          const dropped = delivery.drop(batch.seq);
+          const bytes = dropped.reduce((s, u) => s + u.up + u.down, 0);
+          log.error(`the panel rejected report seq ${batch.seq} (${answer.status}: ${answer.error}); DROPPED its traffic of ${dropped.length} users (${bytes} bytes) so later reports can go through. This is a bug: please report it.`);
+          return delivery.next() !== null;
+        }
+        log.error(`the panel rejected a report (${answer.status}: ${answer.error}). This is a bug: please report it.`);
+        return false;
+      case "error":
+        log.warn(`report not delivered: ${answer.error}${batch ? ` (traffic batch ${batch.seq} is kept and resent)` : ""}`);
+        return false;
+    }
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The Xray path of the core manager, with a stand-in xray binary (testdata/fake-xray.mjs; the
+ * real Xray-core is not installed here): test mode before use, users added and removed live
+ * through `xray api adu` / `rmu` without a restart, a restart when an inbound changes, and
+ * counters read with `xray api statsquery -reset`.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { CoreManager } from "./core-manager";
+import { waitFor } from "./fake-panel";
+import { memoryLog } from "./log";
+import { agentConfig, IDS, inbound, tempDir } from "./test-support";
+
+const dir = tempDir("rb-agent-xray-");
+const logFile = path.join(dir, "calls.log");
+const fake = path.join(import.meta.dirname, "testdata/fake-xray.mjs");
+const log = memoryLog();
+const core = new CoreManager({ bins: { kind: "xray", bin: fake, ctl: fake }, stateDir: dir, apiPort: 10085 + Math.floor(Math.random() * 1000), log });
+afterAll(async () => {
+  await core.stop();
+  delete process.env.FAKE_XRAY_LOG;
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+const calls = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").trim().split("\n") : []);
+
+it("adds and removes users live, restarts on inbound changes, keeps the old config on a rejection", async () => {
+  process.env.FAKE_XRAY_LOG = logFile;
+  const reality = inbound({
+    id: IDS.inReality,
+    port: 443,
+    security: "reality",
+    flow: "xtls-rprx-vision",
+    reality: { privateKey: "priv", publicKey: "pub", shortIds: ["ab"], serverNames: ["www.example.com"], dest: "www.example.com:443" },
+  });
+  const v1 = agentConfig({ version: "x1", inbounds: [reality], users: [{ id: IDS.alice, email: "sub-alice" }] });
+  expect(await core.apply(v1)).toBe(true);
+  await waitFor("the core to run", () => calls().some((c) => c.startsWith("run ")));
+  const pid = core.pid;
+
+  expect(await core.apply({ ...v1, version: "x2", users: [{ id: IDS.bob, email: "sub-bob" }] })).toBe(true);
+  expect(calls()).toContain("rmu -tag=in-443 sub-alice");
+  expect(calls()).toContain("adu in-443 sub-bob:xtls-rprx-vision");
+  expect(core.pid).toBe(pid);
+  expect(core.runningVersion).toBe("x2");
+  expect(log.lines).toContain("info: users updated live through Xray's API (config x2)");
+
+  const rejected = { ...v1, version: "x3", inbounds: [{ ...reality, reality: { ...reality.reality!, dest: "reject-me:443" } }] };
+  expect(await core.apply(rejected)).toBe(false);
+  expect(core.configError).toBe("the core rejected config x3: Failed to start: main: failed to load config files > reject-me is not a valid dest");
+  expect(core.pid).toBe(pid);
+
+  expect(await core.apply({ ...v1, version: "x4", inbounds: [{ ...reality, port: 8443, tag: "in-8443" }] })).toBe(true);
+  expect(core.pid).not.toBe(pid);
+  expect(core.configError).toBeNull();
+  await waitFor("the core to run again", () => core.running);
+
+  const traffic = await core.readTraffic();
+  expect(traffic).toEqual(new Map([["sub-alice", { up: 5, down: 7 }]]));
+  expect(calls().some((c) => /^statsquery --server=127\.0\.0\.1:\d+ -pattern user>>> -reset$/.test(c))).toBe(true);
+});

@@ -1,0 +1,119 @@
+/**
+ * A stand-in for the panel in the agent's tests: speaks the contract of core/agent-wire.ts
+ * (Bearer token, ETag / If-None-Match / ?wait long-poll, report acks with (instance, seq)
+ * de-duplication, 429 with Retry-After). The real panel is covered by the end-to-end test.
+ */
+import http from "node:http";
+import type net from "node:net";
+import { agentReportSchema, type AgentConfig, type AgentReport } from "../core/agent-wire";
+import { formatZodError } from "../core/zod-format";
+
+export interface FakeReply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export class FakePanel {
+  readonly reports: AgentReport[] = [];
+  /** Traffic the panel counted (after de-duplication), per email. */
+  readonly counted = new Map<string, { up: number; down: number }>();
+  readonly seen = new Set<string>();
+  token = "good-token";
+  /** "down": every request gets 503 (the panel is away). */
+  down = false;
+  /** Replies to the next reports, in order, before the normal handling. */
+  readonly nextReplies: FakeReply[] = [];
+  configRequests = 0;
+  private config: AgentConfig;
+  private waiters: Array<() => void> = [];
+  private server: http.Server;
+  url = "";
+
+  constructor(config: AgentConfig) {
+    this.config = config;
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+    this.url = `http://127.0.0.1:${(this.server.address() as net.AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.waiters) w();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  setConfig(config: AgentConfig) {
+    this.config = config;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  private send(res: http.ServerResponse, reply: FakeReply) {
+    res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
+    res.end(reply.body === undefined ? "" : JSON.stringify(reply.body));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://x");
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (this.down) return this.send(res, { status: 503, body: { error: "down" } });
+    if (req.headers.authorization !== `Bearer ${this.token}`) return this.send(res, { status: 401, body: { error: "bad token" } });
+    if (url.pathname === "/api/agent/config" && req.method === "GET") {
+      this.configRequests++;
+      const wait = Number(url.searchParams.get("wait") ?? 0);
+      const etag = () => `"${this.config.version}"`;
+      if (req.headers["if-none-match"] === etag() && wait > 0) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, wait * 1000);
+          this.waiters.push(() => {
+            clearTimeout(t);
+            resolve();
+          });
+          res.once("close", () => clearTimeout(t));
+        });
+      }
+      if (req.headers["if-none-match"] === etag()) return this.send(res, { status: 304, headers: { etag: etag() } });
+      return this.send(res, { status: 200, body: this.config, headers: { etag: etag() } });
+    }
+    if (url.pathname === "/api/agent/report" && req.method === "POST") {
+      const parsed = agentReportSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      if (!parsed.success) return this.send(res, { status: 400, body: { error: formatZodError(parsed.error) } });
+      this.reports.push(parsed.data);
+      const reply = this.nextReplies.shift();
+      if (reply) return this.send(res, reply);
+      const r = parsed.data;
+      let duplicate = false;
+      if (r.instance && r.seq !== undefined) {
+        const key = `${r.instance}/${r.seq}`;
+        duplicate = this.seen.has(key);
+        if (!duplicate) {
+          this.seen.add(key);
+          for (const u of r.users ?? []) {
+            const e = this.counted.get(u.email) ?? { up: 0, down: 0 };
+            e.up += u.up;
+            e.down += u.down;
+            this.counted.set(u.email, e);
+          }
+        }
+      }
+      return this.send(res, { status: 200, body: { ok: true, status: "healthy", duplicate } });
+    }
+    this.send(res, { status: 404, body: { error: "not found" } });
+  }
+}
+
+export async function waitFor<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

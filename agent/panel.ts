@@ -1,0 +1,122 @@
+/**
+ * The agent's HTTP client for the panel's two endpoints (contract in core/agent-wire.ts):
+ * GET /api/agent/config (ETag, If-None-Match, ?wait long-poll) and POST /api/agent/report.
+ */
+import { agentConfigSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
+import { formatZodError } from "../core/zod-format";
+
+export const UNAUTHORIZED_MESSAGE = "the panel refused this token (401): copy a fresh one from the server's page";
+
+export type ConfigAnswer =
+  | { kind: "config"; config: AgentConfig; version: string }
+  | { kind: "unchanged" }
+  /** 200 whose body is not a valid config: logged with the field, then ignored. */
+  | { kind: "invalid"; error: string }
+  | { kind: "unauthorized" }
+  | { kind: "error"; error: string };
+
+export type ReportAnswer =
+  | { kind: "ack"; ack: AgentReportAck }
+  | { kind: "unauthorized" }
+  | { kind: "rejected"; status: number; error: string }
+  | { kind: "retry"; afterS: number; error: string }
+  | { kind: "error"; error: string };
+
+export class PanelClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+    private readonly userAgent: string,
+  ) {}
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { authorization: `Bearer ${this.token}`, "user-agent": this.userAgent, ...extra };
+  }
+
+  /** One long-poll: answers when the version differs from `version`, else "unchanged". */
+  async fetchConfig(version: string | null, waitS: number, signal?: AbortSignal): Promise<ConfigAnswer> {
+    const url = `${this.baseUrl}/api/agent/config${waitS > 0 ? `?wait=${waitS}` : ""}`;
+    let res: Response;
+    let text: string;
+    try {
+      [res, text] = await request(url, { headers: this.headers(version ? { "if-none-match": `"${version}"` } : {}) }, signal, (waitS + 15) * 1000);
+    } catch (err) {
+      return { kind: "error", error: describeFetchError(err, url) };
+    }
+    if (res.status === 304) return { kind: "unchanged" };
+    if (res.status === 401) return { kind: "unauthorized" };
+    if (res.status !== 200) return { kind: "error", error: `GET /api/agent/config answered ${res.status}: ${errorText(text)}` };
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return { kind: "invalid", error: "the body is not JSON" };
+    }
+    const parsed = agentConfigSchema.safeParse(body);
+    if (!parsed.success) return { kind: "invalid", error: formatZodError(parsed.error) };
+    return { kind: "config", config: parsed.data, version: parsed.data.version };
+  }
+
+  async postReport(report: AgentReport, signal?: AbortSignal): Promise<ReportAnswer> {
+    const url = `${this.baseUrl}/api/agent/report`;
+    let res: Response;
+    let text: string;
+    try {
+      [res, text] = await request(url, { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(report) }, signal, 30_000);
+    } catch (err) {
+      return { kind: "error", error: describeFetchError(err, url) };
+    }
+    if (res.status === 200) {
+      try {
+        return { kind: "ack", ack: JSON.parse(text) as AgentReportAck };
+      } catch {
+        return { kind: "ack", ack: { ok: true, status: "unknown" } };
+      }
+    }
+    if (res.status === 401) return { kind: "unauthorized" };
+    if (res.status === 429 || res.status === 503) {
+      const after = Number(res.headers.get("retry-after"));
+      return { kind: "retry", afterS: Number.isFinite(after) && after >= 0 ? Math.min(after, 3600) : 5, error: `${res.status}: ${errorText(text)}` };
+    }
+    if (res.status === 400 || res.status === 413) return { kind: "rejected", status: res.status, error: errorText(text) };
+    return { kind: "error", error: `POST /api/agent/report answered ${res.status}: ${errorText(text)}` };
+  }
+}
+
+/** The panel's `{error}` message, or the start of the body. */
+function errorText(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown };
+    if (typeof parsed.error === "string") return parsed.error;
+  } catch {
+    // not JSON: fall through
+  }
+  return text.trim().slice(0, 300) || "(empty body)";
+}
+
+function describeFetchError(err: unknown, url: string): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e.name === "TimeoutError" || e.name === "AbortError") return `${url}: timed out`;
+  const cause = e.cause?.code ?? e.cause?.message;
+  return `${url}: ${cause ?? e.message ?? String(err)}`;
+}
+
+/**
+ * One request with its body, ended by `signal` (the agent stopping) or after `timeoutMs`.
+ * A per-request controller, with the listener removed afterwards, keeps a long-running agent
+ * from piling listeners on its stop signal (AbortSignal.any leaked on some Node 20 releases).
+ */
+async function request(url: string, init: RequestInit, signal: AbortSignal | undefined, timeoutMs: number): Promise<[Response, string]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs / 1000} s`, "TimeoutError")), timeoutMs);
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const res = await fetch(url, { ...init, signal: controller.signal });
+    const text = await res.text();
+    return [res, text];
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Xray-core config from the panel's agent config: VLESS over TCP with Reality, TLS or none,
+ * the inbound's flow on every client (the share links carry the same flow). Shapes follow
+ * XTLS/Xray-examples (VLESS-TCP-XTLS-Vision-REALITY) and Xray's API docs; HandlerService is
+ * on so users can be added and removed live (`xray api adu` / `rmu`).
+ */
+import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
+import { assemble, chooseApiPort, commonSections, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
+
+export function xrayClients(inbound: AgentInbound, users: readonly AgentUser[]) {
+  return users.map((u) => (inbound.flow ? { id: u.id, email: u.email, level: 0, flow: inbound.flow } : { id: u.id, email: u.email, level: 0 }));
+}
+
+function streamSettings(inbound: AgentInbound): Record<string, unknown> | string {
+  switch (inbound.security) {
+    case "none":
+      return { network: "tcp", security: "none" };
+    case "tls":
+      if (!inbound.tls) return "a TLS inbound needs certificate and key file paths (set them on the inbound in the panel)";
+      return { network: "tcp", security: "tls", tlsSettings: { certificates: [{ certificateFile: inbound.tls.certificateFile, keyFile: inbound.tls.keyFile }] } };
+    case "reality":
+      if (!inbound.reality) return "a Reality inbound needs its keys, short ids, server names and dest";
+      return {
+        network: "tcp",
+        security: "reality",
+        realitySettings: {
+          show: false,
+          dest: inbound.reality.dest,
+          xver: 0,
+          serverNames: inbound.reality.serverNames,
+          privateKey: inbound.reality.privateKey,
+          shortIds: inbound.reality.shortIds,
+        },
+      };
+  }
+}
+
+/** One inbound with the given users: also the body of `xray api adu` for user changes. */
+export function xrayInbound(inbound: AgentInbound, users: readonly AgentUser[], stream: Record<string, unknown>) {
+  return {
+    tag: inbound.tag,
+    port: inbound.port,
+    protocol: "vless",
+    settings: { clients: xrayClients(inbound, users), decryption: "none" },
+    streamSettings: stream,
+    // routeOnly: sniffing names the destination for routing without rewriting it.
+    sniffing: { enabled: true, destOverride: ["http", "tls", "quic"], routeOnly: true },
+  };
+}
+
+export function renderXray(config: AgentConfig, options: RenderOptions): RenderedCore {
+  const apiPort = chooseApiPort(options.apiPort, config.inbounds);
+  const served: AgentInbound[] = [];
+  const unserved: UnservedInbound[] = [];
+  const notes: string[] = [];
+  const inbounds: unknown[] = [];
+  for (const inbound of config.inbounds) {
+    const stream = streamSettings(inbound);
+    if (typeof stream === "string") {
+      unserved.push({ inboundId: inbound.id, reason: stream });
+      notes.push(`inbound ${inbound.name} (port ${inbound.port}) is not served: ${stream}`);
+      continue;
+    }
+    served.push(inbound);
+    inbounds.push(xrayInbound(inbound, config.users, stream));
+  }
+  const common = commonSections(config, apiPort, ["HandlerService", "StatsService"]);
+  return { json: assemble(common, inbounds), served, unserved, notes, apiPort };
+}
