@@ -6,7 +6,10 @@
  */
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { clusters, meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
+import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers } from "@/db/schema";
+import type { AgentReportAck } from "@/core/agent-wire";
+import { bearerToken } from "@/server/dataplane/agent-auth";
+import { counter } from "@/server/metrics";
 import { decayPeak } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
 import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "./contract";
@@ -14,7 +17,11 @@ import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStr
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
 import { computeServerStatus, isHealthyReport, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "./status";
 
-export const REPORT_BODY_LIMIT = 64 * 1024;
+/**
+ * Largest report body: room for MAX_REPORT_USERS traffic rows (~90 bytes each). Only read
+ * after the token is known and within its rate limit, so strangers cannot make us buffer it.
+ */
+export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 export const HISTORY_BUCKET_MS = 5 * 60 * 1000;
 export const PEAK_HALF_LIFE_MS = 24 * 3600 * 1000;
 
@@ -107,18 +114,53 @@ export async function recomputeServer(
 
 export type ReportOutcome =
   | { httpStatus: 401 | 400 | 413; body: { error: string } }
-  | { httpStatus: 200; body: { ok: true; status: ServerStatus }; clusterId: string; serverId: string; statusChanged: boolean };
+  | {
+      httpStatus: 200;
+      body: AgentReportAck;
+      clusterId: string;
+      serverId: string;
+      statusChanged: boolean;
+      /** Some subscriber reached its traffic limit with this report: the config must drop them. */
+      limitCrossed: boolean;
+    };
 
-function bearer(authorization: string | undefined): string | null {
-  if (!authorization) return null;
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-  return m ? m[1]! : null;
+export interface ReportingServer {
+  serverId: string;
+  clusterId: string;
+}
+
+const unknownUsers = counter(
+  "routeboard_agent_unknown_users_total",
+  "Per-user traffic rows of agent reports naming no subscriber of the server's cluster (ignored)",
+);
+
+/** The server a bearer token belongs to (one query; the HTTP route uses a cache instead). */
+async function serverOfToken(db: Db, authorization: string | undefined): Promise<ReportingServer | null> {
+  const token = bearerToken(authorization);
+  if (!token) return null;
+  const [server] = await db
+    .select({ serverId: servers.id, clusterId: servers.clusterId })
+    .from(servers)
+    .where(eq(servers.agentTokenHash, hashAgentToken(token)));
+  return server ?? null;
+}
+
+/** Parses a report body: the report, or the 400 that names the field. */
+export function parseReport(rawBody: string): { report: AgentReport } | { error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(rawBody);
+  } catch {
+    return { error: "(root): body is not valid JSON" };
+  }
+  const parsed = agentReportSchema.safeParse(json);
+  if (!parsed.success) return { error: formatZodError(parsed.error) };
+  return { report: parsed.data };
 }
 
 /**
  * Validates and stores one agent report. Nothing is written on 401/400. On success, in one
- * transaction: latest metrics (+ learned peak), the 5-minute history bucket, the observer's
- * mesh links, reportEverHealthy, and the status.
+ * transaction: see applyReport.
  */
 export async function ingestAgentReport(
   db: Db,
@@ -126,43 +168,165 @@ export async function ingestAgentReport(
   rawBody: string,
   nowMs = Date.now(),
 ): Promise<ReportOutcome> {
-  const token = bearer(authorization);
-  if (!token) return { httpStatus: 401, body: { error: "missing bearer token: send Authorization: Bearer <agent token>" } };
-  const [server] = await db
-    .select({ id: servers.id, clusterId: servers.clusterId })
-    .from(servers)
-    .where(eq(servers.agentTokenHash, hashAgentToken(token)));
+  if (!bearerToken(authorization)) return { httpStatus: 401, body: { error: "missing bearer token: send Authorization: Bearer <agent token>" } };
+  const server = await serverOfToken(db, authorization);
   if (!server) return { httpStatus: 401, body: { error: "unknown agent token" } };
+  const parsed = parseReport(rawBody);
+  if ("error" in parsed) return { httpStatus: 400, body: { error: parsed.error } };
+  const applied = await db.transaction((tx) => applyReport(tx, server, parsed.report, nowMs));
+  return reportOutcome(server, applied);
+}
 
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    return { httpStatus: 400, body: { error: "(root): body is not valid JSON" } };
+export interface AppliedReport {
+  status: ServerStatus;
+  statusChanged: boolean;
+  duplicate: boolean;
+  unknownUsers: number;
+  limitCrossed: boolean;
+}
+
+export function reportOutcome(server: ReportingServer, a: AppliedReport): ReportOutcome {
+  const body: AgentReportAck = { ok: true, status: a.status };
+  if (a.duplicate) body.duplicate = true;
+  if (a.unknownUsers > 0) body.unknownUsers = a.unknownUsers;
+  return { httpStatus: 200, body, clusterId: server.clusterId, serverId: server.serverId, statusChanged: a.statusChanged, limitCrossed: a.limitCrossed };
+}
+
+/**
+ * Stores one validated report; call inside a transaction. Writes the latest metrics
+ * (+ learned peak), the 5-minute history bucket, the observer's mesh links,
+ * reportEverHealthy, the agent's state and the status; and, exactly once per
+ * (instance, seq), the per-user traffic (DESIGN §6).
+ */
+export async function applyReport(tx: DbOrTx, server: ReportingServer, report: AgentReport, nowMs: number): Promise<AppliedReport> {
+  await ensureHealthRow(tx, server.serverId);
+  const { duplicate } = await storeAgentState(tx, server.serverId, report, nowMs);
+  const traffic = duplicate || !report.users?.length ? { unknown: 0, limitCrossed: false } : await storeTraffic(tx, server, report.users, nowMs);
+  if (traffic.unknown > 0) unknownUsers.inc({}, traffic.unknown);
+  await storeMetrics(tx, server.serverId, report, nowMs);
+  await storeMeshLinks(tx, server.serverId, server.clusterId, report, nowMs);
+  if (isHealthyReport(report)) {
+    await tx
+      .update(serverHealth)
+      .set({ reportEverHealthy: true })
+      .where(and(eq(serverHealth.serverId, server.serverId), eq(serverHealth.reportEverHealthy, false)));
   }
-  const parsed = agentReportSchema.safeParse(json);
-  if (!parsed.success) return { httpStatus: 400, body: { error: formatZodError(parsed.error) } };
-  const report = parsed.data;
-
-  const res = await db.transaction(async (tx) => {
-    await ensureHealthRow(tx, server.id);
-    await storeMetrics(tx, server.id, report, nowMs);
-    await storeMeshLinks(tx, server.id, server.clusterId, report, nowMs);
-    if (isHealthyReport(report)) {
-      await tx
-        .update(serverHealth)
-        .set({ reportEverHealthy: true })
-        .where(and(eq(serverHealth.serverId, server.id), eq(serverHealth.reportEverHealthy, false)));
-    }
-    return recomputeServer(tx, server.id, nowMs);
-  });
+  const res = await recomputeServer(tx, server.serverId, nowMs);
   return {
-    httpStatus: 200,
-    body: { ok: true, status: res?.status ?? "pending" },
-    clusterId: server.clusterId,
-    serverId: server.id,
+    status: res?.status ?? "pending",
     statusChanged: res?.changed ?? false,
+    duplicate,
+    unknownUsers: traffic.unknown,
+    limitCrossed: traffic.limitCrossed,
   };
+}
+
+/**
+ * The agent's own state, and whether this report's (instance, seq) was already counted:
+ * same instance and seq ≤ the stored one → duplicate. A new instance (a fresh state folder)
+ * starts its own sequence. Fields the report leaves out keep their stored values.
+ */
+async function storeAgentState(tx: DbOrTx, serverId: string, r: AgentReport, nowMs: number): Promise<{ duplicate: boolean }> {
+  const [prev] = await tx.select().from(serverAgentState).where(eq(serverAgentState.serverId, serverId)).for("update");
+  const duplicate = r.instance !== undefined && r.seq !== undefined && prev?.instance === r.instance && prev.seq !== null && r.seq <= prev.seq;
+  const patch: Partial<typeof serverAgentState.$inferInsert> = {};
+  if (r.instance !== undefined && r.seq !== undefined && !duplicate) {
+    patch.instance = r.instance;
+    patch.seq = r.seq;
+  }
+  if (r.configVersion !== undefined) patch.configVersion = r.configVersion;
+  if (r.configError !== undefined && r.configError !== (prev?.configError ?? null)) {
+    patch.configError = r.configError;
+    patch.configErrorAt = r.configError === null ? null : new Date(nowMs);
+  }
+  if (r.unservedInbounds !== undefined) patch.unservedInbounds = r.unservedInbounds;
+  if (r.core !== undefined) {
+    patch.coreKind = r.core.kind;
+    patch.coreVersion = r.core.version;
+  }
+  if (r.agentVersion !== undefined) patch.agentVersion = r.agentVersion;
+  if (Object.keys(patch).length === 0) return { duplicate };
+  patch.updatedAt = new Date(nowMs);
+  if (prev) await tx.update(serverAgentState).set(patch).where(eq(serverAgentState.serverId, serverId));
+  else await tx.insert(serverAgentState).values({ serverId, ...patch });
+  return { duplicate };
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** UTC day of a timestamp, as the date column stores it. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/**
+ * Adds per-user traffic to the per-day table and the subscribers' totals. Emails that are
+ * not subscribers of the server's cluster are ignored and counted. Returns whether some
+ * subscriber crossed its traffic limit with this report.
+ */
+async function storeTraffic(
+  tx: DbOrTx,
+  server: ReportingServer,
+  users: NonNullable<AgentReport["users"]>,
+  nowMs: number,
+): Promise<{ unknown: number; limitCrossed: boolean }> {
+  const sums = new Map<string, { up: number; down: number }>();
+  let unknown = 0;
+  for (const u of users) {
+    const id = u.email.toLowerCase();
+    if (!UUID_RE.test(id)) {
+      unknown++;
+      continue;
+    }
+    const cur = sums.get(id);
+    if (cur) {
+      cur.up += u.up;
+      cur.down += u.down;
+    } else sums.set(id, { up: u.up, down: u.down });
+  }
+  if (sums.size === 0) return { unknown, limitCrossed: false };
+  const ids = [...sums.keys()];
+  const known = new Set(
+    (
+      await tx
+        .select({ id: subscribers.id })
+        .from(subscribers)
+        .where(and(eq(subscribers.clusterId, server.clusterId), inArray(subscribers.id, ids)))
+    ).map((r) => r.id),
+  );
+  const rows = ids.filter((id) => {
+    if (known.has(id)) return true;
+    unknown += users.filter((u) => u.email.toLowerCase() === id).length;
+    return false;
+  });
+  const moved = rows.filter((id) => sums.get(id)!.up + sums.get(id)!.down > 0);
+  if (moved.length === 0) return { unknown, limitCrossed: false };
+  const day = utcDay(nowMs);
+  const st = subscriberTraffic;
+  await tx
+    .insert(st)
+    .values(moved.map((id) => ({ subscriberId: id, serverId: server.serverId, day, upBytes: sums.get(id)!.up, downBytes: sums.get(id)!.down })))
+    .onConflictDoUpdate({
+      target: [st.subscriberId, st.serverId, st.day],
+      set: { upBytes: sql`${st.upBytes} + excluded.up_bytes`, downBytes: sql`${st.downBytes} + excluded.down_bytes` },
+    });
+  // One statement for every subscriber: unnest() pairs the three arrays row by row.
+  const ups = moved.map((id) => sums.get(id)!.up);
+  const downs = moved.map((id) => sums.get(id)!.down);
+  const seen = new Date(nowMs);
+  const crossed = await tx.execute<{ id: string }>(sql`
+    update ${subscribers} as s set
+      traffic_up_bytes = s.traffic_up_bytes + v.up,
+      traffic_down_bytes = s.traffic_down_bytes + v.down,
+      traffic_used_bytes = s.traffic_used_bytes + v.up + v.down,
+      last_seen_at = greatest(s.last_seen_at, ${seen.toISOString()}::timestamptz)
+    from unnest(${`{${moved.join(",")}}`}::uuid[], ${`{${ups.join(",")}}`}::bigint[], ${`{${downs.join(",")}}`}::bigint[]) as v(id, up, down)
+    where s.id = v.id
+    returning s.id, (s.traffic_limit_bytes is not null
+      and s.traffic_used_bytes >= s.traffic_limit_bytes
+      and s.traffic_used_bytes - v.up - v.down < s.traffic_limit_bytes) as crossed`);
+  const list = (Array.isArray(crossed) ? crossed : (crossed as { rows: Array<{ crossed: boolean }> }).rows) as Array<{ crossed: boolean }>;
+  return { unknown, limitCrossed: list.some((r) => r.crossed) };
 }
 
 async function storeMetrics(tx: DbOrTx, serverId: string, r: AgentReport, nowMs: number): Promise<void> {

@@ -1,0 +1,123 @@
+/**
+ * Group commit for agent reports: validated reports queue here and are written together,
+ * one transaction per batch, while the previous batch commits. Under load a batch grows to
+ * MAX_BATCH reports and the commit cost (WAL flush, round trips) is paid once for all of
+ * them; when idle a report is written at once. Each request is answered only after its
+ * batch committed, so nothing acknowledged is lost. If a batch fails, its reports are
+ * retried one transaction each, so one bad report cannot fail its neighbours.
+ *
+ * Bus events are coalesced per batch: one "metrics" per cluster, "health" where a status
+ * changed, "traffic" where subscribers' totals moved, "subscribers" where a limit was crossed
+ * (the config hub then drops those subscribers from every agent's config).
+ */
+import type { Db } from "@/db/client";
+import { publishChange } from "@/server/bus";
+import type { AgentReport } from "@/core/agent-wire";
+import { applyReport, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
+
+export const MAX_BATCH = 256;
+
+interface Item {
+  server: ReportingServer;
+  report: AgentReport;
+  nowMs: number;
+  resolve: (o: ReportOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+export class ReportBatcher {
+  private queue: Item[] = [];
+  private running: Promise<void> | null = null;
+  batches = 0;
+  reports = 0;
+
+  constructor(
+    private readonly db: () => Promise<Db>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  submit(server: ReportingServer, report: AgentReport): Promise<ReportOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ server, report, nowMs: this.now(), resolve, reject });
+      this.running ??= this.drain().finally(() => {
+        this.running = null;
+      });
+    });
+  }
+
+  /** Resolves when everything queued so far is written. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    // Let the requests that arrive in the same tick join the first batch.
+    await new Promise((r) => setImmediate(r));
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      await this.write(batch);
+    }
+  }
+
+  private async write(batch: Item[]): Promise<void> {
+    const db = await this.db();
+    // Same order on every instance (by server, stable) keeps row locks from deadlocking.
+    const ordered = [...batch].sort((a, b) => (a.server.serverId < b.server.serverId ? -1 : a.server.serverId > b.server.serverId ? 1 : 0));
+    let results: Map<Item, AppliedReport> | null = null;
+    try {
+      results = await db.transaction(async (tx) => {
+        const out = new Map<Item, AppliedReport>();
+        for (const it of ordered) out.set(it, await applyReport(tx, it.server, it.report, it.nowMs));
+        return out;
+      });
+    } catch {
+      results = null;
+    }
+    if (results) {
+      this.batches++;
+      this.reports += batch.length;
+      this.announce(batch, results);
+      for (const it of batch) it.resolve(reportOutcome(it.server, results.get(it)!));
+      return;
+    }
+    // The batch failed: each report on its own, so only the culprit fails.
+    for (const it of ordered) {
+      try {
+        const applied = await db.transaction((tx) => applyReport(tx, it.server, it.report, it.nowMs));
+        this.batches++;
+        this.reports++;
+        this.announce([it], new Map([[it, applied]]));
+        it.resolve(reportOutcome(it.server, applied));
+      } catch (err) {
+        it.reject(err);
+      }
+    }
+  }
+
+  private announce(items: Item[], results: Map<Item, AppliedReport>): void {
+    const metrics = new Set<string>();
+    const health = new Set<string>();
+    const traffic = new Set<string>();
+    const subscribers = new Set<string>();
+    for (const it of items) {
+      const r = results.get(it)!;
+      const c = it.server.clusterId;
+      metrics.add(c);
+      if (r.statusChanged) health.add(c);
+      if (!r.duplicate && it.report.users?.length) traffic.add(c);
+      if (r.limitCrossed) subscribers.add(c);
+    }
+    for (const c of metrics) publishChange("metrics", c);
+    for (const c of health) publishChange("health", c);
+    for (const c of traffic) publishChange("traffic", c);
+    for (const c of subscribers) publishChange("subscribers", c);
+  }
+}
+
+const KEY = Symbol.for("routeboard.reportBatcher");
+type G = typeof globalThis & { [KEY]?: ReportBatcher };
+export function reportBatcher(db: () => Promise<Db>): ReportBatcher {
+  const g = globalThis as G;
+  g[KEY] ??= new ReportBatcher(db);
+  return g[KEY];
+}
