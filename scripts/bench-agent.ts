@@ -181,10 +181,17 @@ async function main() {
       ),
     );
     const seq = new Array<number>(fleet.servers.length).fill(0);
-    const counts = { sent: 0, ok: 0, duplicate: 0, limited: 0, otherStatus: 0, errors: 0, skippedInFlightCap: 0 };
+    const counts = { sent: 0, ok: 0, duplicate: 0, limited: 0, otherStatus: 0, errors: 0, skippedInFlightCap: 0, skippedStillWaiting: 0 };
     let inFlight = 0;
+    // Like a real agent, a server sends its next report only after the previous one was
+    // answered (so seqs arrive in order); a report due meanwhile is skipped and counted.
+    const busy = new Array<boolean>(fleet.servers.length).fill(false);
     const sendLat: number[] = [];
     const send = (i: number) => {
+      if (busy[i]) {
+        counts.skippedStillWaiting++;
+        return;
+      }
       if (inFlight >= MAX_IN_FLIGHT) {
         counts.skippedInFlightCap++;
         return;
@@ -194,11 +201,13 @@ async function main() {
         `{"listenerAlive":true,"serviceRunning":true,"usersOnline":${USERS_PER_REPORT},"rxBps":1000000,"txBps":2000000,"cpu":10,"memory":20,` +
         `"neighbours":[],"instance":"${instance}","seq":${seq[i]},"users":${usersJson[i]}}`;
       inFlight++;
+      busy[i] = true;
       counts.sent++;
       const t = performance.now();
       request(reportUrl, "POST", { authorization: `Bearer ${fleet.servers[i]!.agentToken}`, "content-type": "application/json" }, body).then(
         (r) => {
           inFlight--;
+          busy[i] = false;
           sendLat.push(performance.now() - t);
           if (r.status === 200) {
             counts.ok++;
@@ -208,6 +217,7 @@ async function main() {
         },
         () => {
           inFlight--;
+          busy[i] = false;
           counts.errors++;
         },
       );
