@@ -215,8 +215,9 @@ export const subscriberTraffic = pgTable(
     downBytes: bigint("down_bytes", { mode: "number" }).notNull().default(0),
   },
   (t) => [
+    // The primary key is the only index: every report upserts up to 100+ rows here, and each
+    // extra index costs on every one of them.
     primaryKey({ columns: [t.subscriberId, t.serverId, t.day] }),
-    index("subscriber_traffic_server_day").on(t.serverId, t.day),
     check("subscriber_traffic_non_negative", sql`${t.upBytes} >= 0 and ${t.downBytes} >= 0`),
   ],
 );

@@ -255,6 +255,11 @@ async function main() {
     const storedUp = list.reduce((n, s) => n + s.trafficUpBytes, 0);
     const storedDown = list.reduce((n, s) => n + s.trafficDownBytes, 0);
     const counted = counts.ok - counts.duplicate;
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const metric = (name: string) => Number(new RegExp(`^${name} ([0-9.e+]+)$`, "m").exec(metrics)?.[1] ?? NaN);
+    const batches = metric("routeboard_agent_report_batches_total");
+    const batched = metric("routeboard_agent_report_batched_total");
+    const batchSeconds = metric("routeboard_agent_report_batch_seconds_total");
     sendLat.sort((a, b) => a - b);
     const summary = {
       database: process.env.DATABASE_URL ? "postgres" : "pglite",
@@ -266,6 +271,7 @@ async function main() {
       offeredReportsPerSecond: Math.round(counts.sent / DURATION_S),
       acceptedReportsPerSecond: Math.round(counts.ok / elapsedS),
       counts,
+      groupCommit: { batches, meanReportsPerBatch: Math.round((batched / batches) * 10) / 10, meanBatchMs: Math.round((batchSeconds / batches) * 1000 * 10) / 10 },
       reportLatency: { p50Ms: percentile(sendLat, 50), p99Ms: percentile(sendLat, 99) },
       health: { idle, duringFlood: health },
       traffic: {

@@ -35,7 +35,6 @@ ALTER TABLE "subscribers" ADD COLUMN "last_seen_at" timestamp with time zone;-->
 ALTER TABLE "server_agent_state" ADD CONSTRAINT "server_agent_state_server_id_servers_id_fk" FOREIGN KEY ("server_id") REFERENCES "public"."servers"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "subscriber_traffic" ADD CONSTRAINT "subscriber_traffic_subscriber_id_subscribers_id_fk" FOREIGN KEY ("subscriber_id") REFERENCES "public"."subscribers"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "subscriber_traffic" ADD CONSTRAINT "subscriber_traffic_server_id_servers_id_fk" FOREIGN KEY ("server_id") REFERENCES "public"."servers"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "subscriber_traffic_server_day" ON "subscriber_traffic" USING btree ("server_id","day");--> statement-breakpoint
 -- Existing Reality inbounds keep their one short id as the first (and only) entry.
 UPDATE "inbounds" SET "reality_short_ids" = ARRAY["reality_short_id"] WHERE "reality_short_id" IS NOT NULL;--> statement-breakpoint
 -- Traffic counted before per-direction totals existed has no direction: it is kept as download.

@@ -12,10 +12,15 @@
  */
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
+import { counter } from "@/server/metrics";
 import type { AgentReport } from "@/core/agent-wire";
 import { applyReport, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
 
 export const MAX_BATCH = 256;
+
+const batchesTotal = counter("routeboard_agent_report_batches_total", "Transactions that stored agent reports (group commit)");
+const batchedReports = counter("routeboard_agent_report_batched_total", "Agent reports stored by those transactions");
+const batchMs = counter("routeboard_agent_report_batch_seconds_total", "Time spent writing agent report batches");
 
 interface Item {
   server: ReportingServer;
@@ -64,6 +69,7 @@ export class ReportBatcher {
     // Same order on every instance (by server, stable) keeps row locks from deadlocking.
     const ordered = [...batch].sort((a, b) => (a.server.serverId < b.server.serverId ? -1 : a.server.serverId > b.server.serverId ? 1 : 0));
     let results: Map<Item, AppliedReport> | null = null;
+    const t0 = performance.now();
     try {
       results = await db.transaction(async (tx) => {
         const out = new Map<Item, AppliedReport>();
@@ -74,6 +80,9 @@ export class ReportBatcher {
       results = null;
     }
     if (results) {
+      batchesTotal.inc();
+      batchedReports.inc({}, batch.length);
+      batchMs.inc({}, (performance.now() - t0) / 1000);
       this.batches++;
       this.reports += batch.length;
       this.announce(batch, results);
