@@ -138,7 +138,7 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
             <Field label="Dest" error={err("realityDest")} hint="Where the core forwards probes and non-clients, host:port. Empty: the SNI on port 443.">
               {(p) => <input {...p} className={inputClass} value={values.realityDest} onChange={set("realityDest")} placeholder={`${values.sni.trim() || "www.microsoft.com"}:443`} />}
             </Field>
-            <Field label="Server names" error={err("realityServerNames")} hint="SNI values the core accepts, comma-separated. Empty: the SNI.">
+            <Field label="Accepted SNIs" error={err("realityServerNames")} hint="Reality serverNames: the SNI values the core accepts, comma-separated. Empty: the masquerade SNI.">
               {(p) => <input {...p} className={inputClass} value={values.realityServerNames} onChange={set("realityServerNames")} placeholder={values.sni.trim() || "www.microsoft.com"} />}
             </Field>
             <div className="sm:col-span-2">
