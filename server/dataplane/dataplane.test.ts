@@ -15,6 +15,7 @@ import { renderMetrics } from "@/server/metrics";
 import type { RouteHandler } from "@/server/http/util";
 import { agentConfigHandler } from "./config-route";
 import { agentLimits } from "./rate-limit";
+import { applyReports } from "@/server/monitoring/store";
 
 const DB_KEY = Symbol.for("routeboard.database");
 
@@ -231,6 +232,31 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect(state).toMatchObject({ instance: "agent-two", seq: 1 });
     const list = await admin.subscribers.list({ clusterId });
     expect(list.find((s) => s.id === alice.id)).toMatchObject({ trafficUpBytes: 101, trafficDownBytes: 1002, online: true });
+  });
+
+  it("one batch holding the same report twice and the next one counts each seq once, in order", async () => {
+    const sid = srv[1]!.id;
+    const server = { serverId: sid, clusterId };
+    const users = [{ email: alice.id, up: 10, down: 0 }];
+    const [before] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    const now = Date.now();
+    const out = await t.db.transaction((tx) =>
+      applyReports(tx, [
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 5, users }) },
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 5, users }) },
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 6, users }) },
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 4, users }) },
+      ]),
+    );
+    expect(out.map((o) => o.duplicate)).toEqual([false, true, false, true]);
+    const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    expect(after!.trafficUpBytes - before!.trafficUpBytes).toBe(20);
+    // Back to the sequence the other tests use.
+    await t.db.update(serverAgentState).set({ instance: "agent-two", seq: 1 }).where(eq(serverAgentState.serverId, sid));
+    await t.db
+      .update(subscribers)
+      .set({ trafficUpBytes: before!.trafficUpBytes, trafficUsedBytes: before!.trafficUsedBytes })
+      .where(eq(subscribers.id, alice.id));
   });
 
   it("unknown emails are ignored and counted; the rest is stored", async () => {
