@@ -259,6 +259,20 @@ export const serverMetrics = pgTable("server_metrics", {
 });
 
 /**
+ * Per-user traffic of committed agent report batches, not yet added to subscriber_traffic:
+ * one row per batch ([subscriber, server, day, up, down] entries), written in the batch's own
+ * transaction, so an acknowledged report is durable at once. A folder moves the entries into
+ * subscriber_traffic every few seconds, summing the many reports of one (subscriber, server,
+ * day) first: at high report rates that is a fraction of the rows. Subscribers' totals are not
+ * deferred: they are updated with the batch (limits, "online now").
+ */
+export const trafficJournal = pgTable("traffic_journal", {
+  id: bigserial("id", { mode: "number" }).primaryKey(),
+  entries: jsonb("entries").$type<Array<[string, string, string, number, number]>>().notNull(),
+  createdAt: createdAt(),
+});
+
+/**
  * What the server's agent last told about itself (DESIGN §6): the (instance, seq) of the last
  * report whose traffic was counted (exactly-once delivery), the config its core runs, why the
  * core refused the newest one, which inbounds it cannot serve, and its versions.

@@ -55,7 +55,7 @@ export async function startServices(): Promise<void> {
 export async function stopServices(): Promise<void> {
   // Open long-polls get their 304 now; reports already queued are written before the database closes.
   closeConfigHub();
-  await reportBatcher(getDb).idle().catch(() => {});
+  await reportBatcher(getDb).stop().catch(() => {});
   await running?.leader?.stop();
   await stopMonitoring();
   await subscriptionService()?.stop();

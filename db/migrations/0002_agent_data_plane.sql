@@ -24,6 +24,12 @@ CREATE TABLE "subscriber_traffic" (
 	CONSTRAINT "subscriber_traffic_non_negative" CHECK ("subscriber_traffic"."up_bytes" >= 0 and "subscriber_traffic"."down_bytes" >= 0)
 );
 --> statement-breakpoint
+CREATE TABLE "traffic_journal" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"entries" jsonb NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "inbounds" ADD COLUMN "reality_short_ids" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "inbounds" ADD COLUMN "reality_server_names" text[] DEFAULT '{}'::text[] NOT NULL;--> statement-breakpoint
 ALTER TABLE "inbounds" ADD COLUMN "reality_dest" text;--> statement-breakpoint

@@ -15,7 +15,7 @@ import { renderMetrics } from "@/server/metrics";
 import type { RouteHandler } from "@/server/http/util";
 import { agentConfigHandler } from "./config-route";
 import { agentLimits } from "./rate-limit";
-import { applyReports } from "@/server/monitoring/store";
+import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
 
 const DB_KEY = Symbol.for("routeboard.database");
 
@@ -226,6 +226,10 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const [a] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
     expect(a).toMatchObject({ trafficUpBytes: 101, trafficDownBytes: 1002, trafficUsedBytes: 1103 });
     expect(a!.lastSeenAt).not.toBeNull();
+    // Per-day rows arrive through the journal.
+    expect(await t.db.select().from(subscriberTraffic).where(eq(subscriberTraffic.subscriberId, alice.id))).toEqual([]);
+    expect(await foldTrafficJournal(t.db)).toBeGreaterThanOrEqual(2);
+    expect(await foldTrafficJournal(t.db)).toBe(0);
     const days = await t.db.select().from(subscriberTraffic).where(eq(subscriberTraffic.subscriberId, alice.id));
     expect(days).toEqual([expect.objectContaining({ serverId: srv[1]!.id, upBytes: 101, downBytes: 1002 })]);
     const [state] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));

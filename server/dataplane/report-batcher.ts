@@ -14,9 +14,12 @@ import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { counter } from "@/server/metrics";
 import type { AgentReport } from "@/core/agent-wire";
-import { applyReport, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
+import { logger } from "@/server/logger";
+import { applyReport, foldTrafficJournal, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
 
 export const MAX_BATCH = 256;
+const FULL_ENOUGH = 64;
+const GATHER_MS = 10;
 
 const batchesTotal = counter("routeboard_agent_report_batches_total", "Transactions that stored agent reports (group commit)");
 const batchedReports = counter("routeboard_agent_report_batched_total", "Agent reports stored by those transactions");
@@ -30,8 +33,13 @@ interface Item {
   reject: (err: unknown) => void;
 }
 
+/** How often the traffic journal is folded into subscriber_traffic. */
+export const FOLD_EVERY_MS = 10_000;
+
 export class ReportBatcher {
   private queue: Item[] = [];
+  private foldTimer: ReturnType<typeof setInterval> | null = null;
+  private folding: Promise<unknown> | null = null;
   private running: Promise<void> | null = null;
   batches = 0;
   reports = 0;
@@ -41,7 +49,34 @@ export class ReportBatcher {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Folds the traffic journal every FOLD_EVERY_MS (started with the first report). */
+  private startFolding(): void {
+    if (this.foldTimer) return;
+    this.foldTimer = setInterval(() => void this.fold(), FOLD_EVERY_MS);
+    this.foldTimer.unref?.();
+  }
+
+  fold(): Promise<unknown> {
+    this.folding ??= this.db()
+      .then((db) => foldTrafficJournal(db))
+      .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
+      .finally(() => {
+        this.folding = null;
+      });
+    return this.folding;
+  }
+
+  /** Writes what is queued, folds the journal once more and stops the fold timer. */
+  async stop(): Promise<void> {
+    if (this.foldTimer) clearInterval(this.foldTimer);
+    this.foldTimer = null;
+    await this.idle();
+    await this.folding;
+    await this.fold();
+  }
+
   submit(server: ReportingServer, report: AgentReport): Promise<ReportOutcome> {
+    this.startFolding();
     return new Promise((resolve, reject) => {
       this.queue.push({ server, report, nowMs: this.now(), resolve, reject });
       this.running ??= this.drain().finally(() => {
@@ -59,6 +94,9 @@ export class ReportBatcher {
     // Let the requests that arrive in the same tick join the first batch.
     await new Promise((r) => setImmediate(r));
     while (this.queue.length > 0) {
+      // Under load, wait a few ms for a fuller batch: the per-batch cost (statements, commit)
+      // dominates small batches. An idle panel writes a lone report at once.
+      if (this.queue.length > 1 && this.queue.length < FULL_ENOUGH) await new Promise((r) => setTimeout(r, GATHER_MS));
       const batch = this.queue.splice(0, MAX_BATCH);
       await this.write(batch);
     }

@@ -6,7 +6,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers } from "@/db/schema";
+import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import type { AgentReportAck } from "@/core/agent-wire";
 import { bearerToken } from "@/server/dataplane/agent-auth";
 import { counter } from "@/server/metrics";
@@ -264,8 +264,8 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  *   its own sequence. Fields a report leaves out keep their stored values;
  * - latest metrics (+ learned peak), the 5-minute history bucket, the mesh links,
  *   reportEverHealthy, then the status once per server;
- * - per-user traffic: per subscriber, server and UTC day, and the subscribers' totals and
- *   last_seen_at; emails that are no subscriber of the server's cluster are ignored and counted.
+ * - per-user traffic: the subscribers' totals and last_seen_at, and the per-(subscriber,
+ *   server, UTC day) entries into the traffic journal (see foldTrafficJournal); emails that are no subscriber of the server's cluster are ignored and counted.
  * Rows are locked in server id order, so concurrent batches (other instances) cannot deadlock
  * on them.
  */
@@ -575,14 +575,10 @@ async function storeTrafficBatch(
     unknownTotal += unknown;
   }
   if (perDay.size === 0) return { unknownTotal, unknownByItem, crossedClusters };
-  const days = [...perDay.values()].sort((a, b) => byId(a.sub, b.sub) || byId(a.server, b.server) || byId(a.day, b.day));
-  await tx.execute(sql`
-    insert into ${subscriberTraffic} (subscriber_id, server_id, day, up_bytes, down_bytes)
-    select * from unnest(${pgArray(days.map((d) => d.sub))}::uuid[], ${pgArray(days.map((d) => d.server))}::uuid[],
-      ${pgArray(days.map((d) => d.day))}::date[], ${pgArray(days.map((d) => d.up))}::bigint[], ${pgArray(days.map((d) => d.down))}::bigint[])
-    on conflict (subscriber_id, server_id, day) do update set
-      up_bytes = ${subscriberTraffic}.up_bytes + excluded.up_bytes,
-      down_bytes = ${subscriberTraffic}.down_bytes + excluded.down_bytes`);
+  // The per-day rows go through the journal (one row for the whole batch); foldTrafficJournal
+  // adds them to subscriber_traffic a few seconds later, summed.
+  const entries = [...perDay.values()].map((d) => [d.sub, d.server, d.day, d.up, d.down] as [string, string, string, number, number]);
+  await tx.insert(trafficJournal).values({ entries });
   const subs = [...perSub.keys()].sort(byId);
   const rows = await tx.execute<{ cluster_id: string; crossed: boolean }>(sql`
     update ${subscribers} as s set
@@ -598,6 +594,37 @@ async function storeTrafficBatch(
       and s.traffic_used_bytes - v.up - v.down < s.traffic_limit_bytes) as crossed`);
   for (const r of rowsOf<{ cluster_id: string; crossed: boolean }>(rows)) if (r.crossed) crossedClusters.add(r.cluster_id);
   return { unknownTotal, unknownByItem, crossedClusters };
+}
+
+/**
+ * Moves the traffic journal into subscriber_traffic: every entry committed so far, summed per
+ * (subscriber, server, day), in one statement. Entries of deleted subscribers or servers are
+ * dropped. Safe on several instances at once: a journal row is deleted, and so added, by one
+ * of them only. Returns the number of journal rows folded.
+ */
+export async function foldTrafficJournal(db: Db): Promise<number> {
+  const res = await db.execute<{ folded: number }>(sql`
+    with j as (delete from ${trafficJournal} returning entries),
+    e as (
+      select (x->>0)::uuid as sub, (x->>1)::uuid as srv, (x->>2)::date as day, (x->>3)::bigint as up, (x->>4)::bigint as down
+      from j, jsonb_array_elements(j.entries) as x
+    ),
+    agg as (
+      select e.sub, e.srv, e.day, sum(e.up)::bigint as up, sum(e.down)::bigint as down
+      from e
+      where exists (select 1 from ${subscribers} s where s.id = e.sub) and exists (select 1 from ${servers} v where v.id = e.srv)
+      group by e.sub, e.srv, e.day
+    ),
+    ins as (
+      insert into ${subscriberTraffic} (subscriber_id, server_id, day, up_bytes, down_bytes)
+      select sub, srv, day, up, down from agg order by sub, srv, day
+      on conflict (subscriber_id, server_id, day) do update set
+        up_bytes = ${subscriberTraffic}.up_bytes + excluded.up_bytes,
+        down_bytes = ${subscriberTraffic}.down_bytes + excluded.down_bytes
+      returning 1
+    )
+    select (select count(*) from j)::int as folded, (select count(*) from ins)::int as rows`);
+  return Number(rowsOf<{ folded: number }>(res)[0]?.folded ?? 0);
 }
 
 /** Rows of tx.execute on either driver (node-postgres: { rows }, PGlite: { rows } too). */
