@@ -129,7 +129,8 @@ async function main() {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-bench-agent-"));
   const password = `bench-${randomBytes(16).toString("hex")}`;
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+  const nodeFlags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(" ") : [];
+  const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "server/main.ts"], {
     env: {
       ...process.env,
       PORT: String(port),
