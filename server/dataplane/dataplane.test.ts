@@ -349,6 +349,22 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect((await post(srv[0]!.token, baseReport())).status).toBe(200);
   });
 
+  it("config polls: an abusive loop gets 429 + Retry-After; a long-poll loop does not", async () => {
+    agentLimits().config.clear();
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 22; i++) {
+      const r = await get(srv[1]!.token);
+      statuses.push(r.status);
+      if (r.status === 429) retryAfter = r.headers.get("retry-after");
+      await r.arrayBuffer();
+    }
+    expect(statuses.slice(0, 20).every((s) => s === 200)).toBe(true);
+    expect(statuses.slice(20)).toEqual([429, 429]);
+    expect(retryAfter).toBe("1");
+    agentLimits().config.clear();
+  });
+
   it("a subscriber whose report crosses the limit leaves the config at the next push", async () => {
     agentLimits().reports.clear();
     const erin = await admin.subscribers.create({ clusterId, name: "erin", expiresAt: null, trafficLimitGb: 0.001 });
