@@ -108,6 +108,11 @@ export async function recomputeServer(
   return { serverId, clusterId: row.clusterId, status: result.status, changed };
 }
 
+/** A PostgreSQL array literal for unnest(): numbers, uuids, booleans; null → NULL; strings quoted. */
+function pgArray(values: ReadonlyArray<string | number | boolean | null>): string {
+  return `{${values.map((v) => (v === null ? "NULL" : typeof v === "string" ? `"${v.replace(/["\\]/g, "\\$&")}"` : String(v))).join(",")}}`;
+}
+
 /**
  * recomputeServer for many servers at once (agent report batches): one locked read in server
  * id order, and writes only for the servers whose status or reason changed.
@@ -124,24 +129,32 @@ export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[],
     .where(inArray(serverHealth.serverId, [...serverIds]))
     .orderBy(serverHealth.serverId)
     .for("update", { of: serverHealth });
+  // One UPDATE for every server whose status or reason moved (status_since only with the status).
+  const upd = { id: [] as string[], status: [] as string[], changed: [] as boolean[], reason: [] as string[], at: [] as string[] };
   for (const row of rows) {
     const nowMs = nowOf(row.id);
     const h = row.health;
     const result = statusOf(row, h, { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
     const changed = result.status !== h.status;
-    const patch: Partial<typeof serverHealth.$inferInsert> = {};
-    if (changed) {
-      patch.status = result.status;
-      patch.statusSince = new Date(nowMs);
-      patch.statusReason = result.reason;
-    } else if (result.reason !== h.statusReason && result.status !== "no-data") {
-      patch.statusReason = result.reason;
-    }
-    if (Object.keys(patch).length > 0) {
-      patch.updatedAt = new Date(nowMs);
-      await tx.update(serverHealth).set(patch).where(eq(serverHealth.serverId, row.id));
+    if (changed || (result.reason !== h.statusReason && result.status !== "no-data")) {
+      upd.id.push(row.id);
+      upd.status.push(result.status);
+      upd.changed.push(changed);
+      upd.reason.push(result.reason);
+      upd.at.push(new Date(nowMs).toISOString());
     }
     out.set(row.id, { serverId: row.id, clusterId: row.clusterId, status: result.status, changed });
+  }
+  if (upd.id.length > 0) {
+    await tx.execute(sql`
+      update ${serverHealth} as h set
+        status = v.status,
+        status_since = case when v.changed then v.at else h.status_since end,
+        status_reason = v.reason,
+        updated_at = v.at
+      from unnest(${pgArray(upd.id)}::uuid[], ${pgArray(upd.status)}::text[], ${pgArray(upd.changed)}::boolean[],
+        ${pgArray(upd.reason)}::text[], ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, at)
+      where h.server_id = v.id`);
   }
   return out;
 }
@@ -248,10 +261,6 @@ export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-/** A PostgreSQL array literal for unnest(): numbers, uuids, booleans; null → NULL; strings quoted. */
-function pgArray(values: ReadonlyArray<string | number | boolean | null>): string {
-  return `{${values.map((v) => (v === null ? "NULL" : typeof v === "string" ? `"${v.replace(/["\\]/g, "\\$&")}"` : String(v))).join(",")}}`;
-}
 
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
