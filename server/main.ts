@@ -14,6 +14,7 @@ import { logger } from "@/server/logger";
 import { createTrpcHandler } from "@/server/http/trpc";
 import { healthHandler } from "@/server/http/health";
 import { startServices, stopServices, machineRoutes } from "@/server/services";
+import { closeConfigHub } from "@/server/dataplane/config-hub";
 import type { RouteHandler } from "@/server/http/util";
 import { sendText } from "@/server/http/util";
 
@@ -98,6 +99,8 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "stopping");
+    // Agents waiting in a config long-poll get their 304 before the connections close.
+    closeConfigHub();
     server.close();
     server.closeAllConnections();
     await stopServices().catch(() => {});
