@@ -15,6 +15,8 @@ import { renderMetrics } from "@/server/metrics";
 import type { RouteHandler } from "@/server/http/util";
 import { agentConfigHandler } from "./config-route";
 import { agentLimits } from "./rate-limit";
+import { configHub, WAKE_SPACING_MS } from "./config-hub";
+import { getDb } from "@/db/client";
 import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
 
 const DB_KEY = Symbol.for("routeboard.database");
@@ -195,6 +197,27 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect(r2.status).toBe(200);
     expect(Date.now() - t1).toBeLessThan(2200);
     expect(((await r2.json()) as AgentConfig).users.map((u) => u.email)).not.toContain(carol.id);
+  });
+
+  it("no storm: a burst of edits wakes each waiting agent once, with one build for all of them", async () => {
+    const hub = configHub(getDb);
+    const [c0, c1] = [await configOf(0), await configOf(1)];
+    await new Promise((r) => setTimeout(r, WAKE_SPACING_MS));
+    const before = hub.builds;
+    const t0 = Date.now();
+    const waits = [get(srv[0]!.token, "?wait=20", { "if-none-match": `"${c0.version}"` }), get(srv[1]!.token, "?wait=20", { "if-none-match": `"${c1.version}"` })];
+    await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 5; i++) await admin.subscribers.create({ clusterId, name: `burst-${i}`, expiresAt: null, trafficLimitGb: null });
+    const answers = await Promise.all(waits);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    // One or two builds (edits spread over a wake-up), never one per edit or per agent.
+    expect(hub.builds - before).toBeLessThanOrEqual(2);
+    await Promise.all(answers.map((a) => a.arrayBuffer()));
+    // Whatever the pushed answer held, the next poll holds all five.
+    const burst = (await admin.subscribers.list({ clusterId })).filter((x) => x.name.startsWith("burst-")).map((x) => x.id);
+    const final = await configOf(1);
+    expect(burst.every((id) => final.users.some((u) => u.email === id))).toBe(true);
   });
 
   it("a subscriber leaves the config within 2 s of its expiry", async () => {
