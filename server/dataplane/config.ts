@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, servers, subscribers } from "@/db/schema";
-import type { AgentConfig, AgentInbound, AgentNeighbour, AgentUser } from "@/core/agent-wire";
+import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
 
@@ -86,14 +86,17 @@ type InboundRow = typeof inbounds.$inferSelect;
 
 /** The inbound as the core needs it; null pieces are what the security does not use. */
 export function agentInbound(i: InboundRow): AgentInbound {
+  const serverNames = i.realityServerNames.length > 0 ? i.realityServerNames : i.sni ? [i.sni] : [];
+  const dest = i.realityDest ?? (i.sni ? `${i.sni}:443` : null);
+  // Without keys, names or dest the core cannot serve it: null, and the agent reports it unserved.
   const reality =
-    i.security === "reality" && i.realityPrivateKey && i.realityPublicKey
+    i.security === "reality" && i.realityPrivateKey && i.realityPublicKey && serverNames.length > 0 && dest
       ? {
           privateKey: i.realityPrivateKey,
           publicKey: i.realityPublicKey,
           shortIds: i.realityShortIds.length > 0 ? i.realityShortIds : [""],
-          serverNames: i.realityServerNames.length > 0 ? i.realityServerNames : i.sni ? [i.sni] : [],
-          dest: i.realityDest ?? (i.sni ? `${i.sni}:443` : ""),
+          serverNames,
+          dest,
         }
       : null;
   const tls = i.security === "tls" && i.tlsCertificateFile && i.tlsKeyFile ? { certificateFile: i.tlsCertificateFile, keyFile: i.tlsKeyFile } : null;
@@ -109,6 +112,19 @@ export function agentInbound(i: InboundRow): AgentInbound {
     tls,
     reality,
   };
+}
+
+/**
+ * The servers one server checks: all other enabled ones, or in clusters larger than
+ * MAX_NEIGHBOURS the MAX_NEIGHBOURS that follow it in id order (a ring), so every server is
+ * still watched by as many observers as it watches.
+ */
+export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: string): AgentNeighbour[] {
+  const others = enabledById.filter((n) => n.serverId !== serverId);
+  if (others.length <= MAX_NEIGHBOURS) return others;
+  const start = others.findIndex((n) => n.serverId > serverId);
+  const from = start === -1 ? 0 : start;
+  return Array.from({ length: MAX_NEIGHBOURS }, (_, k) => others[(from + k) % others.length]!);
 }
 
 /** Builds the config of every server of one cluster from the database. */
@@ -161,7 +177,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       server: { id: s.id, name: s.name, address: s.address, enabled: s.enabled },
       reportIntervalS: cluster.reportIntervalS,
       inbounds: (byServerInbounds.get(s.id) ?? []).map(agentInbound),
-      neighbours: neighboursAll.filter((n) => n.serverId !== s.id),
+      neighbours: neighboursOf(neighboursAll, s.id),
     };
     out.byServer.set(s.id, { version: configVersion(rest, usersHash), rest });
   }
