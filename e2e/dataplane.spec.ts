@@ -125,3 +125,45 @@ test("@pg subscribers list: usage, online now and last seen from an agent report
   await expect(bobRow.getByTestId("subscriber-last-seen")).toHaveText("Never");
   await page.screenshot({ path: "test-results/subscribers-usage.png", fullPage: true });
 });
+
+test("@pg health page: the agent's config error and the inbounds its core does not serve", async ({ page, cluster }) => {
+  const server = await trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", {
+    clusterId: cluster.id,
+    name: "agent-health",
+    address: "127.0.0.1",
+    role: "node",
+    coefficient: 1,
+    capacityMbps: null,
+  });
+  const { inbound } = await trpcMutation<{ inbound: { id: string } }>(page.request, "inbounds.create", {
+    serverId: server.id,
+    name: "Reality on v2ray",
+    port: 24443,
+    security: "reality",
+    sni: "www.example.com",
+  });
+  const r = await page.request.post("/api/agent/report", {
+    headers: { authorization: `Bearer ${server.agentToken}` },
+    data: {
+      listenerAlive: true,
+      serviceRunning: true,
+      usersOnline: 0,
+      rxBps: 0,
+      txBps: 0,
+      cpu: 1,
+      memory: 1,
+      neighbours: [],
+      configVersion: "v1",
+      configError: "v2ray: failed to load config: invalid port",
+      unservedInbounds: [{ inboundId: inbound.id, reason: "Reality needs Xray" }],
+      core: { kind: "v2ray", version: "V2Ray 4.34.0" },
+      agentVersion: "0.1.0",
+    },
+  });
+  expect(r.status()).toBe(200);
+  await page.goto(`/clusters/${cluster.id}/health`);
+  const row = page.getByRole("row", { name: "Server agent-health" });
+  await expect(row.getByTestId("config-error")).toContainText("v2ray: failed to load config: invalid port");
+  await expect(row.getByTestId("unserved-inbounds")).toContainText("Reality on v2ray: Reality needs Xray");
+  await expect(row.getByTestId("agent-state")).toContainText("v2ray V2Ray 4.34.0 · agent 0.1.0");
+});
