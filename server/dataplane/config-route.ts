@@ -12,6 +12,7 @@ import { getDb } from "@/db/client";
 import { MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
+import { isDatabaseDown } from "@/server/db-errors";
 import { authenticateAgent } from "./agent-auth";
 import { configBody, type BuiltConfig, type ClusterConfigs } from "./config";
 import { configHub } from "./config-hub";
@@ -53,7 +54,16 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     return;
   }
   const db = await getDb();
-  const agent = await authenticateAgent(db, req.headers.authorization);
+  const agent = await authenticateAgent(db, req.headers.authorization).catch((err: unknown) => {
+    if (isDatabaseDown(err)) return "down" as const;
+    throw err;
+  });
+  if (agent === "down") {
+    answers.inc({ outcome: "unavailable" });
+    sendJson(res, 503, { error: "the panel's database is unreachable: retry shortly" }, { "retry-after": "5" });
+    req.resume();
+    return;
+  }
   if (!agent) {
     answers.inc({ outcome: "unauthorized" });
     const error = req.headers.authorization ? "unknown agent token" : "missing bearer token: send Authorization: Bearer <agent token>";
@@ -73,7 +83,16 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     return;
   }
   const hub = configHub(getDb);
-  const cluster = await hub.get(agent.clusterId);
+  let cluster: ClusterConfigs;
+  try {
+    cluster = await hub.get(agent.clusterId);
+  } catch (err) {
+    if (!isDatabaseDown(err)) throw err;
+    // The agent keeps running its last good config and asks again.
+    answers.inc({ outcome: "unavailable" });
+    sendJson(res, 503, { error: "the panel's database is unreachable: keep the current config and retry" }, { "retry-after": "5" });
+    return;
+  }
   const built = cluster.byServer.get(agent.serverId);
   if (!built) {
     sendJson(res, 401, { error: "unknown agent token" }, { "www-authenticate": "Bearer" });

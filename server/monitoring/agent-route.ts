@@ -9,6 +9,7 @@ import { getDb } from "@/db/client";
 import type { IncomingMessage } from "node:http";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
+import { isDatabaseDown } from "@/server/db-errors";
 import { authenticateAgent } from "@/server/dataplane/agent-auth";
 import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
 import { reportBatcher } from "@/server/dataplane/report-batcher";
@@ -30,7 +31,16 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
     return;
   }
   const db = await getDb();
-  const agent = await authenticateAgent(db, req.headers.authorization);
+  const agent = await authenticateAgent(db, req.headers.authorization).catch((err: unknown) => {
+    if (isDatabaseDown(err)) return "down" as const;
+    throw err;
+  });
+  if (agent === "down") {
+    reports.inc({ outcome: "unavailable" });
+    sendJson(res, 503, { error: "the panel's database is unreachable: retry shortly" }, { "retry-after": "5" });
+    req.resume();
+    return;
+  }
   if (!agent) {
     reports.inc({ outcome: "unauthorized" });
     const error = req.headers.authorization ? "unknown agent token" : "missing bearer token: send Authorization: Bearer <agent token>";
@@ -62,7 +72,16 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
     sendJson(res, 400, { error: parsed.error });
     return;
   }
-  const outcome = await reportBatcher(getDb).submit({ serverId: agent.serverId, clusterId: agent.clusterId }, parsed.report);
+  let outcome;
+  try {
+    outcome = await reportBatcher(getDb).submit({ serverId: agent.serverId, clusterId: agent.clusterId }, parsed.report);
+  } catch (err) {
+    if (!isDatabaseDown(err)) throw err;
+    // Nothing was stored: the agent keeps the report (and its traffic) and sends it again.
+    reports.inc({ outcome: "unavailable" });
+    sendJson(res, 503, { error: "the panel's database is unreachable: nothing was stored, send this report again" }, { "retry-after": "5" });
+    return;
+  }
   reports.inc({ outcome: outcome.httpStatus === 200 ? (outcome.body.duplicate ? "duplicate" : "ok") : "refused" });
   sendJson(res, outcome.httpStatus, outcome.body);
 };
