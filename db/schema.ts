@@ -12,6 +12,7 @@ import {
   bigserial,
   boolean,
   check,
+  date,
   doublePrecision,
   foreignKey,
   index,
@@ -121,8 +122,17 @@ export const inbounds = pgTable(
     security: inboundSecurity("security").notNull().default("reality"),
     sni: text("sni"),
     realityPublicKey: text("reality_public_key"),
+    /** Leaves the database only in GET /api/agent/config (server/agent/config.ts). */
     realityPrivateKey: text("reality_private_key"),
-    realityShortId: text("reality_short_id"),
+    /** Reality short ids the core accepts; share links carry the first one. */
+    realityShortIds: text("reality_short_ids").array().notNull().default(sql`'{}'::text[]`),
+    /** SNI values the core accepts for Reality; empty = the inbound's SNI. */
+    realityServerNames: text("reality_server_names").array().notNull().default(sql`'{}'::text[]`),
+    /** Reality masquerade target, host:port; null = `<sni>:443`. */
+    realityDest: text("reality_dest"),
+    /** TLS certificate and key paths on the server itself (the panel never sees the key). */
+    tlsCertificateFile: text("tls_certificate_file"),
+    tlsKeyFile: text("tls_key_file"),
     isFallback: boolean("is_fallback").notNull().default(false),
     /** Optimistic concurrency: every move bumps it; a drop made on stale data is refused. */
     version: integer("version").notNull().default(1),
@@ -146,6 +156,12 @@ export const inbounds = pgTable(
     index("inbounds_route").on(t.routeId),
     check("inbounds_port_range", sql`${t.port} between 1 and 65535`),
     check("inbounds_fallback_needs_route", sql`not ${t.isFallback} or ${t.routeId} is not null`),
+    // Xray accepts at most 16 hex digits per short id; links and configs rely on the format.
+    check(
+      "inbounds_reality_short_ids_format",
+      sql`cardinality(${t.realityShortIds}) <= 16 and array_to_string(${t.realityShortIds}, ',') ~ '^([0-9a-f]{0,16})?(,[0-9a-f]{0,16})*$'`,
+    ),
+    check("inbounds_reality_server_names_count", sql`cardinality(${t.realityServerNames}) <= 32`),
   ],
 );
 
@@ -161,7 +177,13 @@ export const subscribers = pgTable(
     token: text("token").notNull(),
     expiresAt: ts("expires_at"),
     trafficLimitBytes: bigint("traffic_limit_bytes", { mode: "number" }),
+    /** Always traffic_up_bytes + traffic_down_bytes (checked), kept for the limit comparison. */
     trafficUsedBytes: bigint("traffic_used_bytes", { mode: "number" }).notNull().default(0),
+    /** Totals of the per-day traffic (subscriber_traffic), added in the same transaction. */
+    trafficUpBytes: bigint("traffic_up_bytes", { mode: "number" }).notNull().default(0),
+    trafficDownBytes: bigint("traffic_down_bytes", { mode: "number" }).notNull().default(0),
+    /** End of the last report interval in which this subscriber moved traffic. */
+    lastSeenAt: ts("last_seen_at"),
     enabled: boolean("enabled").notNull().default(true),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -170,6 +192,33 @@ export const subscribers = pgTable(
     uniqueIndex("subscribers_token").on(t.token),
     uniqueIndex("subscribers_vless_uuid").on(t.vlessUuid),
     index("subscribers_cluster").on(t.clusterId),
+    check("subscribers_traffic_non_negative", sql`${t.trafficUpBytes} >= 0 and ${t.trafficDownBytes} >= 0`),
+    check("subscribers_traffic_used_sum", sql`${t.trafficUsedBytes} = ${t.trafficUpBytes} + ${t.trafficDownBytes}`),
+  ],
+);
+
+/**
+ * Traffic per subscriber per server per UTC day, from agent reports (bytes since the previous
+ * report, added once per (instance, seq): see server_agent_state).
+ */
+export const subscriberTraffic = pgTable(
+  "subscriber_traffic",
+  {
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => subscribers.id, { onDelete: "cascade" }),
+    serverId: uuid("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    day: date("day", { mode: "string" }).notNull(),
+    upBytes: bigint("up_bytes", { mode: "number" }).notNull().default(0),
+    downBytes: bigint("down_bytes", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [
+    // The primary key is the only index: every report upserts up to 100+ rows here, and each
+    // extra index costs on every one of them.
+    primaryKey({ columns: [t.subscriberId, t.serverId, t.day] }),
+    check("subscriber_traffic_non_negative", sql`${t.upBytes} >= 0 and ${t.downBytes} >= 0`),
   ],
 );
 
@@ -208,6 +257,50 @@ export const serverMetrics = pgTable("server_metrics", {
   /** Learned link capacity: peak traffic that cools down (DESIGN §2). */
   peakBps: doublePrecision("peak_bps").notNull().default(0),
 });
+
+/**
+ * Per-user traffic of committed agent report batches, not yet added to subscriber_traffic:
+ * one row per batch ([subscriber, server, day, up, down] entries), written in the batch's own
+ * transaction, so an acknowledged report is durable at once. A folder moves the entries into
+ * subscriber_traffic every few seconds, summing the many reports of one (subscriber, server,
+ * day) first: at high report rates that is a fraction of the rows. Subscribers' totals are not
+ * deferred: they are updated with the batch (limits, "online now").
+ */
+export const trafficJournal = pgTable("traffic_journal", {
+  id: bigserial("id", { mode: "number" }).primaryKey(),
+  entries: jsonb("entries").$type<Array<[string, string, string, number, number]>>().notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * What the server's agent last told about itself (DESIGN §6): the (instance, seq) of the last
+ * report whose traffic was counted (exactly-once delivery), the config its core runs, why the
+ * core refused the newest one, which inbounds it cannot serve, and its versions.
+ */
+export const serverAgentState = pgTable(
+  "server_agent_state",
+  {
+    serverId: uuid("server_id")
+      .primaryKey()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    /** Random id the agent keeps in its state folder; a new one restarts the sequence. */
+    instance: text("instance"),
+    seq: bigint("seq", { mode: "number" }),
+    configVersion: text("config_version"),
+    configError: text("config_error"),
+    configErrorAt: ts("config_error_at"),
+    /** [{ inboundId, reason }] of inbounds the core does not serve (e.g. Reality on v2ray). */
+    unservedInbounds: jsonb("unserved_inbounds").$type<Array<{ inboundId: string; reason: string }>>().notNull().default([]),
+    coreKind: text("core_kind"),
+    coreVersion: text("core_version"),
+    agentVersion: text("agent_version"),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    check("server_agent_state_seq", sql`(${t.instance} is null) = (${t.seq} is null) and (${t.seq} is null or ${t.seq} >= 1)`),
+    check("server_agent_state_core_kind", sql`${t.coreKind} is null or ${t.coreKind} in ('xray', 'v2ray')`),
+  ],
+);
 
 /** Downsampled history: one row per server per 5-minute bucket. */
 export const serverMetricsHistory = pgTable(

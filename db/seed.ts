@@ -122,7 +122,8 @@ export async function seedDemoCluster(db: Db, name: string): Promise<string> {
         sni: ib.sni,
         realityPublicKey: keys.publicKey,
         realityPrivateKey: keys.privateKey,
-        realityShortId: keys.shortId,
+        realityShortIds: [keys.shortId],
+        ...(ib.name.endsWith("TLS") ? { tlsCertificateFile: `/etc/ssl/routeboard/${ib.sni}.crt`, tlsKeyFile: `/etc/ssl/routeboard/${ib.sni}.key` } : {}),
       });
     }
   }

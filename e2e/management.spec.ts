@@ -97,6 +97,8 @@ test("inbounds: a port in use is refused next to the port field; create, edit, f
   await fra.getByRole("button", { name: "Edit inbound 🇩🇪 Frankfurt 2" }).click();
   const edit = page.getByRole("dialog", { name: "Edit inbound 🇩🇪 Frankfurt 2" });
   await edit.getByLabel("Security").selectOption("tls");
+  await edit.getByLabel("Certificate file").fill("/etc/ssl/fra2.pem");
+  await edit.getByLabel("Key file").fill("/etc/ssl/private/fra2.key");
   await edit.getByLabel("Port").fill("10444");
   await edit.getByRole("button", { name: "Save inbound" }).click();
   await expect(edit).toBeHidden();

@@ -73,7 +73,7 @@ async function seed(dataDir: string): Promise<string[]> {
         security: "reality" as const,
         sni: "www.example.com",
         realityPublicKey: "Z2V0LXJlYWwta2V5cy1pbi1wcm9kdWN0aW9uLXBsZWFzZQ",
-        realityShortId: "0123456789abcdef",
+        realityShortIds: ["0123456789abcdef"],
       });
     }
   }

@@ -10,7 +10,7 @@ import { deliverRemoteChange, setRemoteForwarder, type ChangeEvent, type ChangeK
 import { logger } from "@/server/logger";
 
 export const CHANGE_CHANNEL = "routeboard_changes";
-const KINDS: ChangeKind[] = ["topology", "health", "metrics", "subscribers", "settings", "assignments"];
+const KINDS: ChangeKind[] = ["topology", "health", "metrics", "subscribers", "traffic", "settings", "assignments"];
 
 export class PgChangeBus {
   private client: pg.Client | null = null;

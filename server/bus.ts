@@ -11,6 +11,7 @@ export type ChangeKind =
   | "health" // server status changed
   | "metrics" // load figures changed
   | "subscribers"
+  | "traffic" // per-subscriber traffic totals moved (agent reports; coalesced per batch)
   | "settings"
   | "assignments"; // the balancer stored new choices (other instances drop their cached ones)
 

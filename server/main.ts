@@ -15,6 +15,7 @@ import { createTrpcHandler } from "@/server/http/trpc";
 import { healthHandler } from "@/server/http/health";
 import { AGENT_BUNDLE_PATH, agentBundleHandler } from "@/server/http/agent-bundle";
 import { startServices, stopServices, machineRoutes } from "@/server/services";
+import { closeConfigHub } from "@/server/dataplane/config-hub";
 import type { RouteHandler } from "@/server/http/util";
 import { sendText } from "@/server/http/util";
 import { MACHINE_CSP, securityHeaders } from "@/server/http/headers";
@@ -104,6 +105,8 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "stopping");
+    // Agents waiting in a config long-poll get their 304 before the connections close.
+    closeConfigHub();
     server.close();
     server.closeAllConnections();
     await stopServices().catch(() => {});

@@ -4,8 +4,11 @@
  */
 import type { RouteHandler } from "@/server/http/util";
 import { agentReportHandler } from "@/server/monitoring/agent-route";
+import { agentConfigHandler } from "@/server/dataplane/config-route";
+import { closeConfigHub } from "@/server/dataplane/config-hub";
+import { reportBatcher } from "@/server/dataplane/report-batcher";
 import { startMonitoring, stopMonitoring } from "@/server/monitoring/service";
-import { getDatabase } from "@/db/client";
+import { getDatabase, getDb } from "@/db/client";
 import { PgChangeBus } from "@/server/bus-pg";
 import { AdvisoryLeader, PROBER_LOCK_KEY } from "@/server/leader";
 import { instanceId } from "@/server/bus";
@@ -14,7 +17,7 @@ import { metricsHandler, subscriptionHandler } from "@/server/subscription/http"
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
 
 export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Array<[string, RouteHandler]> } = {
-  exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler },
+  exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler, "/api/agent/config": agentConfigHandler },
   prefixes: [["/sub/", subscriptionHandler]],
 };
 
@@ -50,6 +53,9 @@ export async function startServices(): Promise<void> {
 }
 
 export async function stopServices(): Promise<void> {
+  // Open long-polls get their 304 now; reports already queued are written before the database closes.
+  closeConfigHub();
+  await reportBatcher(getDb).stop().catch(() => {});
   await running?.leader?.stop();
   await stopMonitoring();
   await subscriptionService()?.stop();

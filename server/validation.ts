@@ -152,3 +152,80 @@ export function safeNextPath(next: string | null | undefined): string | null {
     return null;
   }
 }
+
+/** Reality masquerade target: host:port (IPv6 in brackets), e.g. www.microsoft.com:443. */
+export const realityDestSchema = z
+  .string()
+  .max(300, "Dest is too long")
+  .transform((s) => s.trim())
+  .refine((s) => {
+    const m = /^(.+):(\d{1,5})$/.exec(s);
+    if (!m) return false;
+    const port = Number(m[2]);
+    const host = m[1]!;
+    const hostOk = host.startsWith("[") ? host.endsWith("]") && isIpAddress(host) : !host.includes(":") && (isHostname(host) || isIpAddress(host));
+    return hostOk && port >= 1 && port <= 65535;
+  }, "Dest must be host:port, e.g. www.microsoft.com:443");
+
+/** Reality server names: the SNI values the core accepts (at most 32 hostnames). */
+export const realityServerNamesSchema = z
+  .array(sniSchema, { error: "Server names must be a list of hostnames" })
+  .max(32, "At most 32 server names");
+
+/** Reality short ids: hex, an even number of digits up to 16 (Xray's rule); links use the first. */
+export const realityShortIdsSchema = z
+  .array(
+    z
+      .string()
+      .transform((s) => s.trim().toLowerCase())
+      .refine((s) => /^([0-9a-f]{2}){0,8}$/.test(s), "Short ids are hex digits (0-9, a-f), an even number of them, at most 16"),
+    { error: "Short ids must be a list" },
+  )
+  .min(1, "At least one short id")
+  .max(16, "At most 16 short ids")
+  .refine((a) => new Set(a).size === a.length, "Short ids must differ from each other");
+
+/** An absolute file path on the VPN server (TLS certificate or key). */
+export const serverFilePathSchema = z
+  .string()
+  .max(4096, "Path is too long")
+  .transform((s) => s.trim())
+  .refine((s) => s.startsWith("/"), "Use an absolute path, e.g. /etc/ssl/private/example.key")
+  .refine((s) => !/[\0\r\n]/.test(s), "Path must not contain line breaks");
+
+/** "a, b ,c" → ["a","b","c"] (form fields that hold lists). */
+export function splitList(s: string): string[] {
+  return s
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0);
+}
+
+/**
+ * The fields of an inbound, shared by the API and the form. Security-specific fields are
+ * checked only for their security; the others are ignored (stored as given).
+ */
+export const inboundFieldsSchema = z
+  .object({
+    name: nameSchema,
+    port: portSchema,
+    security: securitySchema.default("reality"),
+    sni: sniSchema.nullable().default(null),
+    /** null = `<sni>:443`. */
+    realityDest: realityDestSchema.nullable().default(null),
+    /** [] = the SNI. */
+    realityServerNames: realityServerNamesSchema.default([]),
+    /** Absent = keep the stored ones (or generate one for a new Reality inbound). */
+    realityShortIds: realityShortIdsSchema.optional(),
+    tlsCertificateFile: serverFilePathSchema.nullable().default(null),
+    tlsKeyFile: serverFilePathSchema.nullable().default(null),
+  })
+  .superRefine((v, ctx) => {
+    if (v.security !== "none" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Reality and TLS need a masquerade SNI" });
+    if (v.security === "tls") {
+      if (v.tlsCertificateFile === null) ctx.addIssue({ code: "custom", path: ["tlsCertificateFile"], message: "TLS needs the certificate file's path on the server" });
+      if (v.tlsKeyFile === null) ctx.addIssue({ code: "custom", path: ["tlsKeyFile"], message: "TLS needs the key file's path on the server" });
+    }
+  });
+export type InboundFieldsInput = z.input<typeof inboundFieldsSchema>;
+export type InboundFields = z.output<typeof inboundFieldsSchema>;

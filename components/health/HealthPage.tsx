@@ -9,6 +9,10 @@ import { ago, formatBps, statusStyle } from "./format";
 import { MeshGrid } from "./MeshGrid";
 import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
 import { ProbeOverrides } from "./ProbeOverrides";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@/server/api/root";
+
+type HealthServer = inferRouterOutputs<AppRouter>["monitoring"]["health"]["servers"][number];
 
 /** The cluster's health: status per server, last report and probe, the mesh, probe settings. */
 export function HealthPage({ clusterId }: { clusterId: string }) {
@@ -107,6 +111,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                             ) : (
                               <span className="text-slate-500">no report yet</span>
                             )}
+                            {s.agent && <AgentState agent={s.agent} />}
                           </td>
                           <td className="px-3 py-2 text-xs">
                             {!s.probesEnabled ? (
@@ -151,6 +156,38 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
           </>
         )}
       </main>
+    </div>
+  );
+}
+
+/** What the agent says about its core: the config it runs, why it refused the newest, what it cannot serve. */
+function AgentState({ agent }: { agent: NonNullable<HealthServer["agent"]> }) {
+  return (
+    <div className="mt-1 space-y-1" data-testid="agent-state">
+      {(agent.core || agent.agentVersion) && (
+        <div className="text-slate-500">
+          {agent.core ? `${agent.core.kind} ${agent.core.version ?? ""}`.trim() : ""}
+          {agent.agentVersion ? ` · agent ${agent.agentVersion}` : ""}
+        </div>
+      )}
+      {agent.configError && (
+        <div role="alert" className="max-w-xs rounded bg-red-50 px-2 py-1 text-red-800 ring-1 ring-inset ring-red-600/20" data-testid="config-error">
+          <div className="font-medium">The core refused the newest config; it keeps running the previous one.</div>
+          <div className="whitespace-pre-wrap break-words font-mono">{agent.configError}</div>
+        </div>
+      )}
+      {agent.unservedInbounds.length > 0 && (
+        <div className="max-w-xs rounded bg-amber-50 px-2 py-1 text-amber-900 ring-1 ring-inset ring-amber-600/20" data-testid="unserved-inbounds">
+          <div className="font-medium">Not served by this core:</div>
+          <ul>
+            {agent.unservedInbounds.map((u) => (
+              <li key={u.inboundId}>
+                {u.name ?? u.inboundId}: {u.reason}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
     </div>
   );
 }

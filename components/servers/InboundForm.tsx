@@ -1,17 +1,14 @@
 "use client";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { nameSchema, portSchema, securitySchema, sniSchema } from "@/server/validation";
+import { inboundFieldsSchema, splitList } from "@/server/validation";
 
-const formSchema = z
-  .object({ name: nameSchema, port: portSchema, security: securitySchema, sni: sniSchema.nullable() })
-  .refine((v) => v.security === "none" || v.sni !== null, { path: ["sni"], message: "Reality and TLS need a masquerade SNI" });
+const formSchema = inboundFieldsSchema;
 
 export interface InboundValues {
   id: string;
@@ -19,6 +16,18 @@ export interface InboundValues {
   port: number;
   security: "reality" | "tls" | "none";
   sni: string | null;
+  realityDest?: string | null;
+  realityServerNames?: string[];
+  realityShortIds?: string[];
+  tlsCertificateFile?: string | null;
+  tlsKeyFile?: string | null;
+}
+
+/** A fresh Reality short id: 8 random bytes as 16 hex digits (what Xray's docs suggest). */
+function newShortId(): string {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
 }
 
 /** Create an inbound on a server, or edit one. */
@@ -30,6 +39,11 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
     port: inbound ? String(inbound.port) : "443",
     security: inbound?.security ?? ("reality" as InboundValues["security"]),
     sni: inbound?.sni ?? "",
+    realityDest: inbound?.realityDest ?? "",
+    realityServerNames: (inbound?.realityServerNames ?? []).join(", "),
+    realityShortIds: inbound?.realityShortIds?.length ? inbound.realityShortIds.join(", ") : inbound ? "" : newShortId(),
+    tlsCertificateFile: inbound?.tlsCertificateFile ?? "",
+    tlsKeyFile: inbound?.tlsKeyFile ?? "",
   });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const refresh = () =>
@@ -58,13 +72,32 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
   const { errors, general } = formErrors(mutation.error, clientErrors);
   const set = (k: keyof typeof values) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
     setValues((old) => ({ ...old, [k]: e.target.value }));
-    if (errors[k]) setClientErrors((c) => ({ ...c, [k]: "" }));
+    // Editing a field hides its messages (the server's too, for list items such as "realityShortIds.1").
+    setClientErrors((c) => {
+      const next = { ...c, [k]: "" };
+      for (const key of Object.keys(errors)) if (key.startsWith(`${k}.`)) next[key] = "";
+      return next;
+    });
   };
 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     mutation.reset();
-    const input = { ...values, sni: values.sni.trim() === "" ? null : values.sni };
+    const orNull = (v: string) => (v.trim() === "" ? null : v);
+    const reality = values.security === "reality";
+    const tls = values.security === "tls";
+    const input = {
+      name: values.name,
+      port: values.port,
+      security: values.security,
+      sni: orNull(values.sni),
+      // Fields of another security are not sent: switching security clears them.
+      realityDest: reality ? orNull(values.realityDest) : null,
+      realityServerNames: reality ? splitList(values.realityServerNames) : [],
+      ...(reality && values.realityShortIds.trim() !== "" ? { realityShortIds: splitList(values.realityShortIds) } : {}),
+      tlsCertificateFile: tls ? orNull(values.tlsCertificateFile) : null,
+      tlsKeyFile: tls ? orNull(values.tlsKeyFile) : null,
+    };
     const found = validate(formSchema, input);
     setClientErrors(found);
     if (Object.keys(found).length > 0) return;
@@ -72,7 +105,8 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
     if (inbound) update.mutate({ inboundId: inbound.id, ...parsed });
     else create.mutate({ serverId: server.id, ...parsed });
   };
-  const err = (k: string) => errors[k] || undefined;
+  // Errors of list items ("realityShortIds.1") show on the list's field.
+  const err = (k: string) => errors[k] || Object.entries(errors).find(([key, v]) => key.startsWith(`${k}.`) && v)?.[1] || undefined;
 
   return (
     <Dialog title={inbound ? `Edit inbound ${inbound.name}` : `New inbound on ${server.name}`} onClose={onClose} description="VLESS over TCP. The name is what users see in their VPN app.">
@@ -85,7 +119,7 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
         <Field label="Port" error={err("port")}>
           {(p) => <input {...p} className={inputClass} inputMode="numeric" value={values.port} onChange={set("port")} />}
         </Field>
-        <Field label="Security" error={err("security")} hint={values.security === "reality" ? "Reality keys and short id are generated for you." : undefined}>
+        <Field label="Security" error={err("security")} hint={values.security === "reality" ? "The Reality key pair is generated for you." : undefined}>
           {(p) => (
             <select {...p} className={inputClass} value={values.security} onChange={set("security")}>
               <option value="reality">Reality</option>
@@ -99,6 +133,35 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
             {(p) => <input {...p} className={inputClass} value={values.sni} onChange={set("sni")} placeholder="www.microsoft.com" />}
           </Field>
         </div>
+        {values.security === "reality" && (
+          <>
+            <Field label="Dest" error={err("realityDest")} hint="Where the core forwards probes and non-clients, host:port. Empty: the SNI on port 443.">
+              {(p) => <input {...p} className={inputClass} value={values.realityDest} onChange={set("realityDest")} placeholder={`${values.sni.trim() || "www.microsoft.com"}:443`} />}
+            </Field>
+            <Field label="Accepted SNIs" error={err("realityServerNames")} hint="Reality serverNames: the SNI values the core accepts, comma-separated. Empty: the masquerade SNI.">
+              {(p) => <input {...p} className={inputClass} value={values.realityServerNames} onChange={set("realityServerNames")} placeholder={values.sni.trim() || "www.microsoft.com"} />}
+            </Field>
+            <div className="sm:col-span-2">
+              <Field label="Short ids" error={err("realityShortIds")} hint="Hex, up to 16 digits each, comma-separated; share links use the first. One was generated for you.">
+                {(p) => <input {...p} className={`${inputClass} font-mono`} value={values.realityShortIds} onChange={set("realityShortIds")} placeholder="0123456789abcdef" />}
+              </Field>
+            </div>
+          </>
+        )}
+        {values.security === "tls" && (
+          <>
+            <div className="sm:col-span-2">
+              <Field label="Certificate file" error={err("tlsCertificateFile")} hint="Absolute path on the server, e.g. /etc/letsencrypt/live/vpn.example.com/fullchain.pem.">
+                {(p) => <input {...p} className={`${inputClass} font-mono`} value={values.tlsCertificateFile} onChange={set("tlsCertificateFile")} placeholder="/etc/ssl/certs/vpn.example.com.pem" />}
+              </Field>
+            </div>
+            <div className="sm:col-span-2">
+              <Field label="Key file" error={err("tlsKeyFile")} hint="Absolute path on the server; the key never leaves it.">
+                {(p) => <input {...p} className={`${inputClass} font-mono`} value={values.tlsKeyFile} onChange={set("tlsKeyFile")} placeholder="/etc/ssl/private/vpn.example.com.key" />}
+              </Field>
+            </div>
+          </>
+        )}
         <FormFooter wide error={general} pending={mutation.isPending} submitLabel={inbound ? "Save inbound" : "Create inbound"} onCancel={onClose} />
       </form>
     </Dialog>

@@ -25,6 +25,15 @@ function bytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(n < 10 * 1024 ** 3 ? 2 : 1)} GB`;
 }
 
+/** "just now", "5 min ago", "3 h ago", "2 d ago". */
+function timeAgo(d: Date): string {
+  const s = Math.max(0, (Date.now() - d.getTime()) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
 export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const trpc = useTRPC();
   const canEdit = useCanEdit();
@@ -32,7 +41,8 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
   const deferred = useDeferredValue(search.trim());
-  const list = useQuery({ ...trpc.subscribers.list.queryOptions({ clusterId, search: deferred || undefined }), placeholderData: keepPreviousData });
+  // Refetched every 10 s: usage, "online now" and "last seen" move with agent reports.
+  const list = useQuery({ ...trpc.subscribers.list.queryOptions({ clusterId, search: deferred || undefined }), placeholderData: keepPreviousData, refetchInterval: 10_000 });
   const [dialog, setDialog] = useState<DialogState>(null);
   const [error, setError] = useState<string | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.list.queryKey() });
@@ -101,7 +111,9 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                   <th className="px-4 py-2.5 font-medium">Name</th>
                   <th className="px-3 py-2.5 font-medium">Status</th>
                   <th className="px-3 py-2.5 font-medium">Expires</th>
-                  <th className="px-3 py-2.5 font-medium">Traffic</th>
+                  <th className="px-3 py-2.5 font-medium">Usage</th>
+                  <th className="px-3 py-2.5 font-medium">Online</th>
+                  <th className="px-3 py-2.5 font-medium">Last seen</th>
                   {canEdit && <th className="px-4 py-2.5 text-right font-medium">Actions</th>}
                 </tr>
               </thead>
@@ -123,8 +135,26 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                       )}
                     </td>
                     <td className="px-3 py-2.5 text-slate-600">{s.expiresAt ? s.expiresAt.toLocaleDateString("en-CA") : "Never"}</td>
-                    <td className="px-3 py-2.5 text-slate-600">
-                      {bytes(s.trafficUsedBytes)} / {s.trafficLimitBytes ? bytes(s.trafficLimitBytes) : "unlimited"}
+                    <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-usage">
+                      <div>
+                        {bytes(s.trafficUsedBytes)} / {s.trafficLimitBytes ? bytes(s.trafficLimitBytes) : "unlimited"}
+                      </div>
+                      <div className="text-xs text-slate-500" title="Upload / download">
+                        ↑ {bytes(s.trafficUpBytes)} · ↓ {bytes(s.trafficDownBytes)}
+                      </div>
+                    </td>
+                    <td className="px-3 py-2.5" data-testid="subscriber-online">
+                      {s.online ? (
+                        <span className="inline-flex items-center gap-1 text-xs font-medium text-green-800">
+                          <span aria-hidden className="h-2 w-2 rounded-full bg-green-500" />
+                          Online now
+                        </span>
+                      ) : (
+                        <span className="text-xs text-slate-500">Offline</span>
+                      )}
+                    </td>
+                    <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-last-seen" title={s.lastSeenAt ? s.lastSeenAt.toISOString() : undefined}>
+                      {s.lastSeenAt ? timeAgo(s.lastSeenAt) : "Never"}
                     </td>
                     {canEdit && (
                       <td className="whitespace-nowrap px-4 py-2 text-right">

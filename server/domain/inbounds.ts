@@ -21,6 +21,12 @@ export interface NewInbound {
   port: number;
   security: "reality" | "tls" | "none";
   sni: string | null;
+  realityDest?: string | null;
+  realityServerNames?: string[];
+  /** Absent: one is generated for Reality. */
+  realityShortIds?: string[];
+  tlsCertificateFile?: string | null;
+  tlsKeyFile?: string | null;
 }
 
 /** Public view of an inbound: never the Reality private key. */
@@ -36,7 +42,13 @@ export function inboundView(i: typeof inbounds.$inferSelect) {
     security: i.security,
     sni: i.sni,
     realityPublicKey: i.realityPublicKey,
-    realityShortId: i.realityShortId,
+    /** The short id share links carry (the first). */
+    realityShortId: i.realityShortIds[0] ?? null,
+    realityShortIds: i.realityShortIds,
+    realityServerNames: i.realityServerNames,
+    realityDest: i.realityDest,
+    tlsCertificateFile: i.tlsCertificateFile,
+    tlsKeyFile: i.tlsKeyFile,
     isFallback: i.isFallback,
     version: i.version,
   };
@@ -81,7 +93,11 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
       sni: input.sni,
       realityPublicKey: keys?.publicKey ?? null,
       realityPrivateKey: keys?.privateKey ?? null,
-      realityShortId: keys?.shortId ?? null,
+      realityShortIds: input.realityShortIds ?? (keys ? [keys.shortId] : []),
+      realityServerNames: input.realityServerNames ?? [],
+      realityDest: input.realityDest ?? null,
+      tlsCertificateFile: input.tlsCertificateFile ?? null,
+      tlsKeyFile: input.tlsKeyFile ?? null,
     })
     .returning();
   const inbound = inboundView(row!);
@@ -98,7 +114,17 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
 
 /** The fields of an inbound worth keeping in the audit log (no keys). */
 export function auditInbound(i: ReturnType<typeof inboundView>) {
-  return { name: i.name, serverId: i.serverId, routeId: i.routeId, port: i.port, security: i.security, sni: i.sni, isFallback: i.isFallback };
+  return {
+    name: i.name,
+    serverId: i.serverId,
+    routeId: i.routeId,
+    port: i.port,
+    security: i.security,
+    sni: i.sni,
+    isFallback: i.isFallback,
+    ...(i.security === "reality" ? { realityDest: i.realityDest, realityServerNames: i.realityServerNames, realityShortIds: i.realityShortIds } : {}),
+    ...(i.security === "tls" ? { tlsCertificateFile: i.tlsCertificateFile, tlsKeyFile: i.tlsKeyFile } : {}),
+  };
 }
 
 /** "Port 443 is already used on us-nyc-1 (by 🇺🇸 New York)". */

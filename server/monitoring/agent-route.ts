@@ -1,13 +1,22 @@
 /**
  * POST /api/agent/report — one agent report (DESIGN §4), `Authorization: Bearer <agent token>`.
- * 401 missing/unknown token, 400 invalid body (naming the field), 413 body over 64 KB;
- * none of them changes anything. 200 `{ ok: true, status }` otherwise.
+ * 401 missing/unknown token; 429 + Retry-After beyond one report per the cluster's report
+ * interval (burst REPORT_BURST); 400 invalid body (naming the field); 413 body over the limit;
+ * none of them changes anything. 200 AgentReportAck otherwise, sent once the report is
+ * committed (group commit: server/dataplane/report-batcher.ts).
  */
 import { getDb } from "@/db/client";
-import { publishChange } from "@/server/bus";
 import type { IncomingMessage } from "node:http";
 import { sendJson, type RouteHandler } from "@/server/http/util";
-import { ingestAgentReport, REPORT_BODY_LIMIT } from "./store";
+import { counter } from "@/server/metrics";
+import { isDatabaseDown } from "@/server/db-errors";
+import { authenticateAgent } from "@/server/dataplane/agent-auth";
+import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
+import { reportBatcher } from "@/server/dataplane/report-batcher";
+import { parseReport, REPORT_BODY_LIMIT } from "./store";
+
+const reports = counter("routeboard_agent_reports_total", "POST /api/agent/report answers by outcome");
+const tooLarge = () => ({ error: `body larger than ${REPORT_BODY_LIMIT / 1024 / 1024} MB` });
 
 export const agentReportHandler: RouteHandler = async (req, res) => {
   if (req.method !== "POST") {
@@ -16,21 +25,65 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
   }
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > REPORT_BODY_LIMIT) {
-    sendJson(res, 413, { error: `body larger than ${REPORT_BODY_LIMIT / 1024} KB` }, { connection: "close" });
+    reports.inc({ outcome: "too_large" });
+    sendJson(res, 413, tooLarge(), { connection: "close" });
+    req.resume();
+    return;
+  }
+  const db = await getDb();
+  const agent = await authenticateAgent(db, req.headers.authorization).catch((err: unknown) => {
+    if (isDatabaseDown(err)) return "down" as const;
+    throw err;
+  });
+  if (agent === "down") {
+    reports.inc({ outcome: "unavailable" });
+    sendJson(res, 503, { error: "the panel's database is unreachable: retry shortly" }, { "retry-after": "5" });
+    req.resume();
+    return;
+  }
+  if (!agent) {
+    reports.inc({ outcome: "unauthorized" });
+    const error = req.headers.authorization ? "unknown agent token" : "missing bearer token: send Authorization: Bearer <agent token>";
+    sendJson(res, 401, { error }, { "www-authenticate": "Bearer" });
+    req.resume();
+    return;
+  }
+  const retryAfter = agentLimits().reports.take(agent.serverId, REPORT_BURST, 1 / agent.reportIntervalS);
+  if (retryAfter > 0) {
+    reports.inc({ outcome: "rate_limited" });
+    sendJson(
+      res,
+      429,
+      { error: `one report per ${agent.reportIntervalS} s (burst ${REPORT_BURST}): retry after ${retryAfter} s` },
+      { "retry-after": String(retryAfter) },
+    );
     req.resume();
     return;
   }
   const body = await readLimited(req, REPORT_BODY_LIMIT);
   if (body === null) {
-    sendJson(res, 413, { error: `body larger than ${REPORT_BODY_LIMIT / 1024} KB` }, { connection: "close" });
+    reports.inc({ outcome: "too_large" });
+    sendJson(res, 413, tooLarge(), { connection: "close" });
     return;
   }
-  const outcome = await ingestAgentReport(await getDb(), req.headers.authorization, body);
-  if (outcome.httpStatus === 200) {
-    publishChange("metrics", outcome.clusterId);
-    if (outcome.statusChanged) publishChange("health", outcome.clusterId);
+  const parsed = parseReport(body);
+  if ("error" in parsed) {
+    reports.inc({ outcome: "bad_request" });
+    sendJson(res, 400, { error: parsed.error });
+    return;
   }
-  sendJson(res, outcome.httpStatus, outcome.body, outcome.httpStatus === 401 ? { "www-authenticate": "Bearer" } : {});
+  let outcome;
+  try {
+    outcome = await reportBatcher(getDb).submit({ serverId: agent.serverId, clusterId: agent.clusterId }, parsed.report);
+  } catch (err) {
+    if (!isDatabaseDown(err)) throw err;
+    // Nothing was stored: the agent keeps the report (and its traffic) and sends it again.
+    reports.inc({ outcome: "unavailable" });
+    sendJson(res, 503, { error: "the panel's database is unreachable: nothing was stored, send this report again" }, { "retry-after": "5" });
+    return;
+  }
+  reports.inc({ outcome: outcome.httpStatus === 200 ? (outcome.body.duplicate ? "duplicate" : "ok") : "refused" });
+  sendJson(res, outcome.httpStatus, outcome.body);
 };
 
 /** The body as text, or null once it exceeds `limit` (the rest is drained, not buffered). */

@@ -4,9 +4,12 @@
  * lock, runs the pure status machine and writes only what changed. Callers publish the bus
  * events (this module does no I/O but the database).
  */
-import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { clusters, meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
+import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
+import type { AgentReportAck } from "@/core/agent-wire";
+import { bearerToken } from "@/server/dataplane/agent-auth";
+import { counter } from "@/server/metrics";
 import { decayPeak } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
 import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "./contract";
@@ -14,7 +17,11 @@ import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStr
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
 import { computeServerStatus, isHealthyReport, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "./status";
 
-export const REPORT_BODY_LIMIT = 64 * 1024;
+/**
+ * Largest report body: room for MAX_REPORT_USERS traffic rows (~90 bytes each). Only read
+ * after the token is known and within its rate limit, so strangers cannot make us buffer it.
+ */
+export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 export const HISTORY_BUCKET_MS = 5 * 60 * 1000;
 export const PEAK_HALF_LIFE_MS = 24 * 3600 * 1000;
 
@@ -101,24 +108,110 @@ export async function recomputeServer(
   return { serverId, clusterId: row.clusterId, status: result.status, changed };
 }
 
+/** A PostgreSQL array literal for unnest(): numbers, uuids, booleans; null → NULL; strings quoted. */
+function pgArray(values: ReadonlyArray<string | number | boolean | null>): string {
+  return `{${values.map((v) => (v === null ? "NULL" : typeof v === "string" ? `"${v.replace(/["\\]/g, "\\$&")}"` : String(v))).join(",")}}`;
+}
+
+/**
+ * recomputeServer for many servers at once (agent report batches): one locked read in server
+ * id order, and writes only for the servers whose status or reason changed.
+ */
+export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[], nowOf: (serverId: string) => number): Promise<Map<string, RecomputeResult>> {
+  const out = new Map<string, RecomputeResult>();
+  if (serverIds.length === 0) return out;
+  const rows = await tx
+    .select({ id: serverHealth.serverId, ...statusInputColumns })
+    .from(serverHealth)
+    .innerJoin(servers, eq(servers.id, serverHealth.serverId))
+    .innerJoin(clusters, eq(clusters.id, servers.clusterId))
+    .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+    .where(inArray(serverHealth.serverId, [...serverIds]))
+    .orderBy(serverHealth.serverId)
+    .for("update", { of: serverHealth });
+  // One UPDATE for every server whose status or reason moved (status_since only with the status).
+  const upd = { id: [] as string[], status: [] as string[], changed: [] as boolean[], reason: [] as string[], at: [] as string[] };
+  for (const row of rows) {
+    const nowMs = nowOf(row.id);
+    const h = row.health;
+    const result = statusOf(row, h, { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
+    const changed = result.status !== h.status;
+    if (changed || (result.reason !== h.statusReason && result.status !== "no-data")) {
+      upd.id.push(row.id);
+      upd.status.push(result.status);
+      upd.changed.push(changed);
+      upd.reason.push(result.reason);
+      upd.at.push(new Date(nowMs).toISOString());
+    }
+    out.set(row.id, { serverId: row.id, clusterId: row.clusterId, status: result.status, changed });
+  }
+  if (upd.id.length > 0) {
+    await tx.execute(sql`
+      update ${serverHealth} as h set
+        status = v.status,
+        status_since = case when v.changed then v.at else h.status_since end,
+        status_reason = v.reason,
+        updated_at = v.at
+      from unnest(${pgArray(upd.id)}::uuid[], ${pgArray(upd.status)}::text[], ${pgArray(upd.changed)}::boolean[],
+        ${pgArray(upd.reason)}::text[], ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, at)
+      where h.server_id = v.id`);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // Agent reports
 // ---------------------------------------------------------------------------
 
 export type ReportOutcome =
   | { httpStatus: 401 | 400 | 413; body: { error: string } }
-  | { httpStatus: 200; body: { ok: true; status: ServerStatus }; clusterId: string; serverId: string; statusChanged: boolean };
+  | {
+      httpStatus: 200;
+      body: AgentReportAck;
+      clusterId: string;
+      serverId: string;
+      statusChanged: boolean;
+      /** Some subscriber reached its traffic limit with this report: the config must drop them. */
+      limitCrossed: boolean;
+    };
 
-function bearer(authorization: string | undefined): string | null {
-  if (!authorization) return null;
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-  return m ? m[1]! : null;
+export interface ReportingServer {
+  serverId: string;
+  clusterId: string;
+}
+
+const unknownUsers = counter(
+  "routeboard_agent_unknown_users_total",
+  "Per-user traffic rows of agent reports naming no subscriber of the server's cluster (ignored)",
+);
+
+/** The server a bearer token belongs to (one query; the HTTP route uses a cache instead). */
+async function serverOfToken(db: Db, authorization: string | undefined): Promise<ReportingServer | null> {
+  const token = bearerToken(authorization);
+  if (!token) return null;
+  const [server] = await db
+    .select({ serverId: servers.id, clusterId: servers.clusterId })
+    .from(servers)
+    .where(eq(servers.agentTokenHash, hashAgentToken(token)));
+  return server ?? null;
+}
+
+/** Parses a report body: the report, or the 400 that names the field. */
+export function parseReport(rawBody: string): { report: AgentReport } | { error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(rawBody);
+  } catch {
+    return { error: "(root): body is not valid JSON" };
+  }
+  const parsed = agentReportSchema.safeParse(json);
+  if (!parsed.success) return { error: formatZodError(parsed.error) };
+  return { report: parsed.data };
 }
 
 /**
  * Validates and stores one agent report. Nothing is written on 401/400. On success, in one
- * transaction: latest metrics (+ learned peak), the 5-minute history bucket, the observer's
- * mesh links, reportEverHealthy, and the status.
+ * transaction: see applyReport.
  */
 export async function ingestAgentReport(
   db: Db,
@@ -126,140 +219,426 @@ export async function ingestAgentReport(
   rawBody: string,
   nowMs = Date.now(),
 ): Promise<ReportOutcome> {
-  const token = bearer(authorization);
-  if (!token) return { httpStatus: 401, body: { error: "missing bearer token: send Authorization: Bearer <agent token>" } };
-  const [server] = await db
-    .select({ id: servers.id, clusterId: servers.clusterId })
-    .from(servers)
-    .where(eq(servers.agentTokenHash, hashAgentToken(token)));
+  if (!bearerToken(authorization)) return { httpStatus: 401, body: { error: "missing bearer token: send Authorization: Bearer <agent token>" } };
+  const server = await serverOfToken(db, authorization);
   if (!server) return { httpStatus: 401, body: { error: "unknown agent token" } };
-
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody);
-  } catch {
-    return { httpStatus: 400, body: { error: "(root): body is not valid JSON" } };
-  }
-  const parsed = agentReportSchema.safeParse(json);
-  if (!parsed.success) return { httpStatus: 400, body: { error: formatZodError(parsed.error) } };
-  const report = parsed.data;
-
-  const res = await db.transaction(async (tx) => {
-    await ensureHealthRow(tx, server.id);
-    await storeMetrics(tx, server.id, report, nowMs);
-    await storeMeshLinks(tx, server.id, server.clusterId, report, nowMs);
-    if (isHealthyReport(report)) {
-      await tx
-        .update(serverHealth)
-        .set({ reportEverHealthy: true })
-        .where(and(eq(serverHealth.serverId, server.id), eq(serverHealth.reportEverHealthy, false)));
-    }
-    return recomputeServer(tx, server.id, nowMs);
-  });
-  return {
-    httpStatus: 200,
-    body: { ok: true, status: res?.status ?? "pending" },
-    clusterId: server.clusterId,
-    serverId: server.id,
-    statusChanged: res?.changed ?? false,
-  };
+  const parsed = parseReport(rawBody);
+  if ("error" in parsed) return { httpStatus: 400, body: { error: parsed.error } };
+  const applied = await db.transaction((tx) => applyReport(tx, server, parsed.report, nowMs));
+  return reportOutcome(server, applied);
 }
 
-async function storeMetrics(tx: DbOrTx, serverId: string, r: AgentReport, nowMs: number): Promise<void> {
-  const traffic = Math.max(r.rxBps, r.txBps);
-  const [prev] = await tx
-    .select({ peakBps: serverMetrics.peakBps, reportedAt: serverMetrics.reportedAt })
-    .from(serverMetrics)
-    .where(eq(serverMetrics.serverId, serverId));
-  const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.reportedAt.getTime(), PEAK_HALF_LIFE_MS)) : traffic;
-  const values = {
-    serverId,
-    reportedAt: new Date(nowMs),
-    listenerAlive: r.listenerAlive,
-    serviceRunning: r.serviceRunning,
-    usersOnline: r.usersOnline,
-    rxBps: r.rxBps,
-    txBps: r.txBps,
-    cpu: r.cpu,
-    memory: r.memory,
-    peakBps: peak,
-  };
-  const { serverId: _id, ...update } = values;
-  await tx.insert(serverMetrics).values(values).onConflictDoUpdate({ target: serverMetrics.serverId, set: update });
+export interface AppliedReport {
+  status: ServerStatus;
+  statusChanged: boolean;
+  duplicate: boolean;
+  unknownUsers: number;
+  limitCrossed: boolean;
+}
 
-  const bucketStart = new Date(Math.floor(nowMs / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS);
+export function reportOutcome(server: ReportingServer, a: AppliedReport): ReportOutcome {
+  const body: AgentReportAck = { ok: true, status: a.status };
+  if (a.duplicate) body.duplicate = true;
+  if (a.unknownUsers > 0) body.unknownUsers = a.unknownUsers;
+  return { httpStatus: 200, body, clusterId: server.clusterId, serverId: server.serverId, statusChanged: a.statusChanged, limitCrossed: a.limitCrossed };
+}
+
+/** Stores one validated report; call inside a transaction. See applyReports. */
+export async function applyReport(tx: DbOrTx, server: ReportingServer, report: AgentReport, nowMs: number): Promise<AppliedReport> {
+  return (await applyReports(tx, [{ server, report, nowMs }]))[0]!;
+}
+
+export interface ReportToApply {
+  server: ReportingServer;
+  report: AgentReport;
+  nowMs: number;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** UTC day of a timestamp, as the date column stores it. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Stores validated reports, in order, inside the caller's transaction, with a fixed number
+ * of set-based statements however many reports and users there are (group commit: see
+ * server/dataplane/report-batcher.ts). Reports of one server are folded in order:
+ * - agent state and the exactly-once check: the same instance with seq ≤ the stored (or an
+ *   earlier report's) seq is a duplicate, and its traffic is not added; a new instance starts
+ *   its own sequence. Fields a report leaves out keep their stored values;
+ * - latest metrics (+ learned peak), the 5-minute history bucket, the mesh links,
+ *   reportEverHealthy, then the status once per server;
+ * - per-user traffic: the subscribers' totals and last_seen_at, and the per-(subscriber,
+ *   server, UTC day) entries into the traffic journal (see foldTrafficJournal); emails that are no subscriber of the server's cluster are ignored and counted.
+ * Rows are locked in server id order, so concurrent batches (other instances) cannot deadlock
+ * on them.
+ */
+export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]): Promise<AppliedReport[]> {
+  if (items.length === 0) return [];
+  const serverIds = [...new Set(items.map((i) => i.server.serverId))].sort(byId);
+  const clusterOf = new Map(items.map((i) => [i.server.serverId, i.server.clusterId]));
+  const ids = pgArray(serverIds);
+
+  await tx.execute(sql`insert into ${serverHealth} (server_id) select unnest(${ids}::uuid[]) on conflict do nothing`);
+
+  // --- agent state and exactly-once ------------------------------------------------------
+  const stateRows = await tx.select().from(serverAgentState).where(inArray(serverAgentState.serverId, serverIds)).orderBy(serverAgentState.serverId).for("update");
+  const state = new Map(stateRows.map((r) => [r.serverId, { ...r }]));
+  const stateChanged = new Set<string>();
+  const duplicate: boolean[] = [];
+  for (const { server, report: r, nowMs } of items) {
+    const id = server.serverId;
+    const prev = state.get(id);
+    const dup = r.instance !== undefined && r.seq !== undefined && prev?.instance === r.instance && prev.seq !== null && r.seq <= prev.seq;
+    duplicate.push(dup);
+    const next: typeof serverAgentState.$inferSelect = prev ?? {
+      serverId: id,
+      instance: null,
+      seq: null,
+      configVersion: null,
+      configError: null,
+      configErrorAt: null,
+      unservedInbounds: [],
+      coreKind: null,
+      coreVersion: null,
+      agentVersion: null,
+      updatedAt: new Date(nowMs),
+    };
+    let changed = false;
+    if (r.instance !== undefined && r.seq !== undefined && !dup) {
+      next.instance = r.instance;
+      next.seq = r.seq;
+      changed = true;
+    }
+    if (r.configVersion !== undefined) {
+      next.configVersion = r.configVersion;
+      changed = true;
+    }
+    if (r.configError !== undefined && r.configError !== next.configError) {
+      next.configError = r.configError;
+      next.configErrorAt = r.configError === null ? null : new Date(nowMs);
+      changed = true;
+    }
+    if (r.unservedInbounds !== undefined) {
+      next.unservedInbounds = r.unservedInbounds;
+      changed = true;
+    }
+    if (r.core !== undefined) {
+      next.coreKind = r.core.kind;
+      next.coreVersion = r.core.version;
+      changed = true;
+    }
+    if (r.agentVersion !== undefined) {
+      next.agentVersion = r.agentVersion;
+      changed = true;
+    }
+    if (changed) {
+      next.updatedAt = new Date(nowMs);
+      stateChanged.add(id);
+    }
+    state.set(id, next);
+  }
+  if (stateChanged.size > 0) {
+    const s = serverAgentState;
+    await tx
+      .insert(s)
+      .values([...stateChanged].sort(byId).map((id) => state.get(id)!))
+      .onConflictDoUpdate({
+        target: s.serverId,
+        set: {
+          instance: sql`excluded.instance`,
+          seq: sql`excluded.seq`,
+          configVersion: sql`excluded.config_version`,
+          configError: sql`excluded.config_error`,
+          configErrorAt: sql`excluded.config_error_at`,
+          unservedInbounds: sql`excluded.unserved_inbounds`,
+          coreKind: sql`excluded.core_kind`,
+          coreVersion: sql`excluded.core_version`,
+          agentVersion: sql`excluded.agent_version`,
+          updatedAt: sql`excluded.updated_at`,
+        },
+      });
+  }
+
+  // --- metrics, history, everHealthy -----------------------------------------------------
+  const prevMetrics = new Map(
+    (await tx.select({ serverId: serverMetrics.serverId, peakBps: serverMetrics.peakBps, reportedAt: serverMetrics.reportedAt }).from(serverMetrics).where(inArray(serverMetrics.serverId, serverIds))).map(
+      (m) => [m.serverId, { peakBps: m.peakBps, atMs: m.reportedAt.getTime() }],
+    ),
+  );
+  const latest = new Map<string, typeof serverMetrics.$inferInsert>();
+  const buckets = new Map<string, { serverId: string; bucketStart: Date; samples: number; users: number; trafficMax: number; trafficSum: number; cpu: number }>();
+  const everHealthy = new Set<string>();
+  for (const { server, report: r, nowMs } of items) {
+    const id = server.serverId;
+    const traffic = Math.max(r.rxBps, r.txBps);
+    const prev = prevMetrics.get(id);
+    const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, PEAK_HALF_LIFE_MS)) : traffic;
+    prevMetrics.set(id, { peakBps: peak, atMs: nowMs });
+    latest.set(id, {
+      serverId: id,
+      reportedAt: new Date(nowMs),
+      listenerAlive: r.listenerAlive,
+      serviceRunning: r.serviceRunning,
+      usersOnline: r.usersOnline,
+      rxBps: r.rxBps,
+      txBps: r.txBps,
+      cpu: r.cpu,
+      memory: r.memory,
+      peakBps: peak,
+    });
+    const bucketMs = Math.floor(nowMs / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS;
+    const key = `${id}|${bucketMs}`;
+    const b = buckets.get(key) ?? { serverId: id, bucketStart: new Date(bucketMs), samples: 0, users: 0, trafficMax: 0, trafficSum: 0, cpu: 0 };
+    b.samples++;
+    b.users += r.usersOnline;
+    b.trafficMax = Math.max(b.trafficMax, traffic);
+    b.trafficSum += traffic;
+    b.cpu += r.cpu;
+    buckets.set(key, b);
+    if (isHealthyReport(r)) everHealthy.add(id);
+  }
+  await tx
+    .insert(serverMetrics)
+    .values([...latest.values()])
+    .onConflictDoUpdate({
+      target: serverMetrics.serverId,
+      set: {
+        reportedAt: sql`excluded.reported_at`,
+        listenerAlive: sql`excluded.listener_alive`,
+        serviceRunning: sql`excluded.service_running`,
+        usersOnline: sql`excluded.users_online`,
+        rxBps: sql`excluded.rx_bps`,
+        txBps: sql`excluded.tx_bps`,
+        cpu: sql`excluded.cpu`,
+        memory: sql`excluded.memory`,
+        peakBps: sql`excluded.peak_bps`,
+      },
+    });
   const h = serverMetricsHistory;
   await tx
     .insert(h)
-    .values({
-      serverId,
-      bucketStart,
-      samples: 1,
-      usersOnlineAvg: r.usersOnline,
-      trafficBpsMax: traffic,
-      trafficBpsAvg: traffic,
-      cpuAvg: r.cpu,
-    })
-    .onConflictDoUpdate({
-      target: [h.serverId, h.bucketStart],
-      set: {
-        samples: sql`${h.samples} + 1`,
-        usersOnlineAvg: sql`(${h.usersOnlineAvg} * ${h.samples} + excluded.users_online_avg) / (${h.samples} + 1)`,
-        trafficBpsMax: sql`greatest(${h.trafficBpsMax}, excluded.traffic_bps_max)`,
-        trafficBpsAvg: sql`(${h.trafficBpsAvg} * ${h.samples} + excluded.traffic_bps_avg) / (${h.samples} + 1)`,
-        cpuAvg: sql`(${h.cpuAvg} * ${h.samples} + excluded.cpu_avg) / (${h.samples} + 1)`,
-      },
-    });
-}
-
-async function storeMeshLinks(tx: DbOrTx, observerId: string, clusterId: string, r: AgentReport, nowMs: number): Promise<void> {
-  // Only servers of the same cluster are valid targets (unknown ids are ignored, not errors).
-  const wanted = [...new Set(r.neighbours.map((n) => n.serverId))].filter((id) => id !== observerId);
-  const known =
-    wanted.length === 0
-      ? new Set<string>()
-      : new Set(
-          (
-            await tx
-              .select({ id: servers.id })
-              .from(servers)
-              .where(and(eq(servers.clusterId, clusterId), inArray(servers.id, wanted)))
-          ).map((s) => s.id),
-        );
-  const checks = r.neighbours.filter((n) => known.has(n.serverId));
-  const prevRows = await tx.select().from(meshChecks).where(eq(meshChecks.observerId, observerId));
-  const prev: ObserverLinks = {};
-  for (const p of prevRows) prev[p.targetId] = { failStreak: p.failStreak, lastOk: p.lastOk };
-  const next = updateObserverLinks(prev, observerId, checks);
-  const rtt = new Map(checks.map((c) => [c.serverId, c.rttMs]));
-  const targets = Object.keys(next);
-  if (targets.length === 0) {
-    if (prevRows.length > 0) await tx.delete(meshChecks).where(eq(meshChecks.observerId, observerId));
-    return;
-  }
-  await tx.delete(meshChecks).where(and(eq(meshChecks.observerId, observerId), notInArray(meshChecks.targetId, targets)));
-  const checkedAt = new Date(nowMs);
-  await tx
-    .insert(meshChecks)
     .values(
-      targets.map((t) => ({
-        observerId,
-        targetId: t,
-        lastOk: next[t]!.lastOk,
-        failStreak: next[t]!.failStreak,
-        rttMs: rtt.get(t) ?? null,
-        checkedAt,
+      [...buckets.values()].map((b) => ({
+        serverId: b.serverId,
+        bucketStart: b.bucketStart,
+        samples: b.samples,
+        usersOnlineAvg: b.users / b.samples,
+        trafficBpsMax: b.trafficMax,
+        trafficBpsAvg: b.trafficSum / b.samples,
+        cpuAvg: b.cpu / b.samples,
       })),
     )
     .onConflictDoUpdate({
-      target: [meshChecks.observerId, meshChecks.targetId],
+      target: [h.serverId, h.bucketStart],
       set: {
-        lastOk: sql`excluded.last_ok`,
-        failStreak: sql`excluded.fail_streak`,
-        rttMs: sql`excluded.rtt_ms`,
-        checkedAt: sql`excluded.checked_at`,
+        samples: sql`${h.samples} + excluded.samples`,
+        usersOnlineAvg: sql`(${h.usersOnlineAvg} * ${h.samples} + excluded.users_online_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
+        trafficBpsMax: sql`greatest(${h.trafficBpsMax}, excluded.traffic_bps_max)`,
+        trafficBpsAvg: sql`(${h.trafficBpsAvg} * ${h.samples} + excluded.traffic_bps_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
+        cpuAvg: sql`(${h.cpuAvg} * ${h.samples} + excluded.cpu_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
       },
     });
+  if (everHealthy.size > 0) {
+    await tx
+      .update(serverHealth)
+      .set({ reportEverHealthy: true })
+      .where(and(inArray(serverHealth.serverId, [...everHealthy]), eq(serverHealth.reportEverHealthy, false)));
+  }
+
+  // --- mesh links --------------------------------------------------------------------------
+  await storeMeshLinksBatch(tx, items, serverIds);
+
+  // --- status, once per server ---------------------------------------------------------------
+  const lastNow = new Map(items.map((i) => [i.server.serverId, i.nowMs]));
+  const statuses = await recomputeServers(tx, serverIds, (id) => lastNow.get(id)!);
+
+  // --- per-user traffic ------------------------------------------------------------------------
+  const traffic = await storeTrafficBatch(
+    tx,
+    items.filter((_, k) => !duplicate[k]),
+    clusterOf,
+  );
+  if (traffic.unknownTotal > 0) unknownUsers.inc({}, traffic.unknownTotal);
+
+  return items.map((it, k) => {
+    const st = statuses.get(it.server.serverId);
+    return {
+      status: st?.status ?? "pending",
+      statusChanged: st?.changed ?? false,
+      duplicate: duplicate[k]!,
+      unknownUsers: duplicate[k] ? 0 : (traffic.unknownByItem.get(it) ?? 0),
+      limitCrossed: traffic.crossedClusters.has(it.server.clusterId),
+    };
+  });
+}
+
+/** Mesh links of every observer in the batch: read once, folded in order, written once. */
+async function storeMeshLinksBatch(tx: DbOrTx, items: readonly ReportToApply[], serverIds: string[]): Promise<void> {
+  const prevRows = await tx.select().from(meshChecks).where(inArray(meshChecks.observerId, serverIds));
+  const withChecks = items.filter((i) => i.report.neighbours.length > 0);
+  if (prevRows.length === 0 && withChecks.length === 0) return;
+  // Only servers of the same cluster are valid targets (unknown ids are ignored, not errors).
+  const wanted = [...new Set(withChecks.flatMap((i) => i.report.neighbours.map((n) => n.serverId)))];
+  const targetCluster = new Map<string, string>();
+  for (let k = 0; k < wanted.length; k += 10_000) {
+    const rows = await tx.select({ id: servers.id, clusterId: servers.clusterId }).from(servers).where(inArray(servers.id, wanted.slice(k, k + 10_000)));
+    for (const r of rows) targetCluster.set(r.id, r.clusterId);
+  }
+  const links = new Map<string, ObserverLinks>();
+  for (const p of prevRows) {
+    const o = links.get(p.observerId) ?? {};
+    Object.defineProperty(o, p.targetId, { value: { failStreak: p.failStreak, lastOk: p.lastOk }, enumerable: true, writable: true, configurable: true });
+    links.set(p.observerId, o);
+  }
+  const rtt = new Map<string, Map<string, number | null>>();
+  const checkedAt = new Map<string, number>();
+  const touched = new Set<string>();
+  for (const { server, report, nowMs } of items) {
+    const id = server.serverId;
+    const checks = report.neighbours.filter((n) => n.serverId !== id && targetCluster.get(n.serverId) === server.clusterId);
+    links.set(id, updateObserverLinks(links.get(id), id, checks));
+    rtt.set(id, new Map(checks.map((c) => [c.serverId, c.rttMs])));
+    checkedAt.set(id, nowMs);
+    touched.add(id);
+  }
+  const observers = [...touched].sort(byId);
+  await tx.delete(meshChecks).where(inArray(meshChecks.observerId, observers));
+  const obs: string[] = [];
+  const tgt: string[] = [];
+  const ok: boolean[] = [];
+  const streak: number[] = [];
+  const rtts: Array<number | null> = [];
+  const at: string[] = [];
+  for (const o of observers) {
+    const l = links.get(o) ?? {};
+    for (const t of Object.keys(l).sort(byId)) {
+      obs.push(o);
+      tgt.push(t);
+      ok.push(l[t]!.lastOk);
+      streak.push(l[t]!.failStreak);
+      rtts.push(rtt.get(o)?.get(t) ?? null);
+      at.push(new Date(checkedAt.get(o)!).toISOString());
+    }
+  }
+  if (obs.length === 0) return;
+  await tx.execute(sql`
+    insert into ${meshChecks} (observer_id, target_id, last_ok, fail_streak, rtt_ms, checked_at)
+    select * from unnest(${pgArray(obs)}::uuid[], ${pgArray(tgt)}::uuid[], ${pgArray(ok)}::boolean[], ${pgArray(streak)}::integer[],
+      ${pgArray(rtts)}::real[], ${pgArray(at)}::timestamptz[])`);
+}
+
+/**
+ * Adds the traffic of the (non-duplicate) reports: per subscriber, server and UTC day, and
+ * to the subscribers' totals and last_seen_at. Three statements for the whole batch.
+ */
+async function storeTrafficBatch(
+  tx: DbOrTx,
+  items: readonly ReportToApply[],
+  clusterOfServer: ReadonlyMap<string, string>,
+): Promise<{ unknownTotal: number; unknownByItem: Map<ReportToApply, number>; crossedClusters: Set<string> }> {
+  const unknownByItem = new Map<ReportToApply, number>();
+  const crossedClusters = new Set<string>();
+  let unknownTotal = 0;
+  const emails = new Set<string>();
+  for (const it of items) for (const u of it.report.users ?? []) if (UUID_RE.test(u.email)) emails.add(u.email.toLowerCase());
+  const clusterOfSub = new Map<string, string>();
+  const list = [...emails];
+  for (let k = 0; k < list.length; k += 10_000) {
+    const rows = await tx.execute<{ id: string; cluster_id: string }>(
+      sql`select id, cluster_id from ${subscribers} where id = any(${pgArray(list.slice(k, k + 10_000))}::uuid[])`,
+    );
+    for (const r of rowsOf<{ id: string; cluster_id: string }>(rows)) clusterOfSub.set(r.id, r.cluster_id);
+  }
+  // (subscriber, server, day) → bytes; subscriber → bytes and last seen
+  const perDay = new Map<string, { sub: string; server: string; day: string; up: number; down: number }>();
+  const perSub = new Map<string, { up: number; down: number; seenMs: number }>();
+  for (const it of items) {
+    let unknown = 0;
+    const cluster = clusterOfServer.get(it.server.serverId);
+    for (const u of it.report.users ?? []) {
+      const sub = u.email.toLowerCase();
+      if (!UUID_RE.test(sub) || clusterOfSub.get(sub) !== cluster) {
+        unknown++;
+        continue;
+      }
+      if (u.up + u.down === 0) continue;
+      const day = utcDay(it.nowMs);
+      const key = `${sub}|${it.server.serverId}|${day}`;
+      const d = perDay.get(key) ?? { sub, server: it.server.serverId, day, up: 0, down: 0 };
+      d.up += u.up;
+      d.down += u.down;
+      perDay.set(key, d);
+      const s = perSub.get(sub) ?? { up: 0, down: 0, seenMs: 0 };
+      s.up += u.up;
+      s.down += u.down;
+      s.seenMs = Math.max(s.seenMs, it.nowMs);
+      perSub.set(sub, s);
+    }
+    if (unknown > 0) unknownByItem.set(it, unknown);
+    unknownTotal += unknown;
+  }
+  if (perDay.size === 0) return { unknownTotal, unknownByItem, crossedClusters };
+  // The per-day rows go through the journal (one row for the whole batch); foldTrafficJournal
+  // adds them to subscriber_traffic a few seconds later, summed.
+  const entries = [...perDay.values()].map((d) => [d.sub, d.server, d.day, d.up, d.down] as [string, string, string, number, number]);
+  await tx.insert(trafficJournal).values({ entries });
+  const subs = [...perSub.keys()].sort(byId);
+  const rows = await tx.execute<{ cluster_id: string; crossed: boolean }>(sql`
+    update ${subscribers} as s set
+      traffic_up_bytes = s.traffic_up_bytes + v.up,
+      traffic_down_bytes = s.traffic_down_bytes + v.down,
+      traffic_used_bytes = s.traffic_used_bytes + v.up + v.down,
+      last_seen_at = greatest(s.last_seen_at, v.seen)
+    from unnest(${pgArray(subs)}::uuid[], ${pgArray(subs.map((id) => perSub.get(id)!.up))}::bigint[],
+      ${pgArray(subs.map((id) => perSub.get(id)!.down))}::bigint[], ${pgArray(subs.map((id) => new Date(perSub.get(id)!.seenMs).toISOString()))}::timestamptz[]) as v(id, up, down, seen)
+    where s.id = v.id
+    returning s.cluster_id, (s.traffic_limit_bytes is not null
+      and s.traffic_used_bytes >= s.traffic_limit_bytes
+      and s.traffic_used_bytes - v.up - v.down < s.traffic_limit_bytes) as crossed`);
+  for (const r of rowsOf<{ cluster_id: string; crossed: boolean }>(rows)) if (r.crossed) crossedClusters.add(r.cluster_id);
+  return { unknownTotal, unknownByItem, crossedClusters };
+}
+
+/**
+ * Moves the traffic journal into subscriber_traffic: every entry committed so far, summed per
+ * (subscriber, server, day), in one statement. Entries of deleted subscribers or servers are
+ * dropped. Safe on several instances at once: a journal row is deleted, and so added, by one
+ * of them only. Returns the number of journal rows folded.
+ */
+export async function foldTrafficJournal(db: Db): Promise<number> {
+  const res = await db.execute<{ folded: number }>(sql`
+    with j as (delete from ${trafficJournal} returning entries),
+    e as (
+      select (x->>0)::uuid as sub, (x->>1)::uuid as srv, (x->>2)::date as day, (x->>3)::bigint as up, (x->>4)::bigint as down
+      from j, jsonb_array_elements(j.entries) as x
+    ),
+    agg as (
+      select e.sub, e.srv, e.day, sum(e.up)::bigint as up, sum(e.down)::bigint as down
+      from e
+      where exists (select 1 from ${subscribers} s where s.id = e.sub) and exists (select 1 from ${servers} v where v.id = e.srv)
+      group by e.sub, e.srv, e.day
+    ),
+    ins as (
+      insert into ${subscriberTraffic} (subscriber_id, server_id, day, up_bytes, down_bytes)
+      select sub, srv, day, up, down from agg order by sub, srv, day
+      on conflict (subscriber_id, server_id, day) do update set
+        up_bytes = ${subscriberTraffic}.up_bytes + excluded.up_bytes,
+        down_bytes = ${subscriberTraffic}.down_bytes + excluded.down_bytes
+      returning 1
+    )
+    select (select count(*) from j)::int as folded, (select count(*) from ins)::int as rows`);
+  return Number(rowsOf<{ folded: number }>(res)[0]?.folded ?? 0);
+}
+
+/** Rows of tx.execute on either driver (node-postgres: { rows }, PGlite: { rows } too). */
+function rowsOf<T>(r: unknown): T[] {
+  return (Array.isArray(r) ? r : ((r as { rows?: T[] }).rows ?? [])) as T[];
 }
 
 // ---------------------------------------------------------------------------

@@ -100,8 +100,8 @@ describe("headers and parameters", () => {
     expect(parseFormat("xml")).toBeNull();
   });
   it("subscription-userinfo carries usage, limit and expiry", () => {
-    expect(subscriptionUserinfo(1234, 10_000, new Date("2027-01-01T00:00:00Z"))).toBe("upload=0; download=1234; total=10000; expire=1798761600");
-    expect(subscriptionUserinfo(0, null, null)).toBe("upload=0; download=0; total=0; expire=0");
+    expect(subscriptionUserinfo(56, 1234, 10_000, new Date("2027-01-01T00:00:00Z"))).toBe("upload=56; download=1234; total=10000; expire=1798761600");
+    expect(subscriptionUserinfo(0, 0, null, null)).toBe("upload=0; download=0; total=0; expire=0");
   });
   it("profile-title is base64 for non-ASCII names", () => {
     expect(profileTitle("Demo cluster")).toBe("Demo cluster");

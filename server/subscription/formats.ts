@@ -155,9 +155,10 @@ export function renderSubscription(format: SubscriptionFormat, uuid: string, ent
 }
 
 /** `subscription-userinfo`: what most apps show as usage and expiry. */
-export function subscriptionUserinfo(usedBytes: number, limitBytes: number | null, expiresAt: Date | null): string {
+export function subscriptionUserinfo(upBytes: number, downBytes: number, limitBytes: number | null, expiresAt: Date | null): string {
   const expire = expiresAt ? Math.floor(expiresAt.getTime() / 1000) : 0;
-  return `upload=0; download=${Math.max(0, Math.floor(usedBytes))}; total=${limitBytes ?? 0}; expire=${expire}`;
+  const n = (b: number) => Math.max(0, Math.floor(b));
+  return `upload=${n(upBytes)}; download=${n(downBytes)}; total=${limitBytes ?? 0}; expire=${expire}`;
 }
 
 /** Header values must be ASCII: non-ASCII titles go base64-encoded, as apps expect. */

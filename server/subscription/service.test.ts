@@ -53,6 +53,20 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     for (const r of j.routes) expect(r.link).toContain(encodeURIComponent(r.inbound));
   });
 
+  it("subscription-userinfo carries the upload and download totals once traffic moved", async () => {
+    await t.db
+      .update(subscribers)
+      .set({ trafficUpBytes: 1000, trafficDownBytes: 5000, trafficUsedBytes: 6000, trafficLimitBytes: 10_000 })
+      .where(eq(subscribers.token, token));
+    publishChange("traffic", clusterId);
+    // Traffic alone re-reads the totals at most every TRAFFIC_RELOAD_MS.
+    now += 10_000;
+    const a = await service.answer(token, null);
+    expect(a.headers["subscription-userinfo"]).toBe("upload=1000; download=5000; total=10000; expire=0");
+    await t.db.update(subscribers).set({ trafficUpBytes: 0, trafficDownBytes: 0, trafficUsedBytes: 0, trafficLimitBytes: null }).where(eq(subscribers.token, token));
+    publishChange("subscribers", clusterId);
+  });
+
   it("stores assignments, and only when they change", async () => {
     await service.flushAssignments();
     const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;

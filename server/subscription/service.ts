@@ -60,6 +60,9 @@ interface CachedAnswer {
 const requests = counter("routeboard_subscription_requests_total", "Subscription requests by outcome");
 const decisions = counter("routeboard_balancer_decisions_total", "Balancer decisions by reason");
 
+/** How stale subscription-userinfo's traffic figures may get while agents report. */
+export const TRAFFIC_RELOAD_MS = 5000;
+
 const FORMATS: SubscriptionFormat[] = ["base64", "json", "clash", "singbox"];
 
 const NOT_FOUND: SubscriptionAnswer = { status: 404, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Not found\n" };
@@ -76,6 +79,8 @@ export class SubscriptionService {
   private reloading: Promise<void> | null = null;
   private lastReloadFailedAt = 0;
   private loadedAt = 0;
+  private subscribersLoadedAt = 0;
+  private trafficMoved = false;
   /** True while the last reload failed: answers come from the last good snapshot. */
   stale = false;
   private readonly answers = new Map<string, CachedAnswer>();
@@ -127,6 +132,7 @@ export class SubscriptionService {
     }
     if (e.kind === "metrics") this.dirty.metrics = true;
     else if (e.kind === "subscribers") this.dirty.subscribers = true;
+    else if (e.kind === "traffic") this.trafficMoved = true;
     else if (e.kind === "topology" || e.kind === "health" || e.kind === "settings") {
       this.dirty.topology = true;
       // A topology change may move inbounds other instances assigned: re-read on next use.
@@ -139,6 +145,12 @@ export class SubscriptionService {
     // A reload in flight clears the dirty flags when it starts: wait for it, or a request
     // arriving meanwhile would answer from the picture being replaced.
     if (this.reloading) await this.reloading;
+    // Traffic moves with every agent report: the subscribers' totals (subscription-userinfo)
+    // are re-read at most every TRAFFIC_RELOAD_MS, not once per report.
+    if (this.trafficMoved && this.clock() - this.subscribersLoadedAt >= TRAFFIC_RELOAD_MS) {
+      this.trafficMoved = false;
+      this.dirty.subscribers = true;
+    }
     if (!this.dirty.topology && !this.dirty.metrics && !this.dirty.subscribers) return;
     if (this.topology && this.stale && this.clock() - this.lastReloadFailedAt < RETRY_RELOAD_AFTER_MS) return;
     this.reloading ??= this.reload().finally(() => {
@@ -165,6 +177,7 @@ export class SubscriptionService {
       if (topology !== this.topology) this.topologyVersion++;
       if (metrics !== this.metrics) this.metricsVersion++;
       if (subs !== this.subscribersByToken) {
+        this.subscribersLoadedAt = this.clock();
         this.subscribersById = new Map([...subs.values()].map((s) => [s.id, s]));
         this.answers.clear();
       }
@@ -214,7 +227,7 @@ export class SubscriptionService {
     const headers: Record<string, string> = {
       "content-type": CONTENT_TYPES[format],
       "cache-control": "no-store",
-      "subscription-userinfo": subscriptionUserinfo(sub.trafficUsedBytes, sub.trafficLimitBytes, sub.expiresAt),
+      "subscription-userinfo": subscriptionUserinfo(sub.trafficUpBytes, sub.trafficDownBytes, sub.trafficLimitBytes, sub.expiresAt),
       "profile-update-interval": String(PROFILE_UPDATE_INTERVAL_HOURS),
       "profile-title": profileTitle(cluster?.name ?? "Routeboard"),
     };

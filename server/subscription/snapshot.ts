@@ -51,6 +51,8 @@ export interface SnapshotSubscriber {
   expiresAt: Date | null;
   trafficLimitBytes: number | null;
   trafficUsedBytes: number;
+  trafficUpBytes: number;
+  trafficDownBytes: number;
 }
 
 export interface Topology {
@@ -101,7 +103,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
       security: i.security,
       sni: i.sni,
       realityPublicKey: i.realityPublicKey,
-      realityShortId: i.realityShortId,
+      realityShortId: i.realityShortIds[0] ?? null,
       isFallback: i.isFallback,
     });
     if (i.routeId) routeInputs.get(i.routeId)?.inbounds.push({ inboundId: i.id, serverId: i.serverId, isFallback: i.isFallback, name: i.name });
@@ -159,6 +161,8 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
         expiresAt: s.expiresAt,
         trafficLimitBytes: s.trafficLimitBytes,
         trafficUsedBytes: s.trafficUsedBytes,
+        trafficUpBytes: s.trafficUpBytes,
+        trafficDownBytes: s.trafficDownBytes,
       },
     ]),
   );

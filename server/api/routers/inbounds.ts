@@ -8,19 +8,12 @@ import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { auditInbound, createInbound, inboundView, portInUseMessage } from "@/server/domain/inbounds";
 import { generateRealityKeys } from "@/server/domain/reality";
-import { idSchema, nameSchema, portSchema, securitySchema, sniSchema } from "@/server/validation";
+import { idSchema, inboundFieldsSchema } from "@/server/validation";
 import type { Context } from "../trpc";
 import { adminProcedure, createTRPCRouter } from "../trpc";
 import { domainError, fieldError } from "./_errors";
 
-const inboundFields = z
-  .object({
-    name: nameSchema,
-    port: portSchema,
-    security: securitySchema.default("reality"),
-    sni: sniSchema.nullable().default(null),
-  })
-  .refine((v) => v.security === "none" || v.sni !== null, { path: ["sni"], message: "Reality and TLS need a masquerade SNI" });
+const inboundFields = inboundFieldsSchema;
 
 async function translate(err: unknown, ctx: Pick<Context, "db">, serverId: string | undefined, port: number): Promise<unknown> {
   const c = uniqueViolation(err);
@@ -49,6 +42,7 @@ export const inboundsRouter = createTRPCRouter({
         if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "This inbound no longer exists" });
         serverId = before.serverId;
         const keys = input.security === "reality" && !before.realityPrivateKey ? generateRealityKeys() : null;
+        const shortIds = input.realityShortIds ?? (before.realityShortIds.length > 0 ? before.realityShortIds : keys ? [keys.shortId] : []);
         const [after] = await tx
           .update(inbounds)
           .set({
@@ -56,7 +50,12 @@ export const inboundsRouter = createTRPCRouter({
             port: input.port,
             security: input.security,
             sni: input.sni,
-            ...(keys ? { realityPublicKey: keys.publicKey, realityPrivateKey: keys.privateKey, realityShortId: keys.shortId } : {}),
+            realityDest: input.realityDest,
+            realityServerNames: input.realityServerNames,
+            realityShortIds: shortIds,
+            tlsCertificateFile: input.tlsCertificateFile,
+            tlsKeyFile: input.tlsKeyFile,
+            ...(keys ? { realityPublicKey: keys.publicKey, realityPrivateKey: keys.privateKey } : {}),
             version: sql`${inbounds.version} + 1`,
             updatedAt: new Date(),
           })

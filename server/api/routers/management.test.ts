@@ -80,7 +80,7 @@ describe.each(testDbKinds())("management routers on %s", (kind) => {
       expect(first.inbound.realityShortId).toMatch(/^[0-9a-f]{16}$/);
       expect(first.inbound).not.toHaveProperty("realityPrivateKey");
       // The second inbound is not auto-assigned: that is the operator's choice.
-      const second = await admin.inbounds.create({ serverId: s.id, name: "🇫🇮 Helsinki TLS", port: 8443, security: "tls", sni: "cdn.example.net" });
+      const second = await admin.inbounds.create({ serverId: s.id, name: "🇫🇮 Helsinki TLS", port: 8443, security: "tls", sni: "cdn.example.net", tlsCertificateFile: "/etc/ssl/cdn.crt", tlsKeyFile: "/etc/ssl/cdn.key" });
       expect(second.defaultRoute).toBeNull();
       expect(second.inbound.routeId).toBeNull();
       expect(second.inbound.realityPublicKey).toBeNull();

@@ -8,7 +8,7 @@ import { TRPCError } from "@trpc/server";
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { DbOrTx } from "@/db/client";
-import { assignments, clusters, inbounds, meshChecks, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { assignments, clusters, inbounds, meshChecks, routes, serverHealth, serverMetrics, servers, serverAgentState } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { newAgentToken } from "@/server/domain/tokens";
@@ -109,10 +109,11 @@ export const monitoringRouter = createTRPCRouter({
     const cluster = await clusterOr404(ctx.db, input.clusterId);
     const [rows, ibs, routeRows] = await Promise.all([
       ctx.db
-        .select({ server: servers, health: serverHealth, metrics: serverMetrics })
+        .select({ server: servers, health: serverHealth, metrics: serverMetrics, agent: serverAgentState })
         .from(servers)
         .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
         .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+        .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id))
         .where(eq(servers.clusterId, input.clusterId))
         .orderBy(asc(servers.name)),
       ctx.db
@@ -133,7 +134,8 @@ export const monitoringRouter = createTRPCRouter({
       o[l.targetId] = { failStreak: l.failStreak, lastOk: l.lastOk };
       byObserver.set(l.observerId, o);
     }
-    const serversOut = rows.map(({ server: s, health: h, metrics: m }) => {
+    const inboundName = new Map(ibs.map((i) => [i.id, i.name]));
+    const serversOut = rows.map(({ server: s, health: h, metrics: m, agent: a }) => {
       const status = (s.enabled ? (h?.status ?? "pending") : "disabled") as ServerStatus;
       const cfg = effectiveProbeConfig(cluster.probeConfig, s.probeOverride);
       return {
@@ -176,6 +178,17 @@ export const monitoringRouter = createTRPCRouter({
         probeTarget: cfg.port ?? firstPort.get(s.id) ?? null,
         override: (s.probeOverride ?? null) as z.infer<typeof probeOverrideSchema> | null,
         unreliableWitness: isUnreliableWitness(byObserver.get(s.id) ?? {}),
+        /** What the server's agent said about its core (DESIGN §6); null before its first report. */
+        agent: a
+          ? {
+              configVersion: a.configVersion,
+              configError: a.configError,
+              configErrorAt: a.configErrorAt,
+              unservedInbounds: a.unservedInbounds.map((u) => ({ ...u, name: inboundName.get(u.inboundId) ?? null })),
+              core: a.coreKind ? { kind: a.coreKind, version: a.coreVersion } : null,
+              agentVersion: a.agentVersion,
+            }
+          : null,
       };
     });
     return {

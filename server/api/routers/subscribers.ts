@@ -2,7 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { and, desc, eq, ilike } from "drizzle-orm";
 import { z } from "zod";
-import { subscribers } from "@/db/schema";
+import { clusters, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { foreignKeyViolation } from "@/server/db-errors";
@@ -10,6 +10,9 @@ import { newSubscriptionToken } from "@/server/domain/tokens";
 import { expirySchema, GIB, idSchema, nameSchema, trafficLimitGbSchema } from "@/server/validation";
 import type { DbOrTx } from "@/db/client";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+
+/** "Online now" = traffic reported within this many report intervals. */
+export const ONLINE_INTERVALS = 2;
 
 const subscriberFields = {
   name: nameSchema,
@@ -45,6 +48,9 @@ export const subscribersRouter = createTRPCRouter({
         .limit(1000);
       const showTokens = ctx.operator.role !== "viewer";
       const now = Date.now();
+      const [cluster] = await ctx.db.select({ reportIntervalS: clusters.reportIntervalS }).from(clusters).where(eq(clusters.id, input.clusterId));
+      // Online now: traffic in one of the last two report intervals (agents report deltas).
+      const onlineWindowMs = ONLINE_INTERVALS * (cluster?.reportIntervalS ?? 60) * 1000;
       return rows.map((s) => ({
         id: s.id,
         name: s.name,
@@ -54,6 +60,10 @@ export const subscribersRouter = createTRPCRouter({
         expired: s.expiresAt !== null && s.expiresAt.getTime() <= now,
         trafficLimitBytes: s.trafficLimitBytes,
         trafficUsedBytes: s.trafficUsedBytes,
+        trafficUpBytes: s.trafficUpBytes,
+        trafficDownBytes: s.trafficDownBytes,
+        lastSeenAt: s.lastSeenAt,
+        online: s.lastSeenAt !== null && now - s.lastSeenAt.getTime() <= onlineWindowMs,
         createdAt: s.createdAt,
       }));
     }),

@@ -1,0 +1,78 @@
+/**
+ * Agent token → server, answered from memory: every report and every config poll starts
+ * here, so a database round trip per request would cost more than the rest of a report.
+ * The map is dropped on "topology" and "settings" changes (token rotation, server deletion,
+ * report interval), on this instance and, through the change bus, on every other one.
+ * A miss still asks the database, so a token created on another instance works at once.
+ */
+import { eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { clusters, servers } from "@/db/schema";
+import { onChange } from "@/server/bus";
+import { hashAgentToken } from "@/server/domain/tokens";
+
+export interface AgentServer {
+  serverId: string;
+  clusterId: string;
+  reportIntervalS: number;
+}
+
+/** The token of `Authorization: Bearer <token>`, or null. */
+export function bearerToken(authorization: string | undefined): string | null {
+  if (!authorization) return null;
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  return m ? m[1]! : null;
+}
+
+const MAX_ENTRIES = 100_000;
+
+interface CacheState {
+  byHash: Map<string, AgentServer>;
+  generation: number;
+  off?: () => void;
+}
+const KEY = Symbol.for("routeboard.agentAuth");
+function state(): CacheState {
+  const g = globalThis as typeof globalThis & { [KEY]?: CacheState };
+  if (!g[KEY]) {
+    const s: CacheState = { byHash: new Map(), generation: 0 };
+    s.off = onChange((e) => {
+      if (e.kind === "topology" || e.kind === "settings") {
+        s.byHash.clear();
+        s.generation++;
+      }
+    });
+    g[KEY] = s;
+  }
+  return g[KEY];
+}
+
+/** Forget every cached token (tests; the bus does it in production). */
+export function clearAgentAuthCache(): void {
+  const s = state();
+  s.byHash.clear();
+  s.generation++;
+}
+
+/** The server a bearer token belongs to, or null for a missing or unknown token. */
+export async function authenticateAgent(db: Db, authorization: string | undefined): Promise<AgentServer | null> {
+  const token = bearerToken(authorization);
+  if (!token) return null;
+  const hash = hashAgentToken(token);
+  const s = state();
+  const hit = s.byHash.get(hash);
+  if (hit) return hit;
+  const generation = s.generation;
+  const [row] = await db
+    .select({ serverId: servers.id, clusterId: servers.clusterId, reportIntervalS: clusters.reportIntervalS })
+    .from(servers)
+    .innerJoin(clusters, eq(clusters.id, servers.clusterId))
+    .where(eq(servers.agentTokenHash, hash));
+  if (!row) return null;
+  // A change that arrived while we were reading may have made this row stale: do not keep it.
+  if (generation === s.generation) {
+    if (s.byHash.size >= MAX_ENTRIES) s.byHash.clear();
+    s.byHash.set(hash, row);
+  }
+  return row;
+}

@@ -1,0 +1,194 @@
+/**
+ * Config cache and long-poll waiters for GET /api/agent/config.
+ *
+ * - One build per cluster per change: "topology", "subscribers" and "settings" events drop
+ *   the cluster's build; the next request (or the wake-up below) rebuilds it once for all.
+ * - Waiting agents are woken when the change bus says their cluster changed: at most once
+ *   per WAKE_SPACING_MS per cluster (a burst of edits costs one rebuild and one answer per
+ *   agent, not one per edit), never later than WAKE_SPACING_MS + WAKE_DEBOUNCE_MS after it.
+ * - Subscribers who expire leave the config on their own: a timer wakes the cluster at the
+ *   soonest expiry of an allowed subscriber.
+ * - One waiter per server (a newer poll answers the older with 304), and MAX_WAITERS overall.
+ * - close() answers every waiter with 304 so shutdown does not hang on open long-polls.
+ */
+import type { Db } from "@/db/client";
+import { onChange, type ChangeEvent } from "@/server/bus";
+import { gauge } from "@/server/metrics";
+import { buildClusterConfigs, type BuiltConfig, type ClusterConfigs } from "./config";
+
+export const WAKE_DEBOUNCE_MS = 50;
+export const WAKE_SPACING_MS = 500;
+export const MAX_WAITERS = 50_000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export type WaitResult = { kind: "changed"; cluster: ClusterConfigs; built: BuiltConfig } | { kind: "timeout" } | { kind: "gone" };
+
+interface Waiter {
+  serverId: string;
+  clusterId: string;
+  version: string;
+  done: (r: WaitResult) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Entry {
+  promise: Promise<ClusterConfigs>;
+  expiryTimer?: ReturnType<typeof setTimeout>;
+}
+
+export class ConfigHub {
+  private cache = new Map<string, Entry>();
+  private waitersByServer = new Map<string, Waiter>();
+  private waitersByCluster = new Map<string, Set<Waiter>>();
+  private wakeTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  private lastWakeMs = new Map<string, number>();
+  private off: (() => void) | null = null;
+  private closed = false;
+  builds = 0;
+
+  constructor(
+    private readonly db: () => Promise<Db>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  start(): void {
+    this.off = onChange((e) => this.onChange(e));
+  }
+
+  get waiting(): number {
+    return this.waitersByServer.size;
+  }
+
+  private onChange(e: ChangeEvent): void {
+    if (e.kind !== "topology" && e.kind !== "subscribers" && e.kind !== "settings") return;
+    if (e.clusterId === null) {
+      for (const id of new Set([...this.cache.keys(), ...this.waitersByCluster.keys()])) this.invalidate(id);
+    } else this.invalidate(e.clusterId);
+  }
+
+  /** Drops the cluster's build and schedules waking its waiters. */
+  invalidate(clusterId: string): void {
+    const entry = this.cache.get(clusterId);
+    if (entry?.expiryTimer) clearTimeout(entry.expiryTimer);
+    this.cache.delete(clusterId);
+    if (!this.waitersByCluster.get(clusterId)?.size || this.wakeTimers.has(clusterId)) return;
+    const since = this.now() - (this.lastWakeMs.get(clusterId) ?? 0);
+    const delay = Math.max(WAKE_DEBOUNCE_MS, WAKE_SPACING_MS - since);
+    const t = setTimeout(() => {
+      this.wakeTimers.delete(clusterId);
+      this.lastWakeMs.set(clusterId, this.now());
+      void this.wake(clusterId);
+    }, delay);
+    t.unref?.();
+    this.wakeTimers.set(clusterId, t);
+  }
+
+  /** The cluster's configs, built at most once per change. */
+  get(clusterId: string): Promise<ClusterConfigs> {
+    const hit = this.cache.get(clusterId);
+    if (hit) return hit.promise;
+    const entry = {} as Entry;
+    entry.promise = (async () => {
+        this.builds++;
+        const built = await buildClusterConfigs(await this.db(), clusterId, this.now());
+        if (built.nextExpiryMs !== null && this.cache.get(clusterId) === entry) {
+          const ms = Math.min(MAX_TIMER_MS, Math.max(0, built.nextExpiryMs - this.now()) + 1);
+          entry.expiryTimer = setTimeout(() => this.invalidate(clusterId), ms);
+          entry.expiryTimer.unref?.();
+        }
+        return built;
+      })();
+    this.cache.set(clusterId, entry);
+    // A failed build is not kept: the next request tries again.
+    entry.promise.catch(() => {
+      if (this.cache.get(clusterId) === entry) this.cache.delete(clusterId);
+    });
+    return entry.promise;
+  }
+
+  private async wake(clusterId: string): Promise<void> {
+    const waiters = this.waitersByCluster.get(clusterId);
+    if (!waiters?.size) return;
+    let cluster: ClusterConfigs;
+    try {
+      cluster = await this.get(clusterId);
+    } catch {
+      return; // database away: waiters time out with 304 and poll again
+    }
+    for (const w of [...waiters]) {
+      const built = cluster.byServer.get(w.serverId);
+      if (!built) this.finish(w, { kind: "gone" });
+      else if (built.version !== w.version) this.finish(w, { kind: "changed", cluster, built });
+    }
+  }
+
+  private finish(w: Waiter, r: WaitResult): void {
+    clearTimeout(w.timer);
+    if (this.waitersByServer.get(w.serverId) === w) this.waitersByServer.delete(w.serverId);
+    const set = this.waitersByCluster.get(w.clusterId);
+    set?.delete(w);
+    if (set && set.size === 0) this.waitersByCluster.delete(w.clusterId);
+    w.done(r);
+  }
+
+  /**
+   * Waits until the server's config differs from `version` (→ "changed"), `waitMs` passes
+   * (→ "timeout"), or `signal` aborts. Null when too many agents wait already.
+   */
+  wait(clusterId: string, serverId: string, version: string, waitMs: number, signal?: AbortSignal): Promise<WaitResult> | null {
+    if (this.closed) return Promise.resolve({ kind: "timeout" });
+    const previous = this.waitersByServer.get(serverId);
+    if (previous) this.finish(previous, { kind: "timeout" });
+    if (this.waitersByServer.size >= MAX_WAITERS) return null;
+    return new Promise<WaitResult>((resolve) => {
+      const w: Waiter = {
+        serverId,
+        clusterId,
+        version,
+        done: resolve,
+        timer: setTimeout(() => this.finish(w, { kind: "timeout" }), waitMs),
+      };
+      w.timer.unref?.();
+      this.waitersByServer.set(serverId, w);
+      let set = this.waitersByCluster.get(clusterId);
+      if (!set) this.waitersByCluster.set(clusterId, (set = new Set()));
+      set.add(w);
+      signal?.addEventListener("abort", () => this.finish(w, { kind: "timeout" }), { once: true });
+      // A change between the caller's read and this registration must not be missed.
+      if (!this.cache.has(clusterId)) this.invalidate(clusterId);
+    });
+  }
+
+  /** Answers every waiter (304) and stops listening. */
+  close(): void {
+    this.closed = true;
+    this.off?.();
+    this.off = null;
+    for (const w of [...this.waitersByServer.values()]) this.finish(w, { kind: "timeout" });
+    for (const t of this.wakeTimers.values()) clearTimeout(t);
+    this.wakeTimers.clear();
+    for (const e of this.cache.values()) if (e.expiryTimer) clearTimeout(e.expiryTimer);
+    this.cache.clear();
+  }
+}
+
+const KEY = Symbol.for("routeboard.configHub");
+type G = typeof globalThis & { [KEY]?: ConfigHub };
+
+/** The process-wide hub, started on first use. */
+export function configHub(db: () => Promise<Db>): ConfigHub {
+  const g = globalThis as G;
+  if (!g[KEY]) {
+    const hub = new ConfigHub(db);
+    hub.start();
+    g[KEY] = hub;
+    gauge("routeboard_agent_config_waiters", "Agents waiting in a GET /api/agent/config long-poll", () => g[KEY]?.waiting ?? 0);
+  }
+  return g[KEY];
+}
+
+export function closeConfigHub(): void {
+  const g = globalThis as G;
+  g[KEY]?.close();
+  g[KEY] = undefined;
+}

@@ -1,0 +1,185 @@
+/**
+ * What every server's agent must run (GET /api/agent/config, DESIGN §6), built per cluster
+ * once per change and kept in memory: a fleet of long-polling agents costs one build per
+ * change, not one per agent.
+ *
+ * This is the one place where the Reality private key leaves the database.
+ */
+import { createHash } from "node:crypto";
+import { and, asc, eq } from "drizzle-orm";
+import type { DbOrTx } from "@/db/client";
+import { clusters, inbounds, servers, subscribers } from "@/db/schema";
+import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
+
+export const REALITY_FLOW = "xtls-rprx-vision";
+
+/** The flow the share links of an inbound carry (server/subscription/formats.ts). */
+export function flowFor(security: "reality" | "tls" | "none"): "" | typeof REALITY_FLOW {
+  return security === "reality" ? REALITY_FLOW : "";
+}
+
+export interface SubscriberAccess {
+  enabled: boolean;
+  expiresAt: Date | null;
+  trafficLimitBytes: number | null;
+  trafficUsedBytes: number;
+}
+
+/** Who may connect now: enabled, not expired, under the traffic limit. */
+export function mayConnect(s: SubscriberAccess, nowMs: number): boolean {
+  if (!s.enabled) return false;
+  if (s.expiresAt !== null && s.expiresAt.getTime() <= nowMs) return false;
+  if (s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes) return false;
+  return true;
+}
+
+/** One server's config without its users (shared by the whole cluster). */
+export interface BuiltConfig {
+  version: string;
+  rest: Omit<AgentConfig, "version" | "users">;
+}
+
+export interface ClusterConfigs {
+  clusterId: string;
+  builtAtMs: number;
+  byServer: Map<string, BuiltConfig>;
+  /** Serialised once per build: every server of the cluster gets the same users. */
+  users: AgentUser[];
+  usersJson: string;
+  /** The soonest expiry of an allowed subscriber: the config changes then. */
+  nextExpiryMs: number | null;
+}
+
+/** The JSON body for one server: strings joined, so the users are not serialised per server. */
+export function configBody(c: ClusterConfigs, b: BuiltConfig): string {
+  const { server, reportIntervalS, inbounds: ibs, neighbours } = b.rest;
+  return (
+    `{"version":${JSON.stringify(b.version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
+    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson},"neighbours":${JSON.stringify(neighbours)}}`
+  );
+}
+
+/** The parsed config of one server (tests, tools). */
+export function configOf(c: ClusterConfigs, serverId: string): AgentConfig | null {
+  const b = c.byServer.get(serverId);
+  return b ? { version: b.version, ...b.rest, users: c.users } : null;
+}
+
+/** Canonical JSON: keys sorted, so equal configs hash alike whatever order they were built in. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+    .join(",")}}`;
+}
+
+/** A hash of the canonical config; the users' part is hashed once per cluster (`usersHash`). */
+export function configVersion(rest: Omit<AgentConfig, "version" | "users">, usersHash: string): string {
+  return createHash("sha256").update(canonicalJson(rest)).update("\n").update(usersHash).digest("base64url").slice(0, 32);
+}
+
+type InboundRow = typeof inbounds.$inferSelect;
+
+/** The inbound as the core needs it; null pieces are what the security does not use. */
+export function agentInbound(i: InboundRow): AgentInbound {
+  const serverNames = i.realityServerNames.length > 0 ? i.realityServerNames : i.sni ? [i.sni] : [];
+  const dest = i.realityDest ?? (i.sni ? `${i.sni}:443` : null);
+  // Without keys, names or dest the core cannot serve it: null, and the agent reports it unserved.
+  const reality =
+    i.security === "reality" && i.realityPrivateKey && i.realityPublicKey && serverNames.length > 0 && dest
+      ? {
+          privateKey: i.realityPrivateKey,
+          publicKey: i.realityPublicKey,
+          shortIds: i.realityShortIds.length > 0 ? i.realityShortIds : [""],
+          serverNames,
+          dest,
+        }
+      : null;
+  const tls = i.security === "tls" && i.tlsCertificateFile && i.tlsKeyFile ? { certificateFile: i.tlsCertificateFile, keyFile: i.tlsKeyFile } : null;
+  return {
+    id: i.id,
+    tag: `in-${i.port}`,
+    name: i.name,
+    port: i.port,
+    protocol: "vless",
+    security: i.security,
+    sni: i.sni,
+    flow: flowFor(i.security),
+    tls,
+    reality,
+  };
+}
+
+/**
+ * The servers one server checks: all other enabled ones, or in clusters larger than
+ * MAX_NEIGHBOURS the MAX_NEIGHBOURS that follow it in id order (a ring), so every server is
+ * still watched by as many observers as it watches.
+ */
+export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: string): AgentNeighbour[] {
+  const others = enabledById.filter((n) => n.serverId !== serverId);
+  if (others.length <= MAX_NEIGHBOURS) return others;
+  const start = others.findIndex((n) => n.serverId > serverId);
+  const from = start === -1 ? 0 : start;
+  return Array.from({ length: MAX_NEIGHBOURS }, (_, k) => others[(from + k) % others.length]!);
+}
+
+/** Builds the config of every server of one cluster from the database. */
+export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs = Date.now()): Promise<ClusterConfigs> {
+  const [[cluster], serverRows, inboundRows, subscriberRows] = await Promise.all([
+    db.select({ reportIntervalS: clusters.reportIntervalS }).from(clusters).where(eq(clusters.id, clusterId)),
+    db
+      .select({ id: servers.id, name: servers.name, address: servers.address, enabled: servers.enabled })
+      .from(servers)
+      .where(eq(servers.clusterId, clusterId))
+      .orderBy(asc(servers.id)),
+    db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId)).orderBy(asc(inbounds.port), asc(inbounds.id)),
+    db
+      .select({
+        id: subscribers.id,
+        vlessUuid: subscribers.vlessUuid,
+        enabled: subscribers.enabled,
+        expiresAt: subscribers.expiresAt,
+        trafficLimitBytes: subscribers.trafficLimitBytes,
+        trafficUsedBytes: subscribers.trafficUsedBytes,
+      })
+      .from(subscribers)
+      .where(and(eq(subscribers.clusterId, clusterId), eq(subscribers.enabled, true)))
+      .orderBy(asc(subscribers.id)),
+  ]);
+  const out: ClusterConfigs = { clusterId, builtAtMs: nowMs, byServer: new Map(), users: [], usersJson: "[]", nextExpiryMs: null };
+  if (!cluster) return out;
+
+  const users: AgentUser[] = [];
+  for (const s of subscriberRows) {
+    if (!mayConnect(s, nowMs)) continue;
+    users.push({ id: s.vlessUuid, email: s.id });
+    if (s.expiresAt && (out.nextExpiryMs === null || s.expiresAt.getTime() < out.nextExpiryMs)) out.nextExpiryMs = s.expiresAt.getTime();
+  }
+  out.users = users;
+  out.usersJson = JSON.stringify(users);
+  const usersHash = createHash("sha256").update(canonicalJson(users)).digest("base64url");
+  const byServerInbounds = new Map<string, InboundRow[]>();
+  for (const i of inboundRows) {
+    const list = byServerInbounds.get(i.serverId) ?? [];
+    list.push(i);
+    byServerInbounds.set(i.serverId, list);
+  }
+  const neighboursAll: AgentNeighbour[] = serverRows
+    .filter((s) => s.enabled)
+    .map((s) => ({ serverId: s.id, name: s.name, address: s.address, ports: (byServerInbounds.get(s.id) ?? []).map((i) => i.port) }));
+
+  for (const s of serverRows) {
+    const rest: BuiltConfig["rest"] = {
+      server: { id: s.id, name: s.name, address: s.address, enabled: s.enabled },
+      reportIntervalS: cluster.reportIntervalS,
+      inbounds: (byServerInbounds.get(s.id) ?? []).map(agentInbound),
+      neighbours: neighboursOf(neighboursAll, s.id),
+    };
+    out.byServer.set(s.id, { version: configVersion(rest, usersHash), rest });
+  }
+  return out;
+}

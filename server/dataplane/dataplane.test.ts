@@ -1,0 +1,405 @@
+/**
+ * The panel's side of the data plane through HTTP (GET /api/agent/config, POST
+ * /api/agent/report), on PGlite and, with TEST_DATABASE_URL, on PostgreSQL.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import { serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
+import { adminAndViewer } from "@/server/api/testing";
+import { agentConfigSchema, type AgentConfig, type AgentReport } from "@/core/agent-wire";
+import { agentReportHandler } from "@/server/monitoring/agent-route";
+import { renderMetrics } from "@/server/metrics";
+import type { RouteHandler } from "@/server/http/util";
+import { agentConfigHandler } from "./config-route";
+import { agentLimits } from "./rate-limit";
+import { configHub, WAKE_SPACING_MS } from "./config-hub";
+import { getDb } from "@/db/client";
+import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
+
+const DB_KEY = Symbol.for("routeboard.database");
+
+const baseReport = (over: Partial<AgentReport> = {}): AgentReport => ({
+  listenerAlive: true,
+  serviceRunning: true,
+  usersOnline: 1,
+  rxBps: 1000,
+  txBps: 1000,
+  cpu: 1,
+  memory: 1,
+  neighbours: [],
+  ...over,
+});
+
+describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) => {
+  let t: TestDatabase;
+  let server: http.Server;
+  let base: string;
+  let admin: Awaited<ReturnType<typeof adminAndViewer>>["admin"];
+  let clusterId: string;
+  const srv: Array<{ id: string; token: string }> = [];
+  let realityInboundId: string;
+  let alice: { id: string; vlessUuid: string };
+
+  const get = (token: string | null, query = "", headers: Record<string, string> = {}) =>
+    fetch(`${base}/api/agent/config${query}`, { headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
+  const post = (token: string, body: unknown) =>
+    fetch(`${base}/api/agent/report`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  const configOf = async (i: number): Promise<AgentConfig> => {
+    const r = await get(srv[i]!.token);
+    expect(r.status).toBe(200);
+    return agentConfigSchema.parse(await r.json());
+  };
+  const subscriberId = async (name: string) => {
+    const list = await admin.subscribers.list({ clusterId });
+    return list.find((s) => s.name === name)!;
+  };
+
+  beforeAll(async () => {
+    t = await openTestDatabase(kind);
+    (globalThis as Record<symbol, unknown>)[DB_KEY] = Promise.resolve(t);
+    ({ admin } = await adminAndViewer(t.db));
+    clusterId = (await admin.clusters.create({ name: `dp-${kind}` })).id;
+    await admin.monitoring.setReportInterval({ clusterId, seconds: 10 });
+    for (const [i, enabled] of [
+      [0, true],
+      [1, true],
+      [2, false],
+    ] as const) {
+      const s = await admin.servers.create({ clusterId, name: `s${i}`, address: `10.0.0.${i + 1}`, role: "node", coefficient: 1, capacityMbps: null, enabled });
+      srv.push({ id: s.id, token: s.agentToken });
+    }
+    const r = await admin.inbounds.create({
+      serverId: srv[0]!.id,
+      name: "Reality",
+      port: 443,
+      security: "reality",
+      sni: "www.example.com",
+      realityDest: "www.example.com:8443",
+      realityServerNames: ["www.example.com", "cdn.example.com"],
+    });
+    realityInboundId = r.inbound.id;
+    await admin.inbounds.create({ serverId: srv[0]!.id, name: "TLS", port: 8443, security: "tls", sni: "vpn.example.net", tlsCertificateFile: "/etc/ssl/vpn.crt", tlsKeyFile: "/etc/ssl/vpn.key" });
+    await admin.inbounds.create({ serverId: srv[1]!.id, name: "Plain", port: 8080, security: "none", sni: null });
+    await admin.inbounds.create({ serverId: srv[2]!.id, name: "Off", port: 9090, security: "none", sni: null });
+    await admin.subscribers.create({ clusterId, name: "alice", expiresAt: null, trafficLimitGb: null });
+    await admin.subscribers.create({ clusterId, name: "bob", expiresAt: null, trafficLimitGb: null });
+    const off = await admin.subscribers.create({ clusterId, name: "off", expiresAt: null, trafficLimitGb: null });
+    await admin.subscribers.setEnabled({ subscriberId: off.id, enabled: false });
+    await admin.subscribers.create({ clusterId, name: "expired", expiresAt: new Date(Date.now() - 1000), trafficLimitGb: null });
+    const a = await subscriberId("alice");
+    const [row] = await t.db.select().from(subscribers).where(eq(subscribers.id, a.id));
+    alice = { id: a.id, vlessUuid: row!.vlessUuid };
+
+    const routes: Record<string, RouteHandler> = { "/api/agent/config": agentConfigHandler, "/api/agent/report": agentReportHandler };
+    server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const h = routes[url.pathname];
+      if (!h) {
+        res.writeHead(404).end();
+        return;
+      }
+      Promise.resolve(h(req, res, url)).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end("Internal error");
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await t?.dispose();
+  });
+
+  it("answers the server's inbounds with keys, the allowed users and the enabled neighbours", async () => {
+    const c = await configOf(0);
+    expect(c.server).toMatchObject({ id: srv[0]!.id, name: "s0", address: "10.0.0.1", enabled: true });
+    expect(c.reportIntervalS).toBe(10);
+    expect(c.inbounds.map((i) => [i.tag, i.security, i.flow])).toEqual([
+      ["in-443", "reality", "xtls-rprx-vision"],
+      ["in-8443", "tls", ""],
+    ]);
+    const reality = c.inbounds[0]!.reality!;
+    expect(reality.privateKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(reality.dest).toBe("www.example.com:8443");
+    expect(reality.serverNames).toEqual(["www.example.com", "cdn.example.com"]);
+    expect(reality.shortIds[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(c.inbounds[1]!.tls).toEqual({ certificateFile: "/etc/ssl/vpn.crt", keyFile: "/etc/ssl/vpn.key" });
+    expect(c.users.map((u) => u.email).sort()).toEqual([alice.id, (await subscriberId("bob")).id].sort());
+    expect(c.users.find((u) => u.email === alice.id)!.id).toBe(alice.vlessUuid);
+    // s2 is disabled: not a neighbour
+    expect(c.neighbours).toEqual([{ serverId: srv[1]!.id, name: "s1", address: "10.0.0.2", ports: [8080] }]);
+  });
+
+  it("the private key leaves the database only here: the API never returns it", async () => {
+    const c = await configOf(0);
+    const key = c.inbounds[0]!.reality!.privateKey;
+    const lists = JSON.stringify([await admin.servers.list({ clusterId }), await admin.topology.get({ clusterId })]);
+    expect(lists).not.toContain(key);
+    expect(lists).toContain(c.inbounds[0]!.reality!.publicKey);
+  });
+
+  it("ETag equals the body's version; If-None-Match gives 304", async () => {
+    const r = await get(srv[1]!.token);
+    const body = (await r.json()) as AgentConfig;
+    expect(r.headers.get("etag")).toBe(`"${body.version}"`);
+    const again = await get(srv[1]!.token, "", { "if-none-match": `"${body.version}"` });
+    expect(again.status).toBe(304);
+    expect(again.headers.get("etag")).toBe(`"${body.version}"`);
+    const other = await get(srv[1]!.token, "", { "if-none-match": `"nope"` });
+    expect(other.status).toBe(200);
+  });
+
+  it("401 for a missing or unknown token, 400 naming wait", async () => {
+    const none = await get(null);
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { error: string }).error).toMatch(/bearer/i);
+    expect((await get("rba_nope")).status).toBe(401);
+    for (const q of ["?wait=61", "?wait=-1", "?wait=1.5", "?wait=abc"]) {
+      const r = await get(srv[1]!.token, q);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toMatch(/^wait:/);
+    }
+  });
+
+  it("long-poll: 304 after the wait when nothing changes", async () => {
+    const { version } = await configOf(1);
+    const t0 = Date.now();
+    const r = await get(srv[1]!.token, "?wait=1", { "if-none-match": `"${version}"` });
+    expect(r.status).toBe(304);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+  });
+
+  it("long-poll wakes within 2 s when a subscriber is created, and when one is disabled", async () => {
+    const { version } = await configOf(1);
+    const t0 = Date.now();
+    const waiting = get(srv[1]!.token, "?wait=30", { "if-none-match": `"${version}"` });
+    await new Promise((r) => setTimeout(r, 200));
+    const carol = await admin.subscribers.create({ clusterId, name: "carol", expiresAt: null, trafficLimitGb: null });
+    const r = await waiting;
+    expect(r.status).toBe(200);
+    expect(Date.now() - t0).toBeLessThan(2200);
+    const c = agentConfigSchema.parse(await r.json());
+    expect(c.users.map((u) => u.email)).toContain(carol.id);
+
+    const t1 = Date.now();
+    const waiting2 = get(srv[1]!.token, "?wait=30", { "if-none-match": `"${c.version}"` });
+    await new Promise((r) => setTimeout(r, 200));
+    await admin.subscribers.setEnabled({ subscriberId: carol.id, enabled: false });
+    const r2 = await waiting2;
+    expect(r2.status).toBe(200);
+    expect(Date.now() - t1).toBeLessThan(2200);
+    expect(((await r2.json()) as AgentConfig).users.map((u) => u.email)).not.toContain(carol.id);
+  });
+
+  it("no storm: a burst of edits wakes each waiting agent once, with one build for all of them", async () => {
+    const hub = configHub(getDb);
+    const [c0, c1] = [await configOf(0), await configOf(1)];
+    await new Promise((r) => setTimeout(r, WAKE_SPACING_MS));
+    const before = hub.builds;
+    const t0 = Date.now();
+    const waits = [get(srv[0]!.token, "?wait=20", { "if-none-match": `"${c0.version}"` }), get(srv[1]!.token, "?wait=20", { "if-none-match": `"${c1.version}"` })];
+    await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 5; i++) await admin.subscribers.create({ clusterId, name: `burst-${i}`, expiresAt: null, trafficLimitGb: null });
+    const answers = await Promise.all(waits);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    // One or two builds (edits spread over a wake-up), never one per edit or per agent.
+    expect(hub.builds - before).toBeLessThanOrEqual(2);
+    await Promise.all(answers.map((a) => a.arrayBuffer()));
+    // Whatever the pushed answer held, the next poll holds all five.
+    const burst = (await admin.subscribers.list({ clusterId })).filter((x) => x.name.startsWith("burst-")).map((x) => x.id);
+    const final = await configOf(1);
+    expect(burst.every((id) => final.users.some((u) => u.email === id))).toBe(true);
+  });
+
+  it("a subscriber leaves the config within 2 s of its expiry", async () => {
+    const expiresAt = new Date(Date.now() + 1500);
+    const dave = await admin.subscribers.create({ clusterId, name: "dave", expiresAt, trafficLimitGb: null });
+    const c = await configOf(1);
+    expect(c.users.map((u) => u.email)).toContain(dave.id);
+    const r = await get(srv[1]!.token, "?wait=10", { "if-none-match": `"${c.version}"` });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as AgentConfig).users.map((u) => u.email)).not.toContain(dave.id);
+    expect(Date.now()).toBeLessThan(expiresAt.getTime() + 2000);
+  });
+
+  it("reports: traffic counted once per (instance, seq); a new instance starts its own sequence", async () => {
+    const bob = await subscriberId("bob");
+    const users = [
+      { email: alice.id, up: 100, down: 1000 },
+      { email: bob.id, up: 5, down: 0 },
+    ];
+    const first = await post(srv[1]!.token, baseReport({ instance: "agent-one", seq: 1, users }));
+    expect(first.status).toBe(200);
+    expect(await first.json()).toMatchObject({ ok: true });
+    const again = await post(srv[1]!.token, baseReport({ instance: "agent-one", seq: 1, users }));
+    expect(await again.json()).toMatchObject({ ok: true, duplicate: true });
+    const older = await post(srv[1]!.token, baseReport({ instance: "agent-one", seq: 1, users }));
+    expect(await older.json()).toMatchObject({ duplicate: true });
+    const fresh = await post(srv[1]!.token, baseReport({ instance: "agent-two", seq: 1, users: [{ email: alice.id, up: 1, down: 2 }] }));
+    expect(await fresh.json()).not.toHaveProperty("duplicate");
+    const [a] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    expect(a).toMatchObject({ trafficUpBytes: 101, trafficDownBytes: 1002, trafficUsedBytes: 1103 });
+    expect(a!.lastSeenAt).not.toBeNull();
+    // Per-day rows arrive through the journal.
+    expect(await t.db.select().from(subscriberTraffic).where(eq(subscriberTraffic.subscriberId, alice.id))).toEqual([]);
+    expect(await foldTrafficJournal(t.db)).toBeGreaterThanOrEqual(2);
+    expect(await foldTrafficJournal(t.db)).toBe(0);
+    const days = await t.db.select().from(subscriberTraffic).where(eq(subscriberTraffic.subscriberId, alice.id));
+    expect(days).toEqual([expect.objectContaining({ serverId: srv[1]!.id, upBytes: 101, downBytes: 1002 })]);
+    const [state] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+    expect(state).toMatchObject({ instance: "agent-two", seq: 1 });
+    const list = await admin.subscribers.list({ clusterId });
+    expect(list.find((s) => s.id === alice.id)).toMatchObject({ trafficUpBytes: 101, trafficDownBytes: 1002, online: true });
+  });
+
+  it("one batch holding the same report twice and the next one counts each seq once, in order", async () => {
+    const sid = srv[1]!.id;
+    const server = { serverId: sid, clusterId };
+    const users = [{ email: alice.id, up: 10, down: 0 }];
+    const [before] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    const now = Date.now();
+    const out = await t.db.transaction((tx) =>
+      applyReports(tx, [
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 5, users }) },
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 5, users }) },
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 6, users }) },
+        { server, nowMs: now, report: baseReport({ instance: "agent-batch", seq: 4, users }) },
+      ]),
+    );
+    expect(out.map((o) => o.duplicate)).toEqual([false, true, false, true]);
+    const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    expect(after!.trafficUpBytes - before!.trafficUpBytes).toBe(20);
+    // Back to the sequence the other tests use.
+    await t.db.update(serverAgentState).set({ instance: "agent-two", seq: 1 }).where(eq(serverAgentState.serverId, sid));
+    await t.db
+      .update(subscribers)
+      .set({ trafficUpBytes: before!.trafficUpBytes, trafficUsedBytes: before!.trafficUsedBytes })
+      .where(eq(subscribers.id, alice.id));
+  });
+
+  it("unknown emails are ignored and counted; the rest is stored", async () => {
+    const before = /routeboard_agent_unknown_users_total (\d+)/.exec(renderMetrics())?.[1] ?? "0";
+    const r = await post(
+      srv[1]!.token,
+      baseReport({
+        instance: "agent-two",
+        seq: 2,
+        users: [
+          { email: "not-a-subscriber", up: 1, down: 1 },
+          { email: "00000000-0000-4000-8000-000000000000", up: 1, down: 1 },
+          { email: alice.id, up: 1, down: 0 },
+        ],
+      }),
+    );
+    expect(await r.json()).toMatchObject({ ok: true, unknownUsers: 2 });
+    const after = /routeboard_agent_unknown_users_total (\d+)/.exec(renderMetrics())?.[1];
+    expect(Number(after) - Number(before)).toBe(2);
+    const [a] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    expect(a!.trafficUpBytes).toBe(102);
+  });
+
+  it("bad input: 400 naming the field, never 500, nothing stored (issue 11, finding 6)", async () => {
+    const [before] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    const [stateBefore] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+    const cases: Array<[unknown, RegExp]> = [
+      [{ ...baseReport(), usersOnline: 2147483648 }, /^usersOnline:/],
+      [{ ...baseReport(), neighbours: [{ serverId: srv[0]!.id, ok: true, rttMs: 1e300 }] }, /^neighbours\[0\]\.rttMs:/],
+      [{ ...baseReport(), instance: "agent-two", seq: 3, users: [{ email: alice.id, up: -1, down: 0 }] }, /^users\[0\]\.up:/],
+      [{ ...baseReport(), instance: "agent-two", seq: 3, users: [{ email: alice.id, up: 1.5, down: 0 }] }, /^users\[0\]\.up:/],
+      [{ ...baseReport(), instance: "agent-two", seq: 3, users: [{ email: alice.id, up: 1, down: 1e16 }] }, /^users\[0\]\.down:/],
+      [{ ...baseReport(), users: [{ email: alice.id, up: 1, down: 1 }] }, /^users:/],
+      [{ ...baseReport(), instance: "agent-two", seq: 0 }, /^seq:/],
+      [{ ...baseReport(), rxBps: 1e300 }, /^rxBps:/],
+      ["{not json", /body is not valid JSON/],
+    ];
+    for (const [body, field] of cases) {
+      agentLimits().reports.clear();
+      const r = await post(srv[1]!.token, body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toMatch(field);
+    }
+    const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
+    const [stateAfter] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+    expect(after).toEqual(before);
+    expect(stateAfter).toEqual(stateBefore);
+  });
+
+  it("stores the agent's config error, unserved inbounds and versions", async () => {
+    agentLimits().reports.clear();
+    const r = await post(
+      srv[0]!.token,
+      baseReport({
+        configVersion: "abc",
+        configError: "xray: failed to parse",
+        unservedInbounds: [{ inboundId: realityInboundId, reason: "Reality needs Xray" }],
+        core: { kind: "v2ray", version: "V2Ray 4.34.0" },
+        agentVersion: "0.1.0",
+      }),
+    );
+    expect(r.status).toBe(200);
+    const [s] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[0]!.id));
+    expect(s).toMatchObject({ configVersion: "abc", configError: "xray: failed to parse", coreKind: "v2ray", coreVersion: "V2Ray 4.34.0", agentVersion: "0.1.0" });
+    expect(s!.configErrorAt).not.toBeNull();
+    expect(s!.unservedInbounds).toEqual([{ inboundId: realityInboundId, reason: "Reality needs Xray" }]);
+    const health = await admin.monitoring.health({ clusterId });
+    expect(JSON.stringify(health)).toContain("xray: failed to parse");
+  });
+
+  it("429 with Retry-After beyond the burst; the interval refills", async () => {
+    agentLimits().reports.clear();
+    const codes: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 7; i++) {
+      const r = await post(srv[1]!.token, baseReport());
+      codes.push(r.status);
+      if (r.status === 429) retryAfter = r.headers.get("retry-after");
+      await r.arrayBuffer();
+    }
+    expect(codes).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(retryAfter).toMatch(/^\d+$/);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(10);
+    // another server's bucket is its own
+    expect((await post(srv[0]!.token, baseReport())).status).toBe(200);
+  });
+
+  it("config polls: an abusive loop gets 429 + Retry-After; a long-poll loop does not", async () => {
+    agentLimits().config.clear();
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 22; i++) {
+      const r = await get(srv[1]!.token);
+      statuses.push(r.status);
+      if (r.status === 429) retryAfter = r.headers.get("retry-after");
+      await r.arrayBuffer();
+    }
+    expect(statuses.slice(0, 20).every((s) => s === 200)).toBe(true);
+    expect(statuses.slice(20)).toEqual([429, 429]);
+    expect(retryAfter).toBe("1");
+    agentLimits().config.clear();
+  });
+
+  it("a subscriber whose report crosses the limit leaves the config at the next push", async () => {
+    agentLimits().reports.clear();
+    const erin = await admin.subscribers.create({ clusterId, name: "erin", expiresAt: null, trafficLimitGb: 0.001 });
+    const c = await configOf(1);
+    expect(c.users.map((u) => u.email)).toContain(erin.id);
+    const waiting = get(srv[1]!.token, "?wait=10", { "if-none-match": `"${c.version}"` });
+    await new Promise((r) => setTimeout(r, 100));
+    const limit = Math.round(0.001 * 1024 ** 3);
+    const r = await post(srv[1]!.token, baseReport({ instance: "agent-two", seq: 10, users: [{ email: erin.id, up: 0, down: limit }] }));
+    expect(r.status).toBe(200);
+    const pushed = await waiting;
+    expect(pushed.status).toBe(200);
+    expect(((await pushed.json()) as AgentConfig).users.map((u) => u.email)).not.toContain(erin.id);
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * Group commit for agent reports: validated reports queue here and are written together,
+ * one transaction per batch, while the previous batch commits. Under load a batch grows to
+ * MAX_BATCH reports and the commit cost (WAL flush, round trips) is paid once for all of
+ * them; when idle a report is written at once. Each request is answered only after its
+ * batch committed, so nothing acknowledged is lost. If a batch fails, its reports are
+ * retried one transaction each, so one bad report cannot fail its neighbours.
+ *
+ * Bus events are coalesced per batch: one "metrics" per cluster, "health" where a status
+ * changed, "traffic" where subscribers' totals moved, "subscribers" where a limit was crossed
+ * (the config hub then drops those subscribers from every agent's config).
+ */
+import type { Db } from "@/db/client";
+import { publishChange } from "@/server/bus";
+import { counter } from "@/server/metrics";
+import type { AgentReport } from "@/core/agent-wire";
+import { logger } from "@/server/logger";
+import { applyReport, foldTrafficJournal, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
+
+export const MAX_BATCH = 256;
+const FULL_ENOUGH = 64;
+const GATHER_MS = 10;
+
+const batchesTotal = counter("routeboard_agent_report_batches_total", "Transactions that stored agent reports (group commit)");
+const batchedReports = counter("routeboard_agent_report_batched_total", "Agent reports stored by those transactions");
+const batchMs = counter("routeboard_agent_report_batch_seconds_total", "Time spent writing agent report batches");
+
+interface Item {
+  server: ReportingServer;
+  report: AgentReport;
+  nowMs: number;
+  resolve: (o: ReportOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+/** How often the traffic journal is folded into subscriber_traffic. */
+export const FOLD_EVERY_MS = 10_000;
+
+export class ReportBatcher {
+  private queue: Item[] = [];
+  private foldTimer: ReturnType<typeof setInterval> | null = null;
+  private folding: Promise<unknown> | null = null;
+  private running: Promise<void> | null = null;
+  batches = 0;
+  reports = 0;
+
+  constructor(
+    private readonly db: () => Promise<Db>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Folds the traffic journal every FOLD_EVERY_MS (started with the first report). */
+  private startFolding(): void {
+    if (this.foldTimer) return;
+    this.foldTimer = setInterval(() => void this.fold(), FOLD_EVERY_MS);
+    this.foldTimer.unref?.();
+  }
+
+  fold(): Promise<unknown> {
+    this.folding ??= this.db()
+      .then((db) => foldTrafficJournal(db))
+      .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
+      .finally(() => {
+        this.folding = null;
+      });
+    return this.folding;
+  }
+
+  /** Writes what is queued, folds the journal once more and stops the fold timer. */
+  async stop(): Promise<void> {
+    if (this.foldTimer) clearInterval(this.foldTimer);
+    this.foldTimer = null;
+    await this.idle();
+    await this.folding;
+    await this.fold();
+  }
+
+  submit(server: ReportingServer, report: AgentReport): Promise<ReportOutcome> {
+    this.startFolding();
+    return new Promise((resolve, reject) => {
+      this.queue.push({ server, report, nowMs: this.now(), resolve, reject });
+      this.running ??= this.drain().finally(() => {
+        this.running = null;
+      });
+    });
+  }
+
+  /** Resolves when everything queued so far is written. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    // Let the requests that arrive in the same tick join the first batch.
+    await new Promise((r) => setImmediate(r));
+    while (this.queue.length > 0) {
+      // Under load, wait a few ms for a fuller batch: the per-batch cost (statements, commit)
+      // dominates small batches. An idle panel writes a lone report at once.
+      if (this.queue.length > 1 && this.queue.length < FULL_ENOUGH) await new Promise((r) => setTimeout(r, GATHER_MS));
+      const batch = this.queue.splice(0, MAX_BATCH);
+      await this.write(batch);
+    }
+  }
+
+  private async write(batch: Item[]): Promise<void> {
+    const db = await this.db();
+    // Same order on every instance (by server, stable) keeps row locks from deadlocking.
+    const ordered = [...batch].sort((a, b) => (a.server.serverId < b.server.serverId ? -1 : a.server.serverId > b.server.serverId ? 1 : 0));
+    let results: Map<Item, AppliedReport> | null = null;
+    const t0 = performance.now();
+    try {
+      results = await db.transaction(async (tx) => {
+        const out = new Map<Item, AppliedReport>();
+        for (const it of ordered) out.set(it, await applyReport(tx, it.server, it.report, it.nowMs));
+        return out;
+      });
+    } catch {
+      results = null;
+    }
+    if (results) {
+      batchesTotal.inc();
+      batchedReports.inc({}, batch.length);
+      batchMs.inc({}, (performance.now() - t0) / 1000);
+      this.batches++;
+      this.reports += batch.length;
+      this.announce(batch, results);
+      for (const it of batch) it.resolve(reportOutcome(it.server, results.get(it)!));
+      return;
+    }
+    // The batch failed: each report on its own, so only the culprit fails.
+    for (const it of ordered) {
+      try {
+        const applied = await db.transaction((tx) => applyReport(tx, it.server, it.report, it.nowMs));
+        this.batches++;
+        this.reports++;
+        this.announce([it], new Map([[it, applied]]));
+        it.resolve(reportOutcome(it.server, applied));
+      } catch (err) {
+        it.reject(err);
+      }
+    }
+  }
+
+  private announce(items: Item[], results: Map<Item, AppliedReport>): void {
+    const metrics = new Set<string>();
+    const health = new Set<string>();
+    const traffic = new Set<string>();
+    const subscribers = new Set<string>();
+    for (const it of items) {
+      const r = results.get(it)!;
+      const c = it.server.clusterId;
+      metrics.add(c);
+      if (r.statusChanged) health.add(c);
+      if (!r.duplicate && it.report.users?.length) traffic.add(c);
+      if (r.limitCrossed) subscribers.add(c);
+    }
+    for (const c of metrics) publishChange("metrics", c);
+    for (const c of health) publishChange("health", c);
+    for (const c of traffic) publishChange("traffic", c);
+    for (const c of subscribers) publishChange("subscribers", c);
+  }
+}
+
+const KEY = Symbol.for("routeboard.reportBatcher");
+type G = typeof globalThis & { [KEY]?: ReportBatcher };
+export function reportBatcher(db: () => Promise<Db>): ReportBatcher {
+  const g = globalThis as G;
+  g[KEY] ??= new ReportBatcher(db);
+  return g[KEY];
+}
