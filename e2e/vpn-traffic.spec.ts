@@ -1,0 +1,338 @@
+/**
+ * The data plane with real parts (issue #10): the panel, one agent per server downloaded
+ * from the panel, Debian's v2ray as the VPN core on both servers and as the user's client.
+ * Everything listens on 127.0.0.1. A subscriber created through the panel's API fetches its
+ * subscription, turns the link into a client, and reaches a local HTTP target through the
+ * server the balancer chose; then faults: a disabled subscriber, a core that dies and does
+ * not come back, and the panel itself going away.
+ */
+import { test as base, expect, request as playwrightRequest, type APIRequestContext } from "@playwright/test";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { freePort, startApp, type AppProcess } from "./app-process";
+import { login, trpcMutation, trpcQuery } from "./api";
+import { fetchViaSocks, startV2rayClient, type V2rayClient } from "./vless-client";
+
+const ADMIN = { username: "dataplane", password: "dataplane-e2e-password" };
+const REPORT_INTERVAL_S = 1;
+/** The README's bound: a core that dies is reported at once, so the server is shown unavailable within 3 s. */
+const UNAVAILABLE_BOUND_MS = 3_000;
+/** A disabled subscriber leaves every server's config within 2 s (long-poll + core reload). */
+const DISABLE_BOUND_MS = 2_000;
+
+const test = base.extend({});
+test.describe.configure({ mode: "serial" });
+test.setTimeout(240_000);
+
+interface SubJson {
+  routes: Array<{ routeId: string; route: string; inboundId: string; inbound: string; server: string; link: string }>;
+}
+interface Subscriber {
+  id: string;
+  name: string;
+  token: string;
+  vlessUuid?: string;
+  trafficUsedBytes: number;
+}
+
+/** A local HTTP target with a body large enough that headers are noise in byte counts. */
+function startTarget(): Promise<{ url: string; body: string; close(): Promise<void> }> {
+  const body = "routeboard-dataplane-".repeat(10_000); // 210,000 bytes
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain", "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({ url: `http://127.0.0.1:${port}/payload`, body, close: () => new Promise((r) => server.close(() => r())) });
+    });
+  });
+}
+
+/** A self-signed certificate for 127.0.0.1/localhost made by openssl; it is also the client's CA. */
+function makeCertificate(dir: string): { cert: string; key: string } {
+  const cert = path.join(dir, "cert.pem");
+  const key = path.join(dir, "key.pem");
+  execFileSync("openssl", [
+    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+    "-keyout", key, "-out", cert,
+  ], { stdio: "ignore" });
+  return { cert, key };
+}
+
+/**
+ * The core binary the agent runs: Debian's v2ray behind a switch, so the test can make a
+ * killed core fail to come back (as a broken binary after an upgrade would). `exec` keeps
+ * the PID the agent supervises the real v2ray process.
+ */
+function coreWrapper(dir: string): { bin: string; breakFile: string } {
+  const bin = path.join(dir, "v2ray");
+  const breakFile = path.join(dir, "core-broken");
+  writeFileSync(bin, `#!/bin/sh\nif [ -e "${breakFile}" ]; then echo "core disabled by the test" >&2; exit 1; fi\nexec /usr/bin/v2ray "$@"\n`);
+  chmodSync(bin, 0o755);
+  return { bin, breakFile };
+}
+
+interface Agent {
+  name: string;
+  child: ChildProcess;
+  stateDir: string;
+  log: () => string;
+  stop(): Promise<void>;
+}
+
+function startAgent(bundle: string, panelUrl: string, token: string, name: string, coreBin: string, stateDir: string): Agent {
+  let out = "";
+  const child = spawn(process.execPath, [bundle, "--panel", panelUrl, "--token", token, "--core", "v2ray", "--core-bin", coreBin, "--state-dir", stateDir], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, PATH: `/usr/bin:${process.env.PATH ?? ""}` },
+  });
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  return {
+    name,
+    child,
+    stateDir,
+    log: () => out,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/** The PID of the core an agent supervises (the agent keeps it in <state-dir>/core.pid). */
+function corePids(stateDir: string): number[] {
+  try {
+    const pid = Number(readFileSync(path.join(stateDir, "core.pid"), "utf8").trim());
+    if (!Number.isInteger(pid) || pid <= 0) return [];
+    process.kill(pid, 0); // still running?
+    return [pid];
+  } catch {
+    return [];
+  }
+}
+
+async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | null | undefined | false>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function subscription(api: APIRequestContext, token: string): Promise<SubJson["routes"][number]> {
+  const res = await api.get(`/sub/${token}?format=json`);
+  expect(res.status()).toBe(200);
+  const body = (await res.json()) as SubJson;
+  expect(body.routes).toHaveLength(1);
+  return body.routes[0]!;
+}
+
+async function fetchThrough(link: string, caFile: string, url: string): Promise<{ client: V2rayClient; body: string }> {
+  const client = await startV2rayClient({ link, caFile });
+  try {
+    const res = await fetchViaSocks(client.socksPort, url);
+    expect(res.status).toBe(200);
+    return { client, body: res.body };
+  } catch (err) {
+    await client.stop();
+    throw err;
+  }
+}
+
+async function canFetch(client: V2rayClient, url: string): Promise<boolean> {
+  try {
+    const res = await fetchViaSocks(client.socksPort, url, { timeoutMs: 3000 });
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function statusOf(api: APIRequestContext, clusterId: string, serverId: string): Promise<string> {
+  const h = await trpcQuery<{ servers: Array<{ id?: string; serverId?: string; status: string }> }>(api, "monitoring.health", { clusterId });
+  return h.servers.find((s) => (s.id ?? s.serverId) === serverId)?.status ?? "missing";
+}
+
+async function usedBytes(api: APIRequestContext, clusterId: string, subscriberId: string): Promise<number> {
+  const subs = await trpcQuery<Subscriber[]>(api, "subscribers.list", { clusterId });
+  return subs.find((s) => s.id === subscriberId)?.trafficUsedBytes ?? -1;
+}
+
+test("a subscriber created in the panel reaches a target through real v2ray servers run by agents, and through the other one when a core dies", async ({ browser }) => {
+  expect(existsSync("/usr/bin/v2ray"), "Debian's v2ray is needed: apt-get install v2ray (scripts/test.sh installs it)").toBe(true);
+  const work = mkdtempSync(path.join(os.tmpdir(), "rb-dataplane-"));
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  let app: AppProcess | null = null;
+  let api: APIRequestContext | null = null;
+  const agents: Agent[] = [];
+  try {
+    const port = await freePort();
+    const appEnv = { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ROUTEBOARD_DEMO: "0", PUBLIC_URL: `http://127.0.0.1:${port}` };
+    app = await startApp(appEnv, { port, dataDir: path.join(work, "panel-data") });
+    const openApi = async (a: AppProcess) => {
+      const ctx = await playwrightRequest.newContext({ baseURL: a.url });
+      await login(ctx, ADMIN.username, ADMIN.password);
+      return ctx;
+    };
+    api = await openApi(app);
+    const target = await startTarget();
+    cleanups.push(() => target.close());
+    const { cert, key } = makeCertificate(work);
+
+    // --- the cluster: two servers on 127.0.0.1, a none and a TLS inbound, one route
+    const cluster = await trpcMutation<{ id: string }>(api, "clusters.create", { name: "Data plane" });
+    await trpcMutation(api, "monitoring.setReportInterval", { clusterId: cluster.id, seconds: REPORT_INTERVAL_S });
+    await trpcMutation(api, "monitoring.setProbeConfig", { clusterId: cluster.id, config: { protocol: "tcp", intervalS: 1, timeoutS: 1, unhealthyThreshold: 2 } });
+    const [portA, portB] = [await freePort(), await freePort()];
+    const serverA = await trpcMutation<{ id: string; agentToken: string }>(api, "servers.create", { clusterId: cluster.id, name: "plain-1", address: "127.0.0.1" });
+    const serverB = await trpcMutation<{ id: string; agentToken: string }>(api, "servers.create", { clusterId: cluster.id, name: "tls-1", address: "127.0.0.1" });
+    const inA = await trpcMutation<{ inbound: { id: string } }>(api, "inbounds.create", { serverId: serverA.id, name: "Plain one", port: portA, security: "none", sni: null });
+    const inB = await trpcMutation<{ inbound: { id: string } }>(api, "inbounds.create", {
+      serverId: serverB.id,
+      name: "TLS one",
+      port: portB,
+      security: "tls",
+      sni: "localhost",
+      tlsCertificateFile: cert,
+      tlsKeyFile: key,
+    });
+    await trpcMutation(api, "routes.create", { clusterId: cluster.id, name: "Loopback", algorithm: "round-robin", inboundIds: [inA.inbound.id, inB.inbound.id] });
+    const alice = await trpcMutation<Subscriber>(api, "subscribers.create", { clusterId: cluster.id, name: "alice" });
+    const bob = await trpcMutation<Subscriber>(api, "subscribers.create", { clusterId: cluster.id, name: "bob" });
+
+    // --- one agent per server, from the bundle the panel serves (as the install line does)
+    const bundleRes = await api.get("/agent/routeboard-agent.mjs");
+    expect(bundleRes.status()).toBe(200);
+    const bundle = path.join(work, "routeboard-agent.mjs");
+    writeFileSync(bundle, await bundleRes.body());
+    const coreA = coreWrapper(mkdtempSync(path.join(work, "core-a-")));
+    const coreB = coreWrapper(mkdtempSync(path.join(work, "core-b-")));
+    const agentA = startAgent(bundle, app.url, serverA.agentToken, "plain-1", coreA.bin, path.join(work, "state-a"));
+    const agentB = startAgent(bundle, app.url, serverB.agentToken, "tls-1", coreB.bin, path.join(work, "state-b"));
+    agents.push(agentA, agentB);
+    const byServer = new Map([
+      [serverA.id, { agent: agentA, core: coreA }],
+      [serverB.id, { agent: agentB, core: coreB }],
+    ]);
+    await until("both servers healthy", 30_000, async () => {
+      const [a, b] = [await statusOf(api!, cluster.id, serverA.id), await statusOf(api!, cluster.id, serverB.id)];
+      return a === "healthy" && b === "healthy";
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- agent plain-1:\n${agentA.log()}\n--- agent tls-1:\n${agentB.log()}`);
+    });
+
+    // --- each subscriber reaches the target through the server its subscription names
+    const clients = new Map<string, V2rayClient>();
+    for (const s of [alice, bob]) {
+      const entry = await subscription(api, s.token);
+      const { client, body } = await fetchThrough(entry.link, cert, target.url);
+      expect(body).toBe(target.body);
+      clients.set(s.id, client);
+      cleanups.push(() => client.stop());
+    }
+
+    // --- a UUID the panel never handed out is refused by the server
+    const aliceEntry = await subscription(api, alice.token);
+    const strangerLink = aliceEntry.link.replace(/^vless:\/\/[^@]+@/, `vless://${crypto.randomUUID()}@`);
+    const stranger = await startV2rayClient({ link: strangerLink, caFile: cert });
+    cleanups.push(() => stranger.stop());
+    expect(await canFetch(stranger, target.url)).toBe(false);
+
+    // --- the bytes show on the subscriber in the panel within two report intervals
+    const aliceUsed = await until("alice's traffic in the panel", 2 * REPORT_INTERVAL_S * 1000 + 2_000, async () => {
+      const used = await usedBytes(api!, cluster.id, alice.id);
+      return used >= target.body.length ? used : null;
+    });
+    expect(aliceUsed).toBeLessThan(target.body.length * 1.2);
+    // The app's subscription-userinfo follows within its reload budget (TRAFFIC_RELOAD_MS, 5 s).
+    await until("alice's download in subscription-userinfo", 10_000, async () => {
+      const userinfo = (await api!.get(`/sub/${alice.token}`)).headers()["subscription-userinfo"] ?? "";
+      return Number(/download=(\d+)/.exec(userinfo)?.[1] ?? 0) >= target.body.length;
+    });
+    const page = await (await browser.newContext({ baseURL: app.url, storageState: await api.storageState() })).newPage();
+    await page.goto(`/clusters/${cluster.id}/subscribers`);
+    await expect(page.getByRole("row", { name: /alice/ })).toContainText(/KB|MB/);
+    await page.close();
+
+    // --- a subscriber disabled in the panel can no longer connect within 2 s
+    const bobClient = clients.get(bob.id)!;
+    await trpcMutation(api, "subscribers.setEnabled", { subscriberId: bob.id, enabled: false });
+    const disabledAt = Date.now();
+    await until("bob refused by the server", DISABLE_BOUND_MS + 3_000, async () => !(await canFetch(bobClient, target.url)));
+    const refusedAfterMs = Date.now() - disabledAt;
+    test.info().annotations.push({ type: "disabled subscriber refused after", description: `${refusedAfterMs} ms` });
+    expect(refusedAfterMs).toBeLessThanOrEqual(DISABLE_BOUND_MS);
+    // Refused for good, not during a core restart: still refused once the core is back.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await canFetch(bobClient, target.url)).toBe(false);
+    expect(await canFetch(clients.get(alice.id)!, target.url)).toBe(true);
+
+    // --- the core serving alice dies and does not come back: the panel shows it unavailable,
+    // her next subscription names the other server, and a client built from it works
+    const served = byServer.get(aliceEntry.inboundId === inA.inbound.id ? serverA.id : serverB.id)!;
+    const deadServerId = aliceEntry.inboundId === inA.inbound.id ? serverA.id : serverB.id;
+    writeFileSync(served.core.breakFile, "");
+    const pids = corePids(served.agent.stateDir);
+    expect(pids.length).toBeGreaterThan(0);
+    const killedAt = Date.now();
+    for (const pid of pids) process.kill(pid, "SIGKILL");
+    await until("the dead core's server unavailable", UNAVAILABLE_BOUND_MS + 5_000, async () => (await statusOf(api!, cluster.id, deadServerId)) === "unavailable");
+    const unavailableAfterMs = Date.now() - killedAt;
+    test.info().annotations.push({ type: "killed core shown unavailable after", description: `${unavailableAfterMs} ms` });
+    expect(unavailableAfterMs).toBeLessThanOrEqual(UNAVAILABLE_BOUND_MS);
+    const moved = await subscription(api, alice.token);
+    expect(moved.inboundId).not.toBe(aliceEntry.inboundId);
+    const rebuilt = await fetchThrough(moved.link, cert, target.url);
+    cleanups.push(() => rebuilt.client.stop());
+    expect(rebuilt.body).toBe(target.body);
+
+    // --- the panel goes away: the cores keep serving; traffic counted meanwhile arrives once
+    const beforeStop = await until("alice's count settled", 5_000, async () => {
+      const a = await usedBytes(api!, cluster.id, alice.id);
+      await new Promise((r) => setTimeout(r, 2 * REPORT_INTERVAL_S * 1000));
+      const b = await usedBytes(api!, cluster.id, alice.id);
+      return a === b ? b : null;
+    });
+    await api.dispose();
+    api = null;
+    await app.stop({ keepData: true });
+    const fetchesWhileAway = 3;
+    for (let i = 0; i < fetchesWhileAway; i++) expect(await canFetch(rebuilt.client, target.url)).toBe(true);
+    await new Promise((r) => setTimeout(r, 2 * REPORT_INTERVAL_S * 1000 + 500));
+    app = await startApp(appEnv, { port, dataDir: path.join(work, "panel-data") });
+    api = await openApi(app);
+    const afterRestart = await until("traffic counted while the panel was away", 15_000, async () => {
+      const used = await usedBytes(api!, cluster.id, alice.id);
+      return used >= beforeStop + fetchesWhileAway * target.body.length ? used : null;
+    });
+    // Once, not twice: a few more report intervals change nothing.
+    await new Promise((r) => setTimeout(r, 3 * REPORT_INTERVAL_S * 1000));
+    const settled = await usedBytes(api, cluster.id, alice.id);
+    expect(settled).toBe(afterRestart);
+    expect(settled - beforeStop).toBeLessThan(fetchesWhileAway * target.body.length * 1.2);
+  } finally {
+    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => {});
+    for (const a of agents) await a.stop();
+    for (const a of agents) for (const pid of corePids(a.stateDir)) process.kill(pid, "SIGKILL");
+    await api?.dispose();
+    await app?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+});
