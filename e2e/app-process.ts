@@ -31,7 +31,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<AppPro
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-e2e-app-"));
   const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ADMIN_USERNAME: "", ADMIN_PASSWORD: "", ...env },
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ADMIN_USERNAME: "", ADMIN_PASSWORD: "", ROUTEBOARD_DEVTOOLS: "1", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

@@ -12,10 +12,8 @@ import { getDatabase } from "@/db/client";
 import { bootstrap } from "@/server/bootstrap";
 import { logger } from "@/server/logger";
 import { createTrpcHandler } from "@/server/http/trpc";
-import { healthHandler } from "@/server/http/health";
-import { startServices, stopServices, machineRoutes } from "@/server/services";
-import type { RouteHandler } from "@/server/http/util";
-import { sendText } from "@/server/http/util";
+import { createAppListener } from "@/server/http/app";
+import { startServices, stopServices } from "@/server/services";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -56,22 +54,7 @@ async function main() {
   const nextHandler = nextApp.getRequestHandler();
   const trpcHandler = createTrpcHandler();
 
-  const exact: Record<string, RouteHandler> = { "/api/health": healthHandler, ...machineRoutes.exact };
-  const prefixes: Array<[string, RouteHandler]> = [["/api/trpc/", trpcHandler], ...machineRoutes.prefixes];
-
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const handler = exact[url.pathname] ?? prefixes.find(([p]) => url.pathname.startsWith(p))?.[1];
-    if (!handler) {
-      void nextHandler(req, res);
-      return;
-    }
-    Promise.resolve(handler(req, res, url)).catch((err: unknown) => {
-      log.error({ err, path: url.pathname }, "request failed");
-      if (!res.headersSent) sendText(res, 500, "Internal error\n");
-      else res.end();
-    });
-  });
+  const server = http.createServer(createAppListener(trpcHandler, (req, res) => void nextHandler(req, res)));
   server.keepAliveTimeout = 65_000;
 
   await new Promise<void>((resolve, reject) => {

@@ -1,12 +1,17 @@
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
-import { appRouter } from "@/server/api/root";
+import { servedRouter, type AppRouter, type DevtoolsAppRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
+import { env } from "@/server/env";
 import { logger } from "@/server/logger";
 
-/** /api/trpc/* served by tRPC's node adapter (queries, mutations, SSE subscriptions). */
-export function createTrpcHandler() {
+/**
+ * /api/trpc/* served by tRPC's node adapter (queries, mutations, SSE subscriptions). The
+ * router is the environment's (tooling only with ROUTEBOARD_DEVTOOLS=1) unless a test
+ * passes one.
+ */
+export function createTrpcHandler(router: AppRouter | DevtoolsAppRouter = servedRouter(env().ROUTEBOARD_DEVTOOLS)) {
   return createHTTPHandler({
-    router: appRouter,
+    router,
     basePath: "/api/trpc/",
     createContext,
     responseMeta({ errors }) {

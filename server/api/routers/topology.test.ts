@@ -128,11 +128,11 @@ describe.each(testDbKinds())("topology procedures on %s", (kind) => {
   });
 
   it("builds a synthetic cluster of the requested size", async () => {
-    const c = await admin.topology.createSynthetic({ name: "Synthetic", servers: 30, inboundsPerServer: 4, routes: 10 });
+    const c = await admin.tooling.createSynthetic({ name: "Synthetic", servers: 30, inboundsPerServer: 4, routes: 10 });
     const topo = await admin.topology.get({ clusterId: c.id });
     expect(topo.servers.length).toBe(30);
     expect(topo.inbounds.length).toBe(120);
     expect(topo.routes.length).toBe(10);
-    expect(await trpcCode(viewer.topology.createSynthetic({ name: "Nope", servers: 1, inboundsPerServer: 1, routes: 1 }))).toBe("FORBIDDEN");
+    expect(await trpcCode(viewer.tooling.createSynthetic({ name: "Nope", servers: 1, inboundsPerServer: 1, routes: 1 }))).toBe("FORBIDDEN");
   });
 });
