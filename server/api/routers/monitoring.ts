@@ -9,6 +9,7 @@ import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, meshChecks, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
+import { probeConfigAsSeenBy } from "@/server/secrets";
 import { idSchema } from "@/server/validation";
 import { computeMonitoringWarnings } from "@/server/monitoring/config-warnings";
 import { DEFAULT_PROBE_CONFIG, probeConfigSchema, probeOverrideSchema, type ProbeConfig } from "@/server/monitoring/contract";
@@ -64,6 +65,7 @@ export const monitoringRouter = createTRPCRouter({
       o[l.targetId] = { failStreak: l.failStreak, lastOk: l.lastOk };
       byObserver.set(l.observerId, o);
     }
+    const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
     const serversOut = rows.map(({ server: s, health: h, metrics: m }) => {
       const status = (s.enabled ? (h?.status ?? "pending") : "disabled") as ServerStatus;
       const cfg = effectiveProbeConfig(cluster.probeConfig, s.probeOverride);
@@ -105,12 +107,12 @@ export const monitoringRouter = createTRPCRouter({
         meshReason: h?.meshReason ?? null,
         probesEnabled: cfg.enabled,
         probeTarget: cfg.port ?? firstPort.get(s.id) ?? null,
-        override: (s.probeOverride ?? null) as z.infer<typeof probeOverrideSchema> | null,
+        override: shown((s.probeOverride ?? null) as z.infer<typeof probeOverrideSchema> | null),
         unreliableWitness: isUnreliableWitness(byObserver.get(s.id) ?? {}),
       };
     });
     return {
-      cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, probeConfig: clusterCfg },
+      cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, probeConfig: shown(clusterCfg) },
       servers: serversOut,
       mesh: links.map((l) => ({ observerId: l.observerId, targetId: l.targetId, lastOk: l.lastOk, failStreak: l.failStreak, rttMs: l.rttMs, checkedAt: l.checkedAt })),
       warnings: computeMonitoringWarnings({
@@ -129,9 +131,10 @@ export const monitoringRouter = createTRPCRouter({
       .from(servers)
       .where(eq(servers.clusterId, input.clusterId))
       .orderBy(asc(servers.name));
+    const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
     return {
-      config: clusterProbeConfig(cluster.probeConfig),
-      overrides: rows.map((r) => ({ serverId: r.id, name: r.name, override: (r.override ?? null) as z.infer<typeof probeOverrideSchema> | null })),
+      config: shown(clusterProbeConfig(cluster.probeConfig)),
+      overrides: rows.map((r) => ({ serverId: r.id, name: r.name, override: shown((r.override ?? null) as z.infer<typeof probeOverrideSchema> | null) })),
     };
   }),
 
