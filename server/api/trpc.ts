@@ -54,8 +54,13 @@ const t = initTRPC.context<Context>().create({
   isDev: process.env.NODE_ENV === "development",
   errorFormatter({ shape, error }) {
     const zod = error.cause instanceof ZodError ? error.cause : null;
+    const first = zod?.issues[0];
+    // An input refused by its schema: tRPC's message is then the issues as JSON. Scripts and
+    // API clients read the message, so it names the first field in words ("input" = root).
+    const message = zod && first && error.message === zod.message ? `${first.path.join(".") || "input"}: ${first.message}` : shape.message;
     return {
       ...shape,
+      message,
       data: {
         ...shape.data,
         // Field → message, so forms show each message next to its field.

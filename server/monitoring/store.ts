@@ -142,7 +142,7 @@ export async function ingestAgentReport(
   }
   const parsed = agentReportSchema.safeParse(json);
   if (!parsed.success) return { httpStatus: 400, body: { error: formatZodError(parsed.error) } };
-  const report = parsed.data;
+  const report = storableReport(parsed.data);
 
   const res = await db.transaction(async (tx) => {
     await ensureHealthRow(tx, server.id);
@@ -162,6 +162,25 @@ export async function ingestAgentReport(
     clusterId: server.clusterId,
     serverId: server.id,
     statusChanged: res?.changed ?? false,
+  };
+}
+
+/**
+ * Below this a measurement is zero. PostgreSQL refuses floats that underflow its column
+ * (`real` below ~1e-38, denormal doubles), so a schema-valid `cpu: 1e-123` was a 500
+ * (found by the fuzz suite); nothing real is measured that small.
+ */
+const FLOAT_FLOOR = 1e-30;
+const storableFloat = (v: number) => (Math.abs(v) < FLOAT_FLOOR ? 0 : v);
+
+function storableReport(r: AgentReport): AgentReport {
+  return {
+    ...r,
+    rxBps: storableFloat(r.rxBps),
+    txBps: storableFloat(r.txBps),
+    cpu: storableFloat(r.cpu),
+    memory: storableFloat(r.memory),
+    neighbours: r.neighbours.map((n) => (n.rttMs === null ? n : { ...n, rttMs: storableFloat(n.rttMs) })),
   };
 }
 
