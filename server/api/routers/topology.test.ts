@@ -106,6 +106,8 @@ describe.each(testDbKinds())("topology procedures on %s", (kind) => {
     const after = await admin.topology.get({ clusterId });
     expect(after.routes.map((r) => r.id)).toEqual(reversed);
     expect(await trpcCode(admin.topology.reorderRoutes({ clusterId, orderedRouteIds: reversed.slice(1) }))).toBe("CONFLICT");
+    // A cluster that does not exist (found by the fuzz suite: its audit entry was a 500).
+    expect(await trpcCode(admin.topology.reorderRoutes({ clusterId: "6f1c6c1e-6c2a-4d8e-9d8c-0a1b2c3d4e5f", orderedRouteIds: [] }))).toBe("NOT_FOUND");
     const rows = await t.db.select().from(routes).where(eq(routes.clusterId, clusterId));
     expect(rows.length).toBe(reversed.length);
   });
