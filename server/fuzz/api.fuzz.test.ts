@@ -186,7 +186,8 @@ describe("fuzz", () => {
   /** A tRPC call; `raw` sends the text as it is (bodies that JSON.stringify cannot make). */
   function callTrpc(type: "query" | "mutation", path: string, input: { value: unknown } | { raw: string }): Promise<Answer> {
     const text = "raw" in input ? input.raw : input.value === undefined ? undefined : encode(input.value);
-    const headers = { cookie, "content-type": "application/json" };
+    // As the dashboard itself would send it: same origin, so only the input decides.
+    const headers = { cookie, "content-type": "application/json", origin: app.url, "sec-fetch-site": "same-origin" };
     if (type === "query") return send("GET", `/api/trpc/${path}${text === undefined ? "" : `?input=${encodeURIComponent(text)}`}`, { headers });
     return send("POST", `/api/trpc/${path}`, { headers, body: text });
   }
@@ -256,7 +257,7 @@ describe("fuzz", () => {
           for (const input of inputs) {
             const ctl = new AbortController();
             const q = input.value === undefined ? "" : `?input=${encodeURIComponent(encode(input.value))}`;
-            const res = await fetch(`${app.url}/api/trpc/${path}${q}`, { headers: { cookie, accept: "text/event-stream" }, signal: ctl.signal });
+            const res = await fetch(`${app.url}/api/trpc/${path}${q}`, { headers: { cookie, accept: "text/event-stream", origin: app.url, "sec-fetch-site": "same-origin" }, signal: ctl.signal });
             totals.cases++;
             if (res.status >= 400) totals.refused++;
             else totals.accepted++;
