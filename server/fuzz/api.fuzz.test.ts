@@ -98,7 +98,6 @@ describe("fuzz", () => {
   async function reset(): Promise<void> {
     // Nothing written since the last reset: the database is still the template.
     if (cleanMark && (await writeMark()) === cleanMark) return;
-    const t0 = Date.now();
     await exec(`truncate ${tables.map((t) => `"${t}"`).join(", ")} cascade`);
     // Foreign keys are checked by triggers: off while the template (consistent) goes back.
     await exec(`set session_replication_role = replica`);
@@ -113,7 +112,6 @@ describe("fuzz", () => {
     }
     await app.subscriptions.refresh();
     cleanMark = await writeMark();
-    if (process.env.FUZZ_DEBUG) process.stdout.write(`reset ${Date.now() - t0} ms\n`);
   }
 
   /** The owner stays signed in whatever a case did (auth.logout revokes the session). */
@@ -134,15 +132,23 @@ describe("fuzz", () => {
     await db.insert(operators).values({ username: "fuzz-viewer", passwordHash: "x", role: "viewer" });
     const [sub] = await db.select({ token: subscribers.token }).from(subscribers).limit(1);
     subToken = sub!.token;
-    const pool = [
-      ...(await exec<{ id: string }>(`select id from clusters`)),
-      ...(await db.select({ id: servers.id }).from(servers)),
-      ...(await db.select({ id: inbounds.id }).from(inbounds)),
-      ...(await db.select({ id: routes.id }).from(routes)),
-      ...(await db.select({ id: subscribers.id }).from(subscribers)),
-      ...(await exec<{ id: string }>(`select id from operators where username <> 'http-owner'`)),
-    ].map((r) => r.id);
-    ids = { uuids: pool };
+    const byKind: Record<string, string[]> = {
+      cluster: (await exec<{ id: string }>(`select id from clusters`)).map((r) => r.id),
+      server: (await db.select({ id: servers.id }).from(servers)).map((r) => r.id),
+      inbound: (await db.select({ id: inbounds.id }).from(inbounds)).map((r) => r.id),
+      route: (await db.select({ id: routes.id }).from(routes)).map((r) => r.id),
+      subscriber: (await db.select({ id: subscribers.id }).from(subscribers)).map((r) => r.id),
+      // The owner is left out: a case removing or demoting it would end the run's session.
+      operator: (await exec<{ id: string }>(`select id from operators where username <> 'http-owner'`)).map((r) => r.id),
+    };
+    // Realistic ids: a field named like a table (clusterId, orderedRouteIds, peer/observer
+    // → servers) gets ids of that table; any other uuid field gets any existing id.
+    const kindOf = (field: string) => {
+      const f = field.toLowerCase();
+      if (/observer|peer|target/.test(f)) return "server";
+      return Object.keys(byKind).find((k) => f.includes(k));
+    };
+    ids = { uuids: Object.values(byKind).flat(), forField: (field) => byKind[kindOf(field) ?? ""] };
 
     tables = (await exec<{ tablename: string }>(`select tablename from pg_tables where schemaname = 'public' order by tablename`)).map((r) => r.tablename);
     const cols = await exec<{ table_name: string; column_name: string }>(
@@ -277,6 +283,7 @@ describe("fuzz", () => {
         );
         let baseline = await snapshot();
         let mark = await writeMark();
+        const acceptedBefore = totals.accepted;
         await fc.assert(
           fc.asyncProperty(cases, async (c) => {
             const label = `${path} [${c.kind}] ${("raw" in c.input ? c.input.raw : (JSON.stringify(c.input.value) ?? "undefined")).slice(0, 300)}`;
@@ -306,6 +313,7 @@ describe("fuzz", () => {
           }),
           { numRuns: RUNS, endOnFailure: true },
         );
+        if (process.env.FUZZ_DEBUG) process.stdout.write(`${path}: ${totals.accepted - acceptedBefore} of ${RUNS} accepted\n`);
       },
       RUNS * CASE_MS + 30_000,
     );

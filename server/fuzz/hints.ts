@@ -14,6 +14,10 @@ export function repairKnownRefinements(v: unknown, depth = 0): unknown {
   // Probe configs: status codes are a list of codes and ranges; paths have no spaces.
   if (typeof o.statusCodes === "string") o.statusCodes = STATUS_CODES[o.statusCodes.length % STATUS_CODES.length];
   if (typeof o.path === "string" && o.path.startsWith("/")) o.path = o.path.replace(/[\s\0]/g, "");
+  // Servers and inbounds: addresses are hosts or IPs, SNIs are host names.
+  const hosts = ["198.51.100.7", "2001:db8::1", "vpn.example.com", "xn--80ak6aa92e.example"];
+  if (typeof o.address === "string") o.address = hosts[o.address.length % hosts.length];
+  if (typeof o.sni === "string") o.sni = ["www.example.com", "cdn.example.net"][o.sni.length % 2];
   // Agent reports: seq and instance go together, and per-user traffic needs both.
   if ("seq" in o || "instance" in o || "users" in o) {
     if ("listenerAlive" in o) {

@@ -12,6 +12,8 @@ import type { z } from "zod";
 /** Ids of existing rows: uuid fields pick one of these most of the time. */
 export interface FuzzIds {
   uuids: readonly string[];
+  /** Ids that fit a field by its name (`clusterId` → clusters…); falls back to `uuids`. */
+  forField?: (field: string) => readonly string[] | undefined;
 }
 
 interface Def {
@@ -29,7 +31,7 @@ function checksOf(d: Def): Array<Record<string, unknown> & { check: string }> {
 
 const json = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>;
 
-function stringArb(d: Def, ids: FuzzIds): fc.Arbitrary<string> {
+function stringArb(d: Def, ids: FuzzIds, field: string | undefined): fc.Arbitrary<string> {
   let min = 0;
   let max = Infinity;
   const patterns: RegExp[] = [];
@@ -41,7 +43,8 @@ function stringArb(d: Def, ids: FuzzIds): fc.Arbitrary<string> {
   }
   const format = d.format;
   if (format === "uuid" || format === "guid") {
-    return ids.uuids.length > 0 ? fc.oneof({ arbitrary: fc.constantFrom(...ids.uuids), weight: 4 }, { arbitrary: fc.uuid({ version: 4 }), weight: 1 }) : fc.uuid({ version: 4 });
+    const fitting = (field !== undefined ? ids.forField?.(field) : undefined) ?? ids.uuids;
+    return fitting.length > 0 ? fc.oneof({ arbitrary: fc.constantFrom(...fitting), weight: 4 }, { arbitrary: fc.uuid({ version: 4 }), weight: 1 }) : fc.uuid({ version: 4 });
   }
   if (format === "url") return fc.webUrl();
   if (format === "email") return fc.emailAddress();
@@ -82,12 +85,12 @@ function numberArb(d: Def): fc.Arbitrary<number> {
 }
 
 /** An arbitrary of values `schema` should accept; `undefined` stands for "field absent". */
-export function wellFormed(schema: unknown, ids: FuzzIds, depth = 0): fc.Arbitrary<unknown> {
+export function wellFormed(schema: unknown, ids: FuzzIds, depth = 0, field?: string): fc.Arbitrary<unknown> {
   if (!schema || typeof schema !== "object" || !("_zod" in schema) || depth > 12) return json;
   const d = defOf(schema);
   switch (d.type) {
     case "string":
-      return stringArb(d, ids);
+      return stringArb(d, ids, field);
     case "number":
       return numberArb(d);
     case "int":
@@ -114,7 +117,7 @@ export function wellFormed(schema: unknown, ids: FuzzIds, depth = 0): fc.Arbitra
         if (c.check === "min_length") min = c.minimum as number;
         if (c.check === "max_length") max = Math.min(max, c.maximum as number);
       }
-      return fc.array(wellFormed(d.element, ids, depth + 1), { minLength: min, maxLength: Math.max(min, max) });
+      return fc.array(wellFormed(d.element, ids, depth + 1, field), { minLength: min, maxLength: Math.max(min, max) });
     }
     case "tuple":
       return fc.tuple(...(d.items as unknown[]).map((i) => wellFormed(i, ids, depth + 1)));
@@ -123,31 +126,31 @@ export function wellFormed(schema: unknown, ids: FuzzIds, depth = 0): fc.Arbitra
     case "object": {
       const shape = d.shape as Record<string, unknown>;
       const fields: Record<string, fc.Arbitrary<unknown>> = {};
-      for (const [k, v] of Object.entries(shape)) fields[k] = wellFormed(v, ids, depth + 1);
+      for (const [k, v] of Object.entries(shape)) fields[k] = wellFormed(v, ids, depth + 1, k);
       return fc.record(fields).map((o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)));
     }
     case "optional":
-      return fc.oneof(fc.constant(undefined), wellFormed(d.innerType, ids, depth + 1));
+      return fc.oneof(fc.constant(undefined), wellFormed(d.innerType, ids, depth + 1, field));
     case "default":
     case "prefault":
-      return fc.oneof(fc.constant(undefined), wellFormed(d.innerType, ids, depth + 1));
+      return fc.oneof(fc.constant(undefined), wellFormed(d.innerType, ids, depth + 1, field));
     case "nullable":
-      return fc.oneof(fc.constant(null), wellFormed(d.innerType, ids, depth + 1));
+      return fc.oneof(fc.constant(null), wellFormed(d.innerType, ids, depth + 1, field));
     case "nonoptional":
     case "readonly":
     case "catch":
-      return wellFormed(d.innerType, ids, depth + 1);
+      return wellFormed(d.innerType, ids, depth + 1, field);
     case "lazy":
       return wellFormed((d.getter as () => unknown)(), ids, depth + 1);
     case "union":
-      return fc.oneof(...(d.options as unknown[]).map((o) => wellFormed(o, ids, depth + 1)));
+      return fc.oneof(...(d.options as unknown[]).map((o) => wellFormed(o, ids, depth + 1, field)));
     case "intersection":
       return fc
-        .tuple(wellFormed(d.left, ids, depth + 1), wellFormed(d.right, ids, depth + 1))
+        .tuple(wellFormed(d.left, ids, depth + 1, field), wellFormed(d.right, ids, depth + 1, field))
         .map(([a, b]) => (isPlainObject(a) && isPlainObject(b) ? { ...a, ...b } : b));
     case "pipe":
       // The input side is what the client sends; a transform's output is not.
-      return defOf(d.in).type === "transform" ? wellFormed(d.out, ids, depth + 1) : wellFormed(d.in, ids, depth + 1);
+      return defOf(d.in).type === "transform" ? wellFormed(d.out, ids, depth + 1, field) : wellFormed(d.in, ids, depth + 1, field);
     default:
       // transform, custom, any, unknown, …: nothing to derive from.
       return json;
