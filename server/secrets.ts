@@ -51,7 +51,7 @@ export function redactForAudit(value: unknown, depth = 0): unknown {
   if (!isRecord(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (k === "headers" && isRecord(v)) out[k] = Object.fromEntries(Object.keys(v).map((h) => [h, MASKED]));
+    if (k === "headers" && isRecord(v)) out[k] = maskHeaderValues(v as Record<string, string>);
     else if (typeof v === "string" && isSecretName(k)) out[k] = MASKED;
     else out[k] = redactForAudit(v, depth + 1);
   }
