@@ -17,6 +17,8 @@ const appEnv = (port: number, extra: Record<string, string>) => ({
   ADMIN_USERNAME: E2E_ADMIN.username,
   ADMIN_PASSWORD: E2E_ADMIN.password,
   ROUTEBOARD_DEMO: "1",
+  // The monitoring spec enrols a simulated fleet through tooling.*.
+  ROUTEBOARD_DEVTOOLS: "1",
   LOG_LEVEL: "warn",
   ...extra,
 });

@@ -35,7 +35,7 @@ export async function startApp(env: Record<string, string> = {}, at: { port?: nu
   const port = at.port ?? (await freePort());
   const dataDir = at.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "rb-e2e-app-"));
   const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ADMIN_USERNAME: "", ADMIN_PASSWORD: "", ...env },
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ADMIN_USERNAME: "", ADMIN_PASSWORD: "", ROUTEBOARD_DEVTOOLS: "1", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

@@ -128,6 +128,8 @@ async function main() {
       ADMIN_USERNAME: ADMIN.username,
       ADMIN_PASSWORD: ADMIN.password,
       ROUTEBOARD_DEMO: "0",
+      // tooling.createSynthetic builds the benchmark cluster.
+      ROUTEBOARD_DEVTOOLS: "1",
       LOG_LEVEL: "warn",
       DATABASE_URL: "",
     },
@@ -144,7 +146,7 @@ async function main() {
 
     log(`creating ${SIZE.servers} servers × ${SIZE.inboundsPerServer} inbounds, ${SIZE.routes} routes`);
     const t0 = performance.now();
-    const cluster = await trpc<{ id: string }>(url, "topology.createSynthetic", { name: "Bench cluster", ...SIZE }, cookie);
+    const cluster = await trpc<{ id: string }>(url, "tooling.createSynthetic", { name: "Bench cluster", ...SIZE }, cookie);
     const seedMs = performance.now() - t0;
     const clusterId = cluster.data.id;
     const topoT0 = performance.now();

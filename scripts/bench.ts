@@ -135,7 +135,7 @@ async function main() {
   const tokens = await seed(dataDir);
   const port = await freePort();
   const app = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ROUTEBOARD_DEMO: "0", ADMIN_USERNAME: "", ADMIN_PASSWORD: "" },
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ROUTEBOARD_DEMO: "0", ROUTEBOARD_DEVTOOLS: "1", ADMIN_USERNAME: "", ADMIN_PASSWORD: "" },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const bareServer = { child: undefined as ChildProcess | undefined };

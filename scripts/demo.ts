@@ -124,6 +124,8 @@ async function main(): Promise<void> {
       NODE_ENV: "production",
       ADMIN_USERNAME: login.username,
       ADMIN_PASSWORD: login.password,
+      // The fleet takes over the demo cluster through tooling.rotateAgentTokens.
+      ROUTEBOARD_DEVTOOLS: "1",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
     },
     stdio: ["ignore", "inherit", "inherit"],

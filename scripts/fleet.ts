@@ -8,12 +8,13 @@
  *
  * By default the fleet logs in to the app (--username/--password, else $ROUTEBOARD_USERNAME/
  * $ROUTEBOARD_PASSWORD, else $ADMIN_USERNAME/$ADMIN_PASSWORD) and enrols N servers sim-01…
- * with monitoring.enrolFleet in the cluster --cluster (default "Fleet", created when missing),
+ * with tooling.enrolFleet in the cluster --cluster (default "Fleet", created when missing),
  * or with --take-over moves the existing servers of that cluster onto the fleet
- * (monitoring.rotateAgentTokens). The report interval is the cluster's unless
+ * (tooling.rotateAgentTokens). The report interval is the cluster's unless
  * --report-interval-ms is given; each sim server's users follow the subscribers the balancer
- * assigned to it (monitoring.assignmentCounts, polled every 3 s) unless --users is given.
+ * assigned to it (tooling.assignmentCounts, polled every 3 s) unless --users is given.
  * --plan uses a plan file; --local generates a plan the app does not know (reports get 401).
+ * The app must run with ROUTEBOARD_DEVTOOLS=1 (tooling.* exists only then).
  * Control: GET /state, POST /fault {serverId, fault, on, observers?, ms?}, POST /clear,
  * POST /users on the control port. Stops cleanly on SIGINT/SIGTERM.
  */

@@ -59,6 +59,7 @@ async function main() {
       ADMIN_PASSWORD: "soak-password",
       SESSION_SECRET: "soak-shared-session-secret-32-chars-long",
       ROUTEBOARD_DEMO: "1",
+      ROUTEBOARD_DEVTOOLS: "1",
       ROUTEBOARD_LEADER_RETRY_MS: "1000",
       ROUTEBOARD_SWEEP_MS: "500",
     };

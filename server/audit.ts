@@ -1,6 +1,7 @@
 import type { DbOrTx } from "@/db/client";
 import { auditLog } from "@/db/schema";
 import type { SessionOperator } from "@/server/auth/sessions";
+import { redactForAudit } from "@/server/secrets";
 
 export interface AuditEntry {
   clusterId: string | null;
@@ -12,7 +13,10 @@ export interface AuditEntry {
   after?: unknown;
 }
 
-/** Records who changed what, inside the same transaction as the change itself. */
+/**
+ * Records who changed what, inside the same transaction as the change itself. Secret values
+ * (probe header values, credential-named fields) are masked here, so the log never holds them.
+ */
 export async function recordAudit(db: DbOrTx, operator: Pick<SessionOperator, "operatorId" | "username"> | null, entry: AuditEntry) {
   await db.insert(auditLog).values({
     clusterId: entry.clusterId,
@@ -22,7 +26,7 @@ export async function recordAudit(db: DbOrTx, operator: Pick<SessionOperator, "o
     entityType: entry.entityType,
     entityId: entry.entityId ?? null,
     summary: entry.summary,
-    before: (entry.before ?? null) as never,
-    after: (entry.after ?? null) as never,
+    before: (redactForAudit(entry.before) ?? null) as never,
+    after: (redactForAudit(entry.after) ?? null) as never,
   });
 }

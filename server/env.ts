@@ -31,6 +31,12 @@ const envSchema = z
     ADMIN_USERNAME: z.preprocess(emptyAsUnset, z.string().trim().min(1).max(64).optional()),
     ADMIN_PASSWORD: z.preprocess(emptyAsUnset, z.string().min(8, "must be at least 8 characters").optional()),
     ROUTEBOARD_DEMO: boolish.default(true),
+    /**
+     * Mounts the tooling router (synthetic clusters, simulated fleets that rewrite a whole
+     * cluster's addresses, ports and agent tokens). Tests, bench, demo and fleet set it;
+     * production never should.
+     */
+    ROUTEBOARD_DEVTOOLS: boolish.default(false),
     LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
     PUBLIC_URL: z.url().optional(),
     /**

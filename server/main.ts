@@ -12,13 +12,9 @@ import { getDatabase } from "@/db/client";
 import { bootstrap } from "@/server/bootstrap";
 import { logger } from "@/server/logger";
 import { createTrpcHandler } from "@/server/http/trpc";
-import { healthHandler } from "@/server/http/health";
-import { AGENT_BUNDLE_PATH, agentBundleHandler } from "@/server/http/agent-bundle";
-import { startServices, stopServices, machineRoutes } from "@/server/services";
+import { createAppListener } from "@/server/http/app";
+import { startServices, stopServices } from "@/server/services";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
-import type { RouteHandler } from "@/server/http/util";
-import { sendText } from "@/server/http/util";
-import { MACHINE_CSP, securityHeaders } from "@/server/http/headers";
 import { setupCodeFile } from "@/server/auth/setup-code";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -60,25 +56,7 @@ async function main() {
   const nextHandler = nextApp.getRequestHandler();
   const trpcHandler = createTrpcHandler();
 
-  const exact: Record<string, RouteHandler> = { "/api/health": healthHandler, [AGENT_BUNDLE_PATH]: agentBundleHandler(), ...machineRoutes.exact };
-  const prefixes: Array<[string, RouteHandler]> = [["/api/trpc/", trpcHandler], ...machineRoutes.prefixes];
-
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const handler = exact[url.pathname] ?? prefixes.find(([p]) => url.pathname.startsWith(p))?.[1];
-    if (!handler) {
-      void nextHandler(req, res);
-      return;
-    }
-    // Machine answers: set first, so a handler that must can still override them.
-    for (const [name, value] of Object.entries(securityHeaders())) res.setHeader(name, value);
-    res.setHeader("content-security-policy", MACHINE_CSP);
-    Promise.resolve(handler(req, res, url)).catch((err: unknown) => {
-      log.error({ err, path: url.pathname }, "request failed");
-      if (!res.headersSent) sendText(res, 500, "Internal error\n");
-      else res.end();
-    });
-  });
+  const server = http.createServer(createAppListener(trpcHandler, (req, res) => void nextHandler(req, res)));
   server.keepAliveTimeout = 65_000;
 
   await new Promise<void>((resolve, reject) => {

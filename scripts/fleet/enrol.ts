@@ -1,10 +1,10 @@
 /**
- * Fleet enrolment through the app (tRPC): `monitoring.enrolFleet` creates or reuses sim-NN
- * servers on 127.0.0.1 and returns their plan; `monitoring.rotateAgentTokens` takes over an
+ * Fleet enrolment through the app (tRPC): `tooling.enrolFleet` creates or reuses sim-NN
+ * servers on 127.0.0.1 and returns their plan; `tooling.rotateAgentTokens` takes over an
  * existing cluster. `followAssignments` keeps each sim server's users equal to the
  * subscribers the balancer assigned to it.
  */
-import type { AppClient } from "./app-client";
+import { AppCallError, type AppClient } from "./app-client";
 import type { Fleet } from "./fleet";
 import { fleetPlanSchema, type FleetPlan } from "./plan";
 
@@ -15,16 +15,28 @@ export interface EnrolResult {
   plan: FleetPlan;
 }
 
+/** tooling.* is mounted only with ROUTEBOARD_DEVTOOLS=1: say so instead of a bare 404. */
+async function withDevtools<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof AppCallError && err.status === 404) {
+      throw new Error(`${err.message}: start the app with ROUTEBOARD_DEVTOOLS=1 to use the fleet tooling`, { cause: err });
+    }
+    throw err;
+  }
+}
+
 export async function enrolFleet(
   app: AppClient,
   opts: { servers: number; clusterId?: string; clusterName?: string; inboundsPerServer?: number },
 ): Promise<EnrolResult> {
-  const r = await app.mutation<EnrolResult>("monitoring.enrolFleet", opts);
+  const r = await withDevtools(() => app.mutation<EnrolResult>("tooling.enrolFleet", opts));
   return { ...r, plan: fleetPlanSchema.parse(r.plan) };
 }
 
 export async function takeOverCluster(app: AppClient, clusterId: string): Promise<EnrolResult> {
-  const r = await app.mutation<EnrolResult>("monitoring.rotateAgentTokens", { clusterId });
+  const r = await withDevtools(() => app.mutation<EnrolResult>("tooling.rotateAgentTokens", { clusterId }));
   return { ...r, plan: fleetPlanSchema.parse(r.plan) };
 }
 
@@ -34,7 +46,7 @@ export interface AssignmentFollower {
   stop(): void;
 }
 
-/** Polls monitoring.assignmentCounts every `everyMs` and sets each sim server's users. */
+/** Polls tooling.assignmentCounts every `everyMs` and sets each sim server's users. */
 export function followAssignments(
   app: AppClient,
   clusterId: string,
@@ -45,7 +57,7 @@ export function followAssignments(
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   const poll = async () => {
-    const counts = await app.query<Record<string, number>>("monitoring.assignmentCounts", { clusterId });
+    const counts = await app.query<Record<string, number>>("tooling.assignmentCounts", { clusterId });
     for (const [id, sim] of fleet.servers) sim.setUsers(counts[id] ?? 0);
   };
   const loop = async () => {

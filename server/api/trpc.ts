@@ -53,14 +53,28 @@ export async function createContext(
   };
 }
 
+// Stack traces and 500 messages only in development; operators and scripts get the message.
+const isDev = process.env.NODE_ENV === "development";
+
 const t = initTRPC.context<Context>().create({
   transformer: superjson,
-  // Stack traces only in development; operators and scripts get the message.
-  isDev: process.env.NODE_ENV === "development",
+  isDev,
   errorFormatter({ shape, error }) {
     const zod = error.cause instanceof ZodError ? error.cause : null;
+    const first = zod?.issues[0];
+    // An input refused by its schema: tRPC's message is then the issues as JSON. Scripts and
+    // API clients read the message, so it names the first field in words ("input" = root).
+    // A 500's message is the thrown error's, e.g. "Failed query: insert into … params: …":
+    // it stays in the server log (server/http/trpc.ts), clients get a plain sentence.
+    const internal = error.code === "INTERNAL_SERVER_ERROR" && !isDev;
+    const message = internal
+      ? "Something went wrong on the server; the error is in its log"
+      : zod && first && error.message === zod.message
+        ? `${first.path.join(".") || "input"}: ${first.message}`
+        : shape.message;
     return {
       ...shape,
+      message,
       data: {
         ...shape.data,
         // Field → message, so forms show each message next to its field.

@@ -6,7 +6,7 @@
  */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
-import { inbounds, routes } from "@/db/schema";
+import { clusters, inbounds, routes } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
 
@@ -87,6 +87,12 @@ export async function reorderRoutes(tx: DbOrTx, actor: Actor, clusterId: string,
     .where(eq(routes.clusterId, clusterId))
     .orderBy(asc(routes.position), asc(routes.createdAt))
     .for("update");
+  if (existing.length === 0) {
+    // No routes: either no such cluster (its audit entry would break the foreign key, a
+    // 500 found by the fuzz suite) or nothing to reorder.
+    const [cluster] = await tx.select({ id: clusters.id }).from(clusters).where(eq(clusters.id, clusterId));
+    if (!cluster) throw new NotFoundError("No such cluster");
+  }
   const known = new Set(existing.map((r) => r.id));
   if (new Set(orderedRouteIds).size !== orderedRouteIds.length || orderedRouteIds.length !== known.size || !orderedRouteIds.every((id) => known.has(id))) {
     throw new StaleDataError("The list of routes changed meanwhile: the diagram now shows the latest order");

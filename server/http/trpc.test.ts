@@ -21,7 +21,7 @@ const servers: http.Server[] = [];
 
 async function serve(trust: ProxyTrust): Promise<string> {
   const { createTrpcHandler } = await import("./trpc");
-  const handler = createTrpcHandler(trust);
+  const handler = createTrpcHandler(undefined, trust);
   const server = http.createServer((req, res) => handler(req, res, new URL(req.url ?? "/", "http://localhost")));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   servers.push(server);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
-import { appRouter } from "@/server/api/root";
+import { servedRouter, type AppRouter, type DevtoolsAppRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
 import { env } from "@/server/env";
 import { checkOrigin, type ProxyTrust } from "@/server/http/client";
@@ -21,10 +21,17 @@ function refuse(res: ServerResponse, status: number, code: string, message: stri
   sendJson(res, status, { error: { json: { message, code: -32600, data: { code, httpStatus: status } } } }, { ...securityHeaders(), ...headers });
 }
 
-/** /api/trpc/* served by tRPC's node adapter (queries, mutations, SSE subscriptions). */
-export function createTrpcHandler(trust: ProxyTrust = { trustProxy: env().TRUST_PROXY, publicUrl: env().PUBLIC_URL }) {
+/**
+ * /api/trpc/* served by tRPC's node adapter (queries, mutations, SSE subscriptions). The
+ * router is the environment's (tooling only with ROUTEBOARD_DEVTOOLS=1) unless a test
+ * passes one.
+ */
+export function createTrpcHandler(
+  router: AppRouter | DevtoolsAppRouter = servedRouter(env().ROUTEBOARD_DEVTOOLS),
+  trust: ProxyTrust = { trustProxy: env().TRUST_PROXY, publicUrl: env().PUBLIC_URL },
+) {
   const handler = createHTTPHandler({
-    router: appRouter,
+    router,
     basePath: BASE_PATH,
     createContext: (opts) => createContext(opts, trust),
     maxBodySize: MAX_BODY_BYTES,

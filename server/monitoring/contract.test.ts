@@ -91,6 +91,19 @@ describe("probeConfigSchema", () => {
     expect(PROBE_DEFAULTS.intervalS).toBe(30);
   });
 
+  it("refuses prototype keys as header names (a stored one made every read a 500; found by the fuzz suite)", () => {
+    // zod already drops an own "__proto__" key of a record: it never reaches the config.
+    const dropped = probeConfigSchema.parse({ protocol: "http", headers: JSON.parse('{"__proto__": "x", "X-A": "1"}') as Record<string, string> });
+    expect(Object.keys(dropped.headers)).toEqual(["X-A"]);
+    for (const name of ["constructor", "prototype", "Constructor"]) {
+      const headers = JSON.parse(`{${JSON.stringify(name)}: "x"}`) as Record<string, string>;
+      const r = probeConfigSchema.safeParse({ protocol: "http", headers });
+      expect(r.success, name).toBe(false);
+      expect(r.error?.issues[0]?.path[0]).toBe("headers");
+      expect(probeConfigSchema.safeParse({ protocol: "http", headerMatch: headers }).success, name).toBe(false);
+    }
+  });
+
   it("accepts a full HTTP probe", () => {
     const cfg = probeConfigSchema.parse({
       protocol: "https",

@@ -31,7 +31,7 @@ describe("monitoring procedures (pglite)", () => {
   });
 
   it("rotateAgentTokens moves every server and inbound to distinct local ports with working tokens", async () => {
-    const r = await admin.monitoring.rotateAgentTokens({ clusterId });
+    const r = await admin.tooling.rotateAgentTokens({ clusterId });
     const plan = fleetPlanSchema.parse(r.plan);
     expect(plan.servers).toHaveLength(6);
     const ports = plan.servers.flatMap((s) => s.inboundPorts);
@@ -44,14 +44,14 @@ describe("monitoring procedures (pglite)", () => {
     const ok = await ingestAgentReport(t.db, `Bearer ${plan.servers[0]!.token}`, JSON.stringify({ listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1, txBps: 1, cpu: 1, memory: 1, neighbours: [] }));
     expect(ok.httpStatus).toBe(200);
     // a second rotation invalidates the old token
-    await admin.monitoring.rotateAgentTokens({ clusterId });
+    await admin.tooling.rotateAgentTokens({ clusterId });
     expect((await ingestAgentReport(t.db, `Bearer ${plan.servers[0]!.token}`, "{}")).httpStatus).toBe(401);
   });
 
   it("enrolFleet creates then reuses sim servers; health lists them", async () => {
-    const a = await admin.monitoring.enrolFleet({ clusterName: "Fleet test", servers: 3 });
+    const a = await admin.tooling.enrolFleet({ clusterName: "Fleet test", servers: 3 });
     expect(fleetPlanSchema.parse(a.plan).servers.map((s) => s.name)).toEqual(["sim-01", "sim-02", "sim-03"]);
-    const b = await admin.monitoring.enrolFleet({ clusterId: a.clusterId, servers: 4, inboundsPerServer: 2 });
+    const b = await admin.tooling.enrolFleet({ clusterId: a.clusterId, servers: 4, inboundsPerServer: 2 });
     expect(b.plan.servers).toHaveLength(4);
     expect(b.plan.servers[0]!.serverId).toBe(a.plan.servers[0]!.serverId);
     expect(b.plan.servers.every((s) => s.inboundPorts.length === 2)).toBe(true);
@@ -62,7 +62,7 @@ describe("monitoring procedures (pglite)", () => {
       ["sim-03", "pending", "Waiting for first check"],
       ["sim-04", "pending", "Waiting for first check"],
     ]);
-    expect(await viewer.monitoring.assignmentCounts({ clusterId: a.clusterId })).toEqual({});
+    expect(await viewer.tooling.assignmentCounts({ clusterId: a.clusterId })).toEqual({});
   });
 
   it("probe config: validated, audited, viewers refused; overrides and report interval", async () => {

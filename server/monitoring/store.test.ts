@@ -70,6 +70,13 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     expect(await healthRows()).toEqual(before.h);
   });
 
+  it("floats too small for their column are stored as 0, not a 500 (found by the fuzz suite)", async () => {
+    const r = await ingestAgentReport(t.db, auth(3), JSON.stringify(report({ cpu: 1e-123, memory: 4e-323, rxBps: 5e-323, txBps: 1e-200, neighbours: [{ serverId: ids[0]!, ok: true, rttMs: 1e-300 }] })));
+    expect(r.httpStatus).toBe(200);
+    const [m] = await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, ids[3]!));
+    expect(m).toMatchObject({ cpu: 0, memory: 0, rxBps: 0, txBps: 0 });
+  });
+
   it("stores metrics, learns the peak with a 24 h half-life and fills the 5-minute bucket", async () => {
     const t0 = Math.floor(Date.UTC(2030, 0, 1) / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS;
     const r1 = await ingestAgentReport(t.db, auth(1), JSON.stringify(report({ rxBps: 8e6, txBps: 4e6, usersOnline: 10, cpu: 10 })), t0);

@@ -206,7 +206,26 @@ export function parseReport(rawBody: string): { report: AgentReport } | { error:
   }
   const parsed = agentReportSchema.safeParse(json);
   if (!parsed.success) return { error: formatZodError(parsed.error) };
-  return { report: parsed.data };
+  return { report: storableReport(parsed.data) };
+}
+
+/**
+ * Below this a measurement is zero. PostgreSQL refuses floats that underflow its column
+ * (`real` below ~1e-38, denormal doubles), so a schema-valid `cpu: 1e-123` was a 500
+ * (found by the fuzz suite); nothing real is measured that small.
+ */
+const FLOAT_FLOOR = 1e-30;
+const storableFloat = (v: number) => (Math.abs(v) < FLOAT_FLOOR ? 0 : v);
+
+function storableReport(r: AgentReport): AgentReport {
+  return {
+    ...r,
+    rxBps: storableFloat(r.rxBps),
+    txBps: storableFloat(r.txBps),
+    cpu: storableFloat(r.cpu),
+    memory: storableFloat(r.memory),
+    neighbours: r.neighbours.map((n) => (n.rttMs === null ? n : { ...n, rttMs: storableFloat(n.rttMs) })),
+  };
 }
 
 /**

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import {
+  CLASH_FIXED_NAMES,
+  CLASH_GROUP,
+  proxyNames,
+  SINGBOX_FIXED_TAGS,
   parseFormat,
   profileTitle,
   renderBase64,
@@ -106,5 +111,76 @@ describe("headers and parameters", () => {
   it("profile-title is base64 for non-ASCII names", () => {
     expect(profileTitle("Demo cluster")).toBe("Demo cluster");
     expect(profileTitle("🇺🇸 Fleet")).toBe(`base64:${Buffer.from("🇺🇸 Fleet").toString("base64")}`);
+  });
+});
+
+/** Finding 5 of issue 11: names collided with each other and with the fixed group names. */
+describe("proxy names (property)", () => {
+  const FIXED = [...CLASH_FIXED_NAMES, ...SINGBOX_FIXED_TAGS];
+  const nameArb = fc.oneof(
+    fc.constantFrom(...FIXED, ...FIXED.map((n) => n.toLowerCase()), ...FIXED.map((n) => n.toUpperCase()), "dup", "dup (2)", "dup (3)", "DUP", "x (2)", "Proxy (2)", "DIRECT (2)"),
+    fc.constantFrom("", " ", "\u200b", "\ufeff", "\u00ad", "\t", "  \u200e "),
+    fc.string({ maxLength: 12 }),
+    fc.string({ unit: "grapheme", maxLength: 6 }),
+    fc.tuple(fc.constantFrom("dup", "x", "Proxy", "direct", ""), fc.integer({ min: 1, max: 4 })).map(([b, n]) => `${b} (${n})`),
+  );
+  const entriesArb = fc.array(fc.record({ inbound: nameArb, route: nameArb }), { maxLength: 12 }).map((list) => list.map((n, i) => ({ ...reality, routeId: `r${i}`, inboundId: `i${i}`, ...n })));
+
+  function clashNames(yaml: string) {
+    const [proxiesPart, rest] = yaml.split("\nproxy-groups:\n") as [string, string];
+    const groupsPart = rest.split("\nrules:\n")[0]!;
+    const proxies = [...proxiesPart.matchAll(/^ {2}- name: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as string);
+    const groups = groupsPart.split(/^ {2}- name: /m).slice(1).map((block) => {
+      const [nameLine, ...lines] = block.split("\n");
+      const members = lines.filter((l) => l.startsWith("      - ")).map((l) => l.slice(8)).map((m) => (m.startsWith('"') ? (JSON.parse(m) as string) : m));
+      return { name: JSON.parse(nameLine!) as string, members };
+    });
+    return { proxies, groups };
+  }
+
+  it("clash: unique, never a fixed name, groups list existing proxies and never themselves", () => {
+    fc.assert(
+      fc.property(entriesArb, (entries) => {
+        const { proxies, groups } = clashNames(renderClash(UUID, entries));
+        expect(proxies).toHaveLength(entries.length);
+        const lower = proxies.map((n) => n.toLowerCase());
+        expect(new Set(lower).size).toBe(lower.length);
+        for (const n of proxies) {
+          expect(FIXED.map((f) => f.toLowerCase())).not.toContain(n.toLowerCase());
+          expect(n.replace(/[\s\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u00ad]/gu, "")).not.toBe("");
+        }
+        const builtins = new Set(["DIRECT", "REJECT"]);
+        for (const g of groups) {
+          expect(g.members).not.toContain(g.name);
+          for (const m of g.members) expect(proxies.includes(m) || builtins.has(m)).toBe(true);
+        }
+        expect(groups.map((g) => g.name)).toEqual([CLASH_GROUP]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("sing-box: unique tags, never a fixed tag, the selector lists existing outbounds and never itself", () => {
+    fc.assert(
+      fc.property(entriesArb, (entries) => {
+        const sb = JSON.parse(renderSingbox(UUID, entries)) as { outbounds: Array<{ type: string; tag: string; outbounds?: string[] }>; route: { final: string } };
+        const tags = sb.outbounds.map((o) => o.tag);
+        expect(new Set(tags.map((t) => t.toLowerCase())).size).toBe(tags.length);
+        const vless = sb.outbounds.filter((o) => o.type === "vless").map((o) => o.tag);
+        expect(vless).toHaveLength(entries.length);
+        for (const t of vless) expect(FIXED.map((f) => f.toLowerCase())).not.toContain(t.toLowerCase());
+        for (const o of sb.outbounds.filter((x) => x.outbounds)) {
+          expect(o.outbounds).not.toContain(o.tag);
+          for (const m of o.outbounds!) expect(tags).toContain(m);
+        }
+        expect(tags).toContain(sb.route.final);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("the issue's example: DIRECT, Proxy, dup, dup and dup (2)", () => {
+    const names = proxyNames(["DIRECT", "Proxy", "dup", "dup", "dup (2)"].map((inbound) => ({ inbound, route: "R" })));
+    expect(names).toEqual(["DIRECT (2)", "Proxy (2)", "dup", "dup (2)", "dup (2) (2)"]);
   });
 });

@@ -65,13 +65,34 @@ export function renderJson(uuid: string, entries: readonly SubscriptionEntry[]):
   });
 }
 
-/** Proxy names must be unique in Clash and sing-box; two routes may pick same-named inbounds. */
-function uniqueNames(entries: readonly SubscriptionEntry[]): string[] {
-  const seen = new Map<string, number>();
+/** Clash (mihomo): the built-in outbounds and our one selector group, which rules refer to. */
+export const CLASH_GROUP = "Proxy";
+export const CLASH_FIXED_NAMES = ["DIRECT", "REJECT", "REJECT-DROP", "PASS", "COMPATIBLE", "GLOBAL", CLASH_GROUP] as const;
+/** sing-box: our selector and direct outbounds, the tun inbound, and the usual block/dns tags. */
+export const SINGBOX_SELECTOR = "proxy";
+export const SINGBOX_FIXED_TAGS = [SINGBOX_SELECTOR, "direct", "block", "dns-out", "tun-in"] as const;
+/** Both renderers avoid every fixed name of both, so a name means the same in either. */
+const FIXED_NAMES = new Set([...CLASH_FIXED_NAMES, ...SINGBOX_FIXED_TAGS].map((n) => n.toLowerCase()));
+
+/** Invisible characters (zero-width, bidi marks, BOM): a name of only these shows as blank. */
+const INVISIBLE_RE = /[\s\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u00ad]/gu;
+const looksEmpty = (s: string) => s.replace(INVISIBLE_RE, "") === "";
+
+/**
+ * Proxy names for Clash and sing-box: unique, and never one of the fixed group/outbound
+ * names. Two routes may pick same-named inbounds, and an inbound may be called "DIRECT",
+ * "Proxy" or "dup (2)": a name that is taken (compared case-insensitively, the stricter of
+ * the clients' rules) gets the first free " (n)" suffix, checked against every name given
+ * out so far, so a suffixed name can never collide with a later literal one either.
+ */
+export function proxyNames(entries: readonly Pick<SubscriptionEntry, "inbound" | "route">[]): string[] {
+  const taken = new Set(FIXED_NAMES);
   return entries.map((e) => {
-    const n = (seen.get(e.inbound) ?? 0) + 1;
-    seen.set(e.inbound, n);
-    return n === 1 ? e.inbound : `${e.inbound} (${n})`;
+    const base = !looksEmpty(e.inbound) ? e.inbound : !looksEmpty(e.route) ? e.route : "Server";
+    let name = base;
+    for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${base} (${n})`;
+    taken.add(name.toLowerCase());
+    return name;
   });
 }
 
@@ -79,7 +100,7 @@ function uniqueNames(entries: readonly SubscriptionEntry[]): string[] {
 const y = (s: string | number | boolean) => (typeof s === "string" ? JSON.stringify(s) : String(s));
 
 export function renderClash(uuid: string, entries: readonly SubscriptionEntry[]): string {
-  const names = uniqueNames(entries);
+  const names = proxyNames(entries);
   const lines = ["mixed-port: 7890", "allow-lan: false", "mode: rule", "log-level: warning", "proxies:"];
   entries.forEach((e, i) => {
     lines.push(`  - name: ${y(names[i]!)}`, "    type: vless", `    server: ${y(e.address)}`, `    port: ${e.port}`, `    uuid: ${y(uuid)}`, "    network: tcp", "    udp: true");
@@ -94,14 +115,14 @@ export function renderClash(uuid: string, entries: readonly SubscriptionEntry[])
     }
   });
   if (entries.length === 0) lines[lines.length - 1] = "proxies: []";
-  lines.push("proxy-groups:", `  - name: "Proxy"`, "    type: select", "    proxies:");
+  lines.push("proxy-groups:", `  - name: ${y(CLASH_GROUP)}`, "    type: select", "    proxies:");
   for (const n of names) lines.push(`      - ${y(n)}`);
-  lines.push("      - DIRECT", "rules:", "  - MATCH,Proxy", "");
+  lines.push("      - DIRECT", "rules:", `  - MATCH,${CLASH_GROUP}`, "");
   return lines.join("\n");
 }
 
 export function renderSingbox(uuid: string, entries: readonly SubscriptionEntry[]): string {
-  const names = uniqueNames(entries);
+  const names = proxyNames(entries);
   const outbounds: unknown[] = entries.map((e, i) => ({
     type: "vless",
     tag: names[i],
@@ -120,14 +141,14 @@ export function renderSingbox(uuid: string, entries: readonly SubscriptionEntry[
           },
         }),
   }));
-  outbounds.unshift({ type: "selector", tag: "proxy", outbounds: [...names, "direct"] });
+  outbounds.unshift({ type: "selector", tag: SINGBOX_SELECTOR, outbounds: [...names, "direct"] });
   outbounds.push({ type: "direct", tag: "direct" });
   return JSON.stringify(
     {
       log: { level: "warn" },
       inbounds: [{ type: "tun", tag: "tun-in", address: ["172.19.0.1/30"], auto_route: true, strict_route: true }],
       outbounds,
-      route: { final: "proxy", auto_detect_interface: true },
+      route: { final: SINGBOX_SELECTOR, auto_detect_interface: true },
     },
     null,
     2,

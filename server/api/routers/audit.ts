@@ -2,6 +2,7 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { z } from "zod";
 import { auditLog } from "@/db/schema";
+import { redactForAudit } from "@/server/secrets";
 import { idSchema } from "@/server/validation";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -30,8 +31,9 @@ export const auditRouter = createTRPCRouter({
         entityType: r.entityType,
         entityId: r.entityId,
         summary: r.summary,
-        before: r.before as unknown,
-        after: r.after as unknown,
+        // Rows recorded before masking existed may still hold secrets: mask on the way out too.
+        before: redactForAudit(r.before),
+        after: redactForAudit(r.after),
       }));
       return { items, nextCursor: rows.length > input.limit ? items[items.length - 1]!.id : null };
     }),

@@ -1,18 +1,16 @@
 /**
- * Health of the servers (DESIGN §3) for the dashboard, the probe configuration, and the
- * fleet helpers used by `npm run fleet` / `npm run demo` (enrolFleet, rotateAgentTokens,
- * assignmentCounts).
+ * Health of the servers (DESIGN §3) for the dashboard, and the probe configuration. The
+ * fleet helpers of `npm run fleet` / `npm run demo` live in the tooling router (tooling.ts).
  */
-import net from "node:net";
 import { TRPCError } from "@trpc/server";
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { DbOrTx } from "@/db/client";
-import { assignments, clusters, inbounds, meshChecks, routes, serverHealth, serverMetrics, servers, serverAgentState } from "@/db/schema";
+import { clusters, inbounds, meshChecks, routes, serverAgentState, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
-import { newAgentToken } from "@/server/domain/tokens";
-import { idSchema, nameSchema } from "@/server/validation";
+import { probeConfigAsSeenBy } from "@/server/secrets";
+import { idSchema } from "@/server/validation";
 import { computeMonitoringWarnings } from "@/server/monitoring/config-warnings";
 import { DEFAULT_PROBE_CONFIG, probeConfigSchema, probeOverrideSchema, type ProbeConfig } from "@/server/monitoring/contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
@@ -20,29 +18,7 @@ import { STATUS_LABELS, type ServerStatus } from "@/server/monitoring/status";
 import { effectiveProbeConfig } from "@/server/monitoring/store";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
-export const MAX_FLEET_SERVERS = 200;
-
-/** `n` distinct free TCP ports on 127.0.0.1 (held open together, so never the same twice). */
-export async function freeLocalPorts(n: number, exclude: ReadonlySet<number> = new Set()): Promise<number[]> {
-  const held: net.Server[] = [];
-  try {
-    const ports: number[] = [];
-    while (ports.length < n) {
-      const srv = net.createServer();
-      held.push(srv);
-      const port = await new Promise<number>((resolve, reject) => {
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", () => resolve((srv.address() as net.AddressInfo).port));
-      });
-      if (!exclude.has(port)) ports.push(port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(held.map((s) => new Promise<void>((r) => (s.listening ? s.close(() => r()) : r()))));
-  }
-}
-
-async function clusterOr404(db: DbOrTx, clusterId: string) {
+export async function clusterOr404(db: DbOrTx, clusterId: string) {
   const [c] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
   if (!c) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
   return c;
@@ -51,50 +27,6 @@ async function clusterOr404(db: DbOrTx, clusterId: string) {
 function clusterProbeConfig(raw: unknown): ProbeConfig {
   const p = probeConfigSchema.safeParse(raw ?? {});
   return p.success ? p.data : DEFAULT_PROBE_CONFIG;
-}
-
-interface PlanServer {
-  serverId: string;
-  name: string;
-  token: string;
-  inboundPorts: number[];
-  healthPort: number;
-}
-
-/**
- * Moves the given servers to 127.0.0.1 with fresh agent tokens, and every inbound of theirs
- * to a distinct free local port. Returns the fleet plan (tokens are shown only here).
- */
-async function localiseServers(tx: DbOrTx, serverIds: string[]): Promise<PlanServer[]> {
-  if (serverIds.length === 0) return [];
-  const rows = await tx.select().from(servers).where(inArray(servers.id, serverIds)).orderBy(asc(servers.name));
-  const ibs = await tx
-    .select({ id: inbounds.id, serverId: inbounds.serverId, port: inbounds.port })
-    .from(inbounds)
-    .where(inArray(inbounds.serverId, serverIds))
-    .orderBy(asc(inbounds.createdAt), asc(inbounds.port));
-  // New ports never equal a current port of these inbounds, so renumbering one by one
-  // cannot trip the per-server unique index.
-  const ports = await freeLocalPorts(ibs.length, new Set(ibs.map((i) => i.port)));
-  const byServer = new Map<string, number[]>();
-  for (const [k, ib] of ibs.entries()) {
-    const port = ports[k]!;
-    await tx.update(inbounds).set({ port, updatedAt: new Date(), version: sql`${inbounds.version} + 1` }).where(eq(inbounds.id, ib.id));
-    const list = byServer.get(ib.serverId) ?? [];
-    list.push(port);
-    byServer.set(ib.serverId, list);
-  }
-  const plan: PlanServer[] = [];
-  for (const s of rows) {
-    const { token, hash } = newAgentToken();
-    await tx
-      .update(servers)
-      .set({ address: "127.0.0.1", agentTokenHash: hash, updatedAt: new Date(), version: sql`${servers.version} + 1` })
-      .where(eq(servers.id, s.id));
-    await tx.insert(serverHealth).values({ serverId: s.id }).onConflictDoNothing();
-    plan.push({ serverId: s.id, name: s.name, token, inboundPorts: byServer.get(s.id) ?? [], healthPort: 0 });
-  }
-  return plan.filter((p) => p.inboundPorts.length > 0);
 }
 
 const reportIntervalSchema = z
@@ -135,6 +67,7 @@ export const monitoringRouter = createTRPCRouter({
       byObserver.set(l.observerId, o);
     }
     const inboundName = new Map(ibs.map((i) => [i.id, i.name]));
+    const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
     const serversOut = rows.map(({ server: s, health: h, metrics: m, agent: a }) => {
       const status = (s.enabled ? (h?.status ?? "pending") : "disabled") as ServerStatus;
       const cfg = effectiveProbeConfig(cluster.probeConfig, s.probeOverride);
@@ -176,7 +109,7 @@ export const monitoringRouter = createTRPCRouter({
         meshReason: h?.meshReason ?? null,
         probesEnabled: cfg.enabled,
         probeTarget: cfg.port ?? firstPort.get(s.id) ?? null,
-        override: (s.probeOverride ?? null) as z.infer<typeof probeOverrideSchema> | null,
+        override: shown((s.probeOverride ?? null) as z.infer<typeof probeOverrideSchema> | null),
         unreliableWitness: isUnreliableWitness(byObserver.get(s.id) ?? {}),
         /** What the server's agent said about its core (DESIGN §6); null before its first report. */
         agent: a
@@ -192,7 +125,7 @@ export const monitoringRouter = createTRPCRouter({
       };
     });
     return {
-      cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, probeConfig: clusterCfg },
+      cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, probeConfig: shown(clusterCfg) },
       servers: serversOut,
       mesh: links.map((l) => ({ observerId: l.observerId, targetId: l.targetId, lastOk: l.lastOk, failStreak: l.failStreak, rttMs: l.rttMs, checkedAt: l.checkedAt })),
       warnings: computeMonitoringWarnings({
@@ -211,9 +144,10 @@ export const monitoringRouter = createTRPCRouter({
       .from(servers)
       .where(eq(servers.clusterId, input.clusterId))
       .orderBy(asc(servers.name));
+    const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
     return {
-      config: clusterProbeConfig(cluster.probeConfig),
-      overrides: rows.map((r) => ({ serverId: r.id, name: r.name, override: (r.override ?? null) as z.infer<typeof probeOverrideSchema> | null })),
+      config: shown(clusterProbeConfig(cluster.probeConfig)),
+      overrides: rows.map((r) => ({ serverId: r.id, name: r.name, override: shown((r.override ?? null) as z.infer<typeof probeOverrideSchema> | null) })),
     };
   }),
 
@@ -284,98 +218,4 @@ export const monitoringRouter = createTRPCRouter({
       publishChange("settings", input.clusterId);
       return { clusterId: input.clusterId, seconds: input.seconds };
     }),
-
-  /**
-   * Servers for a simulated fleet: `servers` servers named sim-01… on 127.0.0.1, each with
-   * `inboundsPerServer` inbounds on free local ports, in the given cluster (or the cluster
-   * named `clusterName`, created when missing). Existing sim-NN servers are reused (new
-   * token, new ports). A cluster without routes gets a "Fleet" route holding the inbounds.
-   */
-  enrolFleet: adminProcedure
-    .input(
-      z.object({
-        clusterId: idSchema.optional(),
-        clusterName: nameSchema.optional(),
-        servers: z.number().int().min(1).max(MAX_FLEET_SERVERS),
-        inboundsPerServer: z.number().int().min(1).max(8).default(1),
-      }),
-    )
-    .mutation(async ({ ctx, input }) => {
-      const result = await ctx.db.transaction(async (tx) => {
-        let clusterId = input.clusterId;
-        if (!clusterId) {
-          const name = input.clusterName ?? "Fleet";
-          const [found] = await tx.select().from(clusters).where(eq(sql`lower(${clusters.name})`, name.toLowerCase()));
-          clusterId = found?.id ?? (await tx.insert(clusters).values({ name }).returning())[0]!.id;
-        }
-        const cluster = await clusterOr404(tx, clusterId);
-        const [{ n: routeCount } = { n: 0 }] = await tx.select({ n: count() }).from(routes).where(eq(routes.clusterId, clusterId));
-        let routeId: string | null = null;
-        if (routeCount === 0) routeId = (await tx.insert(routes).values({ clusterId, name: "Fleet" }).returning())[0]!.id;
-        const ids: string[] = [];
-        for (let i = 1; i <= input.servers; i++) {
-          const name = `sim-${String(i).padStart(2, "0")}`;
-          const [existing] = await tx
-            .select({ id: servers.id })
-            .from(servers)
-            .where(and(eq(servers.clusterId, clusterId), eq(sql`lower(${servers.name})`, name)));
-          let id = existing?.id;
-          if (!id) {
-            id = (await tx.insert(servers).values({ clusterId, name, address: "127.0.0.1", agentTokenHash: newAgentToken().hash }).returning())[0]!.id;
-            await tx.insert(serverHealth).values({ serverId: id }).onConflictDoNothing();
-          }
-          const [{ n } = { n: 0 }] = await tx.select({ n: count() }).from(inbounds).where(eq(inbounds.serverId, id));
-          // placeholder ports (distinct, high); localiseServers moves them to free ports
-          for (let k = n; k < input.inboundsPerServer; k++) {
-            await tx.insert(inbounds).values({ clusterId, serverId: id, routeId, name: `${name} in${k + 1}`, port: 65535 - k, security: "none" });
-          }
-          ids.push(id);
-        }
-        const plan = await localiseServers(tx, ids);
-        await recordAudit(tx, ctx.operator, {
-          clusterId,
-          action: "fleet.enrol",
-          entityType: "cluster",
-          entityId: clusterId,
-          summary: `Enrolled a simulated fleet of ${input.servers} servers in ${cluster.name}`,
-        });
-        return { clusterId, clusterName: cluster.name, reportIntervalS: cluster.reportIntervalS, plan: { servers: plan } };
-      });
-      publishChange("topology", result.clusterId);
-      return result;
-    }),
-
-  /**
-   * Takes over the cluster's existing servers for a local simulated fleet: every server
-   * moves to 127.0.0.1 with a fresh agent token, and every inbound to a distinct free local
-   * port. Returns the fleet plan (tokens are shown only here).
-   */
-  rotateAgentTokens: adminProcedure.input(z.object({ clusterId: idSchema })).mutation(async ({ ctx, input }) => {
-    const result = await ctx.db.transaction(async (tx) => {
-      const cluster = await clusterOr404(tx, input.clusterId);
-      const ids = (await tx.select({ id: servers.id }).from(servers).where(eq(servers.clusterId, input.clusterId))).map((s) => s.id);
-      const plan = await localiseServers(tx, ids);
-      await recordAudit(tx, ctx.operator, {
-        clusterId: input.clusterId,
-        action: "fleet.takeover",
-        entityType: "cluster",
-        entityId: input.clusterId,
-        summary: `Moved ${plan.length} servers of ${cluster.name} to a local simulated fleet (new agent tokens)`,
-      });
-      return { clusterId: cluster.id, clusterName: cluster.name, reportIntervalS: cluster.reportIntervalS, plan: { servers: plan } };
-    });
-    publishChange("topology", input.clusterId);
-    return result;
-  }),
-
-  /** Subscribers assigned per server (the balancer's stored choices), for the fleet's load. */
-  assignmentCounts: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
-    const rows = await ctx.db
-      .select({ serverId: inbounds.serverId, n: count() })
-      .from(assignments)
-      .innerJoin(inbounds, eq(inbounds.id, assignments.inboundId))
-      .where(eq(inbounds.clusterId, input.clusterId))
-      .groupBy(inbounds.serverId);
-    return Object.fromEntries(rows.map((r) => [r.serverId, Number(r.n)])) as Record<string, number>;
-  }),
 });

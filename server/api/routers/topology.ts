@@ -1,14 +1,10 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
-import { recordAudit } from "@/server/audit";
 import { onChange, publishChange, type ChangeEvent, type ChangeKind } from "@/server/bus";
-import { uniqueViolation } from "@/server/db-errors";
 import { assignInboundToRoute, NotFoundError, reorderRoutes, StaleDataError } from "@/server/domain/moves";
-import { newAgentToken } from "@/server/domain/tokens";
 import { loadTopology } from "@/server/domain/topology";
 import { computeWarnings } from "@/server/domain/warnings";
-import { idSchema, nameSchema } from "@/server/validation";
+import { idSchema } from "@/server/validation";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 /** Domain errors of a move become the HTTP-ish codes clients act on. */
@@ -93,95 +89,4 @@ export const topologyRouter = createTRPCRouter({
       signal?.removeEventListener("abort", onAbort);
     }
   }),
-
-  /**
-   * A synthetic cluster of any size (benchmarks, load tests, trying the diagram at scale):
-   * servers with a mix of statuses and load, inbounds spread round-robin over routes, a few
-   * left unassigned.
-   */
-  createSynthetic: adminProcedure
-    .input(
-      z.object({
-        name: nameSchema,
-        servers: z.number().int().min(1).max(2000),
-        inboundsPerServer: z.number().int().min(0).max(20),
-        routes: z.number().int().min(0).max(500),
-      }),
-    )
-    .mutation(async ({ ctx, input }) => {
-      const statuses = ["healthy", "healthy", "healthy", "healthy", "healthy", "healthy", "pending", "no-data", "probe-failing", "unreachable"];
-      try {
-        const clusterId = await ctx.db.transaction(async (tx) => {
-          const [cluster] = await tx.insert(clusters).values({ name: input.name }).returning();
-          const clusterId = cluster!.id;
-          const routeRows =
-            input.routes === 0
-              ? []
-              : await tx
-                  .insert(routes)
-                  .values(Array.from({ length: input.routes }, (_, i) => ({ clusterId, name: `Route ${String(i + 1).padStart(3, "0")}`, position: i })))
-                  .returning({ id: routes.id });
-          const serverRows: Array<{ id: string }> = [];
-          for (let start = 0; start < input.servers; start += 500) {
-            const n = Math.min(500, input.servers - start);
-            serverRows.push(
-              ...(await tx
-                .insert(servers)
-                .values(
-                  Array.from({ length: n }, (_, k) => ({
-                    clusterId,
-                    name: `srv-${String(start + k + 1).padStart(4, "0")}`,
-                    // Loopback: the prober runs against these too, and must never leave the machine in a benchmark.
-                    address: `127.2.${Math.floor((start + k) / 250) % 250}.${((start + k) % 250) + 1}`,
-                    agentTokenHash: newAgentToken().hash,
-                  })),
-                )
-                .returning({ id: servers.id })),
-            );
-          }
-          const now = new Date();
-          for (let start = 0; start < serverRows.length; start += 500) {
-            const chunk = serverRows.slice(start, start + 500);
-            await tx.insert(serverHealth).values(chunk.map((s, k) => ({ serverId: s.id, status: statuses[(start + k) % statuses.length]!, everSucceeded: true })));
-            await tx.insert(serverMetrics).values(
-              chunk.map((s, k) => ({
-                serverId: s.id,
-                reportedAt: now,
-                listenerAlive: true,
-                serviceRunning: true,
-                usersOnline: ((start + k) * 37) % 400,
-                rxBps: (((start + k) * 7919) % 900) * 1e6,
-                txBps: (((start + k) * 104729) % 800) * 1e6,
-                cpu: 0.3,
-                memory: 0.5,
-              })),
-            );
-          }
-          const inboundValues = serverRows.flatMap((s, si) =>
-            Array.from({ length: input.inboundsPerServer }, (_, k) => {
-              const n = si * input.inboundsPerServer + k;
-              // Every 50th inbound is left unassigned, so the warnings have something to say.
-              const routeId = routeRows.length > 0 && n % 50 !== 49 ? routeRows[n % routeRows.length]!.id : null;
-              return { clusterId, serverId: s.id, routeId, name: `inbound ${String(n + 1).padStart(5, "0")}`, port: 10_000 + k, sni: "www.example.com" };
-            }),
-          );
-          for (let start = 0; start < inboundValues.length; start += 1000) {
-            await tx.insert(inbounds).values(inboundValues.slice(start, start + 1000));
-          }
-          await recordAudit(tx, ctx.operator, {
-            clusterId,
-            action: "cluster.create",
-            entityType: "cluster",
-            entityId: clusterId,
-            summary: `Created synthetic cluster ${input.name} (${input.servers} servers, ${inboundValues.length} inbounds, ${input.routes} routes)`,
-          });
-          return clusterId;
-        });
-        publishChange("topology", clusterId);
-        return { id: clusterId, name: input.name };
-      } catch (err) {
-        if (uniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `A cluster named "${input.name}" already exists` });
-        throw err;
-      }
-    }),
 });
