@@ -59,6 +59,8 @@ interface CachedAnswer {
 
 const requests = counter("routeboard_subscription_requests_total", "Subscription requests by outcome");
 const decisions = counter("routeboard_balancer_decisions_total", "Balancer decisions by reason");
+const reloads = counter("routeboard_snapshot_reloads_total", "Snapshot reloads by the part re-read");
+const statusChanges = counter("routeboard_server_status_changes_total", "Server status changes seen by the subscription snapshot");
 
 const FORMATS: SubscriptionFormat[] = ["base64", "json", "clash", "singbox"];
 
@@ -161,6 +163,12 @@ export class SubscriptionService {
         if (!before || before.reportedAt.getTime() !== m.reportedAt.getTime()) {
           this.balancer.observeReport(m.serverId, { users: m.usersOnline, trafficBps: m.trafficBps, atMs: m.reportedAt.getTime() });
         }
+      }
+      for (const part of ["topology", "metrics", "subscribers"] as const) if (want[part]) reloads.inc({ part });
+      if (topology !== this.topology && this.topology) {
+        let changed = 0;
+        for (const [id, srv] of topology.servers) if (this.topology.servers.get(id)?.status !== srv.status) changed++;
+        if (changed) statusChanges.inc({}, changed);
       }
       if (topology !== this.topology) this.topologyVersion++;
       if (metrics !== this.metrics) this.metricsVersion++;
