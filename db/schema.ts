@@ -173,24 +173,20 @@ export const subscribers = pgTable(
   ],
 );
 
-/** The balancer's stored choice per (subscriber, route): every instance answers alike. */
-export const assignments = pgTable(
-  "assignments",
-  {
-    subscriberId: uuid("subscriber_id")
-      .notNull()
-      .references(() => subscribers.id, { onDelete: "cascade" }),
-    routeId: uuid("route_id")
-      .notNull()
-      .references(() => routes.id, { onDelete: "cascade" }),
-    inboundId: uuid("inbound_id")
-      .notNull()
-      .references(() => inbounds.id, { onDelete: "cascade" }),
-    reason: text("reason").notNull(),
-    assignedAt: ts("assigned_at").notNull().defaultNow(),
-  },
-  (t) => [primaryKey({ columns: [t.subscriberId, t.routeId] }), index("assignments_inbound").on(t.inboundId)],
-);
+/**
+ * The balancer's stored choices, one compact row per subscriber: `choices` maps routeId →
+ * inboundId for every route it was given an inbound on, so every instance answers alike.
+ * One row instead of one per route: a first fetch of 100 routes is one row to write, and
+ * instances merge partial updates (`choices || excluded.choices`). Entries of a route or
+ * inbound deleted since are ignored by the balancer (the route left / the inbound left it).
+ */
+export const subscriberAssignments = pgTable("subscriber_assignments", {
+  subscriberId: uuid("subscriber_id")
+    .primaryKey()
+    .references(() => subscribers.id, { onDelete: "cascade" }),
+  choices: jsonb("choices").$type<Record<string, string>>().notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
 
 /** Latest agent report per server. */
 export const serverMetrics = pgTable("server_metrics", {

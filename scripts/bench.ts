@@ -12,7 +12,7 @@
  *     of the same size. Decisions per request come from the app's own /metrics.
  *
  * The synthetic fleet does not depend on timing luck: every server answers the active probe
- * (a TCP listener on its own loopback address, 127.1.x.y, at the cluster's probe port), the
+ * (a TCP listener on its own loopback address, 127.x.y.1, at the cluster's probe port), the
  * ten servers seeded as down have no listener and already a failing probe streak, and the
  * agents' report interval is one hour, so no server goes silent during a run.
  * BENCH_LEGACY_FLEET=1 runs the old fleet (no probe listeners, 60 s report interval) to show
@@ -47,7 +47,7 @@ async function freePort(host = "127.0.0.1"): Promise<number> {
   });
 }
 
-const addressOf = (i: number) => `127.1.${i >> 8}.${(i & 255) + 1}`;
+const addressOf = (i: number) => `127.${1 + (i >> 8)}.${i & 255}.1`;
 
 async function seed(dataDir: string, probePort: number): Promise<string[]> {
   const database = await openDatabase({ dataDir });
@@ -216,6 +216,8 @@ async function phase(url: string, paths: string[], during?: () => Promise<void>)
     ...r,
     decisionsPerRequest: Math.round(((after.decisions - before.decisions) / served) * 1000) / 1000,
     statusChanges: after.statusChanges - before.statusChanges,
+    statusChangesBeforePhase: before.statusChanges,
+    panicRoutesAtStart: before.panicRoutes,
     snapshotReloads: after.reloads - before.reloads,
     snapshotAgeS: { min: Math.min(...ages), max: Math.max(...ages) },
     panicRoutesAtEnd: after.panicRoutes,

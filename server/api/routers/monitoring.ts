@@ -8,7 +8,7 @@ import { TRPCError } from "@trpc/server";
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { DbOrTx } from "@/db/client";
-import { assignments, clusters, inbounds, meshChecks, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { clusters, inbounds, meshChecks, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { newAgentToken } from "@/server/domain/tokens";
@@ -18,6 +18,7 @@ import { DEFAULT_PROBE_CONFIG, probeConfigSchema, probeOverrideSchema, type Prob
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
 import { STATUS_LABELS, type ServerStatus } from "@/server/monitoring/status";
 import { effectiveProbeConfig } from "@/server/monitoring/store";
+import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const MAX_FLEET_SERVERS = 200;
@@ -357,12 +358,8 @@ export const monitoringRouter = createTRPCRouter({
 
   /** Subscribers assigned per server (the balancer's stored choices), for the fleet's load. */
   assignmentCounts: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
-    const rows = await ctx.db
-      .select({ serverId: inbounds.serverId, n: count() })
-      .from(assignments)
-      .innerJoin(inbounds, eq(inbounds.id, assignments.inboundId))
-      .where(eq(inbounds.clusterId, input.clusterId))
-      .groupBy(inbounds.serverId);
-    return Object.fromEntries(rows.map((r) => [r.serverId, Number(r.n)])) as Record<string, number>;
+    const perServer: Record<string, number> = {};
+    for (const r of await countAssignmentsByInbound(ctx.db, input.clusterId)) perServer[r.serverId] = (perServer[r.serverId] ?? 0) + r.n;
+    return perServer;
   }),
 });
