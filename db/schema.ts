@@ -174,17 +174,17 @@ export const subscribers = pgTable(
 );
 
 /**
- * The balancer's stored choices, one compact row per subscriber: `choices` maps routeId →
- * inboundId for every route it was given an inbound on, so every instance answers alike.
- * One row instead of one per route: a first fetch of 100 routes is one row to write, and
- * instances merge partial updates (`choices || excluded.choices`). Entries of a route or
- * inbound deleted since are ignored by the balancer (the route left / the inbound left it).
+ * The balancer's stored choices, one compact row per subscriber: the inbounds it was given,
+ * one per route (an inbound is in at most one route, so the route is the inbound's own).
+ * One row instead of one per route: a first fetch of 100 routes is one row of 100 ids.
+ * Ids of inbounds deleted since are ignored; two ids now in one route (an inbound was moved)
+ * count as no choice there, so that route is decided again.
  */
 export const subscriberAssignments = pgTable("subscriber_assignments", {
   subscriberId: uuid("subscriber_id")
     .primaryKey()
     .references(() => subscribers.id, { onDelete: "cascade" }),
-  choices: jsonb("choices").$type<Record<string, string>>().notNull(),
+  inboundIds: uuid("inbound_ids").array().notNull(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 

@@ -58,7 +58,7 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
     const rows = await t.db.select().from(subscriberAssignments).where(eq(subscriberAssignments.subscriberId, sub.id));
     expect(rows).toHaveLength(1);
-    expect(Object.keys(rows[0]!.choices)).toHaveLength(3);
+    expect(rows[0]!.inboundIds).toHaveLength(3);
     const stamp = rows.map((r) => r.updatedAt.getTime());
     now += 60_000; // past the answer cache
     await json();
@@ -113,7 +113,7 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     const [stored] = await t.db.select().from(subscriberAssignments).where(eq(subscriberAssignments.subscriberId, sub.id));
     await t.db
       .update(subscriberAssignments)
-      .set({ choices: { ...stored!.choices, [usa.routeId]: onSameServer.id } })
+      .set({ inboundIds: stored!.inboundIds.map((id) => (id === usa.inboundId ? onSameServer.id : id)) })
       .where(eq(subscriberAssignments.subscriberId, sub.id));
     expect((await json()).routes.find((r) => r.route === "🇺🇸 USA")!.inboundId).toBe(usa.inboundId); // still cached
     deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [sub.id], origin: "another-instance", at: Date.now() });

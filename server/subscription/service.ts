@@ -34,6 +34,7 @@ import {
 } from "./formats";
 import {
   balancerMetrics,
+  choicesByRoute,
   entryFor,
   isExpired,
   loadAssignments,
@@ -109,12 +110,14 @@ export class SubscriptionService {
   stale = false;
   private readonly decided = new Map<string, Decided>();
   private readonly assignmentCache = new Map<string, Map<string, string>>();
-  /** Choices not yet stored (subscriberId → routeId → inboundId), and the batch being stored. */
+  /**
+   * Subscribers whose choices changed and are not yet stored, and the batch being stored:
+   * subscriberId → all their choices (routeId → inboundId), written as one row.
+   */
   private pendingWrites = new Map<string, Map<string, string>>();
-  private pendingCount = 0;
   private storing = new Map<string, Map<string, string>>();
   /** Stored choices of the subscribers asked for within one tick: one query for all of them. */
-  private loadBatch: { ids: Set<string>; done: Promise<Map<string, Map<string, string>>> } | null = null;
+  private loadBatch: { ids: Set<string>; done: Promise<Map<string, string[]>> } | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -132,7 +135,7 @@ export class SubscriptionService {
     this.flushTimer.unref();
     gauge("routeboard_routes_in_panic", "Non-empty routes with no available inbound and no available fallback", () => this.panicRoutes);
     gauge("routeboard_snapshot_age_seconds", "Age of the subscription snapshot", () => (this.loadedAt ? (this.clock() - this.loadedAt) / 1000 : -1));
-    gauge("routeboard_assignment_writes_pending", "Changed assignments not yet stored", () => this.pendingCount + this.storingCount);
+    gauge("routeboard_assignment_writes_pending", "Subscribers whose changed assignments are not yet stored", () => this.pendingWrites.size + this.storing.size);
     gauge("routeboard_snapshot_stale", "1 while answering from the last good snapshot because the database is unreachable", () => (this.stale ? 1 : 0));
   }
 
@@ -295,23 +298,22 @@ export class SubscriptionService {
   private async assignmentsOf(subscriberId: string): Promise<Map<string, string>> {
     const cached = this.assignmentCache.get(subscriberId);
     if (cached) return cached;
-    let loaded = new Map<string, string>();
+    let stored: string[] = [];
     try {
-      loaded = (await this.loadStored(subscriberId)) ?? loaded;
+      stored = (await this.loadStored(subscriberId)) ?? stored;
     } catch (err) {
       if (!isDatabaseDown(err)) throw err;
     }
     const meanwhile = this.assignmentCache.get(subscriberId);
     if (meanwhile) return meanwhile;
-    // Writes not yet stored win over what the database has.
-    for (const [routeId, inboundId] of this.storing.get(subscriberId) ?? []) loaded.set(routeId, inboundId);
-    for (const [routeId, inboundId] of this.pendingWrites.get(subscriberId) ?? []) loaded.set(routeId, inboundId);
+    // Choices not yet stored win over what the database has.
+    const loaded = new Map(this.pendingWrites.get(subscriberId) ?? this.storing.get(subscriberId) ?? choicesByRoute(this.topology!, stored));
     this.assignmentCache.set(subscriberId, loaded);
     return loaded;
   }
 
   /** One subscriber's stored choices, read together with the others asked for in the same tick. */
-  private loadStored(subscriberId: string): Promise<Map<string, string> | undefined> {
+  private loadStored(subscriberId: string): Promise<string[] | undefined> {
     if (!this.loadBatch) {
       const ids = new Set<string>();
       const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
@@ -324,17 +326,9 @@ export class SubscriptionService {
     return this.loadBatch.done.then((m) => m.get(subscriberId));
   }
 
-  private queueWrite(subscriberId: string, routeId: string, inboundId: string): void {
-    let m = this.pendingWrites.get(subscriberId);
-    if (!m) this.pendingWrites.set(subscriberId, (m = new Map()));
-    if (!m.has(routeId)) this.pendingCount++;
-    m.set(routeId, inboundId);
-  }
-
-  private get storingCount(): number {
-    let n = 0;
-    for (const m of this.storing.values()) n += m.size;
-    return n;
+  /** The subscriber's choices (their whole map, as it will be when flushed) are to be stored. */
+  private queueWrite(subscriberId: string, choices: Map<string, string>): void {
+    this.pendingWrites.set(subscriberId, choices);
   }
 
   /** Decided with the current topology, and within ANSWER_TTL_MS of the last load change. */
@@ -407,7 +401,7 @@ export class SubscriptionService {
       slot.entry = decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null;
       if (decision.inboundId && previous.get(routeId) !== decision.inboundId) {
         previous.set(routeId, decision.inboundId);
-        this.queueWrite(subscriberId, routeId, decision.inboundId);
+        this.queueWrite(subscriberId, previous);
       }
     }
     for (const [reason, n] of byReason) decisions.inc({ reason }, n);
@@ -420,26 +414,33 @@ export class SubscriptionService {
     if (this.pendingWrites.size === 0) return;
     const batch = this.pendingWrites;
     this.pendingWrites = new Map();
-    this.pendingCount = 0;
     this.storing = batch;
+    // Only inbounds still in the route they were chosen for (the row names no route).
+    const topology = this.topology;
+    const rows = new Map<string, string[]>();
+    for (const [id, m] of batch) {
+      const ids: string[] = [];
+      for (const [routeId, inboundId] of m) if (topology?.inbounds.get(inboundId)?.routeId === routeId) ids.push(inboundId);
+      rows.set(id, ids);
+    }
     this.flushing = (async () => {
       try {
-        await storeAssignments(this.db, batch, new Date(this.clock()));
+        await storeAssignments(this.db, rows, new Date(this.clock()));
         const who = [...batch.keys()];
         // Small batches name their subscribers; a storm says "anyone" (NOTIFY payloads are small).
         publishChange("assignments", null, who.length <= 100 ? who : undefined);
       } catch (err) {
         if (isDatabaseDown(err)) {
           // Retried on the next tick; choices made meanwhile win.
-          for (const [id, m] of batch) for (const [routeId, inboundId] of m) if (!this.pendingWrites.get(id)?.has(routeId)) this.queueWrite(id, routeId, inboundId);
+          for (const [id, m] of batch) if (!this.pendingWrites.has(id)) this.queueWrite(id, m);
           return;
         }
         // A subscriber deleted meanwhile (foreign key): store the others one by one.
         let dropped = 0;
         const stored: string[] = [];
-        for (const [id, m] of batch) {
+        for (const [id, ids] of rows) {
           try {
-            await storeAssignments(this.db, new Map([[id, m]]), new Date(this.clock()));
+            await storeAssignments(this.db, new Map([[id, ids]]), new Date(this.clock()));
             stored.push(id);
           } catch {
             dropped++;

@@ -196,32 +196,46 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
   );
 }
 
-/** Subscribers' stored assignments: subscriberId → (routeId → inboundId). */
-export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, Map<string, string>>> {
-  const out = new Map<string, Map<string, string>>(subscriberIds.map((id) => [id, new Map()]));
+/** Subscribers' stored choices: subscriberId → the inbound ids they were given (one per route). */
+export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
   if (subscriberIds.length === 0) return out;
   const rows = await db
-    .select({ subscriberId: subscriberAssignments.subscriberId, choices: subscriberAssignments.choices })
+    .select({ subscriberId: subscriberAssignments.subscriberId, inboundIds: subscriberAssignments.inboundIds })
     .from(subscriberAssignments)
     .where(inArray(subscriberAssignments.subscriberId, subscriberIds));
-  for (const r of rows) out.set(r.subscriberId, new Map(Object.entries(r.choices)));
+  for (const r of rows) out.set(r.subscriberId, r.inboundIds);
   return out;
 }
 
 /**
- * Stores choices (subscriberId → routeId → inboundId), merged into what is stored: one row
- * per subscriber, a few hundred rows per statement. Another instance's choices for other
- * routes of the same subscriber are kept (jsonb `||` merges keys).
+ * Stored inbound ids as routeId → inboundId, by each inbound's current route. Ids of deleted
+ * or unassigned inbounds are skipped; a route holding two of them (an inbound was moved into
+ * it) gets neither, so it is decided again.
  */
-export async function storeAssignments(db: DbOrTx, choices: ReadonlyMap<string, ReadonlyMap<string, string>>, at: Date): Promise<void> {
-  const rows = [...choices].map(([subscriberId, m]) => ({ subscriberId, choices: Object.fromEntries(m), updatedAt: at }));
+export function choicesByRoute(topology: Topology, inboundIds: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const twice = new Set<string>();
+  for (const id of inboundIds) {
+    const routeId = topology.inbounds.get(id)?.routeId;
+    if (!routeId) continue;
+    if (out.has(routeId) && out.get(routeId) !== id) twice.add(routeId);
+    out.set(routeId, id);
+  }
+  for (const r of twice) out.delete(r);
+  return out;
+}
+
+/** Stores each subscriber's whole set of choices (one row each, a few hundred per statement). */
+export async function storeAssignments(db: DbOrTx, choices: ReadonlyMap<string, readonly string[]>, at: Date): Promise<void> {
+  const rows = [...choices].map(([subscriberId, inboundIds]) => ({ subscriberId, inboundIds: [...inboundIds], updatedAt: at }));
   for (let i = 0; i < rows.length; i += 500) {
     await db
       .insert(subscriberAssignments)
       .values(rows.slice(i, i + 500))
       .onConflictDoUpdate({
         target: subscriberAssignments.subscriberId,
-        set: { choices: sql.raw(`"subscriber_assignments"."choices" || excluded."choices"`), updatedAt: sql`excluded.updated_at` },
+        set: { inboundIds: sql`excluded.inbound_ids`, updatedAt: sql`excluded.updated_at` },
       });
   }
 }
@@ -231,8 +245,8 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
   const res = await db.execute(sql`
     select i.id as "inboundId", i.server_id as "serverId", count(*)::int as n
     from ${subscriberAssignments} sa
-    cross join lateral jsonb_each_text(sa.choices) c(route_id, inbound_id)
-    join ${inbounds} i on i.id::text = c.inbound_id
+    cross join lateral unnest(sa.inbound_ids) as c(inbound_id)
+    join ${inbounds} i on i.id = c.inbound_id
     where i.cluster_id = ${clusterId}
     group by i.id, i.server_id`);
   return (res as unknown as { rows: Array<{ inboundId: string; serverId: string; n: number }> }).rows.map((r) => ({ ...r, n: Number(r.n) }));
