@@ -252,7 +252,22 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
   return (res as unknown as { rows: Array<{ inboundId: string; serverId: string; n: number }> }).rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
 
+/** Entries are the same for every subscriber: one object per (topology, route, inbound). */
+const entries = new WeakMap<Topology, Map<string, SubscriptionEntry | null>>();
+
 export function entryFor(topology: Topology, routeId: string, inboundId: string): SubscriptionEntry | null {
+  let byKey = entries.get(topology);
+  if (!byKey) entries.set(topology, (byKey = new Map()));
+  const key = `${routeId}|${inboundId}`;
+  let e = byKey.get(key);
+  if (e === undefined) {
+    e = buildEntry(topology, routeId, inboundId);
+    byKey.set(key, e);
+  }
+  return e;
+}
+
+function buildEntry(topology: Topology, routeId: string, inboundId: string): SubscriptionEntry | null {
   const ib = topology.inbounds.get(inboundId);
   const server = ib ? topology.servers.get(ib.serverId) : undefined;
   if (!ib || !server) return null;
