@@ -316,6 +316,7 @@ async function main() {
         p50Ms: first.p50Ms,
         p99Ms: first.p99Ms,
         allAssignmentsStoredAfterS: Math.round(storedAfterS * 10) / 10,
+        storedAfterLastFetchS: Math.round((storedAfterS - firstFetchS) * 10) / 10,
       },
       endpoint: {
         fleet: { ...SIZE, legacy: LEGACY },
@@ -333,7 +334,7 @@ async function main() {
       `\n${row("steady", steady, `ratio ${ratio(steady)}  decisions/request ${steady.decisionsPerRequest}  status changes ${steady.statusChanges}`)}` +
         (storm ? row("storm", storm, `ratio ${ratio(storm)}  decisions/request ${storm.decisionsPerRequest}  status changes ${storm.statusChanges}`) : "") +
         row("bare", bare) +
-        `first fetches ${out.firstFetch.firstFetchesPerSecond}/s; all assignments stored after ${out.firstFetch.allAssignmentsStoredAfterS} s\n\n`,
+        `first fetches ${out.firstFetch.firstFetchesPerSecond}/s (p99 ${out.firstFetch.p99Ms} ms); all assignments stored ${out.firstFetch.allAssignmentsStoredAfterS} s after the first, ${out.firstFetch.storedAfterLastFetchS} s after the last\n\n`,
     );
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
