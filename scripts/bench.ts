@@ -1,10 +1,22 @@
 /**
  * npm run bench — figures, not assertions (these machines are noisy):
  *  1. the balancer core alone: decisions per second;
- *  2. GET /sub/<token> of the real app under load (autocannon, 50 connections) with 10,000
- *     subscribers, 100 routes, 500 servers and 2,000 inbounds, side by side in the same run
- *     with a bare node:http server that returns a fixed body of the same size.
- * Needs a production build (`npm run build`); starts and stops everything itself.
+ *  2. first fetches: every one of 10,000 subscribers fetched once (100 routes decided each),
+ *     and how long until all their assignments are stored;
+ *  3. GET /sub/<token> of the real app under load (autocannon, 50 connections) with 10,000
+ *     subscribers, 100 routes, 500 servers and 2,000 inbounds, in two phases:
+ *       steady — the fleet's statuses do not change;
+ *       storm  — 10 % of the servers go down and come back during the measurement, through
+ *                the app's real path (their probe listener closes, the active probe fails);
+ *     side by side in the same run with a bare node:http server that returns a fixed body
+ *     of the same size. Decisions per request come from the app's own /metrics.
+ *
+ * The synthetic fleet does not depend on timing luck: every server answers the active probe
+ * (a TCP listener on its own loopback address, 127.x.y.1, at the cluster's probe port), the
+ * ten servers seeded as down have no listener and already a failing probe streak, and the
+ * agents' report interval is one hour, so no server goes silent during a run.
+ * BENCH_LEGACY_FLEET=1 runs the old fleet (no probe listeners, 60 s report interval) to show
+ * what its statuses did to the figures. Needs a production build (`npm run build`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,31 +32,57 @@ import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
 const SIZE = { servers: 500, inboundsPerServer: 4, routes: 100, subscribers: 10_000 };
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = 50;
+const LEGACY = process.env.BENCH_LEGACY_FLEET === "1";
+/** Seeded as down (probe failing, no listener): 10 servers. */
+const isDown = (i: number) => i % 50 === 7;
+/** Flipped during the storm: 50 servers (10 %), all healthy before it. */
+const isStorm = (i: number) => i % 10 === 3;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
+async function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().once("error", reject).listen(0, host, () => {
       const p = (s.address() as net.AddressInfo).port;
       s.close(() => resolve(p));
     });
   });
 }
 
-async function seed(dataDir: string): Promise<string[]> {
+const addressOf = (i: number) => `127.${1 + (i >> 8)}.${i & 255}.1`;
+
+async function seed(dataDir: string, probePort: number): Promise<string[]> {
   const database = await openDatabase({ dataDir });
   const db = database.db;
-  const [c] = await db.insert(clusters).values({ name: "Bench" }).returning();
+  const [c] = await db
+    .insert(clusters)
+    .values(LEGACY ? { name: "Bench" } : { name: "Bench", reportIntervalS: 3600, probeConfig: { protocol: "tcp", port: probePort } })
+    .returning();
   const clusterId = c!.id;
   const routeRows = await db
     .insert(routes)
     .values(Array.from({ length: SIZE.routes }, (_, i) => ({ clusterId, name: `Route ${i}`, position: i })))
     .returning({ id: routes.id });
+  // The storm's servers are probed every second, so a closed listener shows within ~1 s.
+  const fast = { intervalS: 1, timeoutS: 1, unhealthyThreshold: 1, healthyThreshold: 1 };
   const serverRows = await db
     .insert(servers)
-    .values(Array.from({ length: SIZE.servers }, (_, i) => ({ clusterId, name: `srv-${i}`, address: `127.1.${i >> 8}.${(i & 255) + 1}`, agentTokenHash: newAgentToken().hash })))
+    .values(
+      Array.from({ length: SIZE.servers }, (_, i) => ({
+        clusterId,
+        name: `srv-${i}`,
+        address: addressOf(i),
+        agentTokenHash: newAgentToken().hash,
+        ...(!LEGACY && isStorm(i) ? { probeOverride: fast } : {}),
+      })),
+    )
     .returning({ id: servers.id });
   const now = new Date();
-  await db.insert(serverHealth).values(serverRows.map((s, i) => ({ serverId: s.id, status: i % 50 === 7 ? "probe-failing" : "healthy", everSucceeded: true })));
+  await db.insert(serverHealth).values(
+    serverRows.map((s, i) =>
+      isDown(i)
+        ? { serverId: s.id, status: "probe-failing", everSucceeded: true, probeHealthy: false, probeFailStreak: 3 }
+        : { serverId: s.id, status: "healthy", everSucceeded: true },
+    ),
+  );
   await db.insert(serverMetrics).values(
     serverRows.map((s, i) => ({
       serverId: s.id,
@@ -86,6 +124,25 @@ async function seed(dataDir: string): Promise<string[]> {
   return tokens;
 }
 
+/** The fleet's probe listeners: one per server on its own loopback address. */
+class ProbeListeners {
+  private readonly open = new Map<number, net.Server>();
+  constructor(private readonly port: number) {}
+  async start(i: number): Promise<void> {
+    const s = net.createServer((sock) => sock.destroy());
+    await new Promise<void>((resolve, reject) => s.once("error", reject).listen(this.port, addressOf(i), () => resolve()));
+    this.open.set(i, s);
+  }
+  async stop(i: number): Promise<void> {
+    const s = this.open.get(i);
+    this.open.delete(i);
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.open.keys()].map((i) => this.stop(i)));
+  }
+}
+
 function waitForHealth(url: string, child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     const deadline = Date.now() + 120_000;
@@ -103,20 +160,81 @@ function waitForHealth(url: string, child: ChildProcess): Promise<void> {
   });
 }
 
-async function load(url: string, paths: string[]) {
-  const result = await autocannon({
+/** The app's counters that say what the load cost it. */
+async function scrape(url: string) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (name: string, filter?: RegExp) => {
+    let total = 0;
+    for (const line of text.split("\n")) {
+      if (!line.startsWith(name)) continue;
+      if (line[name.length] !== " " && line[name.length] !== "{") continue;
+      if (filter && !filter.test(line)) continue;
+      total += Number(line.slice(line.lastIndexOf(" ") + 1));
+    }
+    return total;
+  };
+  return {
+    decisions: sum("routeboard_balancer_decisions_total"),
+    requests: sum("routeboard_subscription_requests_total", /outcome="ok"/),
+    statusChanges: sum("routeboard_server_status_changes_total"),
+    reloads: sum("routeboard_snapshot_reloads_total"),
+    snapshotAgeS: sum("routeboard_snapshot_age_seconds"),
+    panicRoutes: sum("routeboard_routes_in_panic"),
+    pendingWrites: sum("routeboard_assignment_writes_pending"),
+  };
+}
+
+async function load(url: string, paths: string[], during?: () => Promise<void>) {
+  const run = autocannon({
     url,
     connections: CONNECTIONS,
     duration: DURATION_S,
     requests: paths.map((p) => ({ method: "GET", path: p })),
   });
+  const [result] = await Promise.all([run, during?.()]);
   return {
     requestsPerSecond: Math.round(result.requests.average),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
     bytesPerRequest: Math.round(result.throughput.total / Math.max(1, result.requests.total)),
+  };
+}
+
+/** Each path fetched exactly once, 50 at a time (autocannon hands every request the next path). */
+async function firstFetches(url: string, paths: string[]) {
+  let next = 0;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    amount: paths.length,
+    // The typings miss timeout and setupRequest (autocannon's README documents both).
+    ...({ timeout: 60 } as object),
+    requests: [{ method: "GET", setupRequest: (req: { path?: string }) => ({ ...req, path: paths[next++ % paths.length] }) } as { method: string }],
+  });
+  return { p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+/** Runs a load phase and reads the app's counters around it. */
+async function phase(url: string, paths: string[], during?: () => Promise<void>) {
+  const before = await scrape(url);
+  const ages: number[] = [];
+  const sampler = setInterval(() => void scrape(url).then((m) => ages.push(m.snapshotAgeS)).catch(() => {}), 1000);
+  const r = await load(url, paths, during);
+  clearInterval(sampler);
+  const after = await scrape(url);
+  const served = Math.max(1, after.requests - before.requests);
+  return {
+    ...r,
+    decisionsPerRequest: Math.round(((after.decisions - before.decisions) / served) * 1000) / 1000,
+    statusChanges: after.statusChanges - before.statusChanges,
+    statusChangesBeforePhase: before.statusChanges,
+    panicRoutesAtStart: before.panicRoutes,
+    snapshotReloads: after.reloads - before.reloads,
+    snapshotAgeS: { min: Math.min(...ages), max: Math.max(...ages) },
+    panicRoutesAtEnd: after.panicRoutes,
   };
 }
 
@@ -126,16 +244,21 @@ function startBare(port: number, size: number): ChildProcess {
   return spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 async function main() {
   const core = benchCore();
   process.stderr.write(`core: ${core.decisionsPerSecond.toFixed(0)} decisions/s\n`);
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-bench-"));
-  process.stderr.write("seeding 500 servers, 2,000 inbounds, 100 routes, 10,000 subscribers…\n");
-  const tokens = await seed(dataDir);
+  const probePort = await freePort();
+  const listeners = new ProbeListeners(probePort);
+  process.stderr.write(`seeding 500 servers, 2,000 inbounds, 100 routes, 10,000 subscribers${LEGACY ? " (legacy fleet: no probe listeners)" : ""}…\n`);
+  const tokens = await seed(dataDir, probePort);
+  if (!LEGACY) for (let i = 0; i < SIZE.servers; i++) if (!isDown(i)) await listeners.start(i);
   const port = await freePort();
-  const app = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ROUTEBOARD_DEMO: "0", ROUTEBOARD_DEVTOOLS: "1", ADMIN_USERNAME: "", ADMIN_PASSWORD: "" },
+  const app = spawn(process.execPath, [...(process.env.BENCH_APP_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_APP_PROF}`] : []), "--import", "tsx", "server/main.ts"], {
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ROUTEBOARD_DEMO: "0", ADMIN_USERNAME: "", ADMIN_PASSWORD: "" },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const bareServer = { child: undefined as ChildProcess | undefined };
@@ -143,55 +266,90 @@ async function main() {
     const url = `http://127.0.0.1:${port}`;
     await waitForHealth(url, app);
     const paths = tokens.map((t) => `/sub/${t}`);
-    // Warm-up: every subscriber decided once (first fetches run the balancer on 100 routes).
-    process.stderr.write("warming up (first fetch of every subscriber)…\n");
+    // First fetch of every subscriber (each decides 100 routes).
+    process.stderr.write("first fetch of every subscriber…\n");
     const warmStart = performance.now();
-    for (let i = 0; i < paths.length; i += 50) await Promise.all(paths.slice(i, i + 50).map((p) => fetch(url + p).then((r) => r.arrayBuffer())));
-    const firstFetchPerSecond = paths.length / ((performance.now() - warmStart) / 1000);
-    // Let the background writer store the 1,000,000 new assignments before measuring.
-    for (;;) {
-      const m = await (await fetch(`${url}/metrics`)).text();
-      const pending = Number(/routeboard_assignment_writes_pending (\d+)/.exec(m)?.[1] ?? 0);
-      if (pending === 0) break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    const first = await firstFetches(url, paths);
+    const firstFetchS = (performance.now() - warmStart) / 1000;
+    // Until the background writer has stored every new assignment.
+    while ((await scrape(url)).pendingWrites > 0) await sleep(100);
     const storedAfterS = (performance.now() - warmStart) / 1000;
     const sample = await fetch(url + paths[0]);
     const bodySize = (await sample.arrayBuffer()).byteLength;
-    process.stderr.write(`body ${bodySize} bytes; loading /sub for ${DURATION_S} s…\n`);
-    const routeboard = await load(url, paths);
+
+    process.stderr.write(`body ${bodySize} bytes; steady: loading /sub for ${DURATION_S} s…\n`);
+    const steady = await phase(url, paths);
+
+    const storm = LEGACY
+      ? undefined
+      : await (async () => {
+          process.stderr.write(`storm: loading /sub for ${DURATION_S} s while 50 servers go down and come back…\n`);
+          const flipping = Array.from({ length: SIZE.servers }, (_, i) => i).filter(isStorm);
+          // Down one after another over the first half, each back 3 s later.
+          const stepMs = (DURATION_S * 500) / flipping.length;
+          const drive = async () => {
+            await sleep(500);
+            const backs: Promise<void>[] = [];
+            for (const i of flipping) {
+              await listeners.stop(i);
+              backs.push(sleep(3000).then(() => listeners.start(i)));
+              await sleep(stepMs);
+            }
+            await Promise.all(backs);
+          };
+          return phase(url, paths, drive);
+        })();
 
     const barePort = await freePort();
     bareServer.child = startBare(barePort, bodySize);
     await new Promise((r) => bareServer.child!.stdout!.once("data", r));
-    process.stderr.write(`loading the bare node:http server for ${DURATION_S} s…\n`);
+    process.stderr.write(`bare node:http server: loading for ${DURATION_S} s…\n`);
     const bare = await load(`http://127.0.0.1:${barePort}`, ["/"]);
+    const ratio = (x: { requestsPerSecond: number }) => Math.round((x.requestsPerSecond / bare.requestsPerSecond) * 1000) / 1000;
 
     const out = {
       core: { decisionsPerSecond: Math.round(core.decisionsPerSecond), servers: core.servers, routes: core.routes, inboundsPerRoute: core.inboundsPerRoute },
+      firstFetch: {
+        subscribers: SIZE.subscribers,
+        routes: SIZE.routes,
+        firstFetchesPerSecond: Math.round(SIZE.subscribers / firstFetchS),
+        p50Ms: first.p50Ms,
+        p99Ms: first.p99Ms,
+        non2xx: first.non2xx,
+        errors: first.errors,
+        allAssignmentsStoredAfterS: Math.round(storedAfterS * 10) / 10,
+        storedAfterLastFetchS: Math.round((storedAfterS - firstFetchS) * 10) / 10,
+      },
       endpoint: {
-        fleet: SIZE,
+        fleet: { ...SIZE, legacy: LEGACY },
         bodyBytes: bodySize,
         connections: CONNECTIONS,
         durationS: DURATION_S,
-        firstFetchesPerSecond: Math.round(firstFetchPerSecond),
-        assignmentsStoredAfterS: Math.round(storedAfterS),
-        routeboard,
+        steady: { ...steady, ratio: ratio(steady) },
+        ...(storm ? { storm: { ...storm, ratio: ratio(storm) } } : {}),
         bare,
-        ratioRequestsPerSecond: Math.round((routeboard.requestsPerSecond / bare.requestsPerSecond) * 1000) / 1000,
       },
     };
+    const row = (name: string, x: { requestsPerSecond: number; p50Ms: number; p99Ms: number }, extra = "") =>
+      `${name.padEnd(8)} ${String(x.requestsPerSecond).padStart(7)} req/s  p50 ${String(x.p50Ms).padStart(3)} ms  p99 ${String(x.p99Ms).padStart(4)} ms  ${extra}\n`;
+    process.stderr.write(
+      `\n${row("steady", steady, `ratio ${ratio(steady)}  decisions/request ${steady.decisionsPerRequest}  status changes ${steady.statusChanges}`)}` +
+        (storm ? row("storm", storm, `ratio ${ratio(storm)}  decisions/request ${storm.decisionsPerRequest}  status changes ${storm.statusChanges}`) : "") +
+        row("bare", bare) +
+        `first fetches ${out.firstFetch.firstFetchesPerSecond}/s (p99 ${out.firstFetch.p99Ms} ms); all assignments stored ${out.firstFetch.allAssignmentsStoredAfterS} s after the first, ${out.firstFetch.storedAfterLastFetchS} s after the last\n\n`,
+    );
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
     bareServer.child?.kill("SIGKILL");
     app.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     if (app.exitCode === null) app.kill("SIGKILL");
+    await listeners.stopAll();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
 void main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${(err as Error).message}\n`);
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });

@@ -2,10 +2,11 @@
  * The cluster as the dashboard sees it: servers with status and load, their inbounds, and
  * routes in position order. One read, shaped for the diagram.
  */
-import { asc, count, eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
-import { assignments, clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { effectiveProbeConfig } from "@/server/monitoring/store";
+import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
@@ -21,12 +22,7 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
     db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId)).orderBy(asc(inbounds.name)),
     db.select().from(routes).where(eq(routes.clusterId, clusterId)).orderBy(asc(routes.position), asc(routes.createdAt)),
     // Users per inbound = the balancer's stored assignments pointing at it.
-    db
-      .select({ inboundId: assignments.inboundId, n: count() })
-      .from(assignments)
-      .innerJoin(inbounds, eq(inbounds.id, assignments.inboundId))
-      .where(eq(inbounds.clusterId, clusterId))
-      .groupBy(assignments.inboundId),
+    countAssignmentsByInbound(db, clusterId),
   ]);
   const usersByInbound = new Map(userCounts.map((r) => [r.inboundId, Number(r.n)]));
   return {

@@ -32,8 +32,20 @@ function hostForUri(address: string): string {
   return address.includes(":") && !address.startsWith("[") ? `[${address}]` : address;
 }
 
+/** Everything of a share link after `<uuid>@`, per entry (entries are immutable). */
+const linkTails = new WeakMap<SubscriptionEntry, string>();
+
 /** `vless://<uuid>@<address>:<port>?...#<url-encoded inbound name>` */
 export function vlessShareLink(uuid: string, e: SubscriptionEntry): string {
+  let tail = linkTails.get(e);
+  if (tail === undefined) {
+    tail = linkTail(e);
+    linkTails.set(e, tail);
+  }
+  return `vless://${uuid}@${tail}`;
+}
+
+function linkTail(e: SubscriptionEntry): string {
   const q = new URLSearchParams({ encryption: "none", type: "tcp", security: e.security });
   if (e.security === "reality") {
     q.set("flow", "xtls-rprx-vision");
@@ -45,7 +57,7 @@ export function vlessShareLink(uuid: string, e: SubscriptionEntry): string {
     q.set("fp", "chrome");
     if (e.sni) q.set("sni", e.sni);
   }
-  return `vless://${uuid}@${hostForUri(e.address)}:${e.port}?${q.toString()}#${encodeURIComponent(e.inbound)}`;
+  return `${hostForUri(e.address)}:${e.port}?${q.toString()}#${encodeURIComponent(e.inbound)}`;
 }
 
 export function renderBase64(uuid: string, entries: readonly SubscriptionEntry[]): string {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
-import { assignments, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
+import { inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/db/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
@@ -70,14 +70,15 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
   it("stores assignments, and only when they change", async () => {
     await service.flushAssignments();
     const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
-    const rows = await t.db.select().from(assignments).where(eq(assignments.subscriberId, sub.id));
-    expect(rows).toHaveLength(3);
-    const stamp = rows.map((r) => r.assignedAt.getTime());
+    const rows = await t.db.select().from(subscriberAssignments).where(eq(subscriberAssignments.subscriberId, sub.id));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.inboundIds).toHaveLength(3);
+    const stamp = rows.map((r) => r.updatedAt.getTime());
     now += 60_000; // past the answer cache
     await json();
     await service.flushAssignments();
-    const again = await t.db.select().from(assignments).where(eq(assignments.subscriberId, sub.id));
-    expect(again.map((r) => r.assignedAt.getTime())).toEqual(stamp);
+    const again = await t.db.select().from(subscriberAssignments).where(eq(subscriberAssignments.subscriberId, sub.id));
+    expect(again.map((r) => r.updatedAt.getTime())).toEqual(stamp);
   });
 
   it("shows a move in the very next fetch", async () => {
@@ -123,7 +124,11 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
     const sameRoute = await t.db.select().from(inbounds).where(eq(inbounds.routeId, usa.routeId));
     const onSameServer = sameRoute.find((i) => i.id !== usa.inboundId && i.serverId === sameRoute.find((x) => x.id === usa.inboundId)!.serverId)!;
-    await t.db.update(assignments).set({ inboundId: onSameServer.id }).where(eq(assignments.subscriberId, sub.id));
+    const [stored] = await t.db.select().from(subscriberAssignments).where(eq(subscriberAssignments.subscriberId, sub.id));
+    await t.db
+      .update(subscriberAssignments)
+      .set({ inboundIds: stored!.inboundIds.map((id) => (id === usa.inboundId ? onSameServer.id : id)) })
+      .where(eq(subscriberAssignments.subscriberId, sub.id));
     expect((await json()).routes.find((r) => r.route === "🇺🇸 USA")!.inboundId).toBe(usa.inboundId); // still cached
     deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [sub.id], origin: "another-instance", at: Date.now() });
     expect((await json()).routes.find((r) => r.route === "🇺🇸 USA")!.inboundId).toBe(onSameServer.id);

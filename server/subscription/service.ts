@@ -7,11 +7,18 @@
  * request waits for one reload, so a drag shows in the very next fetch. Load figures
  * (metrics) only move scores; a cached answer is reused for up to ANSWER_TTL_MS under them,
  * and for as long as nothing at all changed (the same inputs give the same choice).
+ *
+ * Status changes are not topology changes: a "health" event re-reads only the servers'
+ * statuses and stamps each changed server with a new status epoch. A cached answer keeps its
+ * routes' decisions and, at its next fetch, re-decides only the routes whose answer depends
+ * on a changed server: the server it names, or — for a route in fallback, panic or with no
+ * inbound — any server of the route. A server going down thus re-decides only the routes
+ * of the users it served, and it is never named again after the reload that saw it down.
+ * A server coming back in a route that still has candidates only moves scores (a better
+ * candidate appeared), like a load report: such answers pick it up within ANSWER_TTL_MS.
  */
-import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { assignments } from "@/db/schema";
-import { Balancer, type Decision, type RouteDecision, type ServerMetrics } from "@/server/balancer";
+import { Balancer, type Decision, type DecisionReason, type RouteInput, type ServerMetrics } from "@/server/balancer";
 import { instanceId, onChange, publishChange, type ChangeEvent } from "@/server/bus";
 import { counter, gauge } from "@/server/metrics";
 import { logger } from "@/server/logger";
@@ -27,12 +34,16 @@ import {
 } from "./formats";
 import {
   balancerMetrics,
+  choicesByRoute,
   entryFor,
   isExpired,
   loadAssignments,
   loadMetricsSnapshot,
+  loadServerStatuses,
   loadSubscribers,
   loadTopologySnapshot,
+  storeAssignments,
+  withStatuses,
   type MetricsRow,
   type SnapshotSubscriber,
   type Topology,
@@ -49,21 +60,36 @@ export interface SubscriptionAnswer {
   body: string;
 }
 
-interface CachedAnswer {
+/** One non-empty route of a subscriber's answer, as last decided. */
+interface RouteSlot {
+  route: RouteInput;
+  inboundId: string | null;
+  serverId: string | null;
+  /** Fallback, panic or none: the answer depends on every server of the route, not only the named one. */
+  watchAll: boolean;
+  entry: SubscriptionEntry | null;
+}
+
+/** A subscriber's decided answer: one slot per non-empty route, and its renderings. */
+interface Decided {
   topologyVersion: number;
   metricsVersion: number;
+  /** When every route was last decided (reused under load changes for ANSWER_TTL_MS). */
   at: number;
-  body: string;
-  headers: Record<string, string>;
+  /** Status changes up to this epoch are reflected in the slots. */
+  statusEpoch: number;
+  slots: RouteSlot[];
+  bodies: Map<SubscriptionFormat, { subscribersVersion: number; body: string; headers: Record<string, string> }>;
 }
 
 const requests = counter("routeboard_subscription_requests_total", "Subscription requests by outcome");
 const decisions = counter("routeboard_balancer_decisions_total", "Balancer decisions by reason");
+const recomputed = counter("routeboard_subscription_recomputed_total", "Answers decided again: all routes (full) or only the routes a status change touched (partial)");
+const reloads = counter("routeboard_snapshot_reloads_total", "Snapshot reloads by the part re-read");
+const statusChanges = counter("routeboard_server_status_changes_total", "Server status changes seen by the subscription snapshot");
 
 /** How stale subscription-userinfo's traffic figures may get while agents report. */
 export const TRAFFIC_RELOAD_MS = 5000;
-
-const FORMATS: SubscriptionFormat[] = ["base64", "json", "clash", "singbox"];
 
 const NOT_FOUND: SubscriptionAnswer = { status: 404, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Not found\n" };
 
@@ -75,7 +101,11 @@ export class SubscriptionService {
   private subscribersById = new Map<string, SnapshotSubscriber>();
   private topologyVersion = 0;
   private metricsVersion = 0;
-  private dirty = { topology: true, metrics: true, subscribers: true };
+  private subscribersVersion = 0;
+  /** Bumped by every reload that saw a status change; serverId → epoch of its last change. */
+  private statusEpoch = 0;
+  private readonly statusChangedAt = new Map<string, number>();
+  private dirty = { topology: true, health: true, metrics: true, subscribers: true };
   private reloading: Promise<void> | null = null;
   private lastReloadFailedAt = 0;
   private loadedAt = 0;
@@ -83,9 +113,16 @@ export class SubscriptionService {
   private trafficMoved = false;
   /** True while the last reload failed: answers come from the last good snapshot. */
   stale = false;
-  private readonly answers = new Map<string, CachedAnswer>();
+  private readonly decided = new Map<string, Decided>();
   private readonly assignmentCache = new Map<string, Map<string, string>>();
-  private readonly pendingWrites = new Map<string, { subscriberId: string; routeId: string; inboundId: string; reason: string }>();
+  /**
+   * Subscribers whose choices changed and are not yet stored, and the batch being stored:
+   * subscriberId → all their choices (routeId → inboundId), written as one row.
+   */
+  private pendingWrites = new Map<string, Map<string, string>>();
+  private storing = new Map<string, Map<string, string>>();
+  /** Stored choices of the subscribers asked for within one tick: one query for all of them. */
+  private loadBatch: { ids: Set<string>; done: Promise<Map<string, string[]>> } | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -103,7 +140,7 @@ export class SubscriptionService {
     this.flushTimer.unref();
     gauge("routeboard_routes_in_panic", "Non-empty routes with no available inbound and no available fallback", () => this.panicRoutes);
     gauge("routeboard_snapshot_age_seconds", "Age of the subscription snapshot", () => (this.loadedAt ? (this.clock() - this.loadedAt) / 1000 : -1));
-    gauge("routeboard_assignment_writes_pending", "Changed assignments not yet stored", () => this.pendingWrites.size);
+    gauge("routeboard_assignment_writes_pending", "Subscribers whose changed assignments are not yet stored", () => this.pendingWrites.size + this.storing.size);
     gauge("routeboard_snapshot_stale", "1 while answering from the last good snapshot because the database is unreachable", () => (this.stale ? 1 : 0));
   }
 
@@ -120,20 +157,21 @@ export class SubscriptionService {
       if (e.origin === instanceId()) return;
       if (!e.subscriberIds) {
         this.assignmentCache.clear();
-        this.answers.clear();
+        this.decided.clear();
         return;
       }
       for (const id of e.subscriberIds) {
         this.assignmentCache.delete(id);
-        const token = this.subscribersById.get(id)?.token;
-        if (token) for (const f of FORMATS) this.answers.delete(`${token}|${f}`);
+        this.decided.delete(id);
       }
       return;
     }
     if (e.kind === "metrics") this.dirty.metrics = true;
     else if (e.kind === "subscribers") this.dirty.subscribers = true;
     else if (e.kind === "traffic") this.trafficMoved = true;
-    else if (e.kind === "topology" || e.kind === "health" || e.kind === "settings") {
+    // A status change moves no inbound and no stored choice: statuses only (see the header).
+    else if (e.kind === "health") this.dirty.health = true;
+    else if (e.kind === "topology" || e.kind === "settings") {
       this.dirty.topology = true;
       // A topology change may move inbounds other instances assigned: re-read on next use.
       this.assignmentCache.clear();
@@ -151,7 +189,7 @@ export class SubscriptionService {
       this.trafficMoved = false;
       this.dirty.subscribers = true;
     }
-    if (!this.dirty.topology && !this.dirty.metrics && !this.dirty.subscribers) return;
+    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers) return;
     if (this.topology && this.stale && this.clock() - this.lastReloadFailedAt < RETRY_RELOAD_AFTER_MS) return;
     this.reloading ??= this.reload().finally(() => {
       this.reloading = null;
@@ -161,25 +199,44 @@ export class SubscriptionService {
 
   private async reload(): Promise<void> {
     const want = { ...this.dirty };
-    this.dirty = { topology: false, metrics: false, subscribers: false };
+    this.dirty = { topology: false, health: false, metrics: false, subscribers: false };
     try {
-      const [topology, metrics, subs] = await Promise.all([
-        want.topology || !this.topology ? loadTopologySnapshot(this.db) : Promise.resolve(this.topology),
+      const fullTopology = want.topology || !this.topology;
+      const [loadedTopology, statuses, metrics, subs] = await Promise.all([
+        fullTopology ? loadTopologySnapshot(this.db) : Promise.resolve(this.topology!),
+        !fullTopology && want.health ? loadServerStatuses(this.db) : Promise.resolve(null),
         want.metrics || want.topology ? loadMetricsSnapshot(this.db) : Promise.resolve(this.metrics),
         want.subscribers || this.subscribersByToken.size === 0 ? loadSubscribers(this.db) : Promise.resolve(this.subscribersByToken),
       ]);
+      let topology = loadedTopology;
+      if (statuses) {
+        const next = withStatuses(topology, statuses);
+        topology = next.topology;
+        if (next.changed.length > 0) {
+          this.statusEpoch++;
+          for (const id of next.changed) this.statusChangedAt.set(id, this.statusEpoch);
+        }
+      }
       for (const m of metrics.values()) {
         const before = this.metrics.get(m.serverId);
         if (!before || before.reportedAt.getTime() !== m.reportedAt.getTime()) {
           this.balancer.observeReport(m.serverId, { users: m.usersOnline, trafficBps: m.trafficBps, atMs: m.reportedAt.getTime() });
         }
       }
-      if (topology !== this.topology) this.topologyVersion++;
+      for (const part of ["topology", "health", "metrics", "subscribers"] as const) if (want[part]) reloads.inc({ part });
+      if (topology !== this.topology && this.topology) {
+        let changed = 0;
+        for (const [id, srv] of topology.servers) if (this.topology.servers.get(id)?.status !== srv.status) changed++;
+        if (changed) statusChanges.inc({}, changed);
+      }
+      if (fullTopology && topology !== this.topology) this.topologyVersion++;
       if (metrics !== this.metrics) this.metricsVersion++;
       if (subs !== this.subscribersByToken) {
         this.subscribersLoadedAt = this.clock();
         this.subscribersById = new Map([...subs.values()].map((s) => [s.id, s]));
-        this.answers.clear();
+        // Decisions do not depend on a subscriber's fields; their headers and bodies may.
+        this.subscribersVersion++;
+        for (const id of this.decided.keys()) if (!this.subscribersById.has(id)) this.decided.delete(id);
       }
       this.topology = topology;
       this.metrics = metrics;
@@ -190,7 +247,12 @@ export class SubscriptionService {
       this.stale = false;
     } catch (err) {
       // Keep the last good snapshot; try again shortly.
-      this.dirty = { topology: this.dirty.topology || want.topology, metrics: this.dirty.metrics || want.metrics, subscribers: this.dirty.subscribers || want.subscribers };
+      this.dirty = {
+        topology: this.dirty.topology || want.topology,
+        health: this.dirty.health || want.health,
+        metrics: this.dirty.metrics || want.metrics,
+        subscribers: this.dirty.subscribers || want.subscribers,
+      };
       this.lastReloadFailedAt = this.clock();
       if (!this.topology) throw err;
       if (!this.stale) logger().warn({ err: (err as Error).message }, "snapshot reload failed; answering from the last good snapshot");
@@ -216,14 +278,19 @@ export class SubscriptionService {
       requests.inc({ outcome: "not_found" });
       return NOT_FOUND;
     }
-    const cacheKey = `${token}|${format}`;
-    const cached = this.answers.get(cacheKey);
-    if (cached && cached.topologyVersion === this.topologyVersion && (cached.metricsVersion === this.metricsVersion || (now - cached.at < ANSWER_TTL_MS && now >= cached.at))) {
+    let d = this.decided.get(sub.id);
+    if (!d || !this.isCurrent(d, now) || d.statusEpoch !== this.statusEpoch) {
+      const previous = await this.assignmentsOf(sub.id);
+      d = this.bringUpToDate(sub, previous, this.clock());
+    }
+    const cached = d.bodies.get(format);
+    if (cached && cached.subscribersVersion === this.subscribersVersion) {
       requests.inc({ outcome: this.stale ? "stale" : "ok" });
       return { status: 200, headers: this.withStale(cached.headers), body: cached.body };
     }
-    const entries = await this.entriesFor(sub, now);
-    const cluster = this.topology.clusters.get(sub.clusterId);
+    const entries: SubscriptionEntry[] = [];
+    for (const slot of d.slots) if (slot.entry) entries.push(slot.entry);
+    const cluster = this.topology!.clusters.get(sub.clusterId);
     const headers: Record<string, string> = {
       "content-type": CONTENT_TYPES[format],
       "cache-control": "no-store",
@@ -232,7 +299,7 @@ export class SubscriptionService {
       "profile-title": profileTitle(cluster?.name ?? "Routeboard"),
     };
     const body = renderSubscription(format, sub.vlessUuid, entries);
-    this.answers.set(cacheKey, { topologyVersion: this.topologyVersion, metricsVersion: this.metricsVersion, at: now, body, headers });
+    d.bodies.set(format, { subscribersVersion: this.subscribersVersion, body, headers });
     requests.inc({ outcome: this.stale ? "stale" : "ok" });
     return { status: 200, headers: this.withStale(headers), body };
   }
@@ -244,72 +311,158 @@ export class SubscriptionService {
   private async assignmentsOf(subscriberId: string): Promise<Map<string, string>> {
     const cached = this.assignmentCache.get(subscriberId);
     if (cached) return cached;
-    let loaded = new Map<string, string>();
+    let stored: string[] = [];
     try {
-      loaded = (await loadAssignments(this.db, [subscriberId])).get(subscriberId) ?? loaded;
+      stored = (await this.loadStored(subscriberId)) ?? stored;
     } catch (err) {
       if (!isDatabaseDown(err)) throw err;
     }
-    // Writes not yet flushed win over what the database has.
-    for (const w of this.pendingWrites.values()) if (w.subscriberId === subscriberId) loaded.set(w.routeId, w.inboundId);
+    const meanwhile = this.assignmentCache.get(subscriberId);
+    if (meanwhile) return meanwhile;
+    // Choices not yet stored win over what the database has.
+    const loaded = new Map(this.pendingWrites.get(subscriberId) ?? this.storing.get(subscriberId) ?? choicesByRoute(this.topology!, stored));
     this.assignmentCache.set(subscriberId, loaded);
     return loaded;
   }
 
-  /** Decides every non-empty route for one subscriber and records what changed. */
-  private async entriesFor(sub: SnapshotSubscriber, now: number): Promise<SubscriptionEntry[]> {
+  /** One subscriber's stored choices, read together with the others asked for in the same tick. */
+  private loadStored(subscriberId: string): Promise<string[] | undefined> {
+    if (!this.loadBatch) {
+      const ids = new Set<string>();
+      const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        if (this.loadBatch?.ids === ids) this.loadBatch = null;
+        return loadAssignments(this.db, [...ids]);
+      });
+      this.loadBatch = { ids, done };
+    }
+    this.loadBatch.ids.add(subscriberId);
+    return this.loadBatch.done.then((m) => m.get(subscriberId));
+  }
+
+  /** The subscriber's choices (their whole map, as it will be when flushed) are to be stored. */
+  private queueWrite(subscriberId: string, choices: Map<string, string>): void {
+    this.pendingWrites.set(subscriberId, choices);
+  }
+
+  /** Decided with the current topology, and within ANSWER_TTL_MS of the last load change. */
+  private isCurrent(d: Decided, now: number): boolean {
+    return d.topologyVersion === this.topologyVersion && (d.metricsVersion === this.metricsVersion || (now - d.at < ANSWER_TTL_MS && now >= d.at));
+  }
+
+  /**
+   * The subscriber's decided answer, up to date: every route decided again when the topology
+   * changed (or loads did, past ANSWER_TTL_MS), else only the routes a status change touched.
+   */
+  private bringUpToDate(sub: SnapshotSubscriber, previous: Map<string, string>, now: number): Decided {
+    const d = this.decided.get(sub.id);
+    if (!d || !this.isCurrent(d, now)) {
+      recomputed.inc({ kind: "full" });
+      const routes = this.topology!.clusters.get(sub.clusterId)?.routes ?? [];
+      const fresh: Decided = {
+        topologyVersion: this.topologyVersion,
+        metricsVersion: this.metricsVersion,
+        at: now,
+        statusEpoch: this.statusEpoch,
+        slots: [],
+        bodies: new Map(),
+      };
+      for (const route of routes) if (route.inbounds.length > 0) fresh.slots.push({ route, inboundId: null, serverId: null, watchAll: true, entry: null });
+      this.decideSlots(sub.id, fresh.slots, previous, now);
+      this.decided.set(sub.id, fresh);
+      return fresh;
+    }
+    if (d.statusEpoch === this.statusEpoch) return d;
+    const since = d.statusEpoch;
+    const changedSince = (serverId: string | null) => serverId !== null && (this.statusChangedAt.get(serverId) ?? 0) > since;
+    const touched: RouteSlot[] = [];
+    for (const slot of d.slots) {
+      if (slot.watchAll ? slot.route.inbounds.some((ib) => changedSince(ib.serverId)) : changedSince(slot.serverId)) touched.push(slot);
+    }
+    d.statusEpoch = this.statusEpoch;
+    if (touched.length > 0) {
+      recomputed.inc({ kind: "partial" });
+      if (this.decideSlots(sub.id, touched, previous, now)) d.bodies.clear();
+    }
+    return d;
+  }
+
+  /**
+   * Decides the given routes for one subscriber, fills their slots and queues the choices
+   * that changed for storage. True when any slot now names another inbound.
+   */
+  private decideSlots(subscriberId: string, slots: RouteSlot[], previous: Map<string, string>, now: number): boolean {
     const topology = this.topology!;
-    const cluster = topology.clusters.get(sub.clusterId);
-    if (!cluster) return [];
-    const previous = await this.assignmentsOf(sub.id);
-    const result: RouteDecision[] = this.balancer.decideForSubscriber({
-      userId: sub.id,
-      routes: cluster.routes,
+    const result = this.balancer.decideForSubscriber({
+      userId: subscriberId,
+      routes: slots.map((s) => s.route),
       servers: this.serverMetrics,
       previousAssignments: previous,
       nowMs: now,
       explain: false,
     });
-    const entries: SubscriptionEntry[] = [];
-    for (const { routeId, decision } of result) {
-      decisions.inc({ reason: decision.reason });
-      if (!decision.inboundId) continue;
-      if (previous.get(routeId) !== decision.inboundId) {
+    const byReason = new Map<DecisionReason, number>();
+    let moved = false;
+    for (let i = 0; i < result.length; i++) {
+      const { routeId, decision } = result[i]!;
+      const slot = slots[i]!;
+      byReason.set(decision.reason, (byReason.get(decision.reason) ?? 0) + 1);
+      slot.watchAll = decision.reason !== "best" && decision.reason !== "sticky";
+      if (slot.inboundId === decision.inboundId && (slot.entry !== null || decision.inboundId === null)) continue;
+      moved = true;
+      slot.inboundId = decision.inboundId;
+      slot.serverId = decision.serverId;
+      slot.entry = decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null;
+      if (decision.inboundId && previous.get(routeId) !== decision.inboundId) {
         previous.set(routeId, decision.inboundId);
-        this.pendingWrites.set(`${sub.id}|${routeId}`, { subscriberId: sub.id, routeId, inboundId: decision.inboundId, reason: decision.reason });
+        this.queueWrite(subscriberId, previous);
       }
-      const entry = entryFor(topology, routeId, decision.inboundId);
-      if (entry) entries.push(entry);
     }
-    return entries;
+    for (const [reason, n] of byReason) decisions.inc({ reason }, n);
+    return moved;
   }
 
-  /** Stores changed assignments in one statement; kept for the next try if the database is away. */
+  /** Stores changed assignments (one row per subscriber); kept for the next try if the database is away. */
   async flushAssignments(): Promise<void> {
     if (this.flushing) return this.flushing;
     if (this.pendingWrites.size === 0) return;
-    const batch = [...this.pendingWrites.entries()];
+    const batch = this.pendingWrites;
+    this.pendingWrites = new Map();
+    this.storing = batch;
+    // Only inbounds still in the route they were chosen for (the row names no route).
+    const topology = this.topology;
+    const rows = new Map<string, string[]>();
+    for (const [id, m] of batch) {
+      const ids: string[] = [];
+      for (const [routeId, inboundId] of m) if (topology?.inbounds.get(inboundId)?.routeId === routeId) ids.push(inboundId);
+      rows.set(id, ids);
+    }
     this.flushing = (async () => {
       try {
-        const rows = batch.map(([, w]) => ({ ...w, assignedAt: new Date(this.clock()) }));
-        for (let i = 0; i < rows.length; i += 1000) {
-          await this.db
-            .insert(assignments)
-            .values(rows.slice(i, i + 1000))
-            .onConflictDoUpdate({
-              target: [assignments.subscriberId, assignments.routeId],
-              set: { inboundId: sql`excluded.inbound_id`, reason: sql`excluded.reason`, assignedAt: sql`excluded.assigned_at` },
-            });
-        }
-        for (const [k, w] of batch) if (this.pendingWrites.get(k) === w) this.pendingWrites.delete(k);
-        const who = [...new Set(batch.map(([, w]) => w.subscriberId))];
+        await storeAssignments(this.db, rows, new Date(this.clock()));
+        const who = [...batch.keys()];
         // Small batches name their subscribers; a storm says "anyone" (NOTIFY payloads are small).
         publishChange("assignments", null, who.length <= 100 ? who : undefined);
       } catch (err) {
-        if (isDatabaseDown(err)) return; // retried on the next tick
-        // A route or inbound deleted meanwhile (foreign key): those answers get re-decided.
-        for (const [k, w] of batch) if (this.pendingWrites.get(k) === w) this.pendingWrites.delete(k);
-        logger().warn({ err: (err as Error).message, rows: batch.length }, "dropped assignment writes");
+        if (isDatabaseDown(err)) {
+          // Retried on the next tick; choices made meanwhile win.
+          for (const [id, m] of batch) if (!this.pendingWrites.has(id)) this.queueWrite(id, m);
+          return;
+        }
+        // A subscriber deleted meanwhile (foreign key): store the others one by one.
+        let dropped = 0;
+        const stored: string[] = [];
+        for (const [id, ids] of rows) {
+          try {
+            await storeAssignments(this.db, new Map([[id, ids]]), new Date(this.clock()));
+            stored.push(id);
+          } catch {
+            dropped++;
+          }
+        }
+        if (stored.length > 0) publishChange("assignments", null, stored.length <= 100 ? stored : undefined);
+        if (dropped > 0) logger().warn({ err: (err as Error).message, subscribers: dropped }, "dropped assignment writes");
+      } finally {
+        this.storing = new Map();
       }
     })().finally(() => {
       this.flushing = null;

@@ -4,9 +4,9 @@
  * database in a few bulk reads and replaced whole when the change bus says it moved, so a
  * request never waits on more than one reload and never sees a half-updated picture.
  */
-import { asc, eq, inArray } from "drizzle-orm";
+import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
-import { assignments, clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
+import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
 
@@ -111,6 +111,38 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
   return topology;
 }
 
+/**
+ * Every server's current status (what the topology snapshot would say), for a reload after
+ * a "health" event: one small read instead of the whole topology.
+ */
+export async function loadServerStatuses(db: DbOrTx): Promise<Map<string, string>> {
+  const rows = await db
+    .select({ id: servers.id, enabled: servers.enabled, status: serverHealth.status })
+    .from(servers)
+    .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id));
+  return new Map(rows.map((r) => [r.id, r.enabled ? (r.status ?? "pending") : "disabled"]));
+}
+
+/**
+ * The topology with new statuses: changed servers get new objects (the old snapshot is never
+ * mutated, so a request holding it sees one consistent picture). Returns the ids that
+ * changed; a server added or removed meanwhile is left to the next topology reload.
+ */
+export function withStatuses(topology: Topology, statuses: ReadonlyMap<string, string>): { topology: Topology; changed: string[] } {
+  const changed: string[] = [];
+  for (const [id, s] of topology.servers) {
+    const status = statuses.get(id);
+    if (status !== undefined && status !== s.status) changed.push(id);
+  }
+  if (changed.length === 0) return { topology, changed };
+  const next = new Map(topology.servers);
+  for (const id of changed) {
+    const s = topology.servers.get(id)!;
+    next.set(id, { ...s, status: statuses.get(id)! });
+  }
+  return { topology: { ...topology, servers: next }, changed };
+}
+
 export interface MetricsRow {
   serverId: string;
   reportedAt: Date;
@@ -168,19 +200,78 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
   );
 }
 
-/** A subscriber's stored assignments: routeId → inboundId. */
-export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, Map<string, string>>> {
-  const out = new Map<string, Map<string, string>>(subscriberIds.map((id) => [id, new Map()]));
+/** Subscribers' stored choices: subscriberId → the inbound ids they were given (one per route). */
+export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
   if (subscriberIds.length === 0) return out;
   const rows = await db
-    .select({ subscriberId: assignments.subscriberId, routeId: assignments.routeId, inboundId: assignments.inboundId })
-    .from(assignments)
-    .where(inArray(assignments.subscriberId, subscriberIds));
-  for (const r of rows) out.get(r.subscriberId)?.set(r.routeId, r.inboundId);
+    .select({ subscriberId: subscriberAssignments.subscriberId, inboundIds: subscriberAssignments.inboundIds })
+    .from(subscriberAssignments)
+    .where(inArray(subscriberAssignments.subscriberId, subscriberIds));
+  for (const r of rows) out.set(r.subscriberId, r.inboundIds);
   return out;
 }
 
+/**
+ * Stored inbound ids as routeId → inboundId, by each inbound's current route. Ids of deleted
+ * or unassigned inbounds are skipped; a route holding two of them (an inbound was moved into
+ * it) gets neither, so it is decided again.
+ */
+export function choicesByRoute(topology: Topology, inboundIds: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const twice = new Set<string>();
+  for (const id of inboundIds) {
+    const routeId = topology.inbounds.get(id)?.routeId;
+    if (!routeId) continue;
+    if (out.has(routeId) && out.get(routeId) !== id) twice.add(routeId);
+    out.set(routeId, id);
+  }
+  for (const r of twice) out.delete(r);
+  return out;
+}
+
+/** Stores each subscriber's whole set of choices (one row each, a few hundred per statement). */
+export async function storeAssignments(db: DbOrTx, choices: ReadonlyMap<string, readonly string[]>, at: Date): Promise<void> {
+  const rows = [...choices].map(([subscriberId, inboundIds]) => ({ subscriberId, inboundIds: [...inboundIds], updatedAt: at }));
+  for (let i = 0; i < rows.length; i += 500) {
+    await db
+      .insert(subscriberAssignments)
+      .values(rows.slice(i, i + 500))
+      .onConflictDoUpdate({
+        target: subscriberAssignments.subscriberId,
+        set: { inboundIds: sql`excluded.inbound_ids`, updatedAt: sql`excluded.updated_at` },
+      });
+  }
+}
+
+/** Subscribers whose stored choice is each inbound of a cluster (the diagram's "users"). */
+export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): Promise<Array<{ inboundId: string; serverId: string; n: number }>> {
+  const res = await db.execute(sql`
+    select i.id as "inboundId", i.server_id as "serverId", count(*)::int as n
+    from ${subscriberAssignments} sa
+    cross join lateral unnest(sa.inbound_ids) as c(inbound_id)
+    join ${inbounds} i on i.id = c.inbound_id
+    where i.cluster_id = ${clusterId}
+    group by i.id, i.server_id`);
+  return (res as unknown as { rows: Array<{ inboundId: string; serverId: string; n: number }> }).rows.map((r) => ({ ...r, n: Number(r.n) }));
+}
+
+/** Entries are the same for every subscriber: one object per (topology, route, inbound). */
+const entries = new WeakMap<Topology, Map<string, SubscriptionEntry | null>>();
+
 export function entryFor(topology: Topology, routeId: string, inboundId: string): SubscriptionEntry | null {
+  let byKey = entries.get(topology);
+  if (!byKey) entries.set(topology, (byKey = new Map()));
+  const key = `${routeId}|${inboundId}`;
+  let e = byKey.get(key);
+  if (e === undefined) {
+    e = buildEntry(topology, routeId, inboundId);
+    byKey.set(key, e);
+  }
+  return e;
+}
+
+function buildEntry(topology: Topology, routeId: string, inboundId: string): SubscriptionEntry | null {
   const ib = topology.inbounds.get(inboundId);
   const server = ib ? topology.servers.get(ib.serverId) : undefined;
   if (!ib || !server) return null;

@@ -9,7 +9,8 @@ import { TRPCError } from "@trpc/server";
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { DbOrTx } from "@/db/client";
-import { assignments, clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
@@ -260,12 +261,8 @@ export const toolingRouter = createTRPCRouter({
 
   /** Subscribers assigned per server (the balancer's stored choices), for the fleet's load. */
   assignmentCounts: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
-    const rows = await ctx.db
-      .select({ serverId: inbounds.serverId, n: count() })
-      .from(assignments)
-      .innerJoin(inbounds, eq(inbounds.id, assignments.inboundId))
-      .where(eq(inbounds.clusterId, input.clusterId))
-      .groupBy(inbounds.serverId);
-    return Object.fromEntries(rows.map((r) => [r.serverId, Number(r.n)])) as Record<string, number>;
+    const perServer: Record<string, number> = {};
+    for (const r of await countAssignmentsByInbound(ctx.db, input.clusterId)) perServer[r.serverId] = (perServer[r.serverId] ?? 0) + r.n;
+    return perServer;
   }),
 });

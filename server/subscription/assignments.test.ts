@@ -1,0 +1,184 @@
+/**
+ * Stored choices, one row per subscriber (subscriber_assignments): round trip, the route
+ * implied by each inbound, the migration of the old per-route rows, and two service
+ * instances on one database answering a user alike.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { MIGRATIONS_FOLDER, openDatabase, type Database } from "@/db/client";
+import { inbounds, subscriberAssignments } from "@/db/schema";
+import { openTestDatabase, testDbKinds, type TestDatabase, type TestDbKind } from "@/db/testing";
+import { deliverRemoteChange, publishChange } from "@/server/bus";
+import { SubscriptionService } from "./service";
+import { choicesByRoute, countAssignmentsByInbound, loadAssignments, loadTopologySnapshot, storeAssignments } from "./snapshot";
+import { seedTestFleet, setStatus, type TestFleet } from "./testfleet";
+
+const routesOf = (body: string) =>
+  new Map((JSON.parse(body) as { routes: Array<{ routeId: string; inboundId: string }> }).routes.map((r) => [r.routeId, r.inboundId]));
+
+describe.each(testDbKinds())("stored choices on %s", (kind) => {
+  let t: TestDatabase;
+  let fleet: TestFleet;
+  beforeEach(async () => {
+    t = await openTestDatabase(kind);
+    fleet = await seedTestFleet(t.db, { routes: 3, perRoute: 3, subscribers: 4 });
+  });
+  afterEach(async () => {
+    await t?.dispose();
+  });
+
+  const inboundOn = async (serverId: string) => (await t.db.select().from(inbounds).where(eq(inbounds.serverId, serverId)))[0]!.id;
+
+  it("round-trips one row per subscriber and overwrites it whole", async () => {
+    const [u, v] = fleet.subscribers;
+    const a = await Promise.all(fleet.routeIds.map((r) => inboundOn(fleet.serversOf.get(r)![0]!)));
+    const b = await Promise.all(fleet.routeIds.map((r) => inboundOn(fleet.serversOf.get(r)![1]!)));
+    await storeAssignments(t.db, new Map([[u!.id, a], [v!.id, b]]), new Date());
+    await storeAssignments(t.db, new Map([[u!.id, [b[0]!, a[1]!]]]), new Date());
+    const loaded = await loadAssignments(t.db, [u!.id, v!.id, fleet.subscribers[2]!.id]);
+    expect(loaded.get(u!.id)).toEqual([b[0], a[1]]);
+    expect(loaded.get(v!.id)).toEqual(b);
+    expect(loaded.has(fleet.subscribers[2]!.id)).toBe(false);
+    expect(await loadAssignments(t.db, [])).toEqual(new Map());
+    const counts = new Map((await countAssignmentsByInbound(t.db, fleet.clusterId)).map((r) => [r.inboundId, r.n]));
+    expect(counts.get(b[0]!)).toBe(2);
+    expect(counts.get(a[1]!)).toBe(1);
+    expect(counts.get(a[0]!)).toBeUndefined();
+  });
+
+  it("reads each id into its inbound's current route; deleted ids are skipped, a route holding two gets neither", async () => {
+    const [r0, r1, r2] = fleet.routeIds;
+    const i0 = await inboundOn(fleet.serversOf.get(r0!)![0]!);
+    const i1 = await inboundOn(fleet.serversOf.get(r1!)![0]!);
+    const i1b = await inboundOn(fleet.serversOf.get(r1!)![1]!);
+    const i2 = await inboundOn(fleet.serversOf.get(r2!)![0]!);
+    let topology = await loadTopologySnapshot(t.db);
+    expect(choicesByRoute(topology, [i0, i1, i2, "00000000-0000-4000-8000-000000000000"])).toEqual(new Map([[r0, i0], [r1, i1], [r2, i2]]));
+    // i0 is dragged into r1, where the user already has i1.
+    await t.db.update(inbounds).set({ routeId: r1! }).where(eq(inbounds.id, i0));
+    topology = await loadTopologySnapshot(t.db);
+    expect(choicesByRoute(topology, [i0, i1, i2])).toEqual(new Map([[r2, i2]]));
+    expect(choicesByRoute(topology, [i1, i1b])).toEqual(new Map());
+    expect(choicesByRoute(topology, [])).toEqual(new Map());
+  });
+
+  it("two instances on one database answer a user alike, also after a server goes down", async () => {
+    const now = Date.parse("2026-06-01T12:00:00Z");
+    const a = new SubscriptionService(t.db, () => now);
+    const b = new SubscriptionService(t.db, () => now);
+    a.start();
+    b.start();
+    try {
+      for (const s of fleet.subscribers) {
+        const fromA = routesOf((await a.answer(s.token, "json")).body);
+        await a.flushAssignments();
+        const fromB = routesOf((await b.answer(s.token, "json")).body);
+        expect(fromB).toEqual(fromA);
+        expect(fromA.size).toBe(3);
+      }
+      // The server of the first user's first route goes down; instance A re-decides and
+      // stores; B hears of it (as from another process) and answers the same.
+      const u = fleet.subscribers[0]!;
+      const before = routesOf((await a.answer(u.token, "json")).body);
+      const route = fleet.routeIds[0]!;
+      const topology = await loadTopologySnapshot(t.db);
+      const down = topology.inbounds.get(before.get(route)!)!.serverId;
+      await setStatus(t.db, [down], "probe-failing");
+      publishChange("health", fleet.clusterId);
+      const afterA = routesOf((await a.answer(u.token, "json")).body);
+      expect(afterA.get(route)).not.toBe(before.get(route));
+      await a.flushAssignments();
+      deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [u.id], origin: "instance-a", at: Date.now() });
+      expect(routesOf((await b.answer(u.token, "json")).body)).toEqual(afterA);
+      // A third instance started now reads the same from the database.
+      const c = new SubscriptionService(t.db, () => now);
+      c.start();
+      expect(routesOf((await c.answer(u.token, "json")).body)).toEqual(afterA);
+      await c.stop();
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});
+
+/** A database migrated up to (not including) `upTo`, to test one migration on real rows. */
+async function openAtMigration(kind: TestDbKind, upTo: string): Promise<{ database: Database; migrateRest: () => Promise<void>; dispose: () => Promise<void> }> {
+  const folder = mkdtempSync(path.join(os.tmpdir(), "rb-migrations-"));
+  cpSync(MIGRATIONS_FOLDER, folder, { recursive: true });
+  const journalPath = path.join(folder, "meta", "_journal.json");
+  const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ tag: string }> };
+  const cut = journal.entries.findIndex((e) => e.tag.startsWith(upTo));
+  writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, cut) }));
+  let database: Database;
+  let dropDb: () => Promise<void> = async () => {};
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-pglite-"));
+  if (kind === "pglite") {
+    database = await openDatabase({ dataDir, migrate: false });
+  } else {
+    const pg = (await import("pg")).default;
+    const adminUrl = process.env.TEST_DATABASE_URL!;
+    const name = `rb_mig_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    database = await openDatabase({ databaseUrl: url.toString(), dataDir, migrate: false });
+    dropDb = async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    };
+  }
+  const migrator = async (migrationsFolder: string) => {
+    if (database.kind === "pglite") await (await import("drizzle-orm/pglite/migrator")).migrate(database.db as never, { migrationsFolder });
+    else await (await import("drizzle-orm/node-postgres/migrator")).migrate(database.db as never, { migrationsFolder });
+  };
+  await migrator(folder);
+  return {
+    database,
+    migrateRest: () => migrator(MIGRATIONS_FOLDER),
+    dispose: async () => {
+      await database.close();
+      await dropDb();
+      rmSync(folder, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe.each(testDbKinds())("migration 0003_subscriber_assignments_compact on %s", (kind) => {
+  it("moves every stored (subscriber, route) choice into one row per subscriber", async () => {
+    const m = await openAtMigration(kind, "0003_subscriber_assignments_compact");
+    try {
+      const db = m.database.db;
+      const fleet = await seedTestFleet(db, { routes: 3, perRoute: 2, subscribers: 3 });
+      const ibs = await db.select({ id: inbounds.id, routeId: inbounds.routeId }).from(inbounds);
+      const [u, v] = fleet.subscribers;
+      // u has a choice on every route, v on one; the third has none.
+      for (const r of fleet.routeIds) {
+        const ib = ibs.find((i) => i.routeId === r)!;
+        await db.execute(sql`insert into assignments (subscriber_id, route_id, inbound_id, reason) values (${u!.id}, ${r}, ${ib.id}, 'best')`);
+      }
+      const vChoice = ibs.filter((i) => i.routeId === fleet.routeIds[1])[1]!;
+      await db.execute(sql`insert into assignments (subscriber_id, route_id, inbound_id, reason) values (${v!.id}, ${fleet.routeIds[1]!}, ${vChoice.id}, 'sticky')`);
+      await m.migrateRest();
+      const rows = await db.select().from(subscriberAssignments);
+      expect(rows).toHaveLength(2);
+      const topology = await loadTopologySnapshot(db);
+      const uRow = rows.find((r) => r.subscriberId === u!.id)!;
+      expect(choicesByRoute(topology, uRow.inboundIds)).toEqual(new Map(fleet.routeIds.map((r) => [r, ibs.find((i) => i.routeId === r)!.id])));
+      expect(rows.find((r) => r.subscriberId === v!.id)!.inboundIds).toEqual([vChoice.id]);
+      const old = await db.execute(sql`select to_regclass('public.assignments') as t`);
+      expect((old as unknown as { rows: Array<{ t: unknown }> }).rows[0]!.t).toBeNull();
+    } finally {
+      await m.dispose();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * A small fleet for the subscription tests: `routes` routes of `perRoute` servers each (one
+ * inbound per server, no server shared between routes), every server healthy, and
+ * `subscribers` subscribers. Security "none" keeps the rows short.
+ */
+import { eq, inArray } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { clusters, inbounds, routes, serverHealth, servers, subscribers } from "@/db/schema";
+import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
+
+export interface TestFleet {
+  clusterId: string;
+  routeIds: string[];
+  /** routeId → its servers' ids, in inbound order. */
+  serversOf: Map<string, string[]>;
+  /** serverId → the route its inbound is in. */
+  routeOfServer: Map<string, string>;
+  subscribers: Array<{ id: string; token: string }>;
+}
+
+export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: number; subscribers: number; name?: string }): Promise<TestFleet> {
+  const [c] = await db.insert(clusters).values({ name: opts.name ?? "Fleet" }).returning({ id: clusters.id });
+  const clusterId = c!.id;
+  const routeRows = await db
+    .insert(routes)
+    .values(Array.from({ length: opts.routes }, (_, i) => ({ clusterId, name: `Route ${i}`, position: i })))
+    .returning({ id: routes.id });
+  const serversOf = new Map<string, string[]>();
+  const routeOfServer = new Map<string, string>();
+  for (const [r, route] of routeRows.entries()) {
+    const srv = await db
+      .insert(servers)
+      .values(Array.from({ length: opts.perRoute }, (_, k) => ({ clusterId, name: `s${r}-${k}`, address: `10.0.${r}.${k + 1}`, agentTokenHash: newAgentToken().hash })))
+      .returning({ id: servers.id });
+    await db.insert(serverHealth).values(srv.map((s) => ({ serverId: s.id, status: "healthy", everSucceeded: true })));
+    await db.insert(inbounds).values(srv.map((s, k) => ({ clusterId, serverId: s.id, routeId: route.id, name: `In ${r}-${k}`, port: 443, security: "none" as const })));
+    serversOf.set(route.id, srv.map((s) => s.id));
+    for (const s of srv) routeOfServer.set(s.id, route.id);
+  }
+  const subs = await db
+    .insert(subscribers)
+    .values(Array.from({ length: opts.subscribers }, (_, i) => ({ clusterId, name: `u${i}`, token: newSubscriptionToken() })))
+    .returning({ id: subscribers.id, token: subscribers.token });
+  return { clusterId, routeIds: routeRows.map((r) => r.id), serversOf, routeOfServer, subscribers: subs };
+}
+
+export async function setStatus(db: Db, serverIds: string[], status: string): Promise<void> {
+  if (serverIds.length === 0) return;
+  await db.update(serverHealth).set({ status }).where(inArray(serverHealth.serverId, serverIds));
+}
+
+export async function statusOf(db: Db, serverId: string): Promise<string | undefined> {
+  const [h] = await db.select({ status: serverHealth.status }).from(serverHealth).where(eq(serverHealth.serverId, serverId));
+  return h?.status;
+}
