@@ -324,6 +324,12 @@ export const serverHealth = pgTable("server_health", {
   status: text("status").notNull().default("pending"),
   statusSince: ts("status_since").notNull().defaultNow(),
   statusReason: text("status_reason"),
+  /**
+   * When the server last came back to healthy from being down (no-data, unavailable,
+   * probe-failing, unreachable); not set by a first success or by re-enabling. The balancer
+   * damps fail-back to a server that came back recently (DESIGN §2 stickiness).
+   */
+  recoveredAt: ts("recovered_at"),
   everSucceeded: boolean("ever_succeeded").notNull().default(false),
   probeHealthy: boolean("probe_healthy"),
   probeFailStreak: integer("probe_fail_streak").notNull().default(0),

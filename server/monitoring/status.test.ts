@@ -5,6 +5,7 @@ import {
   DEFAULT_REPORT_INTERVAL_S,
   isAvailable,
   isHealthyReport,
+  isRecovery,
   SERVER_STATUSES,
   STATUS_LABELS,
   type ServerStatus,
@@ -210,5 +211,18 @@ describe("clock and odd inputs", () => {
     expect(st({ lastReportAtMs: NOW - 600_000, lastReport: { listenerAlive: false, serviceRunning: true } }).status).toBe(
       "no-data",
     );
+  });
+});
+
+describe("isRecovery", () => {
+  it("is a return to healthy from a status that means down", () => {
+    for (const from of ["no-data", "unavailable", "probe-failing", "unreachable"]) expect(isRecovery(from, "healthy")).toBe(true);
+  });
+  it("is not a first success, a re-enabling, a status that stays, or a change to anything but healthy", () => {
+    expect(isRecovery("pending", "healthy")).toBe(false);
+    expect(isRecovery("disabled", "healthy")).toBe(false);
+    expect(isRecovery("healthy", "healthy")).toBe(false);
+    expect(isRecovery("no-data", "probe-failing")).toBe(false);
+    expect(isRecovery("unknown-status", "healthy")).toBe(false);
   });
 });

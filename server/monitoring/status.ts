@@ -80,6 +80,14 @@ export interface ServerStatusResult {
 }
 
 /** Whether an agent report counts as a successful check. */
+/** Statuses of a server that was checked and found down (not new, not disabled). */
+export const DOWN_STATUSES: ReadonlySet<ServerStatus> = new Set(["no-data", "unavailable", "probe-failing", "unreachable"]);
+
+/** A change that brings a server back from an outage (a first success or re-enabling is not one). */
+export function isRecovery(from: string, to: string): boolean {
+  return to === "healthy" && DOWN_STATUSES.has(from as ServerStatus);
+}
+
 export function isHealthyReport(report: ReportFlags | null | undefined): boolean {
   return !!report && report.listenerAlive && report.serviceRunning;
 }

@@ -106,6 +106,12 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     const [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[2]!));
     expect(h).toMatchObject({ status: "unavailable", reportEverHealthy: true, statusReason: "The agent reports its traffic listener is down." });
     expect(h!.statusSince.getTime()).toBe(now + 2000);
+    // A first success is not a recovery; coming back from unavailable is.
+    expect(h!.recoveredAt).toBeNull();
+    await ingestAgentReport(t.db, auth(2), JSON.stringify(report()), now + 3000);
+    const [back] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[2]!));
+    expect(back).toMatchObject({ status: "healthy" });
+    expect(back!.recoveredAt?.getTime()).toBe(now + 3000);
   });
 
   it("probe failures make it probe-failing; one success brings it back", async () => {
@@ -120,6 +126,8 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[3]!));
     expect(h).toMatchObject({ probeFailStreak: 2, lastProbeOk: false, lastProbeReason: "connection refused", statusReason: "Active health probe failing: connection refused." });
     expect(await recordProbeResult(t.db, ids[3]!, { ok: true, code: 200, latencyMs: 3, reason: "status 200" }, th, now + 30)).toMatchObject({ status: "healthy", changed: true });
+    [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[3]!));
+    expect(h!.recoveredAt?.getTime()).toBe(now + 30);
   });
 
   it("mesh links are stored per observer; unknown targets are ignored", async () => {

@@ -15,7 +15,7 @@ import { hashAgentToken } from "@/server/domain/tokens";
 import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "./contract";
 import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
-import { computeServerStatus, isHealthyReport, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "./status";
+import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "./status";
 
 /**
  * Largest report body: room for MAX_REPORT_USERS traffic rows (~90 bytes each). Only read
@@ -93,6 +93,7 @@ export async function recomputeServer(
     patch.status = result.status;
     patch.statusSince = new Date(nowMs);
     patch.statusReason = result.reason;
+    if (isRecovery(h.status, result.status)) patch.recoveredAt = new Date(nowMs);
   } else if (result.reason !== h.statusReason && result.status !== "no-data") {
     // no-data's reason counts the seconds of silence: rewritten only with the status
     patch.statusReason = result.reason;
@@ -150,6 +151,7 @@ export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[],
       update ${serverHealth} as h set
         status = v.status,
         status_since = case when v.changed then v.at else h.status_since end,
+        recovered_at = case when v.changed and v.status = 'healthy' and h.status = any(${pgArray([...DOWN_STATUSES])}::text[]) then v.at else h.recovered_at end,
         status_reason = v.reason,
         updated_at = v.at
       from unnest(${pgArray(upd.id)}::uuid[], ${pgArray(upd.status)}::text[], ${pgArray(upd.changed)}::boolean[],

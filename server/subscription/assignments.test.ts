@@ -153,9 +153,9 @@ async function openAtMigration(kind: TestDbKind, upTo: string): Promise<{ databa
   };
 }
 
-describe.each(testDbKinds())("migration 0003_subscriber_assignments_compact on %s", (kind) => {
+describe.each(testDbKinds())("migration 0004_subscriber_assignments_compact on %s", (kind) => {
   it("moves every stored (subscriber, route) choice into one row per subscriber", async () => {
-    const m = await openAtMigration(kind, "0003_subscriber_assignments_compact");
+    const m = await openAtMigration(kind, "0004_subscriber_assignments_compact");
     try {
       const db = m.database.db;
       const fleet = await seedTestFleet(db, { routes: 3, perRoute: 2, subscribers: 3 });

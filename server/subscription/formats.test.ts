@@ -115,6 +115,15 @@ describe("headers and parameters", () => {
 });
 
 /** Finding 5 of issue 11: names collided with each other and with the fixed group names. */
+describe("clash YAML quoting", () => {
+  it("keeps a name with a Unicode line or paragraph separator on one line (found by the property test)", () => {
+    const yaml = renderClash(UUID, [{ ...reality, routeId: "r0", inboundId: "i0", inbound: "! \u2028x\u2029", route: "DIRECT" }]);
+    const line = yaml.split("\n").find((l) => l.startsWith("  - name: "))!;
+    expect(line).toBe('  - name: "! \\u2028x\\u2029"');
+    expect(JSON.parse(line.slice("  - name: ".length))).toBe("! \u2028x\u2029");
+  });
+});
+
 describe("proxy names (property)", () => {
   const FIXED = [...CLASH_FIXED_NAMES, ...SINGBOX_FIXED_TAGS];
   const nameArb = fc.oneof(

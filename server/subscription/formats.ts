@@ -109,7 +109,10 @@ export function proxyNames(entries: readonly Pick<SubscriptionEntry, "inbound" |
 }
 
 // JSON strings are valid YAML double-quoted scalars, so quoting through JSON is exact.
-const y = (s: string | number | boolean) => (typeof s === "string" ? JSON.stringify(s) : String(s));
+// U+2028/2029 stay raw in JSON.stringify but end a line for YAML 1.1 readers: escaped as \uXXXX,
+// which YAML's double-quoted style also reads.
+const y = (s: string | number | boolean) =>
+  typeof s === "string" ? JSON.stringify(s).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`) : String(s);
 
 export function renderClash(uuid: string, entries: readonly SubscriptionEntry[]): string {
   const names = proxyNames(entries);

@@ -30,6 +30,8 @@ export interface SnapshotServer {
   address: string;
   enabled: boolean;
   status: string;
+  /** When the server last came back from an outage (ms); the balancer damps fail-back to it. */
+  recoveredAtMs: number | null;
   coefficient: number;
   capacityMbps: number | null;
 }
@@ -68,13 +70,13 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
     db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
     db.select().from(inbounds).orderBy(asc(inbounds.name)),
     db
-      .select({ server: servers, status: serverHealth.status })
+      .select({ server: servers, status: serverHealth.status, recoveredAt: serverHealth.recoveredAt })
       .from(servers)
       .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id)),
   ]);
   const topology: Topology = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map() };
   for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, routes: [] });
-  for (const { server: s, status } of serverRows) {
+  for (const { server: s, status, recoveredAt } of serverRows) {
     topology.servers.set(s.id, {
       id: s.id,
       clusterId: s.clusterId,
@@ -82,6 +84,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
       address: s.address,
       enabled: s.enabled,
       status: s.enabled ? (status ?? "pending") : "disabled",
+      recoveredAtMs: recoveredAt ? recoveredAt.getTime() : null,
       coefficient: s.coefficient,
       capacityMbps: s.capacityMbps,
     });
@@ -115,12 +118,17 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
  * Every server's current status (what the topology snapshot would say), for a reload after
  * a "health" event: one small read instead of the whole topology.
  */
-export async function loadServerStatuses(db: DbOrTx): Promise<Map<string, string>> {
+export interface ServerStatusRow {
+  status: string;
+  recoveredAtMs: number | null;
+}
+
+export async function loadServerStatuses(db: DbOrTx): Promise<Map<string, ServerStatusRow>> {
   const rows = await db
-    .select({ id: servers.id, enabled: servers.enabled, status: serverHealth.status })
+    .select({ id: servers.id, enabled: servers.enabled, status: serverHealth.status, recoveredAt: serverHealth.recoveredAt })
     .from(servers)
     .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id));
-  return new Map(rows.map((r) => [r.id, r.enabled ? (r.status ?? "pending") : "disabled"]));
+  return new Map(rows.map((r) => [r.id, { status: r.enabled ? (r.status ?? "pending") : "disabled", recoveredAtMs: r.recoveredAt ? r.recoveredAt.getTime() : null }]));
 }
 
 /**
@@ -128,17 +136,18 @@ export async function loadServerStatuses(db: DbOrTx): Promise<Map<string, string
  * mutated, so a request holding it sees one consistent picture). Returns the ids that
  * changed; a server added or removed meanwhile is left to the next topology reload.
  */
-export function withStatuses(topology: Topology, statuses: ReadonlyMap<string, string>): { topology: Topology; changed: string[] } {
+export function withStatuses(topology: Topology, statuses: ReadonlyMap<string, ServerStatusRow>): { topology: Topology; changed: string[] } {
   const changed: string[] = [];
   for (const [id, s] of topology.servers) {
-    const status = statuses.get(id);
+    const status = statuses.get(id)?.status;
     if (status !== undefined && status !== s.status) changed.push(id);
   }
   if (changed.length === 0) return { topology, changed };
   const next = new Map(topology.servers);
   for (const id of changed) {
     const s = topology.servers.get(id)!;
-    next.set(id, { ...s, status: statuses.get(id)! });
+    const row = statuses.get(id)!;
+    next.set(id, { ...s, status: row.status, recoveredAtMs: row.recoveredAtMs });
   }
   return { topology: { ...topology, servers: next }, changed };
 }
@@ -166,6 +175,8 @@ export function balancerMetrics(topology: Topology, metrics: ReadonlyMap<string,
     out.set(s.id, {
       enabled: s.enabled,
       available: s.enabled && s.status === "healthy",
+      // Back from an outage then: a move there from a working server needs the fail-back margin for a while.
+      availableSinceMs: s.enabled && s.status === "healthy" && s.recoveredAtMs !== null ? s.recoveredAtMs : undefined,
       coefficient: s.coefficient,
       capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
       learnedPeakBps: m?.peakBps ?? 0,

@@ -1,0 +1,1 @@
+ALTER TABLE "server_health" ADD COLUMN "recovered_at" timestamp with time zone;
