@@ -1,43 +1,18 @@
 /** 0002_agent_data_plane carries existing rows over: the one short id, and counted traffic. */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { MIGRATIONS_FOLDER, type Database } from "./client";
 import { inbounds, subscribers } from "./schema";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "./testing";
-
-async function migrateWith(database: Database, folder: string): Promise<void> {
-  if (database.kind === "pglite") {
-    const { migrate } = await import("drizzle-orm/pglite/migrator");
-    await migrate(database.db as never, { migrationsFolder: folder });
-  } else {
-    const { migrate } = await import("drizzle-orm/node-postgres/migrator");
-    await migrate(database.db as never, { migrationsFolder: folder });
-  }
-}
+import { openTestDatabaseBefore, testDbKinds, type TestDatabase } from "./testing";
 
 describe.each(testDbKinds())("migration 0002 on existing rows (%s)", (kind) => {
-  let t: TestDatabase | undefined;
-  const dir = mkdtempSync(path.join(os.tmpdir(), "rb-mig-"));
+  let t: (TestDatabase & { migrateRest(): Promise<void> }) | undefined;
   afterAll(async () => {
     await t?.dispose();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("moves reality_short_id into reality_short_ids and counted traffic into download", async () => {
     // The migrations up to 0001, as an install before the data plane had them.
-    cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
-    const journalPath = path.join(dir, "meta", "_journal.json");
-    const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ tag: string }> };
-    journal.entries = journal.entries.filter((e) => e.tag < "0002");
-    writeFileSync(journalPath, JSON.stringify(journal));
-
-    t = await openTestDatabase(kind);
-    // openTestDatabase migrated everything; start again from an empty schema.
-    for (const q of [sql`drop schema public cascade`, sql`create schema public`, sql`drop schema if exists drizzle cascade`]) await t.db.execute(q);
-    await migrateWith(t, dir);
+    t = await openTestDatabaseBefore(kind, "0002");
     await t.db.execute(sql`insert into clusters (id, name) values ('11111111-1111-4111-8111-111111111111', 'old')`);
     await t.db.execute(sql`insert into servers (id, cluster_id, name, address, agent_token_hash)
       values ('22222222-2222-4222-8222-222222222222', '11111111-1111-4111-8111-111111111111', 's', '10.0.0.1', 'h')`);
@@ -47,7 +22,7 @@ describe.each(testDbKinds())("migration 0002 on existing rows (%s)", (kind) => {
     await t.db.execute(sql`insert into subscribers (id, cluster_id, name, token, traffic_used_bytes)
       values ('55555555-5555-4555-8555-555555555555', '11111111-1111-4111-8111-111111111111', 'u', 'tok-old-1', 500)`);
 
-    await migrateWith(t, MIGRATIONS_FOLDER);
+    await t.migrateRest();
     const rows = await t.db.select().from(inbounds).orderBy(inbounds.port);
     expect(rows.map((r) => r.realityShortIds)).toEqual([[], ["0123456789abcdef"]]);
     expect(rows[1]).toMatchObject({ realityDest: null, realityServerNames: [], tlsCertificateFile: null, tlsKeyFile: null });

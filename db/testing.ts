@@ -2,10 +2,10 @@
  * Test databases: a fresh PGlite in a temporary folder always, and a fresh database on the
  * real PostgreSQL server when TEST_DATABASE_URL is set (scripts/test.sh starts one).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { openDatabase, type Database } from "./client";
+import { MIGRATIONS_FOLDER, openDatabase, type Database } from "./client";
 
 export interface TestDatabase extends Database {
   dispose(): Promise<void>;
@@ -17,10 +17,12 @@ export function testDbKinds(): TestDbKind[] {
   return process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
 }
 
-export async function openTestDatabase(kind: TestDbKind): Promise<TestDatabase> {
+/** A fresh database of that kind; `migrate: false` leaves it empty (see openTestDatabaseBefore). */
+export async function openTestDatabase(kind: TestDbKind, opts: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const migrate = opts.migrate ?? true;
   if (kind === "pglite") {
     const dir = mkdtempSync(path.join(os.tmpdir(), "rb-pglite-"));
-    const database = await openDatabase({ dataDir: dir });
+    const database = await openDatabase({ dataDir: dir, migrate });
     return {
       ...database,
       dispose: async () => {
@@ -39,7 +41,7 @@ export async function openTestDatabase(kind: TestDbKind): Promise<TestDatabase> 
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: os.tmpdir() });
+  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: os.tmpdir(), migrate });
   return {
     ...database,
     dispose: async () => {
@@ -48,6 +50,36 @@ export async function openTestDatabase(kind: TestDbKind): Promise<TestDatabase> 
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
+    },
+  };
+}
+
+/** Runs the migrations of `folder` that the database has not run yet. */
+export async function migrateTestDatabase(database: Database, folder = MIGRATIONS_FOLDER): Promise<void> {
+  if (database.kind === "pglite") await (await import("drizzle-orm/pglite/migrator")).migrate(database.db as never, { migrationsFolder: folder });
+  else await (await import("drizzle-orm/node-postgres/migrator")).migrate(database.db as never, { migrationsFolder: folder });
+}
+
+/**
+ * A database migrated up to, not including, the migration whose tag starts with `tag`, as an
+ * install from before it: a test writes old rows, then `migrateRest()` runs the rest.
+ */
+export async function openTestDatabaseBefore(kind: TestDbKind, tag: string): Promise<TestDatabase & { migrateRest(): Promise<void> }> {
+  const folder = mkdtempSync(path.join(os.tmpdir(), "rb-migrations-"));
+  cpSync(MIGRATIONS_FOLDER, folder, { recursive: true });
+  const journalPath = path.join(folder, "meta", "_journal.json");
+  const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ tag: string }> };
+  const cut = journal.entries.findIndex((e) => e.tag.startsWith(tag));
+  if (cut < 0) throw new Error(`no migration ${tag}`);
+  writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, cut) }));
+  const t = await openTestDatabase(kind, { migrate: false });
+  await migrateTestDatabase(t, folder);
+  return {
+    ...t,
+    migrateRest: () => migrateTestDatabase(t),
+    dispose: async () => {
+      await t.dispose();
+      rmSync(folder, { recursive: true, force: true });
     },
   };
 }

@@ -3,14 +3,10 @@
  * implied by each inbound, the migration of the old per-route rows, and two service
  * instances on one database answering a user alike.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { MIGRATIONS_FOLDER, openDatabase, type Database } from "@/db/client";
 import { inbounds, subscriberAssignments } from "@/db/schema";
-import { openTestDatabase, testDbKinds, type TestDatabase, type TestDbKind } from "@/db/testing";
+import { openTestDatabase, openTestDatabaseBefore, testDbKinds, type TestDatabase } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
 import { SubscriptionService } from "./service";
 import { choicesByRoute, countAssignmentsByInbound, loadAssignments, loadTopologySnapshot, storeAssignments } from "./snapshot";
@@ -105,59 +101,12 @@ describe.each(testDbKinds())("stored choices on %s", (kind) => {
   });
 });
 
-/** A database migrated up to (not including) `upTo`, to test one migration on real rows. */
-async function openAtMigration(kind: TestDbKind, upTo: string): Promise<{ database: Database; migrateRest: () => Promise<void>; dispose: () => Promise<void> }> {
-  const folder = mkdtempSync(path.join(os.tmpdir(), "rb-migrations-"));
-  cpSync(MIGRATIONS_FOLDER, folder, { recursive: true });
-  const journalPath = path.join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ tag: string }> };
-  const cut = journal.entries.findIndex((e) => e.tag.startsWith(upTo));
-  writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, cut) }));
-  let database: Database;
-  let dropDb: () => Promise<void> = async () => {};
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-pglite-"));
-  if (kind === "pglite") {
-    database = await openDatabase({ dataDir, migrate: false });
-  } else {
-    const pg = (await import("pg")).default;
-    const adminUrl = process.env.TEST_DATABASE_URL!;
-    const name = `rb_mig_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    database = await openDatabase({ databaseUrl: url.toString(), dataDir, migrate: false });
-    dropDb = async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    };
-  }
-  const migrator = async (migrationsFolder: string) => {
-    if (database.kind === "pglite") await (await import("drizzle-orm/pglite/migrator")).migrate(database.db as never, { migrationsFolder });
-    else await (await import("drizzle-orm/node-postgres/migrator")).migrate(database.db as never, { migrationsFolder });
-  };
-  await migrator(folder);
-  return {
-    database,
-    migrateRest: () => migrator(MIGRATIONS_FOLDER),
-    dispose: async () => {
-      await database.close();
-      await dropDb();
-      rmSync(folder, { recursive: true, force: true });
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 describe.each(testDbKinds())("migration 0004_subscriber_assignments_compact on %s", (kind) => {
   it("moves every stored (subscriber, route) choice into one row per subscriber", async () => {
-    const m = await openAtMigration(kind, "0004_subscriber_assignments_compact");
+    const m = await openTestDatabaseBefore(kind, "0004_subscriber_assignments_compact");
     try {
-      const db = m.database.db;
+      const db = m.db;
       const fleet = await seedTestFleet(db, { routes: 3, perRoute: 2, subscribers: 3 });
       const ibs = await db.select({ id: inbounds.id, routeId: inbounds.routeId }).from(inbounds);
       const [u, v] = fleet.subscribers;
