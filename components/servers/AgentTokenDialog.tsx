@@ -1,7 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
-import { CopyButton } from "@/components/ui/CopyButton";
+import { CopyableCode } from "@/components/ui/CopyButton";
 import { buttonClass } from "@/components/ui/Field";
 import { useTRPC } from "@/lib/trpc";
 import { agentOneLiner, agentSystemdUnit, SYSTEMD_UNIT_PATH } from "./agent-install";
@@ -30,12 +30,7 @@ export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serv
         </p>
         <div>
           <div className="mb-1 font-medium text-slate-700">Agent token</div>
-          <div className="flex items-center gap-2">
-            <code data-testid="agent-token" className="flex-1 break-all rounded-md bg-slate-100 px-3 py-2 font-mono text-xs text-slate-900">
-              {token}
-            </code>
-            <CopyButton text={token} />
-          </div>
+          <CopyableCode text={token} testId="agent-token" />
         </div>
         {ready && publicUrl === null && (
           <p data-testid="agent-public-url-warning" role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-xs text-amber-900 ring-1 ring-amber-600/20">
@@ -47,12 +42,7 @@ export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serv
           <>
             <div>
               <div className="mb-1 font-medium text-slate-700">Start the agent on {serverName} (as root, with Node ≥ 20)</div>
-              <div className="flex items-start gap-2">
-                <code data-testid="agent-command" className="flex-1 break-all rounded-md bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100">
-                  {command}
-                </code>
-                <CopyButton text={command} label="Copy command" />
-              </div>
+              <CopyableCode text={command} testId="agent-command" label="Copy command" tone="dark" />
               <p className="mt-2 text-xs text-slate-500">
                 It needs Xray-core on the server (for Reality); for TLS or none only, Debian’s <code>v2ray</code> works too: replace <code>--core xray</code> with{" "}
                 <code>--core v2ray</code>. Until its first report the server shows “Waiting for first check”.
@@ -63,12 +53,7 @@ export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serv
                 Or keep it running with systemd: save as <code>{SYSTEMD_UNIT_PATH}</code> (mode 600: it holds the token), then run{" "}
                 <code>systemctl daemon-reload && systemctl enable --now routeboard-agent</code>
               </div>
-              <div className="flex items-start gap-2">
-                <pre data-testid="agent-systemd-unit" className="max-h-48 flex-1 overflow-auto rounded-md bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100">
-                  {unit}
-                </pre>
-                <CopyButton text={unit} label="Copy unit" />
-              </div>
+              <CopyableCode text={unit} testId="agent-systemd-unit" label="Copy unit" tone="block" />
             </div>
           </>
         )}

@@ -23,3 +23,28 @@ export function CopyButton({ text, label = "Copy", className }: { text: string; 
     </button>
   );
 }
+
+const CODE_TONES = {
+  light: "break-all bg-slate-100 text-slate-900",
+  dark: "break-all bg-slate-900 text-slate-100",
+  block: "max-h-48 overflow-auto bg-slate-900 text-slate-100",
+} as const;
+
+/** A value shown as code with its copy button beside it (tokens, commands, links, files). */
+export function CopyableCode({ text, testId, label, tone = "light" }: { text: string; testId: string; label?: string; tone?: keyof typeof CODE_TONES }) {
+  const className = `flex-1 rounded-md px-3 py-2 font-mono text-xs ${CODE_TONES[tone]}`;
+  return (
+    <div className={`flex ${tone === "light" ? "items-center" : "items-start"} gap-2`}>
+      {tone === "block" ? (
+        <pre data-testid={testId} className={className}>
+          {text}
+        </pre>
+      ) : (
+        <code data-testid={testId} className={className}>
+          {text}
+        </code>
+      )}
+      <CopyButton text={text} label={label} />
+    </div>
+  );
+}
