@@ -26,7 +26,7 @@ function withFormat(url: string, format: "clash" | "singbox"): string {
 
 /** ASCII-only base64 (URLs are ASCII once serialised; btoa exists in browsers and Node 16+). */
 function base64(s: string): string {
-  return btoa(s.replace(/[^\x00-\x7f]/g, (c) => encodeURIComponent(c)));
+  return btoa(s.replace(/[^ -~]/gu, (c) => encodeURIComponent(c)));
 }
 
 /**
