@@ -4,7 +4,7 @@
  * and QR codes, with a warning while PUBLIC_URL is unset (this e2e app runs without it).
  */
 import { test, expect } from "./fixtures";
-import { trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "./api";
 
 const APPS = ["Clash Verge / Clash Meta / ClashX", "Stash", "sing-box (SFA, SFI, SFM)", "Hiddify", "v2rayNG", "Streisand", "Happ", "Shadowrocket"];
 
@@ -70,4 +70,20 @@ test("the operator's link dialog offers every app's link and QR code, and warns 
   await page.goto(link);
   const pageHrefs = await page.getByRole("link", { name: /^Add to / }).evaluateAll((as) => as.map((a) => a.getAttribute("href")));
   expect(pageHrefs).toEqual(hrefs);
+});
+
+test("an expired subscriber's page and apps say so with one entry; a disabled one is 404", async ({ page, cluster }) => {
+  const expired = await trpcMutation<{ id: string; token: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Expired Eve", expiresAt: "2026-01-05T12:00:00.000Z", trafficLimitGb: null });
+  // New subscribers reach /sub with the next snapshot reload.
+  await expect.poll(async () => (await page.request.get(`/sub/${expired.token}?format=json`)).status()).toBe(200);
+  const json = (await (await page.request.get(`/sub/${expired.token}?format=json`)).json()) as { routes: Array<{ inbound: string; link: string }> };
+  expect(json.routes.map((r) => r.inbound)).toEqual(["⛔ Subscription expired on 5 Jan 2026 — contact your provider to renew"]);
+  expect(json.routes[0]!.link).toMatch(/^vless:\/\/00000000-0000-0000-0000-000000000000@127\.0\.0\.1:1\?/);
+  await page.goto(`/sub/${expired.token}`);
+  await expect(page.getByRole("alert")).toHaveText("⛔ Subscription expired on 5 Jan 2026 — contact your provider to renew");
+  await expect(page.getByTestId("expiry")).toHaveText("5 Jan 2026");
+
+  await trpcMutation(page.request, "subscribers.setEnabled", { subscriberId: expired.id, enabled: false });
+  await expect.poll(async () => (await page.request.get(`/sub/${expired.token}`)).status()).toBe(404);
+  expect(await (await page.request.get(`/sub/${expired.token}`)).text()).toBe(await (await page.request.get("/sub/no-such-token-at-all")).text());
 });
