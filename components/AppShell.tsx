@@ -26,9 +26,18 @@ export function useOperator(): CurrentOperator {
  * to that name; else the address this page was opened at.
  */
 export function useDashboardOrigin(): string {
+  return useLinkOrigin().origin;
+}
+
+/**
+ * The origin links are made from, and whether it is PUBLIC_URL (`publicUrlSet`) or only
+ * the browser's address, which is wrong for anyone who reaches the panel by another name.
+ */
+export function useLinkOrigin(): { origin: string; publicUrlSet: boolean; known: boolean } {
   const trpc = useTRPC();
   const status = useQuery(trpc.auth.status.queryOptions());
-  return status.data?.publicUrl ?? (typeof window === "undefined" ? "" : window.location.origin);
+  const publicUrl = status.data?.publicUrl ?? null;
+  return { origin: publicUrl ?? (typeof window === "undefined" ? "" : window.location.origin), publicUrlSet: publicUrl !== null, known: status.data !== undefined };
 }
 
 export function useCanEdit(): boolean {

@@ -164,7 +164,8 @@ test("creates a subscriber whose link answers with a subscription", async ({ pag
   await page.screenshot({ path: "test-results/subscriber-link.png" });
   await linkDialog.getByRole("button", { name: "Done" }).click();
 
-  const res = await page.request.get(link);
+  // As an app fetches it (a browser's User-Agent gets the subscriber's page instead).
+  const res = await page.request.get(link, { headers: { "user-agent": "v2rayNG/1.9.36" } });
   expect(res.status()).toBe(200);
   const body = Buffer.from(await res.text(), "base64").toString("utf8");
   expect(body).toMatch(/^vless:\/\//m);

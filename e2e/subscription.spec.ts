@@ -44,7 +44,8 @@ test("a drag in the dashboard shows in the very next subscription fetch @pg", as
 
 test("formats, headers, and 404 without a hint", async ({ page, cluster }) => {
   const alice = await firstSubscriber(page, cluster);
-  const plain = await page.request.get(`/sub/${alice.token}`);
+  // As an app asks (page.request sends the browser's User-Agent, which gets the HTML page).
+  const plain = await page.request.get(`/sub/${alice.token}`, { headers: { "user-agent": "v2rayNG/1.9.36" } });
   expect(plain.status()).toBe(200);
   const headers = plain.headers();
   expect(headers["subscription-userinfo"]).toMatch(/^upload=0; download=\d+; total=\d+; expire=\d+$/);

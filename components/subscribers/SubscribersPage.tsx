@@ -212,7 +212,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
 
       {dialog?.kind === "new" && <SubscriberForm clusterId={clusterId} onClose={() => setDialog(null)} onCreated={(r) => setTimeout(() => setDialog({ kind: "link", name: r.name, token: r.token }), 0)} />}
       {dialog?.kind === "edit" && <SubscriberForm clusterId={clusterId} subscriber={dialog.row} onClose={() => setDialog(null)} />}
-      {dialog?.kind === "link" && <LinkDialog name={dialog.name} token={dialog.token} onClose={() => setDialog(null)} />}
+      {dialog?.kind === "link" && <LinkDialog name={dialog.name} token={dialog.token} clusterId={clusterId} onClose={() => setDialog(null)} />}
       {dialog?.kind === "rotate" && (
         <ConfirmDialog
           title={`Rotate the link of ${dialog.row.name}?`}

@@ -14,8 +14,9 @@ export function securityHeaders(): Record<string, string> {
 
 /**
  * For machine endpoints (JSON, text, subscriptions): nothing in them may load or run
- * anything. Inline styles and data: images stay allowed for a plain HTML answer (a
- * subscriber's page) that needs no script.
+ * anything. Inline styles and data: images stay allowed for a plain HTML answer that needs
+ * no script; the subscriber's page (GET /sub/<token> from a browser) sends its own,
+ * SUBSCRIBER_PAGE_CSP in server/subscription/page.ts.
  */
 export const MACHINE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
+  blockMessage,
+  blockReason,
   CLASH_FIXED_NAMES,
+  INFO_UUID,
+  infoEntry,
   CLASH_GROUP,
   proxyNames,
   SINGBOX_FIXED_TAGS,
@@ -191,5 +195,59 @@ describe("proxy names (property)", () => {
   it("the issue's example: DIRECT, Proxy, dup, dup and dup (2)", () => {
     const names = proxyNames(["DIRECT", "Proxy", "dup", "dup", "dup (2)"].map((inbound) => ({ inbound, route: "R" })));
     expect(names).toEqual(["DIRECT (2)", "Proxy (2)", "dup", "dup (2)", "dup (2) (2)"]);
+  });
+});
+
+describe("sing-box 1.11+ structure", () => {
+  const sb = JSON.parse(renderSingbox(UUID, [reality, tls])) as {
+    dns: { servers: Array<{ tag: string; address: string; detour?: string }>; rules: Array<Record<string, unknown>>; final: string };
+    outbounds: Array<{ type: string; tag: string }>;
+    route: { rules: Array<Record<string, unknown>>; final: string };
+    inbounds: Array<Record<string, unknown>>;
+  };
+  it("has a dns section whose final server exists and whose remote server goes through the selector", () => {
+    const tags = sb.dns.servers.map((s) => s.tag);
+    expect(tags).toContain(sb.dns.final);
+    expect(sb.dns.servers.find((s) => s.tag === sb.dns.final)).toMatchObject({ address: "https://1.1.1.1/dns-query", detour: "proxy" });
+    // The VPN servers' own names are resolved outside the tunnel.
+    expect(sb.dns.rules).toContainEqual({ outbound: "any", server: "dns-local" });
+    for (const r of sb.dns.rules) expect(tags).toContain(r.server);
+    // A detour names an outbound that exists, never an empty direct one (deprecated in 1.12).
+    const outboundTags = sb.outbounds.map((o) => o.tag);
+    for (const s of sb.dns.servers) if (s.detour) expect(outboundTags).toContain(s.detour);
+    expect(sb.dns.servers.some((s) => s.detour === "direct")).toBe(false);
+  });
+  it("routes with rule actions, not the special outbounds removed in 1.11–1.13", () => {
+    expect(sb.route.rules).toContainEqual({ action: "sniff" });
+    expect(sb.route.rules).toContainEqual({ protocol: "dns", action: "hijack-dns" });
+    expect(sb.outbounds.map((o) => o.type)).not.toContain("dns");
+    expect(sb.outbounds.map((o) => o.type)).not.toContain("block");
+    for (const r of sb.route.rules) if ("outbound" in r) expect(sb.outbounds.map((o) => o.tag)).toContain(r.outbound);
+    // Legacy inbound fields removed in 1.13.
+    for (const i of sb.inbounds) for (const k of ["sniff", "sniff_override_destination", "domain_strategy", "inet4_address"]) expect(i).not.toHaveProperty(k);
+  });
+});
+
+describe("the informational entry", () => {
+  const expired = blockReason({ expiresAt: new Date("2026-12-01T10:00:00Z"), trafficLimitBytes: null, trafficUsedBytes: 0 }, Date.parse("2026-12-02T00:00:00Z"))!;
+  it("says why and when", () => {
+    expect(blockMessage(expired)).toBe("⛔ Subscription expired on 1 Dec 2026 — contact your provider to renew");
+    const limited = blockReason({ expiresAt: null, trafficLimitBytes: 100, trafficUsedBytes: 100 }, 0)!;
+    expect(limited).toEqual({ kind: "limited", usedBytes: 100, limitBytes: 100 });
+    expect(blockMessage(limited)).toBe("⛔ Traffic limit reached — contact your provider to renew");
+    expect(blockReason({ expiresAt: null, trafficLimitBytes: 100, trafficUsedBytes: 99 }, 0)).toBeNull();
+    expect(blockReason({ expiresAt: new Date(10), trafficLimitBytes: null, trafficUsedBytes: 0 }, 9)).toBeNull();
+    // Both: expiry is said (a new limit would not help).
+    expect(blockReason({ expiresAt: new Date(10), trafficLimitBytes: 1, trafficUsedBytes: 5 }, 10)?.kind).toBe("expired");
+  });
+  it("is one valid entry in every format, at 127.0.0.1:1", () => {
+    const e = infoEntry(blockMessage(expired));
+    const link = new URL(Buffer.from(renderBase64(INFO_UUID, [e]), "base64").toString("utf8"));
+    expect([link.hostname, link.port, link.searchParams.get("security"), decodeURIComponent(link.hash.slice(1))]).toEqual(["127.0.0.1", "1", "none", blockMessage(expired)]);
+    expect(JSON.parse(renderJson(INFO_UUID, [e])).routes).toHaveLength(1);
+    const y = renderClash(INFO_UUID, [e]);
+    expect(y).toContain(`  - name: ${JSON.stringify(blockMessage(expired))}\n    type: vless\n    server: "127.0.0.1"\n    port: 1\n`);
+    const sb = JSON.parse(renderSingbox(INFO_UUID, [e]));
+    expect(sb.outbounds.filter((o: { type: string }) => o.type === "vless")).toEqual([expect.objectContaining({ tag: blockMessage(expired), server: "127.0.0.1", server_port: 1 })]);
   });
 });

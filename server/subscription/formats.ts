@@ -83,6 +83,9 @@ export const CLASH_FIXED_NAMES = ["DIRECT", "REJECT", "REJECT-DROP", "PASS", "CO
 /** sing-box: our selector and direct outbounds, the tun inbound, and the usual block/dns tags. */
 export const SINGBOX_SELECTOR = "proxy";
 export const SINGBOX_FIXED_TAGS = [SINGBOX_SELECTOR, "direct", "block", "dns-out", "tun-in"] as const;
+/** sing-box DNS server tags (their own namespace, apart from outbound tags). */
+export const SINGBOX_DNS_REMOTE = "dns-remote";
+export const SINGBOX_DNS_LOCAL = "dns-local";
 /** Both renderers avoid every fixed name of both, so a name means the same in either. */
 const FIXED_NAMES = new Set([...CLASH_FIXED_NAMES, ...SINGBOX_FIXED_TAGS].map((n) => n.toLowerCase()));
 
@@ -161,9 +164,28 @@ export function renderSingbox(uuid: string, entries: readonly SubscriptionEntry[
   return JSON.stringify(
     {
       log: { level: "warn" },
+      // sing-box 1.11 through 1.13 read this (the `address` server form; 1.12's typed
+      // servers are unknown to 1.11). Names are resolved through the tunnel (DoH to
+      // 1.1.1.1, an IP, so it needs no resolver of its own); the VPN servers' own host
+      // names by the system resolver, or they would be looked up through themselves.
+      dns: {
+        servers: [
+          { tag: SINGBOX_DNS_REMOTE, address: "https://1.1.1.1/dns-query", detour: SINGBOX_SELECTOR },
+          { tag: SINGBOX_DNS_LOCAL, address: "local" },
+        ],
+        rules: [{ outbound: "any", server: SINGBOX_DNS_LOCAL }],
+        final: SINGBOX_DNS_REMOTE,
+        strategy: "prefer_ipv4",
+      },
       inbounds: [{ type: "tun", tag: "tun-in", address: ["172.19.0.1/30"], auto_route: true, strict_route: true }],
       outbounds,
-      route: { final: SINGBOX_SELECTOR, auto_detect_interface: true },
+      // Rule actions (1.11+) instead of the removed special outbounds (dns, block) and
+      // inbound sniff fields: sniff first, answer DNS inside sing-box, keep LAN local.
+      route: {
+        rules: [{ action: "sniff" }, { protocol: "dns", action: "hijack-dns" }, { ip_is_private: true, outbound: "direct" }],
+        final: SINGBOX_SELECTOR,
+        auto_detect_interface: true,
+      },
     },
     null,
     2,
@@ -200,4 +222,57 @@ export function subscriptionUserinfo(upBytes: number, downBytes: number, limitBy
 /** Header values must be ASCII: non-ASCII titles go base64-encoded, as apps expect. */
 export function profileTitle(title: string): string {
   return /^[\x20-\x7e]*$/.test(title) ? title : `base64:${Buffer.from(title, "utf8").toString("base64")}`;
+}
+
+/**
+ * The informational entry of a subscriber who may not connect now (expired, over the
+ * traffic limit): one entry whose name is the message, so every app shows it in its server
+ * list. It points to 127.0.0.1:1: loopback never leaves the device, so a tap on it sends
+ * nothing to any network (0.0.0.0 is "this host" on Linux and an error elsewhere, and a
+ * public unroutable range such as TEST-NET would hang until a timeout); port 1 (tcpmux) is
+ * as good as never listening, so the attempt is refused at once. No real id travels in it.
+ */
+export const INFO_ADDRESS = "127.0.0.1";
+export const INFO_PORT = 1;
+export const INFO_UUID = "00000000-0000-0000-0000-000000000000";
+
+export function infoEntry(message: string): SubscriptionEntry {
+  return {
+    routeId: "info",
+    route: message,
+    inboundId: "info",
+    inbound: message,
+    server: "",
+    address: INFO_ADDRESS,
+    port: INFO_PORT,
+    security: "none",
+    sni: null,
+    realityPublicKey: null,
+    realityShortId: null,
+  };
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** "1 Dec 2026" (UTC): the same everywhere, whatever the app's locale. */
+export function formatDay(d: Date): string {
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}
+
+/** Why a subscriber who exists and is enabled may not connect now, or null when they may. */
+export type BlockReason = { kind: "expired"; at: Date } | { kind: "limited"; usedBytes: number; limitBytes: number };
+
+export function blockReason(s: { expiresAt: Date | null; trafficLimitBytes: number | null; trafficUsedBytes: number }, nowMs: number): BlockReason | null {
+  // Expiry first: a renewed limit would not help an expired subscription.
+  if (s.expiresAt !== null && s.expiresAt.getTime() <= nowMs) return { kind: "expired", at: s.expiresAt };
+  if (s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes) return { kind: "limited", usedBytes: s.trafficUsedBytes, limitBytes: s.trafficLimitBytes };
+  return null;
+}
+
+/**
+ * What the app shows. There is no reset schedule yet, so a reached limit renews when the
+ * provider raises or resets it: the message says whom to ask.
+ */
+export function blockMessage(r: BlockReason): string {
+  return r.kind === "expired" ? `⛔ Subscription expired on ${formatDay(r.at)} — contact your provider to renew` : "⛔ Traffic limit reached — contact your provider to renew";
 }

@@ -1,3 +1,6 @@
+import type { IncomingMessage } from "node:http";
+import { env } from "@/server/env";
+import { isHttps, requestHost } from "@/server/http/client";
 import type { RouteHandler } from "@/server/http/util";
 import { sendText } from "@/server/http/util";
 import { renderMetrics } from "@/server/metrics";
@@ -20,10 +23,24 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
   } catch {
     token = "";
   }
-  const answer = await service.answer(token, url.searchParams.get("format"));
+  const answer = await service.answer(token, url.searchParams.get("format"), { userAgent: req.headers["user-agent"] ?? null, origin: publicOrigin(req) });
   res.writeHead(answer.status, answer.headers);
   res.end(req.method === "HEAD" ? undefined : answer.body);
 };
+
+/**
+ * The origin the subscriber's page builds its links from: PUBLIC_URL when set; else what
+ * the request asked for (Host, or X-Forwarded-Host/-Proto behind TRUST_PROXY). A Host that
+ * is not a plain host[:port] is not echoed back: the page then says localhost.
+ */
+export function publicOrigin(req: IncomingMessage): string {
+  const e = env();
+  if (e.PUBLIC_URL) return e.PUBLIC_URL.replace(/\/+$/, "");
+  const trust = { trustProxy: e.TRUST_PROXY };
+  const host = requestHost(req, trust);
+  const safe = host && /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host) ? host : "localhost";
+  return `${isHttps(req, trust) ? "https" : "http"}://${safe}`;
+}
 
 /** GET /metrics: Prometheus text format. */
 export const metricsHandler: RouteHandler = (_req, res) => {

@@ -94,19 +94,80 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     publishChange("topology", clusterId);
   });
 
-  it("404s an unknown, disabled or expired token alike", async () => {
+  it("404s an unknown or disabled token alike; an expired or limited one gets one informational entry in every format", async () => {
     const unknown = await service.answer("no-such-token-here", null);
     expect(unknown.status).toBe(404);
     const [other] = await t.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).offset(1).limit(2);
     await t.db.update(subscribers).set({ enabled: false }).where(eq(subscribers.id, other!.id));
     const [third] = await t.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).offset(2).limit(1);
-    await t.db.update(subscribers).set({ expiresAt: new Date(now - 1000) }).where(eq(subscribers.id, third!.id));
+    await t.db.update(subscribers).set({ expiresAt: new Date(Date.UTC(2026, 4, 31, 8)) }).where(eq(subscribers.id, third!.id));
+    const [fourth] = await t.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).offset(3).limit(1);
+    await t.db
+      .update(subscribers)
+      .set({ trafficLimitBytes: 1000, trafficUsedBytes: 1000, trafficUpBytes: 200, trafficDownBytes: 800 })
+      .where(eq(subscribers.id, fourth!.id));
     publishChange("subscribers", clusterId);
     const disabled = await service.answer(other!.token, null);
-    const expired = await service.answer(third!.token, null);
-    expect([disabled.status, expired.status]).toEqual([404, 404]);
-    expect(disabled.body).toBe(unknown.body);
-    expect(expired.body).toBe(unknown.body);
+    expect(disabled.status).toBe(404);
+    expect(disabled).toEqual(unknown);
+    // Disabled stays 404 whatever the app or format.
+    expect(await service.answer(other!.token, null, { userAgent: "Mozilla/5.0 (X11; Linux x86_64)" })).toEqual(unknown);
+    expect(await service.answer(other!.token, "clash")).toEqual(unknown);
+
+    for (const [sub, text] of [
+      [third!, "⛔ Subscription expired on 31 May 2026 — contact your provider to renew"],
+      [fourth!, "⛔ Traffic limit reached — contact your provider to renew"],
+    ] as const) {
+      const plain = await service.answer(sub.token, null);
+      expect(plain.status).toBe(200);
+      const links = Buffer.from(plain.body, "base64").toString("utf8").split("\n");
+      expect(links).toHaveLength(1);
+      const u = new URL(links[0]!);
+      expect([u.protocol, u.hostname, u.port, u.username]).toEqual(["vless:", "127.0.0.1", "1", "00000000-0000-0000-0000-000000000000"]);
+      expect(decodeURIComponent(u.hash.slice(1))).toBe(text);
+      const json = JSON.parse((await service.answer(sub.token, "json")).body) as JsonAnswer;
+      expect(json.routes.map((r) => r.inbound)).toEqual([text]);
+      const clash = (await service.answer(sub.token, "clash")).body;
+      expect(clash.match(/^ {2}- name: /gm)).toHaveLength(2); // the one proxy and the group
+      expect(clash).toContain(`  - name: ${JSON.stringify(text)}\n    type: vless\n    server: "127.0.0.1"\n    port: 1`);
+      const sb = JSON.parse((await service.answer(sub.token, "singbox")).body) as { outbounds: Array<{ type: string; tag: string; server?: string; server_port?: number }> };
+      expect(sb.outbounds.filter((o) => o.type === "vless")).toEqual([expect.objectContaining({ tag: text, server: "127.0.0.1", server_port: 1 })]);
+      const page = await service.answer(sub.token, null, { userAgent: "Mozilla/5.0 (Macintosh) Safari/605.1.15", origin: "https://panel.example.com" });
+      expect(page.headers["content-type"]).toContain("text/html");
+      expect(page.body).toContain('data-testid="blocked">⛔');
+    }
+    // The real figures still travel in subscription-userinfo.
+    expect((await service.answer(fourth!.token, null)).headers["subscription-userinfo"]).toBe("upload=200; download=800; total=1000; expire=0");
+    await t.db.update(subscribers).set({ enabled: true }).where(eq(subscribers.id, other!.id));
+    await t.db.update(subscribers).set({ expiresAt: null }).where(eq(subscribers.id, third!.id));
+    await t.db.update(subscribers).set({ trafficLimitBytes: null, trafficUsedBytes: 0, trafficUpBytes: 0, trafficDownBytes: 0 }).where(eq(subscribers.id, fourth!.id));
+    publishChange("subscribers", clusterId);
+    expect(Buffer.from((await service.answer(fourth!.token, null)).body, "base64").toString("utf8").split("\n")).toHaveLength(3);
+  });
+
+  it("picks the format by User-Agent without ?format, says Vary, and caches each chosen format apart", async () => {
+    const clash = await service.answer(token, null, { userAgent: "clash-verge/v2.0.3" });
+    expect(clash.headers["content-type"]).toContain("yaml");
+    expect(clash.headers.vary).toBe("User-Agent");
+    const sb = await service.answer(token, null, { userAgent: "SFA/1.11.4 (1114; sing-box 1.11.4)" });
+    expect(JSON.parse(sb.body).outbounds).toBeDefined();
+    const plain = await service.answer(token, null, { userAgent: "v2rayNG/1.9.36" });
+    expect(Buffer.from(plain.body, "base64").toString("utf8")).toMatch(/^vless:\/\//);
+    // Asked again in another order: each from its own cache entry.
+    expect((await service.answer(token, null, { userAgent: "clash-verge/v2.0.3" })).body).toBe(clash.body);
+    expect((await service.answer(token, null, { userAgent: "curl/8" })).body).toBe(plain.body);
+    // ?format wins over the User-Agent, and then the answer does not vary by it.
+    const forced = await service.answer(token, "json", { userAgent: "clash-verge/v2.0.3" });
+    expect(JSON.parse(forced.body).routes).toHaveLength(3);
+    expect(forced.headers.vary).toBeUndefined();
+    const html = await service.answer(token, null, { userAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", origin: "https://a.example" });
+    expect(html.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(html.headers["content-security-policy"]).toContain("default-src 'none'");
+    expect(html.body).toContain("https://a.example/sub/");
+    // The page names its origin: another origin is another page.
+    const other = await service.answer(token, null, { userAgent: "Mozilla/5.0", origin: "https://b.example" });
+    expect(other.body).toContain("https://b.example/sub/");
+    expect(other.body).not.toContain("https://a.example/");
   });
 
   it("answers concurrent first fetches of a new subscriber from the reloaded picture", async () => {

@@ -24,19 +24,26 @@ import { counter, gauge } from "@/server/metrics";
 import { logger } from "@/server/logger";
 import { isDatabaseDown } from "@/server/db-errors";
 import {
+  blockMessage,
+  blockReason,
   CONTENT_TYPES,
+  INFO_UUID,
+  infoEntry,
   parseFormat,
   profileTitle,
   renderSubscription,
   subscriptionUserinfo,
   type SubscriptionEntry,
   type SubscriptionFormat,
+  vlessShareLink,
 } from "./formats";
+import { renderSubscriberPage, SUBSCRIBER_PAGE_CSP } from "./page";
+import { formatForUserAgent, type DetectedFormat } from "./user-agent";
+import { subscriptionUrl } from "@/lib/subscription-links";
 import {
   balancerMetrics,
   choicesByRoute,
   entryFor,
-  isExpired,
   loadAssignments,
   loadMetricsSnapshot,
   loadServerStatuses,
@@ -53,6 +60,18 @@ export const ANSWER_TTL_MS = 30_000;
 const FLUSH_EVERY_MS = 200;
 const RETRY_RELOAD_AFTER_MS = 1_000;
 export const PROFILE_UPDATE_INTERVAL_HOURS = 12;
+
+/** What the request says besides the token and ?format. */
+export interface AnswerContext {
+  /** Picks the format when there is no ?format (user-agent.ts). */
+  userAgent?: string | null;
+  /** Where the subscription lives (PUBLIC_URL, else the request's Host): the HTML page's links. */
+  origin?: string;
+}
+
+export type AnswerFormat = SubscriptionFormat | "html";
+
+const HTML_CONTENT_TYPE = "text/html; charset=utf-8";
 
 export interface SubscriptionAnswer {
   status: number;
@@ -79,7 +98,8 @@ interface Decided {
   /** Status changes up to this epoch are reflected in the slots. */
   statusEpoch: number;
   slots: RouteSlot[];
-  bodies: Map<SubscriptionFormat, { subscribersVersion: number; body: string; headers: Record<string, string> }>;
+  /** Keyed by the chosen format (a detected one too), and for the HTML page by origin as well. */
+  bodies: Map<string, { subscribersVersion: number; body: string; headers: Record<string, string> }>;
 }
 
 const requests = counter("routeboard_subscription_requests_total", "Subscription requests by outcome");
@@ -260,9 +280,13 @@ export class SubscriptionService {
     }
   }
 
-  /** GET /sub/<token>[?format=...] */
-  async answer(token: string, formatParam: string | null): Promise<SubscriptionAnswer> {
-    const format = parseFormat(formatParam);
+  /** GET /sub/<token>[?format=...]; without ?format the User-Agent picks (user-agent.ts). */
+  async answer(token: string, formatParam: string | null, ctx: AnswerContext = {}): Promise<SubscriptionAnswer> {
+    let format: AnswerFormat | null;
+    // The answer depends on the User-Agent only when ?format is absent: caches must key on it then.
+    const vary = formatParam === null;
+    if (vary) format = formatForUserAgent(ctx.userAgent) satisfies DetectedFormat;
+    else format = parseFormat(formatParam);
     if (!format) {
       requests.inc({ outcome: "bad_request" });
       return { status: 400, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Unknown format: use json, clash or singbox, or leave it out for share links\n" };
@@ -274,34 +298,73 @@ export class SubscriptionService {
     await this.refresh();
     const now = this.clock();
     const sub = this.subscribersByToken.get(token);
-    if (!sub || !sub.enabled || isExpired(sub, now) || !this.topology) {
+    // Unknown and disabled: the same 404, no hint of which.
+    if (!sub || !sub.enabled || !this.topology) {
       requests.inc({ outcome: "not_found" });
       return NOT_FOUND;
+    }
+    const origin = ctx.origin ?? "http://localhost";
+    const blocked = blockReason(sub, now);
+    if (blocked) {
+      // Expired or over the limit: one entry that says so, in every format (no balancing, no assignment).
+      requests.inc({ outcome: blocked.kind });
+      const message = blockMessage(blocked);
+      const entries = [infoEntry(message)];
+      const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: blocked, message }) : renderSubscription(format, INFO_UUID, entries);
+      return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body };
     }
     let d = this.decided.get(sub.id);
     if (!d || !this.isCurrent(d, now) || d.statusEpoch !== this.statusEpoch) {
       const previous = await this.assignmentsOf(sub.id);
       d = this.bringUpToDate(sub, previous, this.clock());
     }
-    const cached = d.bodies.get(format);
+    // The page's links name the origin: one cached page per subscriber, for the origin last asked.
+    const key = format === "html" ? `html ${origin}` : format;
+    const cached = d.bodies.get(key);
     if (cached && cached.subscribersVersion === this.subscribersVersion) {
       requests.inc({ outcome: this.stale ? "stale" : "ok" });
-      return { status: 200, headers: this.withStale(cached.headers), body: cached.body };
+      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: "User-Agent" } : cached.headers), body: cached.body };
     }
     const entries: SubscriptionEntry[] = [];
     for (const slot of d.slots) if (slot.entry) entries.push(slot.entry);
+    const headers = this.headersFor(sub, format, false);
+    let body: string;
+    if (format === "html") {
+      body = await this.renderPage(sub, entries, sub.vlessUuid, origin, null);
+      for (const k of d.bodies.keys()) if (k.startsWith("html ")) d.bodies.delete(k);
+    } else {
+      body = renderSubscription(format, sub.vlessUuid, entries);
+    }
+    d.bodies.set(key, { subscribersVersion: this.subscribersVersion, body, headers });
+    requests.inc({ outcome: this.stale ? "stale" : "ok" });
+    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: "User-Agent" } : headers), body };
+  }
+
+  private headersFor(sub: SnapshotSubscriber, format: AnswerFormat, vary: boolean): Record<string, string> {
     const cluster = this.topology!.clusters.get(sub.clusterId);
-    const headers: Record<string, string> = {
-      "content-type": CONTENT_TYPES[format],
+    return {
+      "content-type": format === "html" ? HTML_CONTENT_TYPE : CONTENT_TYPES[format],
       "cache-control": "no-store",
       "subscription-userinfo": subscriptionUserinfo(sub.trafficUpBytes, sub.trafficDownBytes, sub.trafficLimitBytes, sub.expiresAt),
       "profile-update-interval": String(PROFILE_UPDATE_INTERVAL_HOURS),
       "profile-title": profileTitle(cluster?.name ?? "Routeboard"),
+      ...(format === "html" ? { "content-security-policy": SUBSCRIBER_PAGE_CSP } : {}),
+      ...(vary ? { vary: "User-Agent" } : {}),
     };
-    const body = renderSubscription(format, sub.vlessUuid, entries);
-    d.bodies.set(format, { subscribersVersion: this.subscribersVersion, body, headers });
-    requests.inc({ outcome: this.stale ? "stale" : "ok" });
-    return { status: 200, headers: this.withStale(headers), body };
+  }
+
+  private renderPage(sub: SnapshotSubscriber, entries: SubscriptionEntry[], uuid: string, origin: string, blocked: Parameters<typeof renderSubscriberPage>[0]["blocked"]): Promise<string> {
+    return renderSubscriberPage({
+      title: this.topology!.clusters.get(sub.clusterId)?.name ?? "Routeboard",
+      subscriberName: sub.name,
+      url: subscriptionUrl(origin, sub.token),
+      upBytes: sub.trafficUpBytes,
+      downBytes: sub.trafficDownBytes,
+      limitBytes: sub.trafficLimitBytes,
+      expiresAt: sub.expiresAt,
+      blocked,
+      links: entries.map((e) => ({ name: e.inbound, link: vlessShareLink(uuid, e) })),
+    });
   }
 
   private withStale(h: Record<string, string>): Record<string, string> {
