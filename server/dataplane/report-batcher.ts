@@ -6,18 +6,26 @@
  * batch committed, so nothing acknowledged is lost. If a batch fails, its reports are
  * retried one transaction each, so one bad report cannot fail its neighbours.
  *
- * Bus events are coalesced per batch: one "metrics" per cluster, "health" where a status
- * changed, "traffic" where subscribers' totals moved, "subscribers" where a limit was crossed
- * (the config hub then drops those subscribers from every agent's config).
+ * A batch's per-user traffic goes into one traffic_journal row in the batch's transaction;
+ * the batcher folds the journal: subscribers' totals every TOTALS_EVERY_MS (so traffic shows
+ * within a report interval, and a limit crossed drops the subscriber at the next config push),
+ * per-(subscriber, server, day) rows every DAYS_EVERY_MS, in bounded steps so that on PGlite
+ * (which runs in this event loop) no step blocks other requests for long.
+ *
+ * Bus events are coalesced: per batch one "metrics" per cluster and "health" where a status
+ * changed; per totals fold "traffic" where subscribers' totals moved and "subscribers" where a
+ * limit was crossed (the config hub then drops those subscribers from every agent's config).
  */
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { counter } from "@/server/metrics";
 import type { AgentReport } from "@/core/agent-wire";
 import { logger } from "@/server/logger";
-import { applyReport, applyReports, foldTrafficJournal, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
+import { applyReport, applyReports, foldTrafficDays, foldTrafficTotals, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
 
+/** Largest batch on PostgreSQL; on PGlite, PGLITE_MAX_BATCH keeps one transaction short. */
 export const MAX_BATCH = 256;
+export const PGLITE_MAX_BATCH = 24;
 const FULL_ENOUGH = 64;
 const GATHER_MS = 10;
 
@@ -33,14 +41,21 @@ interface Item {
   reject: (err: unknown) => void;
 }
 
-/** How often the traffic journal is folded into subscriber_traffic. */
-export const FOLD_EVERY_MS = 10_000;
+/** How often journalled traffic is added to subscribers' totals (limits, "online now"). */
+export const TOTALS_EVERY_MS = 500;
+/** How often journalled traffic is added to subscriber_traffic (per server and day). */
+export const DAYS_EVERY_MS = 5_000;
+const DAYS_BUDGET_MS = 1_000;
 
 export class ReportBatcher {
   private queue: Item[] = [];
-  private foldTimer: ReturnType<typeof setInterval> | null = null;
+  private totalsTimer: ReturnType<typeof setInterval> | null = null;
+  private daysTimer: ReturnType<typeof setInterval> | null = null;
   private folding: Promise<unknown> | null = null;
   private running: Promise<void> | null = null;
+  private maxBatch = MAX_BATCH;
+  /** Journal rows per fold step (PGlite: a few, so one step stays short). */
+  private foldRows = 1000;
   batches = 0;
   reports = 0;
 
@@ -49,16 +64,29 @@ export class ReportBatcher {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Folds the traffic journal every FOLD_EVERY_MS (started with the first report). */
-  private startFolding(): void {
-    if (this.foldTimer) return;
-    this.foldTimer = setInterval(() => void this.fold(), FOLD_EVERY_MS);
-    this.foldTimer.unref?.();
+  /**
+   * Sizes batches for the database and starts the folds, which also apply what a previous
+   * run journalled but did not fold (a crash between the ack and the fold loses nothing).
+   */
+  start(kind: "pglite" | "postgres"): void {
+    this.maxBatch = kind === "pglite" ? PGLITE_MAX_BATCH : MAX_BATCH;
+    this.foldRows = kind === "pglite" ? 4 : 1000;
+    this.startFolding();
+    void this.foldTotals();
   }
 
-  fold(): Promise<unknown> {
+  private startFolding(): void {
+    if (this.totalsTimer) return;
+    this.totalsTimer = setInterval(() => void this.foldTotals(), TOTALS_EVERY_MS);
+    this.totalsTimer.unref?.();
+    this.daysTimer = setInterval(() => void this.foldDays(), DAYS_EVERY_MS);
+    this.daysTimer.unref?.();
+  }
+
+  /** One fold at a time; a fold asked for while one runs is skipped (the timer comes back). */
+  private exclusive(fn: (db: Db) => Promise<unknown>): Promise<unknown> {
     this.folding ??= this.db()
-      .then((db) => foldTrafficJournal(db))
+      .then(fn)
       .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
       .finally(() => {
         this.folding = null;
@@ -66,12 +94,48 @@ export class ReportBatcher {
     return this.folding;
   }
 
-  /** Writes what is queued, folds the journal once more and stops the fold timer. */
-  async stop(): Promise<void> {
-    if (this.foldTimer) clearInterval(this.foldTimer);
-    this.foldTimer = null;
-    await this.idle();
+  /** Subscribers' totals from the journal, in steps of foldRows rows, publishing as it goes. */
+  foldTotals(): Promise<unknown> {
+    return this.exclusive(async (db) => {
+      for (;;) {
+        const t = await foldTrafficTotals(db, this.foldRows);
+        for (const c of t.movedClusters) publishChange("traffic", c);
+        for (const c of t.crossedClusters) publishChange("subscribers", c);
+        if (t.folded < this.foldRows) return;
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+  }
+
+  /**
+   * Per-day rows from the journal, in steps of foldRows rows, yielding between steps; at most
+   * DAYS_BUDGET_MS per call (or everything, when `all`), so a backlog never holds up the totals.
+   */
+  foldDays(all = false): Promise<unknown> {
+    return this.exclusive(async (db) => {
+      const until = performance.now() + DAYS_BUDGET_MS;
+      for (;;) {
+        const n = await foldTrafficDays(db, this.foldRows);
+        if (n < this.foldRows || (!all && performance.now() > until)) return;
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+  }
+
+  /** Everything journalled so far: totals, then per-day rows. */
+  async fold(): Promise<void> {
     await this.folding;
+    await this.foldTotals();
+    await this.foldDays(true);
+  }
+
+  /** Writes what is queued, folds the journal once more and stops the fold timers. */
+  async stop(): Promise<void> {
+    if (this.totalsTimer) clearInterval(this.totalsTimer);
+    if (this.daysTimer) clearInterval(this.daysTimer);
+    this.totalsTimer = null;
+    this.daysTimer = null;
+    await this.idle();
     await this.fold();
   }
 
@@ -96,8 +160,8 @@ export class ReportBatcher {
     while (this.queue.length > 0) {
       // Under load, wait a few ms for a fuller batch: the per-batch cost (statements, commit)
       // dominates small batches. An idle panel writes a lone report at once.
-      if (this.queue.length > 1 && this.queue.length < FULL_ENOUGH) await new Promise((r) => setTimeout(r, GATHER_MS));
-      const batch = this.queue.splice(0, MAX_BATCH);
+      if (this.queue.length > 1 && this.queue.length < Math.min(FULL_ENOUGH, this.maxBatch)) await new Promise((r) => setTimeout(r, GATHER_MS));
+      const batch = this.queue.splice(0, this.maxBatch);
       await this.write(batch);
     }
   }
@@ -145,20 +209,14 @@ export class ReportBatcher {
   private announce(items: Item[], results: Map<Item, AppliedReport>): void {
     const metrics = new Set<string>();
     const health = new Set<string>();
-    const traffic = new Set<string>();
-    const subscribers = new Set<string>();
     for (const it of items) {
       const r = results.get(it)!;
       const c = it.server.clusterId;
       metrics.add(c);
       if (r.statusChanged) health.add(c);
-      if (!r.duplicate && it.report.users?.length) traffic.add(c);
-      if (r.limitCrossed) subscribers.add(c);
     }
     for (const c of metrics) publishChange("metrics", c);
     for (const c of health) publishChange("health", c);
-    for (const c of traffic) publishChange("traffic", c);
-    for (const c of subscribers) publishChange("subscribers", c);
   }
 }
 
