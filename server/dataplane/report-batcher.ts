@@ -54,8 +54,9 @@ export class ReportBatcher {
   private folding: Promise<unknown> | null = null;
   private running: Promise<void> | null = null;
   private maxBatch = MAX_BATCH;
-  /** Journal rows per fold step (PGlite: a few, so one step stays short). */
-  private foldRows = 1000;
+  /** Journal rows per fold step (PGlite: few, so one step stays within a few tens of ms). */
+  private totalsRows = 1000;
+  private daysRows = 1000;
   batches = 0;
   reports = 0;
 
@@ -70,7 +71,9 @@ export class ReportBatcher {
    */
   start(kind: "pglite" | "postgres"): void {
     this.maxBatch = kind === "pglite" ? PGLITE_MAX_BATCH : MAX_BATCH;
-    this.foldRows = kind === "pglite" ? 4 : 1000;
+    // Measured on PGlite per journal row of 24 reports × 100 users: ~9 ms totals, ~45 ms days.
+    this.totalsRows = kind === "pglite" ? 8 : 1000;
+    this.daysRows = kind === "pglite" ? 1 : 1000;
     this.startFolding();
     void this.foldTotals();
   }
@@ -94,29 +97,29 @@ export class ReportBatcher {
     return this.folding;
   }
 
-  /** Subscribers' totals from the journal, in steps of foldRows rows, publishing as it goes. */
+  /** Subscribers' totals from the journal, in steps of totalsRows rows, publishing as it goes. */
   foldTotals(): Promise<unknown> {
     return this.exclusive(async (db) => {
       for (;;) {
-        const t = await foldTrafficTotals(db, this.foldRows);
+        const t = await foldTrafficTotals(db, this.totalsRows);
         for (const c of t.movedClusters) publishChange("traffic", c);
         for (const c of t.crossedClusters) publishChange("subscribers", c);
-        if (t.folded < this.foldRows) return;
+        if (t.folded < this.totalsRows) return;
         await new Promise((r) => setImmediate(r));
       }
     });
   }
 
   /**
-   * Per-day rows from the journal, in steps of foldRows rows, yielding between steps; at most
+   * Per-day rows from the journal, in steps of daysRows rows, yielding between steps; at most
    * DAYS_BUDGET_MS per call (or everything, when `all`), so a backlog never holds up the totals.
    */
   foldDays(all = false): Promise<unknown> {
     return this.exclusive(async (db) => {
       const until = performance.now() + DAYS_BUDGET_MS;
       for (;;) {
-        const n = await foldTrafficDays(db, this.foldRows);
-        if (n < this.foldRows || (!all && performance.now() > until)) return;
+        const n = await foldTrafficDays(db, this.daysRows);
+        if (n < this.daysRows || (!all && performance.now() > until)) return;
         await new Promise((r) => setImmediate(r));
       }
     });
