@@ -182,7 +182,7 @@ async function main() {
       ),
     );
     const seq = new Array<number>(fleet.servers.length).fill(0);
-    const counts = { sent: 0, ok: 0, duplicate: 0, limited: 0, otherStatus: 0, errors: 0, skippedInFlightCap: 0, skippedStillWaiting: 0 };
+    const counts = { sent: 0, ok: 0, duplicate: 0, limited: 0, busy: 0, otherStatus: 0, errors: 0, skippedInFlightCap: 0, skippedStillWaiting: 0 };
     let inFlight = 0;
     // Like a real agent, a server sends its next report only after the previous one was
     // answered (so seqs arrive in order); a report due meanwhile is skipped and counted.
@@ -214,6 +214,7 @@ async function main() {
             counts.ok++;
             if (r.body.includes('"duplicate":true')) counts.duplicate++;
           } else if (r.status === 429) counts.limited++;
+          else if (r.status === 503) counts.busy++; // admission control: nothing stored, the agent sends it again
           else counts.otherStatus++;
         },
         () => {

@@ -15,6 +15,7 @@ import { renderMetrics } from "@/server/metrics";
 import type { RouteHandler } from "@/server/http/util";
 import { agentConfigHandler } from "./config-route";
 import { agentLimits } from "./rate-limit";
+import { reportBatcher } from "./report-batcher";
 import { configHub, WAKE_SPACING_MS } from "./config-hub";
 import { getDb } from "@/db/client";
 import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
@@ -387,6 +388,27 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect(statuses.slice(20)).toEqual([429, 429]);
     expect(retryAfter).toBe("1");
     agentLimits().config.clear();
+  });
+
+  it("admission control: beyond a few batches in flight, 503 + Retry-After before the body is read; nothing stored", async () => {
+    agentLimits().reports.clear();
+    const batcher = reportBatcher(getDb);
+    let held = 0;
+    while (batcher.admit()) held++;
+    try {
+      expect(held).toBeGreaterThan(0);
+      const [before] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+      const r = await post(srv[1]!.token, baseReport({ instance: "agent-two", seq: 50, users: [{ email: alice.id, up: 1, down: 1 }] }));
+      expect(r.status).toBe(503);
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect(await r.json()).toMatchObject({ error: expect.stringContaining("nothing was stored") });
+      const [after] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+      expect(after!.seq).toBe(before!.seq);
+    } finally {
+      for (let i = 0; i < held; i++) batcher.release();
+    }
+    const ok = await post(srv[1]!.token, baseReport());
+    expect(ok.status).toBe(200);
   });
 
   it("a subscriber whose report crosses the limit leaves the config at the next push", async () => {

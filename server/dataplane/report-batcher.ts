@@ -54,6 +54,9 @@ export class ReportBatcher {
   private folding: Promise<unknown> | null = null;
   private running: Promise<void> | null = null;
   private maxBatch = MAX_BATCH;
+  /** Reports admitted (being read, parsed or written) and how many may be at once. */
+  private admitted = 0;
+  private maxAdmitted = MAX_BATCH * 4;
   /** Journal rows per fold step (PGlite: few, so one step stays within a few tens of ms). */
   private totalsRows = 1000;
   private daysRows = 1000;
@@ -71,6 +74,7 @@ export class ReportBatcher {
    */
   start(kind: "pglite" | "postgres"): void {
     this.maxBatch = kind === "pglite" ? PGLITE_MAX_BATCH : MAX_BATCH;
+    this.maxAdmitted = this.maxBatch * (kind === "pglite" ? 3 : 4);
     // Measured on PGlite per journal row of 24 reports × 100 users: ~9 ms totals, ~45 ms days.
     this.totalsRows = kind === "pglite" ? 8 : 1000;
     this.daysRows = kind === "pglite" ? 1 : 1000;
@@ -140,6 +144,23 @@ export class ReportBatcher {
     this.daysTimer = null;
     await this.idle();
     await this.fold();
+  }
+
+  /**
+   * Admission control: whether one more report may be read and queued now. Beyond a few
+   * batches' worth the panel only gets slower for everyone (on PGlite the database shares this
+   * event loop with /api/health), so the route answers 503 + Retry-After before reading the
+   * body: nothing is stored, and the agent keeps the report and sends it again. Call
+   * `release()` once the admitted report is answered.
+   */
+  admit(): boolean {
+    if (this.admitted >= this.maxAdmitted) return false;
+    this.admitted++;
+    return true;
+  }
+
+  release(): void {
+    this.admitted = Math.max(0, this.admitted - 1);
   }
 
   submit(server: ReportingServer, report: AgentReport): Promise<ReportOutcome> {
