@@ -4,7 +4,7 @@
  * lock, runs the pure status machine and writes only what changed. Callers publish the bus
  * events (this module does no I/O but the database).
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import type { AgentReportAck } from "@/core/agent-wire";
@@ -24,6 +24,8 @@ import { computeServerStatus, isHealthyReport, NO_DATA_INTERVALS, type ServerSta
 export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 export const HISTORY_BUCKET_MS = 5 * 60 * 1000;
 export const PEAK_HALF_LIFE_MS = 24 * 3600 * 1000;
+/** Servers read per statement by the status sweep. */
+const SWEEP_PAGE = 250;
 
 /** The effective probe config; a bad stored value falls back to the defaults (never throws). */
 export function effectiveProbeConfig(clusterCfg: unknown, override: unknown): ProbeConfig {
@@ -777,12 +779,24 @@ export async function recordProbeResult(
  * writes only the changes. Returns the clusters whose statuses changed.
  */
 export async function sweepStatuses(db: Db, nowMs = Date.now()): Promise<{ changedClusters: Set<string>; changedServers: number }> {
-  const rows = await db
-    .select({ id: servers.id, ...statusInputColumns })
-    .from(servers)
-    .innerJoin(clusters, eq(clusters.id, servers.clusterId))
-    .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
-    .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id));
+  // Read in pages (by id): one statement over thousands of servers blocks PGlite, which runs
+  // in the app's event loop, for a few hundred ms; pages let other requests in between.
+  const page = (after: string | null) =>
+    db
+      .select({ id: servers.id, ...statusInputColumns })
+      .from(servers)
+      .innerJoin(clusters, eq(clusters.id, servers.clusterId))
+      .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
+      .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+      .where(after === null ? undefined : gt(servers.id, after))
+      .orderBy(servers.id)
+      .limit(SWEEP_PAGE);
+  const rows = await page(null);
+  for (let last = rows.length === SWEEP_PAGE ? rows[rows.length - 1]!.id : null; last !== null; ) {
+    const more = await page(last);
+    rows.push(...more);
+    last = more.length === SWEEP_PAGE ? more[more.length - 1]!.id : null;
+  }
   const links = await db.select().from(meshChecks);
 
   const byCluster = new Map<string, typeof rows>();
