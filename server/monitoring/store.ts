@@ -119,7 +119,12 @@ function pgArray(values: ReadonlyArray<string | number | boolean | null>): strin
  * recomputeServer for many servers at once (agent report batches): one locked read in server
  * id order, and writes only for the servers whose status or reason changed.
  */
-export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[], nowOf: (serverId: string) => number): Promise<Map<string, RecomputeResult>> {
+export async function recomputeServers(
+  tx: DbOrTx,
+  serverIds: readonly string[],
+  nowOf: (serverId: string) => number,
+  meshOf?: (serverId: string) => { unreachable: boolean; reason: string } | undefined,
+): Promise<Map<string, RecomputeResult>> {
   const out = new Map<string, RecomputeResult>();
   if (serverIds.length === 0) return out;
   const rows = await tx
@@ -132,17 +137,31 @@ export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[],
     .orderBy(serverHealth.serverId)
     .for("update", { of: serverHealth });
   // One UPDATE for every server whose status or reason moved (status_since only with the status).
-  const upd = { id: [] as string[], status: [] as string[], changed: [] as boolean[], reason: [] as string[], at: [] as string[] };
+  const upd = {
+    id: [] as string[],
+    status: [] as string[],
+    changed: [] as boolean[],
+    reason: [] as Array<string | null>,
+    meshUnreachable: [] as boolean[],
+    meshReason: [] as Array<string | null>,
+    at: [] as string[],
+  };
   for (const row of rows) {
     const nowMs = nowOf(row.id);
     const h = row.health;
-    const result = statusOf(row, h, { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
+    const mesh = meshOf?.(row.id);
+    const result = statusOf(row, h, mesh ?? { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
     const changed = result.status !== h.status;
-    if (changed || (result.reason !== h.statusReason && result.status !== "no-data")) {
+    // As recomputeServer: no-data's reason counts the seconds of silence, rewritten only with the status.
+    const reasonMoved = changed || (result.reason !== h.statusReason && result.status !== "no-data");
+    const meshMoved = mesh !== undefined && (mesh.unreachable !== h.meshUnreachable || mesh.reason !== h.meshReason);
+    if (reasonMoved || meshMoved) {
       upd.id.push(row.id);
       upd.status.push(result.status);
       upd.changed.push(changed);
-      upd.reason.push(result.reason);
+      upd.reason.push(reasonMoved ? result.reason : h.statusReason);
+      upd.meshUnreachable.push(meshMoved ? mesh.unreachable : h.meshUnreachable);
+      upd.meshReason.push(meshMoved ? mesh.reason : h.meshReason);
       upd.at.push(new Date(nowMs).toISOString());
     }
     out.set(row.id, { serverId: row.id, clusterId: row.clusterId, status: result.status, changed });
@@ -153,9 +172,12 @@ export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[],
         status = v.status,
         status_since = case when v.changed then v.at else h.status_since end,
         status_reason = v.reason,
+        mesh_unreachable = v.mesh_unreachable,
+        mesh_reason = v.mesh_reason,
         updated_at = v.at
       from unnest(${pgArray(upd.id)}::uuid[], ${pgArray(upd.status)}::text[], ${pgArray(upd.changed)}::boolean[],
-        ${pgArray(upd.reason)}::text[], ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, at)
+        ${pgArray(upd.reason)}::text[], ${pgArray(upd.meshUnreachable)}::boolean[], ${pgArray(upd.meshReason)}::text[],
+        ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, mesh_unreachable, mesh_reason, at)
       where h.server_id = v.id`);
   }
   return out;
@@ -817,6 +839,7 @@ export async function sweepStatuses(db: Db, nowMs = Date.now()): Promise<{ chang
 
   const changedClusters = new Set<string>();
   let changedServers = 0;
+  const todo = new Map<string, { unreachable: boolean; reason: string }>();
   for (const [clusterId, list] of byCluster) {
     const intervalMs = (list[0]?.reportIntervalS ?? 60) * 1000;
     const fresh = (r: (typeof list)[number]) =>
@@ -840,12 +863,21 @@ export async function sweepStatuses(db: Db, nowMs = Date.now()): Promise<{ chang
         mesh.reason !== h.meshReason ||
         (probe.reason !== h.statusReason && probe.status !== "no-data");
       if (!needs) continue;
-      const res = await db.transaction(async (tx) => {
-        await ensureHealthRow(tx, r.id);
-        return recomputeServer(tx, r.id, nowMs, mesh);
-      });
-      if (res?.changed) {
-        changedClusters.add(clusterId);
+      todo.set(r.id, mesh);
+    }
+  }
+  // Set-based, SWEEP_PAGE servers per transaction: when many servers change at once (a fleet
+  // falling silent), one transaction per server kept PGlite busy for seconds.
+  const ids = [...todo.keys()].sort(byId);
+  for (let k = 0; k < ids.length; k += SWEEP_PAGE) {
+    const chunk = ids.slice(k, k + SWEEP_PAGE);
+    const results = await db.transaction(async (tx) => {
+      await tx.execute(sql`insert into ${serverHealth} (server_id) select unnest(${pgArray(chunk)}::uuid[]) on conflict do nothing`);
+      return recomputeServers(tx, chunk, () => nowMs, (id) => todo.get(id));
+    });
+    for (const res of results.values()) {
+      if (res.changed) {
+        changedClusters.add(res.clusterId);
         changedServers++;
       }
     }
