@@ -52,7 +52,10 @@ export class ReportBatcher {
   private totalsTimer: ReturnType<typeof setInterval> | null = null;
   private daysTimer: ReturnType<typeof setInterval> | null = null;
   private folding: Promise<unknown> | null = null;
-  private running: Promise<void> | null = null;
+  /** Writers draining the queue (PostgreSQL: up to 2 at once; PGlite: 1) and the servers they hold. */
+  private writers = new Set<Promise<void>>();
+  private maxWriters = 1;
+  private writing = new Set<string>();
   private maxBatch = MAX_BATCH;
   /** Reports admitted (being read, parsed or written) and how many may be at once. */
   private admitted = 0;
@@ -75,6 +78,7 @@ export class ReportBatcher {
   start(kind: "pglite" | "postgres"): void {
     this.maxBatch = kind === "pglite" ? PGLITE_MAX_BATCH : MAX_BATCH;
     this.maxAdmitted = this.maxBatch * (kind === "pglite" ? 3 : 4);
+    this.maxWriters = kind === "pglite" ? 1 : 2;
     // Measured on PGlite per journal row of 24 reports × 100 users: ~9 ms totals, ~45 ms days.
     this.totalsRows = kind === "pglite" ? 8 : 1000;
     this.daysRows = kind === "pglite" ? 1 : 1000;
@@ -167,15 +171,27 @@ export class ReportBatcher {
     this.startFolding();
     return new Promise((resolve, reject) => {
       this.queue.push({ server, report, nowMs: this.now(), resolve, reject });
-      this.running ??= this.drain().finally(() => {
-        this.running = null;
-      });
+      this.kick();
     });
+  }
+
+  /**
+   * Starts a writer when none runs, and on PostgreSQL a second one while a batch's worth is
+   * waiting: a batch then commits while the next is written, instead of waiting for it.
+   */
+  private kick(): void {
+    if (this.writers.size >= this.maxWriters) return;
+    if (this.writers.size > 0 && this.queue.length < FULL_ENOUGH) return;
+    const w: Promise<void> = this.drain().finally(() => {
+      this.writers.delete(w);
+      if (this.queue.length > 0) this.kick();
+    });
+    this.writers.add(w);
   }
 
   /** Resolves when everything queued so far is written. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.writers.size > 0) await Promise.all([...this.writers]);
   }
 
   private async drain(): Promise<void> {
@@ -185,9 +201,36 @@ export class ReportBatcher {
       // Under load, wait a few ms for a fuller batch: the per-batch cost (statements, commit)
       // dominates small batches. An idle panel writes a lone report at once.
       if (this.queue.length > 1 && this.queue.length < Math.min(FULL_ENOUGH, this.maxBatch)) await new Promise((r) => setTimeout(r, GATHER_MS));
-      const batch = this.queue.splice(0, this.maxBatch);
-      await this.write(batch);
+      const batch = this.take();
+      if (batch.length === 0) return; // what is left belongs to servers another writer is writing
+      for (const it of batch) this.writing.add(it.server.serverId);
+      try {
+        await this.write(batch);
+      } finally {
+        for (const it of batch) this.writing.delete(it.server.serverId);
+      }
     }
+  }
+
+  /**
+   * The next batch, in arrival order, leaving in the queue the reports of servers another
+   * writer is writing: a server's reports are stored one batch after the other, in order.
+   */
+  private take(): Item[] {
+    if (this.writing.size === 0) return this.queue.splice(0, this.maxBatch);
+    const batch: Item[] = [];
+    const rest: Item[] = [];
+    const held = new Set<string>();
+    for (const it of this.queue) {
+      const id = it.server.serverId;
+      if (batch.length < this.maxBatch && !this.writing.has(id) && !held.has(id)) batch.push(it);
+      else {
+        rest.push(it);
+        held.add(id);
+      }
+    }
+    this.queue = rest;
+    return batch;
   }
 
   private async write(batch: Item[]): Promise<void> {

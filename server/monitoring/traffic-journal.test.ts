@@ -121,6 +121,31 @@ describe.each(testDbKinds())("traffic journal (%s)", (kind) => {
     expect(await foldTrafficTotals(t.db)).toMatchObject({ folded: 1, crossedClusters: [] });
   });
 
+  it("two writers (PostgreSQL's setting): every report of a server stored once, in order, none taken for a duplicate", async () => {
+    const f = await fleet(t.db, "two", 3);
+    const batcher = new ReportBatcher(async () => t.db);
+    batcher.start("postgres");
+    try {
+      const sent: Array<Promise<{ httpStatus: number; body: unknown }>> = [];
+      for (let seq = 1; seq <= 100; seq++) {
+        for (let s = 0; s < 3; s++) {
+          sent.push(
+            batcher.submit(
+              { serverId: f.servers[s]!, clusterId: f.clusterId },
+              report({ instance: `two-agent-${s}`, seq, users: [{ email: f.sub, up: 1, down: 2 }] }),
+            ),
+          );
+        }
+      }
+      const out = await Promise.all(sent);
+      expect(out.filter((o) => o.httpStatus !== 200 || (o.body as { duplicate?: boolean }).duplicate)).toEqual([]);
+      expect(batcher.batches).toBeGreaterThan(1);
+    } finally {
+      await batcher.stop();
+    }
+    expect(await totals(t.db, f.sub)).toMatchObject({ up: 300, down: 600 });
+  });
+
   it("a fold that fails applies nothing and marks nothing: the next one applies it once", async () => {
     const f = await fleet(t.db, "fail", 1);
     const item = { server: { serverId: f.servers[0]!, clusterId: f.clusterId }, nowMs: Date.now(), report: report({ instance: "fail-agent", seq: 1, users: [{ email: f.sub, up: 7, down: 8 }] }) };
