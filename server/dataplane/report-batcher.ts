@@ -51,7 +51,7 @@ export class ReportBatcher {
   private queue: Item[] = [];
   private totalsTimer: ReturnType<typeof setInterval> | null = null;
   private daysTimer: ReturnType<typeof setInterval> | null = null;
-  private folding: Promise<unknown> | null = null;
+  private folding = new Map<"totals" | "days", Promise<unknown>>();
   /** Writers draining the queue (PostgreSQL: up to 2 at once; PGlite: 1) and the servers they hold. */
   private writers = new Set<Promise<void>>();
   private maxWriters = 1;
@@ -94,20 +94,25 @@ export class ReportBatcher {
     this.daysTimer.unref?.();
   }
 
-  /** One fold at a time; a fold asked for while one runs is skipped (the timer comes back). */
-  private exclusive(fn: (db: Db) => Promise<unknown>): Promise<unknown> {
-    this.folding ??= this.db()
-      .then(fn)
-      .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
-      .finally(() => {
-        this.folding = null;
-      });
-    return this.folding;
+  /**
+   * One fold of each kind at a time; a fold asked for while one of its kind runs joins it (the
+   * timer comes back). Totals and per-day folds run side by side (they touch disjoint rows).
+   */
+  private exclusive(kind: "totals" | "days", fn: (db: Db) => Promise<unknown>): Promise<unknown> {
+    let p = this.folding.get(kind);
+    if (!p) {
+      p = this.db()
+        .then(fn)
+        .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
+        .finally(() => this.folding.delete(kind));
+      this.folding.set(kind, p);
+    }
+    return p;
   }
 
   /** Subscribers' totals from the journal, in steps of totalsRows rows, publishing as it goes. */
   foldTotals(): Promise<unknown> {
-    return this.exclusive(async (db) => {
+    return this.exclusive("totals", async (db) => {
       for (;;) {
         const t = await foldTrafficTotals(db, this.totalsRows);
         for (const c of t.movedClusters) publishChange("traffic", c);
@@ -123,7 +128,7 @@ export class ReportBatcher {
    * DAYS_BUDGET_MS per call (or everything, when `all`), so a backlog never holds up the totals.
    */
   foldDays(all = false): Promise<unknown> {
-    return this.exclusive(async (db) => {
+    return this.exclusive("days", async (db) => {
       const until = performance.now() + DAYS_BUDGET_MS;
       for (;;) {
         const n = await foldTrafficDays(db, this.daysRows);
@@ -135,7 +140,7 @@ export class ReportBatcher {
 
   /** Everything journalled so far: totals, then per-day rows. */
   async fold(): Promise<void> {
-    await this.folding;
+    await Promise.all([...this.folding.values()]);
     await this.foldTotals();
     await this.foldDays(true);
   }

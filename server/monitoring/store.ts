@@ -637,8 +637,13 @@ async function storeTrafficBatch(
   return { unknownTotal, unknownByItem };
 }
 
-/** Only one instance folds at a time (two folds updating the same subscribers could deadlock). */
-const FOLD_LOCK_KEY = 0x5242_4a4e; // "RBJN"
+/**
+ * One totals fold at a time across instances (two updating the same subscribers could
+ * deadlock), and one per-day fold. The two kinds touch disjoint journal rows and run side by
+ * side, so a long per-day fold never delays the totals.
+ */
+const TOTALS_FOLD_LOCK_KEY = 0x5242_4a4e; // "RBJN"
+const DAYS_FOLD_LOCK_KEY = 0x5242_4a44; // "RBJD"
 
 /** What one totals fold did: journal rows applied, clusters whose totals moved or crossed a limit. */
 export interface TotalsFold {
@@ -656,7 +661,7 @@ export interface TotalsFold {
  */
 export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsFold> {
   return db.transaction(async (tx) => {
-    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${FOLD_LOCK_KEY}) as ok`))[0];
+    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${TOTALS_FOLD_LOCK_KEY}) as ok`))[0];
     if (!lock?.ok) return { folded: 0, movedClusters: [], crossedClusters: [] };
     const res = await tx.execute<{ folded: number; moved: string[] | null; crossed: string[] | null }>(sql`
       with j as (
@@ -697,7 +702,7 @@ export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsF
  */
 export async function foldTrafficDays(db: Db, maxRows = 1000): Promise<number> {
   return db.transaction(async (tx) => {
-    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${FOLD_LOCK_KEY}) as ok`))[0];
+    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${DAYS_FOLD_LOCK_KEY}) as ok`))[0];
     if (!lock?.ok) return 0;
     const res = await tx.execute<{ folded: number }>(sql`
       with j as (
