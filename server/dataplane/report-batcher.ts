@@ -214,6 +214,10 @@ export class ReportBatcher {
       } finally {
         for (const it of batch) this.writing.delete(it.server.serverId);
       }
+      // Let pending I/O run before the next batch (on PGlite a transaction, and the chain of
+      // promises from one batch to the next, never yields to the event loop on its own): an
+      // /api/health that arrived meanwhile queues its query ahead of the next batch.
+      await new Promise((r) => setImmediate(r));
     }
   }
 
