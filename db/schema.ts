@@ -255,16 +255,28 @@ export const serverMetrics = pgTable("server_metrics", {
 });
 
 /**
- * Per-user traffic of committed agent report batches, not yet added to subscriber_traffic:
- * one row per batch ([subscriber, server, day, up, down] entries), written in the batch's own
- * transaction, so an acknowledged report is durable at once. A folder moves the entries into
- * subscriber_traffic every few seconds, summing the many reports of one (subscriber, server,
- * day) first: at high report rates that is a fraction of the rows. Subscribers' totals are not
- * deferred: they are updated with the batch (limits, "online now").
+ * Per-user traffic of committed agent report batches, not yet added where it is read: one row
+ * per batch, written in the batch's own transaction (with the agents' seq), so an acknowledged
+ * report is durable at once and counted once. Two folds apply it, each in one statement that
+ * also marks or deletes what it applied (so a crash in between loses and repeats nothing):
+ * - every ~0.5 s the per-subscriber totals (`sub_*`, one element per distinct subscriber of the
+ *   batch) go into subscribers' totals and last_seen_at, and `totals_folded` is set; limits are
+ *   checked there;
+ * - every few seconds rows with `totals_folded` are deleted and their per-(subscriber, server,
+ *   UTC day) entries (`ent_*`, parallel arrays) added to subscriber_traffic, summed first.
  */
 export const trafficJournal = pgTable("traffic_journal", {
   id: bigserial("id", { mode: "number" }).primaryKey(),
-  entries: jsonb("entries").$type<Array<[string, string, string, number, number]>>().notNull(),
+  subIds: uuid("sub_ids").array().notNull(),
+  subUp: bigint("sub_up", { mode: "number" }).array().notNull(),
+  subDown: bigint("sub_down", { mode: "number" }).array().notNull(),
+  seenAt: ts("seen_at").notNull(),
+  totalsFolded: boolean("totals_folded").notNull().default(false),
+  entSub: uuid("ent_sub").array().notNull(),
+  entSrv: uuid("ent_srv").array().notNull(),
+  entDay: date("ent_day", { mode: "string" }).array().notNull(),
+  entUp: bigint("ent_up", { mode: "number" }).array().notNull(),
+  entDown: bigint("ent_down", { mode: "number" }).array().notNull(),
   createdAt: createdAt(),
 });
 

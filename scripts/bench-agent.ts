@@ -182,7 +182,7 @@ async function main() {
       ),
     );
     const seq = new Array<number>(fleet.servers.length).fill(0);
-    const counts = { sent: 0, ok: 0, duplicate: 0, limited: 0, otherStatus: 0, errors: 0, skippedInFlightCap: 0, skippedStillWaiting: 0 };
+    const counts = { sent: 0, ok: 0, duplicate: 0, limited: 0, busy: 0, otherStatus: 0, errors: 0, skippedInFlightCap: 0, skippedStillWaiting: 0 };
     let inFlight = 0;
     // Like a real agent, a server sends its next report only after the previous one was
     // answered (so seqs arrive in order); a report due meanwhile is skipped and counted.
@@ -214,6 +214,7 @@ async function main() {
             counts.ok++;
             if (r.body.includes('"duplicate":true')) counts.duplicate++;
           } else if (r.status === 429) counts.limited++;
+          else if (r.status === 503) counts.busy++; // admission control: nothing stored, the agent sends it again
           else counts.otherStatus++;
         },
         () => {
@@ -252,10 +253,20 @@ async function main() {
     const elapsedS = (performance.now() - start) / 1000;
 
     // Nothing acked is lost, nothing counted twice: stored up+down = 3 bytes × users × acked reports.
-    const list = await app.query<Array<{ trafficUpBytes: number; trafficDownBytes: number }>>("subscribers.list", { clusterId: fleet.clusterId });
-    const storedUp = list.reduce((n, s) => n + s.trafficUpBytes, 0);
-    const storedDown = list.reduce((n, s) => n + s.trafficDownBytes, 0);
+    // Subscribers' totals come from the traffic journal's fold (every 0.5 s): wait for it, and
+    // say how long the totals took to catch up with the last ack.
     const counted = counts.ok - counts.duplicate;
+    const foldStart = performance.now();
+    let storedUp = 0;
+    let storedDown = 0;
+    for (;;) {
+      const list = await app.query<Array<{ trafficUpBytes: number; trafficDownBytes: number }>>("subscribers.list", { clusterId: fleet.clusterId });
+      storedUp = list.reduce((n, s) => n + s.trafficUpBytes, 0);
+      storedDown = list.reduce((n, s) => n + s.trafficDownBytes, 0);
+      if (storedUp >= counted * USERS_PER_REPORT || performance.now() - foldStart > 60_000) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const totalsCatchUpS = Math.round((performance.now() - foldStart) / 100) / 10;
     const metrics = await (await fetch(`${base}/metrics`)).text();
     const metric = (name: string) => Number(new RegExp(`^${name} ([0-9.e+]+)$`, "m").exec(metrics)?.[1] ?? NaN);
     const batches = metric("routeboard_agent_report_batches_total");
@@ -281,6 +292,7 @@ async function main() {
         expectedDown: counted * USERS_PER_REPORT * 2,
         storedDown,
         exact: storedUp === counted * USERS_PER_REPORT && storedDown === counted * USERS_PER_REPORT * 2,
+        totalsCatchUpS,
       },
       cores: os.cpus().length,
     };

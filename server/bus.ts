@@ -11,7 +11,7 @@ export type ChangeKind =
   | "health" // server status changed
   | "metrics" // load figures changed
   | "subscribers"
-  | "traffic" // per-subscriber traffic totals moved (agent reports; coalesced per batch)
+  | "traffic" // per-subscriber traffic totals moved (the traffic journal fold, at most every 0.5 s)
   | "settings"
   | "assignments"; // the balancer stored new choices (other instances drop their cached ones)
 

@@ -42,6 +42,7 @@ export async function startServices(): Promise<void> {
   subscriptions.start();
   await subscriptions.refresh();
   setSubscriptionService(subscriptions);
+  reportBatcher(getDb).start(database.kind);
   const monitoring = await startMonitoring({ proberByLeaderOnly: !!shared });
   let leader: AdvisoryLeader | undefined;
   if (shared) {

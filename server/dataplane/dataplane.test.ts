@@ -15,6 +15,7 @@ import { renderMetrics } from "@/server/metrics";
 import type { RouteHandler } from "@/server/http/util";
 import { agentConfigHandler } from "./config-route";
 import { agentLimits } from "./rate-limit";
+import { reportBatcher } from "./report-batcher";
 import { configHub, WAKE_SPACING_MS } from "./config-hub";
 import { getDb } from "@/db/client";
 import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
@@ -246,13 +247,12 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect(await older.json()).toMatchObject({ duplicate: true });
     const fresh = await post(srv[1]!.token, baseReport({ instance: "agent-two", seq: 1, users: [{ email: alice.id, up: 1, down: 2 }] }));
     expect(await fresh.json()).not.toHaveProperty("duplicate");
+    // Totals and per-day rows arrive through the journal (folded every 0.5 s / 5 s by the batcher).
+    await foldTrafficJournal(t.db);
+    expect(await foldTrafficJournal(t.db)).toMatchObject({ folded: 0, daysFolded: 0 });
     const [a] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
     expect(a).toMatchObject({ trafficUpBytes: 101, trafficDownBytes: 1002, trafficUsedBytes: 1103 });
     expect(a!.lastSeenAt).not.toBeNull();
-    // Per-day rows arrive through the journal.
-    expect(await t.db.select().from(subscriberTraffic).where(eq(subscriberTraffic.subscriberId, alice.id))).toEqual([]);
-    expect(await foldTrafficJournal(t.db)).toBeGreaterThanOrEqual(2);
-    expect(await foldTrafficJournal(t.db)).toBe(0);
     const days = await t.db.select().from(subscriberTraffic).where(eq(subscriberTraffic.subscriberId, alice.id));
     expect(days).toEqual([expect.objectContaining({ serverId: srv[1]!.id, upBytes: 101, downBytes: 1002 })]);
     const [state] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
@@ -276,6 +276,7 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       ]),
     );
     expect(out.map((o) => o.duplicate)).toEqual([false, true, false, true]);
+    await foldTrafficJournal(t.db);
     const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
     expect(after!.trafficUpBytes - before!.trafficUpBytes).toBe(20);
     // Back to the sequence the other tests use.
@@ -303,6 +304,7 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect(await r.json()).toMatchObject({ ok: true, unknownUsers: 2 });
     const after = /routeboard_agent_unknown_users_total (\d+)/.exec(renderMetrics())?.[1];
     expect(Number(after) - Number(before)).toBe(2);
+    await foldTrafficJournal(t.db);
     const [a] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
     expect(a!.trafficUpBytes).toBe(102);
   });
@@ -386,6 +388,27 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect(statuses.slice(20)).toEqual([429, 429]);
     expect(retryAfter).toBe("1");
     agentLimits().config.clear();
+  });
+
+  it("admission control: beyond a few batches in flight, 503 + Retry-After before the body is read; nothing stored", async () => {
+    agentLimits().reports.clear();
+    const batcher = reportBatcher(getDb);
+    let held = 0;
+    while (batcher.admit()) held++;
+    try {
+      expect(held).toBeGreaterThan(0);
+      const [before] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+      const r = await post(srv[1]!.token, baseReport({ instance: "agent-two", seq: 50, users: [{ email: alice.id, up: 1, down: 1 }] }));
+      expect(r.status).toBe(503);
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect(await r.json()).toMatchObject({ error: expect.stringContaining("nothing was stored") });
+      const [after] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+      expect(after!.seq).toBe(before!.seq);
+    } finally {
+      for (let i = 0; i < held; i++) batcher.release();
+    }
+    const ok = await post(srv[1]!.token, baseReport());
+    expect(ok.status).toBe(200);
   });
 
   it("a subscriber whose report crosses the limit leaves the config at the next push", async () => {

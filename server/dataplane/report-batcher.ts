@@ -6,18 +6,26 @@
  * batch committed, so nothing acknowledged is lost. If a batch fails, its reports are
  * retried one transaction each, so one bad report cannot fail its neighbours.
  *
- * Bus events are coalesced per batch: one "metrics" per cluster, "health" where a status
- * changed, "traffic" where subscribers' totals moved, "subscribers" where a limit was crossed
- * (the config hub then drops those subscribers from every agent's config).
+ * A batch's per-user traffic goes into one traffic_journal row in the batch's transaction;
+ * the batcher folds the journal: subscribers' totals every TOTALS_EVERY_MS (so traffic shows
+ * within a report interval, and a limit crossed drops the subscriber at the next config push),
+ * per-(subscriber, server, day) rows every DAYS_EVERY_MS, in bounded steps so that on PGlite
+ * (which runs in this event loop) no step blocks other requests for long.
+ *
+ * Bus events are coalesced: per batch one "metrics" per cluster and "health" where a status
+ * changed; per totals fold "traffic" where subscribers' totals moved and "subscribers" where a
+ * limit was crossed (the config hub then drops those subscribers from every agent's config).
  */
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { counter } from "@/server/metrics";
 import type { AgentReport } from "@/core/agent-wire";
 import { logger } from "@/server/logger";
-import { applyReport, foldTrafficJournal, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
+import { applyReport, applyReports, foldTrafficDays, foldTrafficTotals, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
 
+/** Largest batch on PostgreSQL; on PGlite, PGLITE_MAX_BATCH keeps one transaction short. */
 export const MAX_BATCH = 256;
+export const PGLITE_MAX_BATCH = 24;
 const FULL_ENOUGH = 64;
 const GATHER_MS = 10;
 
@@ -33,14 +41,28 @@ interface Item {
   reject: (err: unknown) => void;
 }
 
-/** How often the traffic journal is folded into subscriber_traffic. */
-export const FOLD_EVERY_MS = 10_000;
+/** How often journalled traffic is added to subscribers' totals (limits, "online now"). */
+export const TOTALS_EVERY_MS = 500;
+/** How often journalled traffic is added to subscriber_traffic (per server and day). */
+export const DAYS_EVERY_MS = 5_000;
+const DAYS_BUDGET_MS = 1_000;
 
 export class ReportBatcher {
   private queue: Item[] = [];
-  private foldTimer: ReturnType<typeof setInterval> | null = null;
-  private folding: Promise<unknown> | null = null;
-  private running: Promise<void> | null = null;
+  private totalsTimer: ReturnType<typeof setInterval> | null = null;
+  private daysTimer: ReturnType<typeof setInterval> | null = null;
+  private folding = new Map<"totals" | "days", Promise<unknown>>();
+  /** Writers draining the queue (PostgreSQL: up to 2 at once; PGlite: 1) and the servers they hold. */
+  private writers = new Set<Promise<void>>();
+  private maxWriters = 1;
+  private writing = new Set<string>();
+  private maxBatch = MAX_BATCH;
+  /** Reports admitted (being read, parsed or written) and how many may be at once. */
+  private admitted = 0;
+  private maxAdmitted = MAX_BATCH * 4;
+  /** Journal rows per fold step (PGlite: few, so one step stays within a few tens of ms). */
+  private totalsRows = 1000;
+  private daysRows = 1000;
   batches = 0;
   reports = 0;
 
@@ -49,45 +71,132 @@ export class ReportBatcher {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Folds the traffic journal every FOLD_EVERY_MS (started with the first report). */
+  /**
+   * Sizes batches for the database and starts the folds, which also apply what a previous
+   * run journalled but did not fold (a crash between the ack and the fold loses nothing).
+   */
+  start(kind: "pglite" | "postgres"): void {
+    this.maxBatch = kind === "pglite" ? PGLITE_MAX_BATCH : MAX_BATCH;
+    this.maxAdmitted = this.maxBatch * (kind === "pglite" ? 3 : 4);
+    this.maxWriters = kind === "pglite" ? 1 : 2;
+    // Measured on PGlite per journal row of 24 reports × 100 users: ~9 ms totals, ~45 ms days.
+    this.totalsRows = kind === "pglite" ? 8 : 1000;
+    this.daysRows = kind === "pglite" ? 1 : 1000;
+    this.startFolding();
+    void this.foldTotals();
+  }
+
   private startFolding(): void {
-    if (this.foldTimer) return;
-    this.foldTimer = setInterval(() => void this.fold(), FOLD_EVERY_MS);
-    this.foldTimer.unref?.();
+    if (this.totalsTimer) return;
+    this.totalsTimer = setInterval(() => void this.foldTotals(), TOTALS_EVERY_MS);
+    this.totalsTimer.unref?.();
+    this.daysTimer = setInterval(() => void this.foldDays(), DAYS_EVERY_MS);
+    this.daysTimer.unref?.();
   }
 
-  fold(): Promise<unknown> {
-    this.folding ??= this.db()
-      .then((db) => foldTrafficJournal(db))
-      .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
-      .finally(() => {
-        this.folding = null;
-      });
-    return this.folding;
+  /**
+   * One fold of each kind at a time; a fold asked for while one of its kind runs joins it (the
+   * timer comes back). Totals and per-day folds run side by side (they touch disjoint rows).
+   */
+  private exclusive(kind: "totals" | "days", fn: (db: Db) => Promise<unknown>): Promise<unknown> {
+    let p = this.folding.get(kind);
+    if (!p) {
+      p = this.db()
+        .then(fn)
+        .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
+        .finally(() => this.folding.delete(kind));
+      this.folding.set(kind, p);
+    }
+    return p;
   }
 
-  /** Writes what is queued, folds the journal once more and stops the fold timer. */
+  /** Subscribers' totals from the journal, in steps of totalsRows rows, publishing as it goes. */
+  foldTotals(): Promise<unknown> {
+    return this.exclusive("totals", async (db) => {
+      for (;;) {
+        const t = await foldTrafficTotals(db, this.totalsRows);
+        for (const c of t.movedClusters) publishChange("traffic", c);
+        for (const c of t.crossedClusters) publishChange("subscribers", c);
+        if (t.folded < this.totalsRows) return;
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+  }
+
+  /**
+   * Per-day rows from the journal, in steps of daysRows rows, yielding between steps; at most
+   * DAYS_BUDGET_MS per call (or everything, when `all`), so a backlog never holds up the totals.
+   */
+  foldDays(all = false): Promise<unknown> {
+    return this.exclusive("days", async (db) => {
+      const until = performance.now() + DAYS_BUDGET_MS;
+      for (;;) {
+        const n = await foldTrafficDays(db, this.daysRows);
+        if (n < this.daysRows || (!all && performance.now() > until)) return;
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+  }
+
+  /** Everything journalled so far: totals, then per-day rows. */
+  async fold(): Promise<void> {
+    await Promise.all([...this.folding.values()]);
+    await this.foldTotals();
+    await this.foldDays(true);
+  }
+
+  /** Writes what is queued, folds the journal once more and stops the fold timers. */
   async stop(): Promise<void> {
-    if (this.foldTimer) clearInterval(this.foldTimer);
-    this.foldTimer = null;
+    if (this.totalsTimer) clearInterval(this.totalsTimer);
+    if (this.daysTimer) clearInterval(this.daysTimer);
+    this.totalsTimer = null;
+    this.daysTimer = null;
     await this.idle();
-    await this.folding;
     await this.fold();
+  }
+
+  /**
+   * Admission control: whether one more report may be read and queued now. Beyond a few
+   * batches' worth the panel only gets slower for everyone (on PGlite the database shares this
+   * event loop with /api/health), so the route answers 503 + Retry-After before reading the
+   * body: nothing is stored, and the agent keeps the report and sends it again. Call
+   * `release()` once the admitted report is answered.
+   */
+  admit(): boolean {
+    if (this.admitted >= this.maxAdmitted) return false;
+    this.admitted++;
+    return true;
+  }
+
+  release(): void {
+    this.admitted = Math.max(0, this.admitted - 1);
   }
 
   submit(server: ReportingServer, report: AgentReport): Promise<ReportOutcome> {
     this.startFolding();
     return new Promise((resolve, reject) => {
       this.queue.push({ server, report, nowMs: this.now(), resolve, reject });
-      this.running ??= this.drain().finally(() => {
-        this.running = null;
-      });
+      this.kick();
     });
+  }
+
+  /**
+   * Starts a writer when none runs, and on PostgreSQL a second one while a batch's worth is
+   * waiting: a batch then commits while the next is written, instead of waiting for it.
+   */
+  private kick(): void {
+    if (this.writers.size >= this.maxWriters) return;
+    if (this.writers.size > 0 && this.queue.length < FULL_ENOUGH) return;
+    const w: Promise<void> = this.drain().finally(() => {
+      this.writers.delete(w);
+      if (this.queue.length > 0) this.kick();
+    });
+    this.writers.add(w);
   }
 
   /** Resolves when everything queued so far is written. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.writers.size > 0) await Promise.all([...this.writers]);
   }
 
   private async drain(): Promise<void> {
@@ -96,10 +205,41 @@ export class ReportBatcher {
     while (this.queue.length > 0) {
       // Under load, wait a few ms for a fuller batch: the per-batch cost (statements, commit)
       // dominates small batches. An idle panel writes a lone report at once.
-      if (this.queue.length > 1 && this.queue.length < FULL_ENOUGH) await new Promise((r) => setTimeout(r, GATHER_MS));
-      const batch = this.queue.splice(0, MAX_BATCH);
-      await this.write(batch);
+      if (this.queue.length > 1 && this.queue.length < Math.min(FULL_ENOUGH, this.maxBatch)) await new Promise((r) => setTimeout(r, GATHER_MS));
+      const batch = this.take();
+      if (batch.length === 0) return; // what is left belongs to servers another writer is writing
+      for (const it of batch) this.writing.add(it.server.serverId);
+      try {
+        await this.write(batch);
+      } finally {
+        for (const it of batch) this.writing.delete(it.server.serverId);
+      }
+      // Let pending I/O run before the next batch (on PGlite a transaction, and the chain of
+      // promises from one batch to the next, never yields to the event loop on its own): an
+      // /api/health that arrived meanwhile queues its query ahead of the next batch.
+      await new Promise((r) => setImmediate(r));
     }
+  }
+
+  /**
+   * The next batch, in arrival order, leaving in the queue the reports of servers another
+   * writer is writing: a server's reports are stored one batch after the other, in order.
+   */
+  private take(): Item[] {
+    if (this.writing.size === 0) return this.queue.splice(0, this.maxBatch);
+    const batch: Item[] = [];
+    const rest: Item[] = [];
+    const held = new Set<string>();
+    for (const it of this.queue) {
+      const id = it.server.serverId;
+      if (batch.length < this.maxBatch && !this.writing.has(id) && !held.has(id)) batch.push(it);
+      else {
+        rest.push(it);
+        held.add(id);
+      }
+    }
+    this.queue = rest;
+    return batch;
   }
 
   private async write(batch: Item[]): Promise<void> {
@@ -109,10 +249,11 @@ export class ReportBatcher {
     let results: Map<Item, AppliedReport> | null = null;
     const t0 = performance.now();
     try {
+      // One applyReports for the whole batch: a fixed number of set-based statements, not
+      // ~15 per report (measured on PGlite: 200 reports 0.13–0.23 s instead of 2.4–3.5 s).
       results = await db.transaction(async (tx) => {
-        const out = new Map<Item, AppliedReport>();
-        for (const it of ordered) out.set(it, await applyReport(tx, it.server, it.report, it.nowMs));
-        return out;
+        const applied = await applyReports(tx, ordered);
+        return new Map(ordered.map((it, k) => [it, applied[k]!]));
       });
     } catch {
       results = null;
@@ -144,20 +285,14 @@ export class ReportBatcher {
   private announce(items: Item[], results: Map<Item, AppliedReport>): void {
     const metrics = new Set<string>();
     const health = new Set<string>();
-    const traffic = new Set<string>();
-    const subscribers = new Set<string>();
     for (const it of items) {
       const r = results.get(it)!;
       const c = it.server.clusterId;
       metrics.add(c);
       if (r.statusChanged) health.add(c);
-      if (!r.duplicate && it.report.users?.length) traffic.add(c);
-      if (r.limitCrossed) subscribers.add(c);
     }
     for (const c of metrics) publishChange("metrics", c);
     for (const c of health) publishChange("health", c);
-    for (const c of traffic) publishChange("traffic", c);
-    for (const c of subscribers) publishChange("subscribers", c);
   }
 }
 

@@ -1,18 +1,19 @@
 /**
  * POST /api/agent/report — one agent report (DESIGN §4), `Authorization: Bearer <agent token>`.
- * 401 missing/unknown token; 429 + Retry-After beyond one report per the cluster's report
+ * 401 missing/unknown token; 503 + Retry-After when the panel is busy (admission control:
+ * server/dataplane/report-batcher.ts) or its database away; 429 + Retry-After beyond one report per the cluster's report
  * interval (burst REPORT_BURST); 400 invalid body (naming the field); 413 body over the limit;
  * none of them changes anything. 200 AgentReportAck otherwise, sent once the report is
  * committed (group commit: server/dataplane/report-batcher.ts).
  */
 import { getDb } from "@/db/client";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
-import { authenticateAgent } from "@/server/dataplane/agent-auth";
+import { authenticateAgent, type AgentServer } from "@/server/dataplane/agent-auth";
 import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
-import { reportBatcher } from "@/server/dataplane/report-batcher";
+import { reportBatcher, type ReportBatcher } from "@/server/dataplane/report-batcher";
 import { parseReport, REPORT_BODY_LIMIT } from "./store";
 
 const reports = counter("routeboard_agent_reports_total", "POST /api/agent/report answers by outcome");
@@ -48,6 +49,22 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
     req.resume();
     return;
   }
+  const batcher = reportBatcher(getDb);
+  if (!batcher.admit()) {
+    reports.inc({ outcome: "busy" });
+    sendJson(res, 503, { error: "the panel is busy: nothing was stored, send this report again after Retry-After" }, { "retry-after": "1" });
+    req.resume();
+    return;
+  }
+  try {
+    await admitted(req, res, agent, batcher);
+  } finally {
+    batcher.release();
+  }
+};
+
+/** The rest of a report's handling, once admitted (see ReportBatcher.admit). */
+async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentServer, batcher: ReportBatcher): Promise<void> {
   const retryAfter = agentLimits().reports.take(agent.serverId, REPORT_BURST, 1 / agent.reportIntervalS);
   if (retryAfter > 0) {
     reports.inc({ outcome: "rate_limited" });
@@ -74,7 +91,7 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
   }
   let outcome;
   try {
-    outcome = await reportBatcher(getDb).submit({ serverId: agent.serverId, clusterId: agent.clusterId }, parsed.report);
+    outcome = await batcher.submit({ serverId: agent.serverId, clusterId: agent.clusterId }, parsed.report);
   } catch (err) {
     if (!isDatabaseDown(err)) throw err;
     // Nothing was stored: the agent keeps the report (and its traffic) and sends it again.
@@ -84,7 +101,7 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
   }
   reports.inc({ outcome: outcome.httpStatus === 200 ? (outcome.body.duplicate ? "duplicate" : "ok") : "refused" });
   sendJson(res, outcome.httpStatus, outcome.body);
-};
+}
 
 /** The body as text, or null once it exceeds `limit` (the rest is drained, not buffered). */
 function readLimited(req: IncomingMessage, limit: number): Promise<string | null> {

@@ -17,6 +17,8 @@ import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
 import { effectiveProbeConfig, recordProbeResult, sweepStatuses } from "./store";
 
 export const DEFAULT_SWEEP_MS = 2000;
+const REFRESH_QUIET_MS = 200;
+const REFRESH_MAX_WAIT_MS = 1000;
 
 /** ROUTEBOARD_SWEEP_MS: integer 100..60000 ms; anything else stops start-up with a clear message. */
 export function parseSweepMs(raw: string | undefined): number {
@@ -71,8 +73,27 @@ export class MonitoringService {
   private offBus: (() => void) | null = null;
   private running = false;
   private db: Db | null = null;
+  private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  private firstPendingAt = 0;
 
   constructor(private readonly opts: MonitoringServiceOptions = {}) {}
+
+  /**
+   * Re-reads the probe targets once a burst of topology events settles (REFRESH_QUIET_MS
+   * without one, at most REFRESH_MAX_WAIT_MS after the first): a reload lists every target,
+   * so one reload per event made enrolling N servers cost O(N²).
+   */
+  private refreshSoon(): void {
+    const now = Date.now();
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    else this.firstPendingAt = now;
+    const wait = Math.max(0, Math.min(REFRESH_QUIET_MS, this.firstPendingAt + REFRESH_MAX_WAIT_MS - now));
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = null;
+      void this.prober?.refresh();
+    }, wait);
+    this.refreshTimer.unref?.();
+  }
 
   async start(): Promise<void> {
     if (this.running) return;
@@ -83,7 +104,7 @@ export class MonitoringService {
     this.db = db;
     this.running = true;
     this.offBus = onChange((e) => {
-      if (e.kind === "topology" || e.kind === "settings") void this.prober?.refresh();
+      if (e.kind === "topology" || e.kind === "settings") this.refreshSoon();
     });
     if (!this.opts.proberByLeaderOnly) await this.startProber();
     const loop = () => {
@@ -148,6 +169,8 @@ export class MonitoringService {
   }
 
   async stop(): Promise<void> {
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    this.refreshTimer = null;
     if (!this.running) return;
     this.running = false;
     this.offBus?.();

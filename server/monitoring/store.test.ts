@@ -171,4 +171,14 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     expect(targets.map((x) => x.serverId).sort()).toEqual(ids.slice(0, 4).sort());
     expect(targets.find((x) => x.serverId === ids[0])).toMatchObject({ host: "127.0.0.1", port: 20000 });
   });
+  it("sweep: reads servers in pages and reaches every one of them", async () => {
+    const [c] = await t.db.insert(clusters).values({ name: "many", reportIntervalS: 10 }).returning();
+    const many = await t.db
+      .insert(servers)
+      .values(Array.from({ length: 600 }, (_, i) => ({ clusterId: c!.id, name: `m${i}`, address: "127.0.0.1", agentTokenHash: hashAgentToken(`many-${i}-${randomUUID()}`) })))
+      .returning({ id: servers.id });
+    await sweepStatuses(t.db);
+    const rows = await t.db.select({ id: serverHealth.serverId }).from(serverHealth).innerJoin(servers, eq(servers.id, serverHealth.serverId)).where(eq(servers.clusterId, c!.id));
+    expect(rows.map((r) => r.id).sort()).toEqual(many.map((m) => m.id).sort());
+  });
 });

@@ -4,7 +4,7 @@
  * lock, runs the pure status machine and writes only what changed. Callers publish the bus
  * events (this module does no I/O but the database).
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import type { AgentReportAck } from "@/core/agent-wire";
@@ -24,6 +24,8 @@ import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DAT
 export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 export const HISTORY_BUCKET_MS = 5 * 60 * 1000;
 export const PEAK_HALF_LIFE_MS = 24 * 3600 * 1000;
+/** Servers read per statement by the status sweep. */
+const SWEEP_PAGE = 250;
 
 /** The effective probe config; a bad stored value falls back to the defaults (never throws). */
 export function effectiveProbeConfig(clusterCfg: unknown, override: unknown): ProbeConfig {
@@ -118,7 +120,12 @@ function pgArray(values: ReadonlyArray<string | number | boolean | null>): strin
  * recomputeServer for many servers at once (agent report batches): one locked read in server
  * id order, and writes only for the servers whose status or reason changed.
  */
-export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[], nowOf: (serverId: string) => number): Promise<Map<string, RecomputeResult>> {
+export async function recomputeServers(
+  tx: DbOrTx,
+  serverIds: readonly string[],
+  nowOf: (serverId: string) => number,
+  meshOf?: (serverId: string) => { unreachable: boolean; reason: string } | undefined,
+): Promise<Map<string, RecomputeResult>> {
   const out = new Map<string, RecomputeResult>();
   if (serverIds.length === 0) return out;
   const rows = await tx
@@ -131,17 +138,31 @@ export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[],
     .orderBy(serverHealth.serverId)
     .for("update", { of: serverHealth });
   // One UPDATE for every server whose status or reason moved (status_since only with the status).
-  const upd = { id: [] as string[], status: [] as string[], changed: [] as boolean[], reason: [] as string[], at: [] as string[] };
+  const upd = {
+    id: [] as string[],
+    status: [] as string[],
+    changed: [] as boolean[],
+    reason: [] as Array<string | null>,
+    meshUnreachable: [] as boolean[],
+    meshReason: [] as Array<string | null>,
+    at: [] as string[],
+  };
   for (const row of rows) {
     const nowMs = nowOf(row.id);
     const h = row.health;
-    const result = statusOf(row, h, { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
+    const mesh = meshOf?.(row.id);
+    const result = statusOf(row, h, mesh ?? { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
     const changed = result.status !== h.status;
-    if (changed || (result.reason !== h.statusReason && result.status !== "no-data")) {
+    // As recomputeServer: no-data's reason counts the seconds of silence, rewritten only with the status.
+    const reasonMoved = changed || (result.reason !== h.statusReason && result.status !== "no-data");
+    const meshMoved = mesh !== undefined && (mesh.unreachable !== h.meshUnreachable || mesh.reason !== h.meshReason);
+    if (reasonMoved || meshMoved) {
       upd.id.push(row.id);
       upd.status.push(result.status);
       upd.changed.push(changed);
-      upd.reason.push(result.reason);
+      upd.reason.push(reasonMoved ? result.reason : h.statusReason);
+      upd.meshUnreachable.push(meshMoved ? mesh.unreachable : h.meshUnreachable);
+      upd.meshReason.push(meshMoved ? mesh.reason : h.meshReason);
       upd.at.push(new Date(nowMs).toISOString());
     }
     out.set(row.id, { serverId: row.id, clusterId: row.clusterId, status: result.status, changed });
@@ -153,9 +174,12 @@ export async function recomputeServers(tx: DbOrTx, serverIds: readonly string[],
         status_since = case when v.changed then v.at else h.status_since end,
         recovered_at = case when v.changed and v.status = 'healthy' and h.status = any(${pgArray([...DOWN_STATUSES])}::text[]) then v.at else h.recovered_at end,
         status_reason = v.reason,
+        mesh_unreachable = v.mesh_unreachable,
+        mesh_reason = v.mesh_reason,
         updated_at = v.at
       from unnest(${pgArray(upd.id)}::uuid[], ${pgArray(upd.status)}::text[], ${pgArray(upd.changed)}::boolean[],
-        ${pgArray(upd.reason)}::text[], ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, at)
+        ${pgArray(upd.reason)}::text[], ${pgArray(upd.meshUnreachable)}::boolean[], ${pgArray(upd.meshReason)}::text[],
+        ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, mesh_unreachable, mesh_reason, at)
       where h.server_id = v.id`);
   }
   return out;
@@ -173,8 +197,6 @@ export type ReportOutcome =
       clusterId: string;
       serverId: string;
       statusChanged: boolean;
-      /** Some subscriber reached its traffic limit with this report: the config must drop them. */
-      limitCrossed: boolean;
     };
 
 export interface ReportingServer {
@@ -254,14 +276,13 @@ export interface AppliedReport {
   statusChanged: boolean;
   duplicate: boolean;
   unknownUsers: number;
-  limitCrossed: boolean;
 }
 
 export function reportOutcome(server: ReportingServer, a: AppliedReport): ReportOutcome {
   const body: AgentReportAck = { ok: true, status: a.status };
   if (a.duplicate) body.duplicate = true;
   if (a.unknownUsers > 0) body.unknownUsers = a.unknownUsers;
-  return { httpStatus: 200, body, clusterId: server.clusterId, serverId: server.serverId, statusChanged: a.statusChanged, limitCrossed: a.limitCrossed };
+  return { httpStatus: 200, body, clusterId: server.clusterId, serverId: server.serverId, statusChanged: a.statusChanged };
 }
 
 /** Stores one validated report; call inside a transaction. See applyReports. */
@@ -294,8 +315,10 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  *   its own sequence. Fields a report leaves out keep their stored values;
  * - latest metrics (+ learned peak), the 5-minute history bucket, the mesh links,
  *   reportEverHealthy, then the status once per server;
- * - per-user traffic: the subscribers' totals and last_seen_at, and the per-(subscriber,
- *   server, UTC day) entries into the traffic journal (see foldTrafficJournal); emails that are no subscriber of the server's cluster are ignored and counted.
+ * - per-user traffic: one traffic_journal row for the batch, summed per subscriber and per
+ *   (subscriber, server, UTC day), committed with the seq above (exactly once, durable before
+ *   the ack); foldTrafficTotals and foldTrafficDays apply it. Emails that are no subscriber of
+ *   the server's cluster are ignored and counted.
  * Rows are locked in server id order, so concurrent batches (other instances) cannot deadlock
  * on them.
  */
@@ -494,7 +517,6 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
       statusChanged: st?.changed ?? false,
       duplicate: duplicate[k]!,
       unknownUsers: duplicate[k] ? 0 : (traffic.unknownByItem.get(it) ?? 0),
-      limitCrossed: traffic.crossedClusters.has(it.server.clusterId),
     };
   });
 }
@@ -555,106 +577,194 @@ async function storeMeshLinksBatch(tx: DbOrTx, items: readonly ReportToApply[], 
 }
 
 /**
- * Adds the traffic of the (non-duplicate) reports: per subscriber, server and UTC day, and
- * to the subscribers' totals and last_seen_at. Three statements for the whole batch.
+ * Journals the traffic of the (non-duplicate) reports of a batch: one traffic_journal row,
+ * summed in memory per subscriber (totals) and per (subscriber, server, UTC day), written as
+ * parallel arrays. Emails that are no subscriber of the server's cluster are counted per report.
+ * Two statements for the whole batch: the subscriber lookup and the journal insert. The
+ * subscribers' totals and subscriber_traffic follow at the folds (foldTrafficTotals,
+ * foldTrafficDays), within a second for the totals.
  */
 async function storeTrafficBatch(
   tx: DbOrTx,
   items: readonly ReportToApply[],
   clusterOfServer: ReadonlyMap<string, string>,
-): Promise<{ unknownTotal: number; unknownByItem: Map<ReportToApply, number>; crossedClusters: Set<string> }> {
+): Promise<{ unknownTotal: number; unknownByItem: Map<ReportToApply, number> }> {
   const unknownByItem = new Map<ReportToApply, number>();
-  const crossedClusters = new Set<string>();
   let unknownTotal = 0;
   const emails = new Set<string>();
-  for (const it of items) for (const u of it.report.users ?? []) if (UUID_RE.test(u.email)) emails.add(u.email.toLowerCase());
+  for (const it of items) {
+    const users = it.report.users;
+    if (users) for (let k = 0; k < users.length; k++) emails.add(users[k]!.email.toLowerCase());
+  }
+  if (emails.size === 0) return { unknownTotal, unknownByItem };
   const clusterOfSub = new Map<string, string>();
-  const list = [...emails];
+  const list = [...emails].filter((e) => UUID_RE.test(e));
   for (let k = 0; k < list.length; k += 10_000) {
     const rows = await tx.execute<{ id: string; cluster_id: string }>(
       sql`select id, cluster_id from ${subscribers} where id = any(${pgArray(list.slice(k, k + 10_000))}::uuid[])`,
     );
     for (const r of rowsOf<{ id: string; cluster_id: string }>(rows)) clusterOfSub.set(r.id, r.cluster_id);
   }
-  // (subscriber, server, day) → bytes; subscriber → bytes and last seen
-  const perDay = new Map<string, { sub: string; server: string; day: string; up: number; down: number }>();
-  const perSub = new Map<string, { up: number; down: number; seenMs: number }>();
+  // subscriber → bytes; (subscriber, server, day) → bytes, as parallel arrays
+  const perSub = new Map<string, { up: number; down: number }>();
+  const perDay = new Map<string, number>();
+  const ent = { sub: [] as string[], srv: [] as string[], day: [] as string[], up: [] as number[], down: [] as number[] };
+  let seenMs = 0;
   for (const it of items) {
+    const users = it.report.users;
+    if (!users) continue;
     let unknown = 0;
-    const cluster = clusterOfServer.get(it.server.serverId);
-    for (const u of it.report.users ?? []) {
+    const srv = it.server.serverId;
+    const cluster = clusterOfServer.get(srv);
+    const day = utcDay(it.nowMs);
+    for (let k = 0; k < users.length; k++) {
+      const u = users[k]!;
       const sub = u.email.toLowerCase();
-      if (!UUID_RE.test(sub) || clusterOfSub.get(sub) !== cluster) {
+      if (clusterOfSub.get(sub) !== cluster) {
         unknown++;
         continue;
       }
       if (u.up + u.down === 0) continue;
-      const day = utcDay(it.nowMs);
-      const key = `${sub}|${it.server.serverId}|${day}`;
-      const d = perDay.get(key) ?? { sub, server: it.server.serverId, day, up: 0, down: 0 };
-      d.up += u.up;
-      d.down += u.down;
-      perDay.set(key, d);
-      const s = perSub.get(sub) ?? { up: 0, down: 0, seenMs: 0 };
-      s.up += u.up;
-      s.down += u.down;
-      s.seenMs = Math.max(s.seenMs, it.nowMs);
-      perSub.set(sub, s);
+      seenMs = Math.max(seenMs, it.nowMs);
+      const s = perSub.get(sub);
+      if (s) {
+        s.up += u.up;
+        s.down += u.down;
+      } else perSub.set(sub, { up: u.up, down: u.down });
+      const key = `${sub}|${srv}|${day}`;
+      const at = perDay.get(key);
+      if (at !== undefined) {
+        ent.up[at]! += u.up;
+        ent.down[at]! += u.down;
+      } else {
+        perDay.set(key, ent.sub.length);
+        ent.sub.push(sub);
+        ent.srv.push(srv);
+        ent.day.push(day);
+        ent.up.push(u.up);
+        ent.down.push(u.down);
+      }
     }
     if (unknown > 0) unknownByItem.set(it, unknown);
     unknownTotal += unknown;
   }
-  if (perDay.size === 0) return { unknownTotal, unknownByItem, crossedClusters };
-  // The per-day rows go through the journal (one row for the whole batch); foldTrafficJournal
-  // adds them to subscriber_traffic a few seconds later, summed.
-  const entries = [...perDay.values()].map((d) => [d.sub, d.server, d.day, d.up, d.down] as [string, string, string, number, number]);
-  await tx.insert(trafficJournal).values({ entries });
-  const subs = [...perSub.keys()].sort(byId);
-  const rows = await tx.execute<{ cluster_id: string; crossed: boolean }>(sql`
-    update ${subscribers} as s set
-      traffic_up_bytes = s.traffic_up_bytes + v.up,
-      traffic_down_bytes = s.traffic_down_bytes + v.down,
-      traffic_used_bytes = s.traffic_used_bytes + v.up + v.down,
-      last_seen_at = greatest(s.last_seen_at, v.seen)
-    from unnest(${pgArray(subs)}::uuid[], ${pgArray(subs.map((id) => perSub.get(id)!.up))}::bigint[],
-      ${pgArray(subs.map((id) => perSub.get(id)!.down))}::bigint[], ${pgArray(subs.map((id) => new Date(perSub.get(id)!.seenMs).toISOString()))}::timestamptz[]) as v(id, up, down, seen)
-    where s.id = v.id
-    returning s.cluster_id, (s.traffic_limit_bytes is not null
-      and s.traffic_used_bytes >= s.traffic_limit_bytes
-      and s.traffic_used_bytes - v.up - v.down < s.traffic_limit_bytes) as crossed`);
-  for (const r of rowsOf<{ cluster_id: string; crossed: boolean }>(rows)) if (r.crossed) crossedClusters.add(r.cluster_id);
-  return { unknownTotal, unknownByItem, crossedClusters };
+  if (perSub.size === 0) return { unknownTotal, unknownByItem };
+  const subs = [...perSub.keys()];
+  await tx.execute(sql`
+    insert into ${trafficJournal} (sub_ids, sub_up, sub_down, seen_at, ent_sub, ent_srv, ent_day, ent_up, ent_down)
+    values (${pgArray(subs)}::uuid[], ${pgArray(subs.map((id) => perSub.get(id)!.up))}::bigint[], ${pgArray(subs.map((id) => perSub.get(id)!.down))}::bigint[],
+      ${new Date(seenMs).toISOString()}::timestamptz, ${pgArray(ent.sub)}::uuid[], ${pgArray(ent.srv)}::uuid[], ${pgArray(ent.day)}::date[],
+      ${pgArray(ent.up)}::bigint[], ${pgArray(ent.down)}::bigint[])`);
+  return { unknownTotal, unknownByItem };
 }
 
 /**
- * Moves the traffic journal into subscriber_traffic: every entry committed so far, summed per
- * (subscriber, server, day), in one statement. Entries of deleted subscribers or servers are
- * dropped. Safe on several instances at once: a journal row is deleted, and so added, by one
- * of them only. Returns the number of journal rows folded.
+ * One totals fold at a time across instances (two updating the same subscribers could
+ * deadlock), and one per-day fold. The two kinds touch disjoint journal rows and run side by
+ * side, so a long per-day fold never delays the totals.
  */
-export async function foldTrafficJournal(db: Db): Promise<number> {
-  const res = await db.execute<{ folded: number }>(sql`
-    with j as (delete from ${trafficJournal} returning entries),
-    e as (
-      select (x->>0)::uuid as sub, (x->>1)::uuid as srv, (x->>2)::date as day, (x->>3)::bigint as up, (x->>4)::bigint as down
-      from j, jsonb_array_elements(j.entries) as x
-    ),
-    agg as (
-      select e.sub, e.srv, e.day, sum(e.up)::bigint as up, sum(e.down)::bigint as down
-      from e
-      where exists (select 1 from ${subscribers} s where s.id = e.sub) and exists (select 1 from ${servers} v where v.id = e.srv)
-      group by e.sub, e.srv, e.day
-    ),
-    ins as (
-      insert into ${subscriberTraffic} (subscriber_id, server_id, day, up_bytes, down_bytes)
-      select sub, srv, day, up, down from agg order by sub, srv, day
-      on conflict (subscriber_id, server_id, day) do update set
-        up_bytes = ${subscriberTraffic}.up_bytes + excluded.up_bytes,
-        down_bytes = ${subscriberTraffic}.down_bytes + excluded.down_bytes
-      returning 1
-    )
-    select (select count(*) from j)::int as folded, (select count(*) from ins)::int as rows`);
-  return Number(rowsOf<{ folded: number }>(res)[0]?.folded ?? 0);
+const TOTALS_FOLD_LOCK_KEY = 0x5242_4a4e; // "RBJN"
+const DAYS_FOLD_LOCK_KEY = 0x5242_4a44; // "RBJD"
+
+/** What one totals fold did: journal rows applied, clusters whose totals moved or crossed a limit. */
+export interface TotalsFold {
+  folded: number;
+  movedClusters: string[];
+  crossedClusters: string[];
+}
+
+/**
+ * Adds the per-subscriber totals of journal rows not yet applied (at most `maxRows`, oldest
+ * first) to subscribers' totals and last_seen_at, and marks those rows, in one statement, so
+ * each row's totals are added exactly once even across crashes and instances. Returns the
+ * clusters whose totals moved and those where a subscriber reached its traffic limit (the
+ * caller publishes "traffic" and "subscribers": the config hub then drops them).
+ */
+export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsFold> {
+  return db.transaction(async (tx) => {
+    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${TOTALS_FOLD_LOCK_KEY}) as ok`))[0];
+    if (!lock?.ok) return { folded: 0, movedClusters: [], crossedClusters: [] };
+    const res = await tx.execute<{ folded: number; moved: string[] | null; crossed: string[] | null }>(sql`
+      with j as (
+        update ${trafficJournal} set totals_folded = true
+        where id in (select id from ${trafficJournal} where not totals_folded order by id limit ${maxRows})
+        returning sub_ids, sub_up, sub_down, seen_at
+      ),
+      agg as (
+        select u.sub, sum(u.up)::bigint as up, sum(u.down)::bigint as down, max(j.seen_at) as seen
+        from j, unnest(j.sub_ids, j.sub_up, j.sub_down) as u(sub, up, down)
+        group by u.sub
+      ),
+      upd as (
+        update ${subscribers} as s set
+          traffic_up_bytes = s.traffic_up_bytes + a.up,
+          traffic_down_bytes = s.traffic_down_bytes + a.down,
+          traffic_used_bytes = s.traffic_used_bytes + a.up + a.down,
+          last_seen_at = greatest(s.last_seen_at, a.seen)
+        from agg as a
+        where s.id = a.sub
+        returning s.cluster_id, (s.traffic_limit_bytes is not null
+          and s.traffic_used_bytes >= s.traffic_limit_bytes
+          and s.traffic_used_bytes - a.up - a.down < s.traffic_limit_bytes) as crossed
+      )
+      select (select count(*) from j)::int as folded,
+        array(select distinct cluster_id::text from upd) as moved,
+        array(select distinct cluster_id::text from upd where crossed) as crossed`);
+    const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null }>(res)[0];
+    return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [] };
+  });
+}
+
+/**
+ * Moves the per-(subscriber, server, day) entries of journal rows whose totals are applied
+ * (at most `maxRows`, oldest first) into subscriber_traffic, summed, and deletes those rows, in
+ * one statement. Entries of deleted subscribers or servers are dropped. Returns the number of
+ * journal rows folded.
+ */
+export async function foldTrafficDays(db: Db, maxRows = 1000): Promise<number> {
+  return db.transaction(async (tx) => {
+    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${DAYS_FOLD_LOCK_KEY}) as ok`))[0];
+    if (!lock?.ok) return 0;
+    const res = await tx.execute<{ folded: number }>(sql`
+      with j as (
+        delete from ${trafficJournal}
+        where id in (select id from ${trafficJournal} where totals_folded order by id limit ${maxRows})
+        returning ent_sub, ent_srv, ent_day, ent_up, ent_down
+      ),
+      agg as (
+        select e.sub, e.srv, e.day, sum(e.up)::bigint as up, sum(e.down)::bigint as down
+        from j, unnest(j.ent_sub, j.ent_srv, j.ent_day, j.ent_up, j.ent_down) as e(sub, srv, day, up, down)
+        where exists (select 1 from ${subscribers} s where s.id = e.sub) and exists (select 1 from ${servers} v where v.id = e.srv)
+        group by e.sub, e.srv, e.day
+      ),
+      ins as (
+        insert into ${subscriberTraffic} (subscriber_id, server_id, day, up_bytes, down_bytes)
+        select sub, srv, day, up, down from agg order by sub, srv, day
+        on conflict (subscriber_id, server_id, day) do update set
+          up_bytes = ${subscriberTraffic}.up_bytes + excluded.up_bytes,
+          down_bytes = ${subscriberTraffic}.down_bytes + excluded.down_bytes
+        returning 1
+      )
+      select (select count(*) from j)::int as folded, (select count(*) from ins)::int as rows`);
+    return Number(rowsOf<{ folded: number }>(res)[0]?.folded ?? 0);
+  });
+}
+
+/**
+ * Folds the whole journal: totals, then per-day entries, until nothing is left (tests, shut
+ * down). Returns the journal rows whose totals were applied and the clusters concerned.
+ */
+export async function foldTrafficJournal(db: Db): Promise<TotalsFold & { daysFolded: number }> {
+  const out: TotalsFold & { daysFolded: number } = { folded: 0, movedClusters: [], crossedClusters: [], daysFolded: 0 };
+  for (;;) {
+    const t = await foldTrafficTotals(db);
+    out.folded += t.folded;
+    out.movedClusters.push(...t.movedClusters.filter((c) => !out.movedClusters.includes(c)));
+    out.crossedClusters.push(...t.crossedClusters.filter((c) => !out.crossedClusters.includes(c)));
+    const d = await foldTrafficDays(db);
+    out.daysFolded += d;
+    if (t.folded === 0 && d === 0) return out;
+  }
 }
 
 /** Rows of tx.execute on either driver (node-postgres: { rows }, PGlite: { rows } too). */
@@ -717,12 +827,24 @@ export async function recordProbeResult(
  * writes only the changes. Returns the clusters whose statuses changed.
  */
 export async function sweepStatuses(db: Db, nowMs = Date.now()): Promise<{ changedClusters: Set<string>; changedServers: number }> {
-  const rows = await db
-    .select({ id: servers.id, ...statusInputColumns })
-    .from(servers)
-    .innerJoin(clusters, eq(clusters.id, servers.clusterId))
-    .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
-    .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id));
+  // Read in pages (by id): one statement over thousands of servers blocks PGlite, which runs
+  // in the app's event loop, for a few hundred ms; pages let other requests in between.
+  const page = (after: string | null) =>
+    db
+      .select({ id: servers.id, ...statusInputColumns })
+      .from(servers)
+      .innerJoin(clusters, eq(clusters.id, servers.clusterId))
+      .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
+      .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+      .where(after === null ? undefined : gt(servers.id, after))
+      .orderBy(servers.id)
+      .limit(SWEEP_PAGE);
+  const rows = await page(null);
+  for (let last = rows.length === SWEEP_PAGE ? rows[rows.length - 1]!.id : null; last !== null; ) {
+    const more = await page(last);
+    rows.push(...more);
+    last = more.length === SWEEP_PAGE ? more[more.length - 1]!.id : null;
+  }
   const links = await db.select().from(meshChecks);
 
   const byCluster = new Map<string, typeof rows>();
@@ -743,6 +865,7 @@ export async function sweepStatuses(db: Db, nowMs = Date.now()): Promise<{ chang
 
   const changedClusters = new Set<string>();
   let changedServers = 0;
+  const todo = new Map<string, { unreachable: boolean; reason: string }>();
   for (const [clusterId, list] of byCluster) {
     const intervalMs = (list[0]?.reportIntervalS ?? 60) * 1000;
     const fresh = (r: (typeof list)[number]) =>
@@ -766,12 +889,21 @@ export async function sweepStatuses(db: Db, nowMs = Date.now()): Promise<{ chang
         mesh.reason !== h.meshReason ||
         (probe.reason !== h.statusReason && probe.status !== "no-data");
       if (!needs) continue;
-      const res = await db.transaction(async (tx) => {
-        await ensureHealthRow(tx, r.id);
-        return recomputeServer(tx, r.id, nowMs, mesh);
-      });
-      if (res?.changed) {
-        changedClusters.add(clusterId);
+      todo.set(r.id, mesh);
+    }
+  }
+  // Set-based, SWEEP_PAGE servers per transaction: when many servers change at once (a fleet
+  // falling silent), one transaction per server kept PGlite busy for seconds.
+  const ids = [...todo.keys()].sort(byId);
+  for (let k = 0; k < ids.length; k += SWEEP_PAGE) {
+    const chunk = ids.slice(k, k + SWEEP_PAGE);
+    const results = await db.transaction(async (tx) => {
+      await tx.execute(sql`insert into ${serverHealth} (server_id) select unnest(${pgArray(chunk)}::uuid[]) on conflict do nothing`);
+      return recomputeServers(tx, chunk, () => nowMs, (id) => todo.get(id));
+    });
+    for (const res of results.values()) {
+      if (res.changed) {
+        changedClusters.add(res.clusterId);
         changedServers++;
       }
     }
