@@ -5,11 +5,14 @@
  * report interval), on this instance and, through the change bus, on every other one.
  * A miss still asks the database, so a token created on another instance works at once.
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { eq } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { getDb, type Db } from "@/db/client";
 import { clusters, servers } from "@/db/schema";
 import { onChange } from "@/server/bus";
+import { isDatabaseDown } from "@/server/db-errors";
 import { hashAgentToken } from "@/server/domain/tokens";
+import { sendJson } from "@/server/http/util";
 
 export interface AgentServer {
   serverId: string;
@@ -75,4 +78,30 @@ export async function authenticateAgent(db: Db, authorization: string | undefine
     s.byHash.set(hash, row);
   }
   return row;
+}
+
+/**
+ * The agent behind a request, or null once the refusal has been sent: 503 + Retry-After
+ * while the database is away, 401 for a missing or unknown token (never a 500). `outcome`
+ * counts the refusal in the caller's metric.
+ */
+export async function agentOrRefuse(req: IncomingMessage, res: ServerResponse, outcome: (o: "unavailable" | "unauthorized") => void): Promise<AgentServer | null> {
+  const agent = await authenticateAgent(await getDb(), req.headers.authorization).catch((err: unknown) => {
+    if (isDatabaseDown(err)) return "down" as const;
+    throw err;
+  });
+  if (agent === "down") {
+    outcome("unavailable");
+    sendJson(res, 503, { error: "the panel's database is unreachable: retry shortly" }, { "retry-after": "5" });
+    req.resume();
+    return null;
+  }
+  if (!agent) {
+    outcome("unauthorized");
+    const error = req.headers.authorization ? "unknown agent token" : "missing bearer token: send Authorization: Bearer <agent token>";
+    sendJson(res, 401, { error }, { "www-authenticate": "Bearer" });
+    req.resume();
+    return null;
+  }
+  return agent;
 }

@@ -13,7 +13,7 @@ import { MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
-import { authenticateAgent } from "./agent-auth";
+import { agentOrRefuse } from "./agent-auth";
 import { configBody, type BuiltConfig, type ClusterConfigs } from "./config";
 import { configHub } from "./config-hub";
 import { agentLimits, CONFIG_BURST, CONFIG_REFILL_PER_S } from "./rate-limit";
@@ -53,23 +53,8 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     sendJson(res, 405, { error: "use GET" }, { allow: "GET" });
     return;
   }
-  const db = await getDb();
-  const agent = await authenticateAgent(db, req.headers.authorization).catch((err: unknown) => {
-    if (isDatabaseDown(err)) return "down" as const;
-    throw err;
-  });
-  if (agent === "down") {
-    answers.inc({ outcome: "unavailable" });
-    sendJson(res, 503, { error: "the panel's database is unreachable: retry shortly" }, { "retry-after": "5" });
-    req.resume();
-    return;
-  }
-  if (!agent) {
-    answers.inc({ outcome: "unauthorized" });
-    const error = req.headers.authorization ? "unknown agent token" : "missing bearer token: send Authorization: Bearer <agent token>";
-    sendJson(res, 401, { error }, { "www-authenticate": "Bearer" });
-    return;
-  }
+  const agent = await agentOrRefuse(req, res, (outcome) => answers.inc({ outcome }));
+  if (!agent) return;
   const retryAfter = agentLimits().config.take(agent.serverId, CONFIG_BURST, CONFIG_REFILL_PER_S);
   if (retryAfter > 0) {
     answers.inc({ outcome: "rate_limited" });

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
-import { authenticateAgent, type AgentServer } from "@/server/dataplane/agent-auth";
+import { agentOrRefuse, type AgentServer } from "@/server/dataplane/agent-auth";
 import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
 import { reportBatcher, type ReportBatcher } from "@/server/dataplane/report-batcher";
 import { parseReport, REPORT_BODY_LIMIT } from "./store";
@@ -31,24 +31,8 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
     req.resume();
     return;
   }
-  const db = await getDb();
-  const agent = await authenticateAgent(db, req.headers.authorization).catch((err: unknown) => {
-    if (isDatabaseDown(err)) return "down" as const;
-    throw err;
-  });
-  if (agent === "down") {
-    reports.inc({ outcome: "unavailable" });
-    sendJson(res, 503, { error: "the panel's database is unreachable: retry shortly" }, { "retry-after": "5" });
-    req.resume();
-    return;
-  }
-  if (!agent) {
-    reports.inc({ outcome: "unauthorized" });
-    const error = req.headers.authorization ? "unknown agent token" : "missing bearer token: send Authorization: Bearer <agent token>";
-    sendJson(res, 401, { error }, { "www-authenticate": "Bearer" });
-    req.resume();
-    return;
-  }
+  const agent = await agentOrRefuse(req, res, (outcome) => reports.inc({ outcome }));
+  if (!agent) return;
   const batcher = reportBatcher(getDb);
   if (!batcher.admit()) {
     reports.inc({ outcome: "busy" });
