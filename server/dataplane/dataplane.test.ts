@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
-import { agentConfigSchema, type AgentConfig, type AgentReport } from "@/core/agent-wire";
+import { agentConfigSchema, type AgentConfig } from "@/core/agent-wire";
 import { agentReportHandler } from "@/server/monitoring/agent-route";
 import { renderMetrics } from "@/server/metrics";
 import type { RouteHandler } from "@/server/http/util";
@@ -19,20 +19,10 @@ import { reportBatcher } from "./report-batcher";
 import { configHub, WAKE_SPACING_MS } from "./config-hub";
 import { getDb } from "@/db/client";
 import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
+import { agentReport as baseReport } from "@/server/monitoring/testing";
 
 const DB_KEY = Symbol.for("routeboard.database");
 
-const baseReport = (over: Partial<AgentReport> = {}): AgentReport => ({
-  listenerAlive: true,
-  serviceRunning: true,
-  usersOnline: 1,
-  rxBps: 1000,
-  txBps: 1000,
-  cpu: 1,
-  memory: 1,
-  neighbours: [],
-  ...over,
-});
 
 describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) => {
   let t: TestDatabase;

@@ -14,20 +14,9 @@ import { adminAndViewer } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
 import { ReportBatcher } from "@/server/dataplane/report-batcher";
 import type { Db } from "@/db/client";
-import type { AgentReport } from "./contract";
 import { applyReports, foldTrafficDays, foldTrafficJournal, foldTrafficTotals, type ReportToApply } from "./store";
+import { agentReport as report } from "./testing";
 
-const report = (over: Partial<AgentReport> = {}): AgentReport => ({
-  listenerAlive: true,
-  serviceRunning: true,
-  usersOnline: 1,
-  rxBps: 1000,
-  txBps: 1000,
-  cpu: 1,
-  memory: 1,
-  neighbours: [],
-  ...over,
-});
 
 const admins = new WeakMap<object, Awaited<ReturnType<typeof adminAndViewer>>["admin"]>();
 async function fleet(db: Db, name: string, servers: number, limitGb: number | null = null) {
