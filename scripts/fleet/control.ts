@@ -1,5 +1,5 @@
 /**
- * The fleet's control endpoint (for demos, e2e tests and the lead's scripts):
+ * The fleet's control endpoint (used by the demo, the e2e tests and scripts that inject faults):
  *   GET  /state                                   → { servers: [...] }
  *   POST /fault  { serverId, fault, on, observers?, ms? }
  *   POST /clear  { serverId? }                    → clear faults of one server or all

@@ -1,7 +1,7 @@
 /**
  * What the fleet runs: the servers as the app knows them (id, agent token, ports).
- * Today a plan comes from a file (`--plan plan.json`) or is generated locally; the lead will
- * add enrolment through the app's tRPC API behind `FleetEnroller`.
+ * A plan comes from enrolment through the app (fleet/enrol.ts), from a file
+ * (`--plan plan.json`), or is generated locally (`--local`: servers the app does not know).
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -41,7 +41,6 @@ export type FleetPlanServer = z.infer<typeof fleetPlanServerSchema>;
 export type FleetPlan = z.infer<typeof fleetPlanSchema>;
 
 /** Creates `count` servers in the app and returns their ids/tokens (lead: tRPC enrolment). */
-export type FleetEnroller = (count: number, opts: { appUrl: string; basePort: number }) => Promise<FleetPlan>;
 
 export async function loadPlan(file: string): Promise<FleetPlan> {
   const raw = JSON.parse(await readFile(file, "utf8")) as unknown;

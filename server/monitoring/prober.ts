@@ -1,6 +1,6 @@
 /**
  * The active prober: a scheduler with no database. It asks `listTargets()` what to probe
- * (the lead decides: enabled servers, including those out of rotation), probes each target
+ * (the service answers: enabled servers, including those out of rotation), probes each target
  * every `intervalS` with a jittered first run, never overlaps two probes of one target,
  * and hands every result to `onResult` (which applies the streak machine and persists).
  *
