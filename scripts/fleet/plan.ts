@@ -40,8 +40,6 @@ export const fleetPlanSchema = z
 export type FleetPlanServer = z.infer<typeof fleetPlanServerSchema>;
 export type FleetPlan = z.infer<typeof fleetPlanSchema>;
 
-/** Creates `count` servers in the app and returns their ids/tokens (lead: tRPC enrolment). */
-
 export async function loadPlan(file: string): Promise<FleetPlan> {
   const raw = JSON.parse(await readFile(file, "utf8")) as unknown;
   return fleetPlanSchema.parse(raw);
