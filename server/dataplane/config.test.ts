@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_NEIGHBOURS, agentInboundSchema, type AgentNeighbour } from "@/core/agent-wire";
-import { agentInbound, canonicalJson, mayConnect, neighboursOf } from "./config";
+import { mayConnect } from "@/server/domain/subscriber-access";
+import { agentInbound, canonicalJson, neighboursOf } from "./config";
 
 const base = {
   id: "11111111-1111-4111-8111-111111111111",

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, servers, subscribers } from "@/db/schema";
+import { mayConnect } from "@/server/domain/subscriber-access";
 import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
@@ -16,21 +17,6 @@ export const REALITY_FLOW = "xtls-rprx-vision";
 /** The flow the share links of an inbound carry (server/subscription/formats.ts). */
 export function flowFor(security: "reality" | "tls" | "none"): "" | typeof REALITY_FLOW {
   return security === "reality" ? REALITY_FLOW : "";
-}
-
-export interface SubscriberAccess {
-  enabled: boolean;
-  expiresAt: Date | null;
-  trafficLimitBytes: number | null;
-  trafficUsedBytes: number;
-}
-
-/** Who may connect now: enabled, not expired, under the traffic limit. */
-export function mayConnect(s: SubscriberAccess, nowMs: number): boolean {
-  if (!s.enabled) return false;
-  if (s.expiresAt !== null && s.expiresAt.getTime() <= nowMs) return false;
-  if (s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes) return false;
-  return true;
 }
 
 /** One server's config without its users (shared by the whole cluster). */

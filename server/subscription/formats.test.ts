@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
+import { blockReason } from "@/server/domain/subscriber-access";
 import {
   blockMessage,
-  blockReason,
   CLASH_FIXED_NAMES,
   INFO_UUID,
   infoEntry,

@@ -2,6 +2,7 @@
  * Subscription bodies for VPN apps (DESIGN §4): share links (base64, the default), JSON,
  * Clash (mihomo) YAML and sing-box JSON. Pure functions of the chosen entries.
  */
+import type { BlockReason } from "@/server/domain/subscriber-access";
 
 export interface SubscriptionEntry {
   routeId: string;
@@ -257,16 +258,6 @@ const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
 /** "1 Dec 2026" (UTC): the same everywhere, whatever the app's locale. */
 export function formatDay(d: Date): string {
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
-}
-
-/** Why a subscriber who exists and is enabled may not connect now, or null when they may. */
-export type BlockReason = { kind: "expired"; at: Date } | { kind: "limited"; usedBytes: number; limitBytes: number };
-
-export function blockReason(s: { expiresAt: Date | null; trafficLimitBytes: number | null; trafficUsedBytes: number }, nowMs: number): BlockReason | null {
-  // Expiry first: a renewed limit would not help an expired subscription.
-  if (s.expiresAt !== null && s.expiresAt.getTime() <= nowMs) return { kind: "expired", at: s.expiresAt };
-  if (s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes) return { kind: "limited", usedBytes: s.trafficUsedBytes, limitBytes: s.trafficLimitBytes };
-  return null;
 }
 
 /**

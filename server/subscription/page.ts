@@ -6,7 +6,8 @@
  */
 import QRCode from "qrcode";
 import { appLinks } from "@/lib/subscription-links";
-import { formatDay, type BlockReason } from "./formats";
+import type { BlockReason } from "@/server/domain/subscriber-access";
+import { formatDay } from "./formats";
 
 /** The page's policy: inline styles and data: images; no script, no fetch, no frame. */
 export const SUBSCRIBER_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";

@@ -23,9 +23,9 @@ import { instanceId, onChange, publishChange, type ChangeEvent } from "@/server/
 import { counter, gauge } from "@/server/metrics";
 import { logger } from "@/server/logger";
 import { isDatabaseDown } from "@/server/db-errors";
+import { blockReason } from "@/server/domain/subscriber-access";
 import {
   blockMessage,
-  blockReason,
   CONTENT_TYPES,
   INFO_UUID,
   infoEntry,

@@ -301,6 +301,3 @@ function buildEntry(topology: Topology, routeId: string, inboundId: string): Sub
   };
 }
 
-export function isExpired(s: SnapshotSubscriber, nowMs: number): boolean {
-  return s.expiresAt !== null && s.expiresAt.getTime() <= nowMs;
-}
