@@ -1,14 +1,12 @@
 /**
- * Opens the database: PGlite in DATA_DIR by default, PostgreSQL when DATABASE_URL is set.
- * Both run the same migration folder at start. Opened lazily through getDb(), because
- * `next build` imports modules and must not touch a database. The handle lives on
- * globalThis so a module loaded twice (dev reloads) never opens PGlite twice.
+ * Opens the database: PGlite in a data directory, or PostgreSQL when a URL is given. Both run
+ * the same migration folder at start. The process-wide handle built from the environment is
+ * server/db.ts; this module takes its settings as arguments so db/ depends on nothing above it.
  */
 import { mkdirSync, accessSync, constants as fsConstants } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import { ConfigError } from "@/server/env";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -26,6 +24,11 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** The database could not be opened or migrated: start-up stops with this one line. */
+export class DatabaseOpenError extends Error {
+  override name = "DatabaseOpenError";
+}
+
 export const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
 
 export interface OpenOptions {
@@ -41,7 +44,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       await runMigrations(database);
     } catch (err) {
       await database.close().catch(() => {});
-      throw new ConfigError(`Database migration failed: ${(err as Error).message}`);
+      throw new DatabaseOpenError(`Database migration failed: ${(err as Error).message}`);
     }
   }
   return database;
@@ -54,7 +57,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     accessSync(dir, fsConstants.W_OK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new ConfigError(
+    throw new DatabaseOpenError(
       `Data folder ${path.resolve(dataDir)} is not writable (${code}): set DATA_DIR to a folder this user can write, or set DATABASE_URL`,
     );
   }
@@ -65,7 +68,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     client = new PGlite(dir);
     await client.waitReady;
   } catch (err) {
-    throw new ConfigError(`Cannot open the embedded database in ${dir}: ${(err as Error).message}`);
+    throw new DatabaseOpenError(`Cannot open the embedded database in ${dir}: ${(err as Error).message}`);
   }
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
@@ -88,7 +91,7 @@ async function openPostgres(url: string): Promise<Database> {
     await pool.query("select 1");
   } catch (err) {
     await pool.end().catch(() => {});
-    throw new ConfigError(`Cannot reach the database at ${describeUrl(url)} (${describeError(err)}): check DATABASE_URL and that PostgreSQL is running`);
+    throw new DatabaseOpenError(`Cannot reach the database at ${describeUrl(url)} (${describeError(err)}): check DATABASE_URL and that PostgreSQL is running`);
   }
   const db = drizzle(pool, { schema }) as unknown as Db;
   return {
@@ -131,27 +134,4 @@ export function describeError(err: unknown): string {
   if (e.code && /^[A-Z]/.test(e.code)) return e.code;
   if (Array.isArray(e.errors) && e.errors.length > 0) return describeError(e.errors[0]);
   return e.message ?? String(err);
-}
-
-const GLOBAL_KEY = Symbol.for("routeboard.database");
-type GlobalWithDb = typeof globalThis & { [GLOBAL_KEY]?: Promise<Database> };
-
-/** The process-wide database, opened (and migrated) on first use. */
-export function getDatabase(): Promise<Database> {
-  const g = globalThis as GlobalWithDb;
-  if (!g[GLOBAL_KEY]) {
-    g[GLOBAL_KEY] = (async () => {
-      const { env } = await import("@/server/env");
-      const e = env();
-      return openDatabase({ databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
-    })();
-    g[GLOBAL_KEY].catch(() => {
-      delete g[GLOBAL_KEY];
-    });
-  }
-  return g[GLOBAL_KEY];
-}
-
-export async function getDb(): Promise<Db> {
-  return (await getDatabase()).db;
 }

@@ -38,4 +38,14 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ TRUST_PROXY: "nginx" })).toThrow(/^Configuration error: TRUST_PROXY must be the number of proxies in front of the app/);
     expect(() => parseEnv({ TRUST_PROXY: "-1" })).toThrow(/TRUST_PROXY/);
   });
+  it("reads ROUTEBOARD_SWEEP_MS and LOG_LEVEL here, not where they are used", () => {
+    expect(parseEnv({}).ROUTEBOARD_SWEEP_MS).toBe(2000);
+    expect(parseEnv({ ROUTEBOARD_SWEEP_MS: "" }).ROUTEBOARD_SWEEP_MS).toBe(2000);
+    expect(parseEnv({ ROUTEBOARD_SWEEP_MS: "250" }).ROUTEBOARD_SWEEP_MS).toBe(250);
+    for (const bad of ["99", "60001", "1.5", "soon"]) {
+      expect(() => parseEnv({ ROUTEBOARD_SWEEP_MS: bad })).toThrow(/^Configuration error: ROUTEBOARD_SWEEP_MS must be an integer number of milliseconds in 100–60000/);
+    }
+    expect(parseEnv({}).LOG_LEVEL).toBe("info");
+    expect(() => parseEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
+  });
 });

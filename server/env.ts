@@ -47,6 +47,8 @@ const envSchema = z
       (v) => (v === "" || v === "false" || v === "no" ? "0" : v === "true" || v === "yes" ? "1" : v),
       z.coerce.number({ error: "must be the number of proxies in front of the app (0–10)" }).int("must be the number of proxies in front of the app (0–10)").min(0, "must be the number of proxies in front of the app (0–10)").max(10, "must be the number of proxies in front of the app (0–10)").default(0),
     ),
+    /** How often statuses are recomputed from stored results (no-data, mesh vote). */
+    ROUTEBOARD_SWEEP_MS: z.preprocess(emptyAsUnset, z.coerce.number({ error: "must be an integer number of milliseconds in 100–60000" }).int("must be an integer number of milliseconds in 100–60000").min(100, "must be an integer number of milliseconds in 100–60000").max(60_000, "must be an integer number of milliseconds in 100–60000").default(2000)),
     /** How often an instance without the prober lock tries to take it (several instances). */
     ROUTEBOARD_LEADER_RETRY_MS: z.coerce.number({ error: "must be milliseconds (100–60000)" }).int().min(100, "must be milliseconds (100–60000)").max(60_000, "must be milliseconds (100–60000)").default(5000),
   })

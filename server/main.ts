@@ -8,7 +8,8 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, env } from "@/server/env";
-import { getDatabase } from "@/db/client";
+import { DatabaseOpenError } from "@/db/client";
+import { getDatabase } from "@/server/db";
 import { bootstrap } from "@/server/bootstrap";
 import { logger } from "@/server/logger";
 import { createTrpcHandler } from "@/server/http/trpc";
@@ -39,7 +40,7 @@ async function main() {
     boot = await bootstrap(database.db, e);
     log.info({ database: database.kind }, "database ready");
   } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
+    if (err instanceof ConfigError || err instanceof DatabaseOpenError) fail(err.message);
     fail(`start-up failed: ${(err as Error).message}`);
   }
 
@@ -96,7 +97,7 @@ async function main() {
 }
 
 void main().catch((err: unknown) => {
-  if (err instanceof ConfigError) fail(err.message);
+  if (err instanceof ConfigError || err instanceof DatabaseOpenError) fail(err.message);
   process.stderr.write(`routeboard: start-up failed: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });

@@ -8,7 +8,7 @@ import { agentConfigHandler } from "@/server/dataplane/config-route";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { reportBatcher } from "@/server/dataplane/report-batcher";
 import { startMonitoring, stopMonitoring } from "@/server/monitoring/service";
-import { getDatabase, getDb } from "@/db/client";
+import { getDatabase, getDb } from "@/server/db";
 import { PgChangeBus } from "@/server/bus-pg";
 import { AdvisoryLeader, PROBER_LOCK_KEY } from "@/server/leader";
 import { instanceId } from "@/server/bus";

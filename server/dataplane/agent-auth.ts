@@ -7,7 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { eq } from "drizzle-orm";
-import { getDb, type Db } from "@/db/client";
+import { type Db } from "@/db/client";
+import { getDb } from "@/server/db";
 import { clusters, servers } from "@/db/schema";
 import { onChange } from "@/server/bus";
 import { isDatabaseDown } from "@/server/db-errors";

@@ -8,7 +8,7 @@
  * 429 + Retry-After when one token polls abusively; 503 + Retry-After when too many wait.
  */
 import type { ServerResponse } from "node:http";
-import { getDb } from "@/db/client";
+import { getDb } from "@/server/db";
 import { MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";

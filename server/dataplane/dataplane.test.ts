@@ -17,7 +17,7 @@ import { agentConfigHandler } from "./config-route";
 import { agentLimits } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
 import { configHub, WAKE_SPACING_MS } from "./config-hub";
-import { getDb } from "@/db/client";
+import { getDb } from "@/server/db";
 import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
 import { agentReport as baseReport } from "@/server/monitoring/testing";
 

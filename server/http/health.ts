@@ -1,6 +1,6 @@
 import type { RouteHandler } from "./util";
 import { sendJson } from "./util";
-import { getDatabase } from "@/db/client";
+import { getDatabase } from "@/server/db";
 import pkg from "@/package.json" with { type: "json" };
 import { instanceInfo } from "@/server/services";
 

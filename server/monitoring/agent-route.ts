@@ -6,7 +6,7 @@
  * none of them changes anything. 200 AgentReportAck otherwise, sent once the report is
  * committed (group commit: server/dataplane/report-batcher.ts).
  */
-import { getDb } from "@/db/client";
+import { getDb } from "@/server/db";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";

@@ -8,27 +8,17 @@
  *  (c) the prober re-reads its targets on "topology"/"settings" bus events.
  */
 import { asc, eq } from "drizzle-orm";
-import { getDb, type Db } from "@/db/client";
+import { type Db } from "@/db/client";
+import { getDb } from "@/server/db";
 import { clusters, inbounds, servers } from "@/db/schema";
 import { onChange, publishChange } from "@/server/bus";
-import { ConfigError } from "@/server/env";
+import { env } from "@/server/env";
 import { logger } from "@/server/logger";
 import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
 import { effectiveProbeConfig, recordProbeResult, sweepStatuses } from "./store";
 
-export const DEFAULT_SWEEP_MS = 2000;
 const REFRESH_QUIET_MS = 200;
 const REFRESH_MAX_WAIT_MS = 1000;
-
-/** ROUTEBOARD_SWEEP_MS: integer 100..60000 ms; anything else stops start-up with a clear message. */
-export function parseSweepMs(raw: string | undefined): number {
-  if (raw === undefined || raw === "") return DEFAULT_SWEEP_MS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 100 || n > 60_000) {
-    throw new ConfigError(`Configuration error: ROUTEBOARD_SWEEP_MS must be an integer number of milliseconds in 100–60000 (got "${raw}")`);
-  }
-  return n;
-}
 
 /** Every enabled server with something to probe. */
 export async function listProbeTargets(db: Db): Promise<ProbeTarget[]> {
@@ -97,7 +87,7 @@ export class MonitoringService {
 
   async start(): Promise<void> {
     if (this.running) return;
-    const sweepMs = this.opts.sweepMs ?? parseSweepMs(process.env.ROUTEBOARD_SWEEP_MS);
+    const sweepMs = this.opts.sweepMs ?? env().ROUTEBOARD_SWEEP_MS;
     const db = this.opts.db ?? (await getDb());
     const now = this.opts.now ?? Date.now;
     const log = logger().child({ component: "monitoring" });
