@@ -1,6 +1,8 @@
 "use client";
+import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { useTRPC } from "@/lib/trpc";
 
 const TABS = [
   { href: "", label: "Diagram" },
@@ -10,13 +12,18 @@ const TABS = [
   { href: "/audit", label: "Audit log" },
 ];
 
-/** Tabs of one cluster's pages. */
-export function ClusterNav({ clusterId, clusterName }: { clusterId: string; clusterName?: string }) {
+/**
+ * Tabs of one cluster's pages, rendered once by the cluster layout. Its height is the CSS
+ * variable --cluster-tabs-h, which full-height pages (the diagram) subtract.
+ */
+export function ClusterNav({ clusterId }: { clusterId: string }) {
+  const trpc = useTRPC();
+  const cluster = useQuery(trpc.clusters.get.queryOptions({ clusterId }));
   const pathname = usePathname();
   const base = `/clusters/${clusterId}`;
   return (
-    <div className="flex items-center gap-6 border-b border-slate-200 bg-white px-5">
-      <div className="py-2 font-semibold text-slate-800">{clusterName ?? "…"}</div>
+    <div className="flex h-[var(--cluster-tabs-h)] items-end gap-6 border-b border-slate-200 bg-white px-5">
+      <div className="self-center font-semibold text-slate-800">{cluster.data?.name ?? "…"}</div>
       <nav aria-label="Cluster pages" className="flex gap-1 text-sm">
         {TABS.map((t) => {
           const href = base + t.href;

@@ -2,7 +2,6 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { secondaryButtonClass } from "@/components/ui/Field";
-import { ClusterPageNav } from "@/components/ui/PageHeader";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -21,7 +20,6 @@ export function AuditPage({ clusterId }: { clusterId: string }) {
   const items = query.data?.pages.flatMap((p) => p.items) ?? [];
   return (
     <>
-      <ClusterPageNav clusterId={clusterId} />
       <main className="mx-auto max-w-5xl p-6">
         <h1 className="text-2xl font-semibold">Audit log</h1>
         <p className="mb-5 text-sm text-slate-500">Every change made in this cluster: who, what and when, with the values before and after.</p>

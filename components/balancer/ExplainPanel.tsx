@@ -1,7 +1,6 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { ClusterPageNav } from "@/components/ui/PageHeader";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -32,7 +31,6 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
   const explain = useQuery(trpc.balancer.explain.queryOptions({ subscriberId }, { refetchInterval: 5000 }));
   return (
     <>
-      <ClusterPageNav clusterId={clusterId} />
       <main className="mx-auto max-w-5xl p-6">
         <Link href={`/clusters/${clusterId}/subscribers`} className="text-sm text-sky-700 hover:underline">
           ← Subscribers

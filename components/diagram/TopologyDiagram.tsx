@@ -17,7 +17,6 @@ import { useSubscription } from "@trpc/tanstack-react-query";
 import { Background, ControlButton, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, type Edge } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useCanEdit } from "@/components/AppShell";
-import { ClusterNav } from "@/components/ClusterNav";
 import { NewRouteButton } from "@/components/routes/NewRouteButton";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -38,8 +37,7 @@ export function TopologyDiagram({ clusterId }: { clusterId: string }) {
   const trpc = useTRPC();
   const topology = useQuery(trpc.topology.get.queryOptions({ clusterId }));
   return (
-    <div className="flex h-[calc(100dvh-45px)] min-h-[560px] flex-col overflow-hidden">
-      <ClusterNav clusterId={clusterId} clusterName={topology.data?.cluster.name} />
+    <div className="flex h-[calc(100dvh-45px-var(--cluster-tabs-h))] min-h-[560px] flex-col overflow-hidden">
       {topology.error && !topology.data ? (
         <p role="alert" className="p-6 text-red-700">
           {errorMessage(topology.error)}

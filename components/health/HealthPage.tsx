@@ -2,7 +2,6 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useEffect, useRef, useState } from "react";
-import { ClusterNav } from "@/components/ClusterNav";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { ago, formatBps, statusStyle } from "./format";
@@ -40,7 +39,6 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
   const data = health.data;
   return (
     <div>
-      <ClusterNav clusterId={clusterId} clusterName={data?.cluster.name} />
       <main className="flex flex-col gap-8 p-6">
         {health.error ? (
           <p role="alert" className="text-red-700">

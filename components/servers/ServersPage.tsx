@@ -2,7 +2,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useCanEdit } from "@/components/AppShell";
-import { ClusterPageNav } from "@/components/ui/PageHeader";
 import { ConfirmDialog } from "@/components/ui/Dialog";
 import { buttonClass } from "@/components/ui/Field";
 import { StatusBadge } from "@/components/ui/StatusBadge";
@@ -86,7 +85,6 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
 
   return (
     <>
-      <ClusterPageNav clusterId={clusterId} />
       <main className="mx-auto max-w-6xl p-6">
         <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
           <div>

@@ -7,7 +7,6 @@ import { useCanEdit, useDashboardOrigin } from "@/components/AppShell";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { ConfirmDialog } from "@/components/ui/Dialog";
 import { buttonClass, inputClass } from "@/components/ui/Field";
-import { ClusterPageNav } from "@/components/ui/PageHeader";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import type { AppRouter } from "@/server/api/root";
@@ -68,7 +67,6 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
 
   return (
     <>
-      <ClusterPageNav clusterId={clusterId} />
       <main className="mx-auto max-w-6xl p-6">
         <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
           <div>
