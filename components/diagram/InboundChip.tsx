@@ -1,10 +1,13 @@
 "use client";
 import { useDraggable } from "@dnd-kit/core";
 import { Handle, Position } from "@xyflow/react";
+import { memo } from "react";
+import { effectiveRouteId } from "@/core/topology";
 import { CHIP_HEIGHT } from "./layout";
 import { chipDomId, useDiagram, type InboundData } from "./context";
 import { MoveMenu } from "./MoveMenu";
 import { plural, routeColor } from "./format";
+import { selectIsCarried, selectIsHighlighted, useDiagramStore, useDiagramStoreApi } from "./store";
 
 export const inboundDragId = (id: string) => `inbound:${id}`;
 
@@ -13,21 +16,25 @@ export const inboundDragId = (id: string) => `inbound:${id}`;
  * press Space/Enter to pick it up from the keyboard), its users, and the "Move to…" menu.
  * The handle on its right edge is where its edge to the route starts.
  */
-export function InboundChip({ inbound }: { inbound: InboundData }) {
-  const { canEdit, carry, startCarry, index, highlight } = useDiagram();
+export const InboundChip = memo(function InboundChip({ inbound }: { inbound: InboundData }) {
+  const { canEdit, startCarry, index } = useDiagram();
+  const store = useDiagramStoreApi();
+  // Only this chip's own answers: picking up or highlighting another chip re-renders nothing here.
+  const carried = useDiagramStore(selectIsCarried(inbound.id));
+  const highlighted = useDiagramStore(selectIsHighlighted(inbound.id));
   const { setNodeRef, listeners, isDragging } = useDraggable({
     id: inboundDragId(inbound.id),
     data: { type: "inbound", inboundId: inbound.id, name: inbound.name },
     disabled: !canEdit,
   });
-  const route = inbound.routeId ? index.routeById.get(inbound.routeId) : undefined;
+  const routeId = effectiveRouteId(inbound, index.routeById);
+  const route = routeId === null ? undefined : index.routeById.get(routeId);
   const color = route ? routeColor(index.routeIndex.get(route.id) ?? 0) : "#94a3b8";
-  const carried = carry?.inboundId === inbound.id;
   const descId = `${chipDomId(inbound.id)}-desc`;
   return (
     <li
       className={`relative flex items-center gap-1 rounded-md border bg-white pr-1 shadow-sm transition-shadow ${
-        carried || highlight === inbound.id ? "border-sky-500 ring-2 ring-sky-400" : "border-slate-200"
+        carried || highlighted ? "border-sky-500 ring-2 ring-sky-400" : "border-slate-200"
       } ${isDragging ? "opacity-40" : ""}`}
       style={{ height: CHIP_HEIGHT, borderLeft: `4px solid ${color}` }}
       data-inbound-id={inbound.id}
@@ -40,7 +47,7 @@ export function InboundChip({ inbound }: { inbound: InboundData }) {
         aria-pressed={canEdit ? carried : undefined}
         {...(canEdit ? listeners : {})}
         onKeyDown={(e) => {
-          if (!canEdit || carry) return;
+          if (!canEdit || store.getState().carry) return;
           if (e.key === " " || e.key === "Enter") {
             e.preventDefault();
             e.stopPropagation();
@@ -80,4 +87,4 @@ export function InboundChip({ inbound }: { inbound: InboundData }) {
       />
     </li>
   );
-}
+});

@@ -1,6 +1,7 @@
 "use client";
 import { useEffect, useId, useLayoutEffect, useRef, useState } from "react";
 import { createPortal } from "react-dom";
+import { effectiveRouteId } from "@/core/topology";
 import { useDiagram, type InboundData, type Target } from "./context";
 
 /** "Move <inbound> to…": the menu way of doing what a drag does (routes and Unassigned). */
@@ -11,7 +12,7 @@ export function MoveMenu({ inbound }: { inbound: InboundData }) {
   const buttonRef = useRef<HTMLButtonElement>(null);
   const menuRef = useRef<HTMLDivElement>(null);
   const menuId = useId();
-  const current: Target = inbound.routeId && index.routeById.has(inbound.routeId) ? inbound.routeId : null;
+  const current: Target = effectiveRouteId(inbound, index.routeById);
 
   useLayoutEffect(() => {
     if (!open || !buttonRef.current) return;

@@ -7,6 +7,8 @@
  * The node components render with the same constants, so a box's content fits its size.
  */
 
+import { effectiveRouteId } from "@/core/topology";
+
 export const SERVER_WIDTH = 300;
 export const SERVER_HEADER = 88;
 export const CHIP_HEIGHT = 34;
@@ -95,7 +97,8 @@ export function layoutTopology(input: LayoutInput): Layout {
   let unassigned = 0;
   for (const i of input.inbounds) {
     perServer.set(i.serverId, (perServer.get(i.serverId) ?? 0) + 1);
-    if (i.routeId !== null && routeIds.has(i.routeId)) perRoute.set(i.routeId, (perRoute.get(i.routeId) ?? 0) + 1);
+    const routeId = effectiveRouteId(i, routeIds);
+    if (routeId !== null) perRoute.set(routeId, (perRoute.get(routeId) ?? 0) + 1);
     else unassigned++;
   }
 

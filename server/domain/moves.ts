@@ -6,6 +6,7 @@
  */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
+import { moveChanges } from "@/core/topology";
 import { clusters, inbounds, routes } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
@@ -54,7 +55,7 @@ export async function assignInboundToRoute(
   }
   const [updated] = await tx
     .update(inbounds)
-    .set({ routeId: input.toRouteId, isFallback: false, version: sql`${inbounds.version} + 1`, updatedAt: new Date() })
+    .set({ ...moveChanges(input.toRouteId), version: sql`${inbounds.version} + 1`, updatedAt: new Date() })
     .where(and(eq(inbounds.id, current.id), eq(inbounds.version, current.version)))
     .returning();
   if (!updated) throw new StaleDataError("Someone else changed this inbound a moment ago: the diagram now shows the latest state");

@@ -73,4 +73,5 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
   };
 }
 
-export type Topology = NonNullable<Awaited<ReturnType<typeof loadTopology>>>;
+/** One cluster as the dashboard draws it (the answer of topology.get). */
+export type ClusterTopology = NonNullable<Awaited<ReturnType<typeof loadTopology>>>;

@@ -3,6 +3,7 @@
  * server returns it with topology.get and the dashboard can recompute it on an optimistic
  * update. A warning disappears as soon as its cause is fixed.
  */
+import { groupTopology } from "@/core/topology";
 import { computeMonitoringWarnings, type MonitoringWarning } from "@/server/monitoring/config-warnings";
 
 export interface WarningInput {
@@ -28,9 +29,7 @@ export type WarningKind = Warning["kind"];
  */
 export function computeWarnings(topology: WarningInput): Warning[] {
   const warnings: Warning[] = [];
-  const routeIds = new Set(topology.routes.map((r) => r.id));
-  // An inbound whose route is not (or no longer) in the list is in no route the user can see.
-  const unassigned = topology.inbounds.filter((i) => i.routeId === null || !routeIds.has(i.routeId));
+  const { unassigned, inboundsByRoute: byRoute, serverById } = groupTopology(topology);
   if (unassigned.length > 0) {
     const n = unassigned.length;
     warnings.push({
@@ -42,14 +41,6 @@ export function computeWarnings(topology: WarningInput): Warning[] {
           : `${n} inbounds are not in any route — clients can't see them`,
       inbounds: unassigned.map((i) => ({ id: i.id, name: i.name })),
     });
-  }
-  const serverById = new Map(topology.servers.map((s) => [s.id, s]));
-  const byRoute = new Map<string, WarningInput["inbounds"][number][]>();
-  for (const i of topology.inbounds) {
-    if (i.routeId === null || !routeIds.has(i.routeId)) continue;
-    const list = byRoute.get(i.routeId) ?? [];
-    list.push(i);
-    byRoute.set(i.routeId, list);
   }
   for (const route of topology.routes) {
     const members = byRoute.get(route.id) ?? [];

@@ -6,6 +6,7 @@
  *  - "fallback-down": a route's fallback inbound sits on a server that is itself not healthy,
  *    so the route has no working fallback.
  */
+import { effectiveRouteId } from "@/core/topology";
 import { STATUS_LABELS, type ServerStatus } from "./status";
 
 export interface MonitoringWarningInput {
@@ -75,13 +76,15 @@ export function computeMonitoringWarnings(input: MonitoringWarningInput): Monito
   const routeById = new Map(input.routes.map((r) => [r.id, r]));
   const order = new Map(input.routes.map((r, i) => [r.id, i]));
   const fallbacks = input.inbounds
-    .filter((i) => i.isFallback && i.routeId !== null && routeById.has(i.routeId))
-    .sort((a, b) => (order.get(a.routeId!) ?? 0) - (order.get(b.routeId!) ?? 0));
-  for (const ib of fallbacks) {
+    .flatMap((ib) => {
+      const routeId = ib.isFallback ? effectiveRouteId(ib, routeById) : null;
+      return routeId === null ? [] : [{ ib, route: routeById.get(routeId)! }];
+    })
+    .sort((a, b) => (order.get(a.route.id) ?? 0) - (order.get(b.route.id) ?? 0));
+  for (const { ib, route } of fallbacks) {
     const server = serverById.get(ib.serverId);
     const status = server ? (server.enabled === false ? "disabled" : server.status) : "unknown";
     if (status === "healthy") continue;
-    const route = routeById.get(ib.routeId!)!;
     const serverName = server?.name ?? "an unknown server";
     out.push({
       kind: "fallback-down",

@@ -53,7 +53,7 @@ import {
   withStatuses,
   type MetricsRow,
   type SnapshotSubscriber,
-  type Topology,
+  type FleetSnapshot,
 } from "./snapshot";
 
 export const ANSWER_TTL_MS = 30_000;
@@ -114,7 +114,7 @@ export const TRAFFIC_RELOAD_MS = 5000;
 const NOT_FOUND: SubscriptionAnswer = { status: 404, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Not found\n" };
 
 export class SubscriptionService {
-  private topology: Topology | null = null;
+  private topology: FleetSnapshot | null = null;
   private metrics = new Map<string, MetricsRow>();
   private serverMetrics = new Map<string, ServerMetrics>();
   private subscribersByToken = new Map<string, SnapshotSubscriber>();
@@ -574,7 +574,7 @@ export class SubscriptionService {
   }
 }
 
-function countPanicRoutes(topology: Topology, metrics: ReadonlyMap<string, ServerMetrics>): number {
+function countPanicRoutes(topology: FleetSnapshot, metrics: ReadonlyMap<string, ServerMetrics>): number {
   let n = 0;
   for (const c of topology.clusters.values()) {
     for (const r of c.routes) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { balancerMetrics, withStatuses, type SnapshotServer, type Topology } from "./snapshot";
+import { balancerMetrics, withStatuses, type SnapshotServer, type FleetSnapshot } from "./snapshot";
 
 const server = (id: string, p: Partial<SnapshotServer> = {}): SnapshotServer => ({
   id,
@@ -13,7 +13,7 @@ const server = (id: string, p: Partial<SnapshotServer> = {}): SnapshotServer => 
   capacityMbps: null,
   ...p,
 });
-const topology = (...servers: SnapshotServer[]): Topology => ({ clusters: new Map(), servers: new Map(servers.map((s) => [s.id, s])), inbounds: new Map(), routeNames: new Map() });
+const topology = (...servers: SnapshotServer[]): FleetSnapshot => ({ clusters: new Map(), servers: new Map(servers.map((s) => [s.id, s])), inbounds: new Map(), routeNames: new Map() });
 
 describe("balancerMetrics: when a server came back", () => {
   it("passes the recovery time of a healthy server to the balancer, and nothing otherwise", () => {

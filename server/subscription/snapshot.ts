@@ -57,14 +57,15 @@ export interface SnapshotSubscriber {
   trafficDownBytes: number;
 }
 
-export interface Topology {
+/** Every cluster's servers, inbounds and routes in memory: what the subscription service answers from. */
+export interface FleetSnapshot {
   clusters: Map<string, SnapshotCluster>;
   servers: Map<string, SnapshotServer>;
   inbounds: Map<string, SnapshotInbound>;
   routeNames: Map<string, string>;
 }
 
-export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
+export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
   const [clusterRows, routeRows, inboundRows, serverRows] = await Promise.all([
     db.select({ id: clusters.id, name: clusters.name }).from(clusters),
     db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
@@ -74,7 +75,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<Topology> {
       .from(servers)
       .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id)),
   ]);
-  const topology: Topology = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map() };
+  const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map() };
   for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, routes: [] });
   for (const { server: s, status, recoveredAt } of serverRows) {
     topology.servers.set(s.id, {
@@ -136,7 +137,7 @@ export async function loadServerStatuses(db: DbOrTx): Promise<Map<string, Server
  * mutated, so a request holding it sees one consistent picture). Returns the ids that
  * changed; a server added or removed meanwhile is left to the next topology reload.
  */
-export function withStatuses(topology: Topology, statuses: ReadonlyMap<string, ServerStatusRow>): { topology: Topology; changed: string[] } {
+export function withStatuses(topology: FleetSnapshot, statuses: ReadonlyMap<string, ServerStatusRow>): { topology: FleetSnapshot; changed: string[] } {
   const changed: string[] = [];
   for (const [id, s] of topology.servers) {
     const status = statuses.get(id)?.status;
@@ -168,7 +169,7 @@ export async function loadMetricsSnapshot(db: DbOrTx): Promise<Map<string, Metri
 }
 
 /** What the balancer needs per server: availability (only `healthy` counts) and load. */
-export function balancerMetrics(topology: Topology, metrics: ReadonlyMap<string, MetricsRow>): Map<string, ServerMetrics> {
+export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<string, MetricsRow>): Map<string, ServerMetrics> {
   const out = new Map<string, ServerMetrics>();
   for (const s of topology.servers.values()) {
     const m = metrics.get(s.id);
@@ -228,7 +229,7 @@ export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Prom
  * or unassigned inbounds are skipped; a route holding two of them (an inbound was moved into
  * it) gets neither, so it is decided again.
  */
-export function choicesByRoute(topology: Topology, inboundIds: readonly string[]): Map<string, string> {
+export function choicesByRoute(topology: FleetSnapshot, inboundIds: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
   const twice = new Set<string>();
   for (const id of inboundIds) {
@@ -268,9 +269,9 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
 }
 
 /** Entries are the same for every subscriber: one object per (topology, route, inbound). */
-const entries = new WeakMap<Topology, Map<string, SubscriptionEntry | null>>();
+const entries = new WeakMap<FleetSnapshot, Map<string, SubscriptionEntry | null>>();
 
-export function entryFor(topology: Topology, routeId: string, inboundId: string): SubscriptionEntry | null {
+export function entryFor(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
   let byKey = entries.get(topology);
   if (!byKey) entries.set(topology, (byKey = new Map()));
   const key = `${routeId}|${inboundId}`;
@@ -282,7 +283,7 @@ export function entryFor(topology: Topology, routeId: string, inboundId: string)
   return e;
 }
 
-function buildEntry(topology: Topology, routeId: string, inboundId: string): SubscriptionEntry | null {
+function buildEntry(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
   const ib = topology.inbounds.get(inboundId);
   const server = ib ? topology.servers.get(ib.serverId) : undefined;
   if (!ib || !server) return null;

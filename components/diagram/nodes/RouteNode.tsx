@@ -4,6 +4,7 @@ import { Handle, Position, type NodeProps } from "@xyflow/react";
 import { memo } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
 import { routeDomId, useDiagram } from "../context";
+import { selectIsCarryTarget, useDiagramStore } from "../store";
 import { ALGORITHM_LABEL, routeColor, routeFlagPrefix } from "../format";
 import { ITEM_HEIGHT, ROUTE_HEADER } from "../layout";
 import type { DiagramNode } from "./types";
@@ -16,9 +17,10 @@ export const routeDragId = (id: string) => `route-drag:${id}`;
  * route is dashed, has no pipe to the subscription and says so.
  */
 export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode>) {
-  const { index, canEdit, carry, clusterId, moveRoute } = useDiagram();
+  const { index, canEdit, clusterId, moveRoute } = useDiagram();
   const route = index.routeById.get(data.refId ?? "");
   const routeId = route?.id ?? "";
+  const carriedHere = useDiagramStore(selectIsCarryTarget(index.targets, routeId));
   const { setNodeRef: setDropRef, isOver, active } = useDroppable({
     id: routeDropId(routeId),
     data: { type: "route", routeId, accepts: ["inbound", "route"] },
@@ -30,7 +32,6 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
   const position = index.routeIndex.get(route.id) ?? 0;
   const color = routeColor(position);
   const empty = members.length === 0;
-  const carriedHere = carry !== null && index.targets[carry.index] === route.id;
   const dropping = (isOver && active?.id !== routeDragId(route.id)) || carriedHere;
   const flag = routeFlagPrefix(route.name, route.flag);
   return (

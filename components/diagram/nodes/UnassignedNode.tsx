@@ -3,6 +3,7 @@ import { useDroppable } from "@dnd-kit/core";
 import type { NodeProps } from "@xyflow/react";
 import { memo } from "react";
 import { useDiagram } from "../context";
+import { selectIsCarryTarget, useDiagramStore } from "../store";
 import { ITEM_HEIGHT, UNASSIGNED_HEADER, UNASSIGNED_MAX_ITEMS } from "../layout";
 import type { DiagramNode } from "./types";
 
@@ -10,10 +11,11 @@ export const UNASSIGNED_DROP_ID = "unassigned-drop";
 
 /** Inbounds in no route: invisible to users. Drop a chip here to take it out of every route. */
 export const UnassignedNode = memo(function UnassignedNode(_props: NodeProps<DiagramNode>) {
-  const { index, canEdit, carry } = useDiagram();
+  const { index, canEdit } = useDiagram();
+  const carriedHere = useDiagramStore(selectIsCarryTarget(index.targets, null));
   const { setNodeRef, isOver } = useDroppable({ id: UNASSIGNED_DROP_ID, data: { type: "unassigned", accepts: ["inbound"] }, disabled: !canEdit });
   const items = index.unassigned;
-  const dropping = isOver || (carry !== null && index.targets[carry.index] === null);
+  const dropping = isOver || carriedHere;
   return (
     <section
       ref={setNodeRef}

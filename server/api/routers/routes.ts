@@ -2,6 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { and, eq, inArray, max, sql } from "drizzle-orm";
 import { z } from "zod";
+import { moveChanges } from "@/core/topology";
 import { clusters, inbounds, routes } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
@@ -101,7 +102,7 @@ export const routesRouter = createTRPCRouter({
       if (!route) throw new TRPCError({ code: "NOT_FOUND", message: "This route no longer exists" });
       const freed = await tx
         .update(inbounds)
-        .set({ routeId: null, isFallback: false, version: sql`${inbounds.version} + 1`, updatedAt: new Date() })
+        .set({ ...moveChanges(null), version: sql`${inbounds.version} + 1`, updatedAt: new Date() })
         .where(eq(inbounds.routeId, route.id))
         .returning({ id: inbounds.id, name: inbounds.name });
       await tx.delete(routes).where(eq(routes.id, route.id));

@@ -1,0 +1,152 @@
+"use client";
+import {
+  DndContext,
+  DragOverlay,
+  PointerSensor,
+  pointerWithin,
+  useDndContext,
+  useSensor,
+  useSensors,
+  type CollisionDetection,
+  type DragEndEvent,
+} from "@dnd-kit/core";
+import { Background, ControlButton, Controls, MiniMap, ReactFlow, type Edge } from "@xyflow/react";
+import { useCallback } from "react";
+import type { DiagramIndex, Target } from "./context";
+import { nodeTypes } from "./nodes";
+import type { DiagramNode } from "./nodes/types";
+
+const DEFAULT_VIEWPORT = { x: 24, y: 24, zoom: 0.8 };
+const PRO_OPTIONS = { hideAttribution: true };
+const miniMapColor = (n: { type?: string }) =>
+  n.type === "server" ? "#cbd5e1" : n.type === "route" ? "#7dd3fc" : n.type === "distribution" ? "#0f172a" : "#fcd34d";
+
+/** Drops only onto targets that accept what is dragged; the pointer decides. */
+const collisionDetection: CollisionDetection = (args) => {
+  const type = args.active.data.current?.type as string | undefined;
+  const droppableContainers = args.droppableContainers.filter((c) => (c.data.current?.accepts as string[] | undefined)?.includes(type ?? ""));
+  return pointerWithin({ ...args, droppableContainers });
+};
+
+/** What follows the pointer during a drag; reads the drag from dnd-kit, so a drag does
+ * not re-render the whole diagram. */
+function DragPreview() {
+  const { active } = useDndContext();
+  const d = active?.data.current as { type?: string; name?: string } | undefined;
+  if (!d?.type) return null;
+  return (
+    <div
+      className={`pointer-events-none rounded-md border-2 border-sky-500 bg-white px-3 py-1.5 text-sm font-semibold text-slate-900 shadow-xl ${
+        d.type === "route" ? "w-64" : "max-w-64 truncate"
+      }`}
+    >
+      {d.type === "route" ? `Route ${d.name ?? ""}` : (d.name ?? "")}
+    </div>
+  );
+}
+
+type Over = { type: string; routeId?: string };
+
+/** The drop target of a drag that ended: dnd-kit's, or the box under the pointer. */
+function dropTarget(e: DragEndEvent, activeType: string | undefined): Over | undefined {
+  const over = e.over?.data.current as Over | undefined;
+  if (over || !(e.activatorEvent instanceof PointerEvent)) return over;
+  // Released before the collision state caught up with the last pointer move (a quick
+  // drop on a busy page): find the box under the pointer ourselves.
+  const x = e.activatorEvent.clientX + e.delta.x;
+  const y = e.activatorEvent.clientY + e.delta.y;
+  for (const el of document.elementsFromPoint(x, y)) {
+    const box = el.closest<HTMLElement>("[data-route-id], [data-unassigned-zone]");
+    if (!box) continue;
+    if (box.dataset.routeId) return { type: "route", routeId: box.dataset.routeId };
+    if (activeType === "inbound") return { type: "unassigned" };
+    return undefined;
+  }
+  return undefined;
+}
+
+/** React Flow inside dnd-kit: pan and zoom from the one, dragging chips and routes from the other. */
+export function DiagramCanvas(props: {
+  nodes: DiagramNode[];
+  edges: Edge[];
+  index: DiagramIndex;
+  onInit(): void;
+  onFit(): void;
+  onDragStart(): void;
+  onDragFinish(): void;
+  move(inboundId: string, to: Target): void;
+  reorderTo(routeId: string, toIndex: number): void;
+  targetName(t: Target): string;
+}) {
+  const { index, move, reorderTo, targetName, onDragStart, onDragFinish } = props;
+  const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: 5 } }));
+  const onDragEnd = useCallback(
+    (e: DragEndEvent) => {
+      onDragFinish();
+      const a = e.active.data.current as { type: string; inboundId?: string; routeId?: string } | undefined;
+      const o = dropTarget(e, a?.type);
+      if (!a || !o) return;
+      if (a.type === "inbound" && a.inboundId) {
+        move(a.inboundId, o.type === "unassigned" ? null : (o.routeId ?? null));
+      } else if (a.type === "route" && a.routeId && o.type === "route" && o.routeId && o.routeId !== a.routeId) {
+        reorderTo(a.routeId, index.routeIndex.get(o.routeId) ?? 0);
+      }
+    },
+    [index, move, onDragFinish, reorderTo],
+  );
+  return (
+    <DndContext
+      sensors={sensors}
+      collisionDetection={collisionDetection}
+      onDragStart={onDragStart}
+      onDragEnd={onDragEnd}
+      onDragCancel={onDragFinish}
+      autoScroll={false}
+      accessibility={{
+        screenReaderInstructions: { draggable: "Press Space or Enter to pick up, arrow keys to choose a route, Enter to drop." },
+        announcements: {
+          onDragStart: ({ active }) => `Picked up ${String(active.data.current?.name ?? "")}.`,
+          onDragOver: ({ over }) => (over ? `Over ${over.id === "unassigned-drop" ? "Unassigned" : String(targetName(over.data.current?.routeId ?? null))}.` : "Not over a drop target."),
+          onDragEnd: ({ over }) => (over ? "Dropped." : "Dropped outside any route: nothing changed."),
+          onDragCancel: () => "Cancelled: nothing changed.",
+        },
+      }}
+    >
+      <ReactFlow<DiagramNode>
+        nodes={props.nodes}
+        edges={props.edges}
+        nodeTypes={nodeTypes}
+        onInit={props.onInit}
+        defaultViewport={DEFAULT_VIEWPORT}
+        minZoom={0.05}
+        maxZoom={2}
+        onlyRenderVisibleElements
+        nodesDraggable={false}
+        nodesConnectable={false}
+        nodesFocusable={false}
+        edgesFocusable={false}
+        elementsSelectable={false}
+        panOnScroll
+        zoomOnDoubleClick={false}
+        panActivationKeyCode={null}
+        deleteKeyCode={null}
+        selectionKeyCode={null}
+        multiSelectionKeyCode={null}
+        proOptions={PRO_OPTIONS}
+      >
+        <Background gap={24} color="#cbd5e1" />
+        <Controls showInteractive={false} showFitView={false} position="bottom-left">
+          <ControlButton onClick={props.onFit} aria-label="Fit view" title="Fit view">
+            <svg aria-hidden viewBox="0 0 20 20" fill="none" stroke="currentColor" strokeWidth="2">
+              <path d="M3 7V3h4M13 3h4v4M17 13v4h-4M7 17H3v-4" />
+            </svg>
+          </ControlButton>
+        </Controls>
+        <MiniMap pannable zoomable position="bottom-right" nodeColor={miniMapColor} nodeStrokeWidth={0} ariaLabel="Overview of the diagram" />
+      </ReactFlow>
+      <DragOverlay dropAnimation={null}>
+        <DragPreview />
+      </DragOverlay>
+    </DndContext>
+  );
+}

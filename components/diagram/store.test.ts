@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { createDiagramStore, selectIsCarried, selectIsCarryTarget, selectIsHighlighted, type DiagramState, type DiagramStore } from "./store";
+
+const targets = [null, "r1", "r2", "r3"];
+
+/** What each node's selector answers, and which answers an update changed: exactly the
+ * nodes React would re-render (useStore re-renders when the selection is not Object.is). */
+function watch(store: DiagramStore, selectors: Record<string, (s: DiagramState) => unknown>) {
+  const last = new Map(Object.entries(selectors).map(([id, sel]) => [id, sel(store.getState())]));
+  const changed = new Set<string>();
+  store.subscribe((s) => {
+    for (const [id, sel] of Object.entries(selectors)) {
+      const v = sel(s);
+      if (!Object.is(v, last.get(id))) changed.add(id);
+      last.set(id, v);
+    }
+  });
+  return { changed, value: (id: string) => last.get(id) };
+}
+
+function nodeSelectors() {
+  return {
+    "chip:a": selectIsCarried("a"),
+    "chip:b": selectIsCarried("b"),
+    "hl:a": selectIsHighlighted("a"),
+    "hl:b": selectIsHighlighted("b"),
+    unassigned: selectIsCarryTarget(targets, null),
+    "route:r1": selectIsCarryTarget(targets, "r1"),
+    "route:r2": selectIsCarryTarget(targets, "r2"),
+    "route:r3": selectIsCarryTarget(targets, "r3"),
+  };
+}
+
+describe("diagram store", () => {
+  it("starts with nothing carried or highlighted", () => {
+    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null });
+  });
+
+  it("picking up touches only the carried chip and the target it is over", () => {
+    const store = createDiagramStore();
+    const w = watch(store, nodeSelectors());
+    store.setState({ carry: { inboundId: "a", index: 1 } });
+    expect([...w.changed].sort()).toEqual(["chip:a", "route:r1"]);
+    expect(w.value("chip:a")).toBe(true);
+    expect(w.value("route:r1")).toBe(true);
+  });
+
+  it("an arrow key touches only the target left and the target entered", () => {
+    const store = createDiagramStore();
+    store.setState({ carry: { inboundId: "a", index: 1 } });
+    const w = watch(store, nodeSelectors());
+    store.setState({ carry: { inboundId: "a", index: 2 } });
+    expect([...w.changed].sort()).toEqual(["route:r1", "route:r2"]);
+    w.changed.clear();
+    store.setState({ carry: { inboundId: "a", index: 0 } });
+    expect([...w.changed].sort()).toEqual(["route:r2", "unassigned"]);
+  });
+
+  it("dropping touches only the chip and the last target", () => {
+    const store = createDiagramStore();
+    store.setState({ carry: { inboundId: "b", index: 3 } });
+    const w = watch(store, nodeSelectors());
+    store.setState({ carry: null });
+    expect([...w.changed].sort()).toEqual(["chip:b", "route:r3"]);
+  });
+
+  it("a highlight touches only the chips highlighted before and after", () => {
+    const store = createDiagramStore();
+    const w = watch(store, nodeSelectors());
+    store.setState({ highlight: "a" });
+    expect([...w.changed]).toEqual(["hl:a"]);
+    w.changed.clear();
+    store.setState({ highlight: "b" });
+    expect([...w.changed].sort()).toEqual(["hl:a", "hl:b"]);
+  });
+
+  it("an index past the targets (a route deleted meanwhile) is over nothing", () => {
+    const store = createDiagramStore();
+    store.setState({ carry: { inboundId: "a", index: 9 } });
+    expect(selectIsCarryTarget(targets, "r3")(store.getState())).toBe(false);
+    expect(selectIsCarryTarget(targets, null)(store.getState())).toBe(false);
+  });
+});
