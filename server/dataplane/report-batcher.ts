@@ -116,7 +116,7 @@ export class ReportBatcher {
       for (;;) {
         const t = await foldTrafficTotals(db, this.totalsRows);
         for (const c of t.movedClusters) publishChange("traffic", c);
-        for (const c of t.crossedClusters) publishChange("subscribers", c);
+        for (const c of new Set([...t.crossedClusters, ...t.startedClusters])) publishChange("subscribers", c);
         if (t.folded < this.totalsRows) return;
         await new Promise((r) => setImmediate(r));
       }

@@ -55,6 +55,7 @@ export interface SnapshotSubscriber {
   trafficUsedBytes: number;
   trafficUpBytes: number;
   trafficDownBytes: number;
+  nextResetAt: Date | null;
 }
 
 export interface Topology {
@@ -206,6 +207,7 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
         trafficUsedBytes: s.trafficUsedBytes,
         trafficUpBytes: s.trafficUpBytes,
         trafficDownBytes: s.trafficDownBytes,
+        nextResetAt: s.nextResetAt,
       },
     ]),
   );
