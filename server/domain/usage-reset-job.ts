@@ -56,15 +56,15 @@ export class UsageResetJob {
       do {
         this.again = false;
         await this.runOnce();
-      } while (this.again && !this.stopped);
+      } while (this.again);
     })().finally(() => {
       this.running = null;
     });
     return this.running;
   }
 
+  /** Runs the due resets; the timer for the next one is armed only while started. */
   private async runOnce(): Promise<void> {
-    if (this.stopped) return;
     let delay = MAX_SLEEP_MS;
     try {
       const db = await this.db();
