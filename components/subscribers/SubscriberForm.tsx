@@ -74,7 +74,10 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
     const holdValue = onHold ? (holdDays.trim() === "" ? "" : holdDays) : null;
     const found = validate(formSchema, { name, trafficLimitGb: limit.trim() === "" ? null : limit, trafficResetDay: dayValue, holdDays: holdValue });
     let expiresAt: Date | null = null;
-    if (expiry && !onHold) {
+    if (expiry && !onHold && subscriber?.expiresAt && expiry === dateInput(subscriber.expiresAt)) {
+      // Unchanged: keep the stored instant (an expiry already past may stay; a new one may not).
+      expiresAt = subscriber.expiresAt;
+    } else if (expiry && !onHold) {
       expiresAt = new Date(`${expiry}T23:59:59`);
       if (Number.isNaN(expiresAt.getTime())) found.expiresAt = "Expiry must be a date";
     }

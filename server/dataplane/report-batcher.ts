@@ -14,7 +14,8 @@
  *
  * Bus events are coalesced: per batch one "metrics" per cluster and "health" where a status
  * changed; per totals fold "traffic" where subscribers' totals moved and "subscribers" where a
- * limit was crossed (the config hub then drops those subscribers from every agent's config).
+ * limit was crossed (the config hub then drops those subscribers from every agent's config) or
+ * a subscriber on hold connected first (its expiry is set: the config hub times it).
  */
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
