@@ -185,6 +185,19 @@ export const subscribers = pgTable(
     /** End of the last report interval in which this subscriber moved traffic. */
     lastSeenAt: ts("last_seen_at"),
     enabled: boolean("enabled").notNull().default(true),
+    /**
+     * When the used traffic goes back to 0 (server/domain/subscriber-limits.ts): never, or
+     * daily / weekly / monthly at 00:00 UTC; `traffic_reset_day` is the ISO weekday (1 = Monday)
+     * for weekly, the day of the month (1–31, the month's last day when it is shorter) for monthly.
+     */
+    trafficResetStrategy: text("traffic_reset_strategy", { enum: ["never", "daily", "weekly", "monthly"] }).notNull().default("never"),
+    trafficResetDay: integer("traffic_reset_day"),
+    /** Start of the usage period the totals above count (the last reset, or creation). */
+    usagePeriodStart: ts("usage_period_start").notNull().defaultNow(),
+    /** The next scheduled reset; null for `never`. Indexed: the reset job reads only what is due. */
+    nextResetAt: ts("next_reset_at"),
+    /** On hold: no expiry yet; the first traffic folded sets expires_at = first use + this many days. */
+    holdDays: integer("hold_days"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -192,8 +205,40 @@ export const subscribers = pgTable(
     uniqueIndex("subscribers_token").on(t.token),
     uniqueIndex("subscribers_vless_uuid").on(t.vlessUuid),
     index("subscribers_cluster").on(t.clusterId),
+    index("subscribers_next_reset").on(t.nextResetAt).where(sql`${t.nextResetAt} is not null`),
     check("subscribers_traffic_non_negative", sql`${t.trafficUpBytes} >= 0 and ${t.trafficDownBytes} >= 0`),
     check("subscribers_traffic_used_sum", sql`${t.trafficUsedBytes} = ${t.trafficUpBytes} + ${t.trafficDownBytes}`),
+    check("subscribers_reset_strategy", sql`${t.trafficResetStrategy} in ('never', 'daily', 'weekly', 'monthly')`),
+    check(
+      "subscribers_reset_day",
+      sql`case ${t.trafficResetStrategy} when 'weekly' then ${t.trafficResetDay} between 1 and 7 when 'monthly' then ${t.trafficResetDay} between 1 and 31 else ${t.trafficResetDay} is null end`,
+    ),
+    check("subscribers_hold_days", sql`${t.holdDays} is null or (${t.holdDays} > 0 and ${t.expiresAt} is null)`),
+  ],
+);
+
+/**
+ * A subscriber's usage of one finished period, written by each reset (scheduled or manual),
+ * so the operator can see last month's usage after the counters went back to 0.
+ */
+export const subscriberUsagePeriods = pgTable(
+  "subscriber_usage_periods",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => subscribers.id, { onDelete: "cascade" }),
+    periodStart: ts("period_start").notNull(),
+    periodEnd: ts("period_end").notNull(),
+    upBytes: bigint("up_bytes", { mode: "number" }).notNull(),
+    downBytes: bigint("down_bytes", { mode: "number" }).notNull(),
+    /** What ended the period: the schedule, an operator's reset of one, or a bulk reset. */
+    reason: text("reason", { enum: ["schedule", "manual", "bulk"] }).notNull(),
+  },
+  (t) => [
+    index("subscriber_usage_periods_subscriber").on(t.subscriberId, t.periodEnd),
+    check("subscriber_usage_periods_non_negative", sql`${t.upBytes} >= 0 and ${t.downBytes} >= 0`),
+    check("subscriber_usage_periods_reason", sql`${t.reason} in ('schedule', 'manual', 'bulk')`),
   ],
 );
 

@@ -15,6 +15,7 @@ import { instanceId } from "@/server/bus";
 import { env } from "@/server/env";
 import { metricsHandler, subscriptionHandler } from "@/server/subscription/http";
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
+import { UsageResetJob } from "@/server/domain/usage-reset-job";
 
 export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Array<[string, RouteHandler]> } = {
   exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler, "/api/agent/config": agentConfigHandler },
@@ -24,6 +25,7 @@ export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Arr
 interface Running {
   bus?: PgChangeBus;
   leader?: AdvisoryLeader;
+  resets: UsageResetJob;
   proberActive: () => boolean;
 }
 let running: Running | null = null;
@@ -44,13 +46,29 @@ export async function startServices(): Promise<void> {
   setSubscriptionService(subscriptions);
   reportBatcher(getDb).start(database.kind);
   const monitoring = await startMonitoring({ proberByLeaderOnly: !!shared });
+  // Scheduled usage resets: on the leader when instances share a database, like the prober.
+  const resets = new UsageResetJob(getDb);
   let leader: AdvisoryLeader | undefined;
   if (shared) {
     const retryMs = env().ROUTEBOARD_LEADER_RETRY_MS;
-    leader = new AdvisoryLeader(database.url!, PROBER_LOCK_KEY, { onAcquire: () => monitoring.startProber(), onLose: () => monitoring.stopProber() }, retryMs);
+    leader = new AdvisoryLeader(
+      database.url!,
+      PROBER_LOCK_KEY,
+      {
+        onAcquire: () => {
+          resets.start();
+          return monitoring.startProber();
+        },
+        onLose: async () => {
+          await resets.stop();
+          return monitoring.stopProber();
+        },
+      },
+      retryMs,
+    );
     leader.start();
-  }
-  running = { bus, leader, proberActive: () => monitoring.proberRunning };
+  } else resets.start();
+  running = { bus, leader, resets, proberActive: () => monitoring.proberRunning };
 }
 
 export async function stopServices(): Promise<void> {
@@ -58,6 +76,7 @@ export async function stopServices(): Promise<void> {
   closeConfigHub();
   await reportBatcher(getDb).stop().catch(() => {});
   await running?.leader?.stop();
+  await running?.resets.stop();
   await stopMonitoring();
   await subscriptionService()?.stop();
   setSubscriptionService(undefined);

@@ -116,6 +116,47 @@ export const trafficLimitGbSchema = z.coerce
   .refine((n) => n > 0 && n <= 1_000_000, "Traffic limit must be more than 0 and at most 1,000,000 GB")
   .nullable();
 
+/** When a subscriber's used traffic goes back to 0 (server/domain/subscriber-limits.ts). */
+export const resetStrategySchema = z.enum(["never", "daily", "weekly", "monthly"], { error: "Reset must be never, daily, weekly or monthly" });
+
+/** Weekly: ISO weekday 1 (Monday)–7 (Sunday); monthly: day 1–31; range checked with the strategy. */
+export const resetDaySchema = z.coerce.number({ error: "Reset day must be a number" }).int("Reset day must be a whole number").nullable();
+
+export const HOLD_DAYS_MAX = 3650;
+/** "On hold until first connection": the subscription's length in days, counted from first use. */
+export const holdDaysSchema = z.coerce
+  .number({ error: "Hold duration must be a number of days" })
+  .int("Hold duration must be a whole number of days")
+  .refine((n) => n > 0, "Hold duration must be at least 1 day")
+  .refine((n) => n <= HOLD_DAYS_MAX, `Hold duration must be at most ${HOLD_DAYS_MAX} days`)
+  .nullable();
+
+export interface SubscriberLimitsInput {
+  expiresAt: Date | null;
+  trafficResetStrategy: "never" | "daily" | "weekly" | "monthly";
+  trafficResetDay: number | null;
+  holdDays: number | null;
+}
+
+/**
+ * The rules across a subscriber's limit fields, as field → message: the reset day fits the
+ * strategy, and on hold goes without an expiry (the expiry is set at first use). Shared by the
+ * procedures (superRefine) and the form.
+ */
+export function subscriberLimitsIssues(v: SubscriberLimitsInput): Array<{ path: string; message: string }> {
+  const out: Array<{ path: string; message: string }> = [];
+  const day = v.trafficResetDay;
+  if (v.trafficResetStrategy === "weekly" && (day === null || day < 1 || day > 7)) out.push({ path: "trafficResetDay", message: "Weekly reset day must be a weekday, 1 (Monday) to 7 (Sunday)" });
+  if (v.trafficResetStrategy === "monthly" && (day === null || day < 1 || day > 31)) out.push({ path: "trafficResetDay", message: "Monthly reset day must be between 1 and 31" });
+  if (v.holdDays !== null && v.expiresAt !== null) out.push({ path: "holdDays", message: "On hold sets the expiry at first connection: leave the expiry empty" });
+  return out;
+}
+
+/** zod refinement of subscriberLimitsIssues, with field-named issues. */
+export function refineSubscriberLimits(v: SubscriberLimitsInput, ctx: z.RefinementCtx): void {
+  for (const i of subscriberLimitsIssues(v)) ctx.addIssue({ code: "custom", path: [i.path], message: i.message });
+}
+
 export const usernameSchema = z
   .string()
   .transform((s) => s.trim())

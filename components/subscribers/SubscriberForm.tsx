@@ -1,5 +1,5 @@
 "use client";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
@@ -7,16 +7,25 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { GIB, nameSchema, trafficLimitGbSchema } from "@/server/validation";
+import { GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/server/validation";
+import { formatBytes, formatUtcDay } from "./format";
 
-const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema });
+const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema, trafficResetDay: resetDaySchema, holdDays: holdDaysSchema });
+
+type Strategy = SubscriberLimitsInput["trafficResetStrategy"];
 
 export interface SubscriberValues {
   id: string;
   name: string;
   expiresAt: Date | null;
   trafficLimitBytes: number | null;
+  trafficResetStrategy: Strategy;
+  trafficResetDay: number | null;
+  holdDays: number | null;
 }
+
+const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+const REASONS: Record<string, string> = { schedule: "Scheduled", manual: "Reset by hand", bulk: "Bulk reset" };
 
 /** yyyy-mm-dd of a date in local time, for <input type="date">. */
 function dateInput(d: Date | null): string {
@@ -31,6 +40,11 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const [name, setName] = useState(subscriber?.name ?? "");
   const [expiry, setExpiry] = useState(dateInput(subscriber?.expiresAt ?? null));
   const [limit, setLimit] = useState(subscriber?.trafficLimitBytes ? String(Math.round((subscriber.trafficLimitBytes / GIB) * 1000) / 1000) : "");
+  const [strategy, setStrategy] = useState<Strategy>(subscriber?.trafficResetStrategy ?? "never");
+  const [resetDay, setResetDay] = useState(subscriber?.trafficResetDay ? String(subscriber.trafficResetDay) : "1");
+  const [onHold, setOnHold] = useState(subscriber ? subscriber.holdDays !== null : false);
+  const [holdDays, setHoldDays] = useState(subscriber?.holdDays ? String(subscriber.holdDays) : "30");
+  const periods = useQuery({ ...trpc.subscribers.usagePeriods.queryOptions({ subscriberId: subscriber?.id ?? "" }), enabled: !!subscriber });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.list.queryKey() });
   const create = useMutation(
@@ -56,19 +70,31 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     mutation.reset();
-    const found = validate(formSchema, { name, trafficLimitGb: limit.trim() === "" ? null : limit });
+    const dayValue = strategy === "weekly" || strategy === "monthly" ? (resetDay.trim() === "" ? null : resetDay) : null;
+    const holdValue = onHold ? (holdDays.trim() === "" ? "" : holdDays) : null;
+    const found = validate(formSchema, { name, trafficLimitGb: limit.trim() === "" ? null : limit, trafficResetDay: dayValue, holdDays: holdValue });
     let expiresAt: Date | null = null;
-    if (expiry) {
+    if (expiry && !onHold && subscriber?.expiresAt && expiry === dateInput(subscriber.expiresAt)) {
+      // Unchanged: keep the stored instant (an expiry already past may stay; a new one may not).
+      expiresAt = subscriber.expiresAt;
+    } else if (expiry && !onHold) {
       expiresAt = new Date(`${expiry}T23:59:59`);
       if (Number.isNaN(expiresAt.getTime())) found.expiresAt = "Expiry must be a date";
+    }
+    const trafficResetDay = dayValue === null ? null : Number(dayValue);
+    const hold = holdValue === null ? null : Number(holdValue);
+    if (!found.trafficResetDay && !found.holdDays) {
+      for (const i of subscriberLimitsIssues({ expiresAt, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold })) found[i.path] ??= i.message;
     }
     setClientErrors(found);
     if (Object.keys(found).length > 0) return;
     const trafficLimitGb = limit.trim() === "" ? null : Number(limit);
-    if (subscriber) update.mutate({ subscriberId: subscriber.id, name, expiresAt, trafficLimitGb });
-    else create.mutate({ clusterId, name, expiresAt, trafficLimitGb });
+    const fields = { name, expiresAt, trafficLimitGb, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold };
+    if (subscriber) update.mutate({ subscriberId: subscriber.id, ...fields });
+    else create.mutate({ clusterId, ...fields });
   };
   const err = (k: string) => errors[k] || undefined;
+  const clear = (k: string) => setClientErrors((c) => ({ ...c, [k]: "" }));
 
   return (
     <Dialog title={subscriber ? `Edit subscriber ${subscriber.name}` : "New subscriber"} onClose={onClose} size="sm">
@@ -88,9 +114,48 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
             />
           )}
         </Field>
-        <Field label="Expires on (optional)" error={err("expiresAt")} hint="The link stops working at the end of this day.">
-          {(p) => <input {...p} type="date" className={inputClass} value={expiry} onChange={(e) => setExpiry(e.target.value)} />}
-        </Field>
+        <label className="flex items-center gap-2 text-sm text-slate-700">
+          <input
+            type="checkbox"
+            checked={onHold}
+            onChange={(e) => {
+              setOnHold(e.target.checked);
+              clear("holdDays");
+            }}
+          />
+          On hold until first connection
+        </label>
+        {onHold ? (
+          <Field label="Subscription length in days" error={err("holdDays")} hint="The expiry is set when the subscriber first connects: first use + this many days.">
+            {(p) => (
+              <input
+                {...p}
+                className={inputClass}
+                inputMode="numeric"
+                value={holdDays}
+                onChange={(e) => {
+                  setHoldDays(e.target.value);
+                  clear("holdDays");
+                }}
+              />
+            )}
+          </Field>
+        ) : (
+          <Field label="Expires on (optional)" error={err("expiresAt")} hint="The link stops working at the end of this day.">
+            {(p) => (
+              <input
+                {...p}
+                type="date"
+                className={inputClass}
+                value={expiry}
+                onChange={(e) => {
+                  setExpiry(e.target.value);
+                  clear("expiresAt");
+                }}
+              />
+            )}
+          </Field>
+        )}
         <Field label="Traffic limit in GB (optional)" error={err("trafficLimitGb")} hint="Leave empty for unlimited.">
           {(p) => (
             <input
@@ -106,6 +171,88 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
             />
           )}
         </Field>
+        <div className="flex gap-3">
+          <div className="flex-1">
+            <Field label="Usage resets" error={err("trafficResetStrategy")} hint="At 00:00 UTC; used traffic goes back to 0.">
+              {(p) => (
+                <select
+                  {...p}
+                  className={inputClass}
+                  value={strategy}
+                  onChange={(e) => {
+                    const next = e.target.value as Strategy;
+                    setStrategy(next);
+                    if (next === "weekly" && Number(resetDay) > 7) setResetDay("1");
+                    clear("trafficResetDay");
+                  }}
+                >
+                  <option value="never">Never</option>
+                  <option value="daily">Daily</option>
+                  <option value="weekly">Weekly</option>
+                  <option value="monthly">Monthly</option>
+                </select>
+              )}
+            </Field>
+          </div>
+          {strategy === "weekly" && (
+            <div className="flex-1">
+              <Field label="On" error={err("trafficResetDay")}>
+                {(p) => (
+                  <select {...p} className={inputClass} value={resetDay} onChange={(e) => setResetDay(e.target.value)}>
+                    {WEEKDAYS.map((d, i) => (
+                      <option key={d} value={String(i + 1)}>
+                        {d}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+            </div>
+          )}
+          {strategy === "monthly" && (
+            <div className="flex-1">
+              <Field label="Day of the month" error={err("trafficResetDay")} hint="31 = the last day in shorter months.">
+                {(p) => (
+                  <input
+                    {...p}
+                    className={inputClass}
+                    inputMode="numeric"
+                    value={resetDay}
+                    onChange={(e) => {
+                      setResetDay(e.target.value);
+                      clear("trafficResetDay");
+                    }}
+                  />
+                )}
+              </Field>
+            </div>
+          )}
+        </div>
+        {subscriber && periods.data && periods.data.length > 0 && (
+          <section aria-label="Previous periods">
+            <h3 className="mb-1 text-sm font-medium text-slate-700">Previous periods</h3>
+            <table className="w-full text-left text-xs text-slate-600" data-testid="usage-periods">
+              <thead className="text-slate-500">
+                <tr>
+                  <th className="py-1 font-medium">Period</th>
+                  <th className="py-1 font-medium">Used</th>
+                  <th className="py-1 font-medium">Ended by</th>
+                </tr>
+              </thead>
+              <tbody>
+                {periods.data.map((p) => (
+                  <tr key={`${p.periodEnd.toISOString()}-${p.reason}`} data-testid="usage-period">
+                    <td className="py-1">
+                      {formatUtcDay(p.periodStart)} – {formatUtcDay(p.periodEnd)}
+                    </td>
+                    <td className="py-1">{formatBytes(p.upBytes + p.downBytes)}</td>
+                    <td className="py-1">{REASONS[p.reason] ?? p.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        )}
         <FormFooter error={general} pending={mutation.isPending} submitLabel={subscriber ? "Save subscriber" : "Create subscriber"} onCancel={onClose} />
       </form>
     </Dialog>

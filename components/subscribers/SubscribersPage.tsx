@@ -12,16 +12,27 @@ import { useTRPC } from "@/lib/trpc";
 import type { AppRouter } from "@/server/api/root";
 import { LinkDialog, subscriptionLink } from "./LinkDialog";
 import { SubscriberForm } from "./SubscriberForm";
+import { formatBytes as bytes, formatUtcDay } from "./format";
 
 type Row = inferRouterOutputs<AppRouter>["subscribers"]["list"][number];
-type DialogState = { kind: "new" } | { kind: "edit"; row: Row } | { kind: "link"; name: string; token: string } | { kind: "rotate"; row: Row } | { kind: "delete"; row: Row } | null;
+type DialogState = { kind: "new" } | { kind: "edit"; row: Row } | { kind: "link"; name: string; token: string } | { kind: "rotate"; row: Row } | { kind: "reset"; row: Row } | { kind: "delete"; row: Row } | null;
 
 const small = "rounded px-2 py-1 text-xs font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 disabled:opacity-50";
 
-function bytes(n: number): string {
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(0)} KB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  return `${(n / 1024 ** 3).toFixed(n < 10 * 1024 ** 3 ? 2 : 1)} GB`;
+const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+
+/** "Resets monthly on day 15", "Resets weekly on Mon", "Resets daily"; null for never. */
+function resetSchedule(s: Pick<Row, "trafficResetStrategy" | "trafficResetDay">): string | null {
+  switch (s.trafficResetStrategy) {
+    case "daily":
+      return "Resets daily";
+    case "weekly":
+      return `Resets weekly on ${WEEKDAYS[(s.trafficResetDay ?? 1) - 1]}`;
+    case "monthly":
+      return `Resets monthly on day ${s.trafficResetDay}`;
+    default:
+      return null;
+  }
 }
 
 /** "just now", "5 min ago", "3 h ago", "2 d ago". */
@@ -52,6 +63,15 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
         await refresh();
         const row = dialog?.kind === "rotate" ? dialog.row : null;
         setDialog(row && row.id === vars.subscriberId ? { kind: "link", name: row.name, token: r.token } : null);
+      },
+    }),
+  );
+  const resetUsage = useMutation(
+    trpc.subscribers.resetUsage.mutationOptions({
+      onSuccess: async () => {
+        setDialog(null);
+        await refresh();
+        await queryClient.invalidateQueries({ queryKey: trpc.subscribers.usagePeriods.queryKey() });
       },
     }),
   );
@@ -128,11 +148,17 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                         <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-700">Disabled</span>
                       ) : s.expired ? (
                         <span className="rounded-full bg-amber-50 px-2 py-0.5 text-xs font-medium text-amber-800">Expired</span>
+                      ) : s.limited ? (
+                        <span className="rounded-full bg-red-50 px-2 py-0.5 text-xs font-medium text-red-800">Limit reached</span>
+                      ) : s.holdDays !== null ? (
+                        <span className="rounded-full bg-sky-50 px-2 py-0.5 text-xs font-medium text-sky-800">On hold</span>
                       ) : (
                         <span className="rounded-full bg-green-100 px-2 py-0.5 text-xs font-medium text-green-800">Active</span>
                       )}
                     </td>
-                    <td className="px-3 py-2.5 text-slate-600">{s.expiresAt ? s.expiresAt.toLocaleDateString("en-CA") : "Never"}</td>
+                    <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-expiry">
+                      {s.holdDays !== null ? `${s.holdDays} d from first connection` : s.expiresAt ? s.expiresAt.toLocaleDateString("en-CA") : "Never"}
+                    </td>
                     <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-usage">
                       <div>
                         {bytes(s.trafficUsedBytes)} / {s.trafficLimitBytes ? bytes(s.trafficLimitBytes) : "unlimited"}
@@ -140,6 +166,12 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                       <div className="text-xs text-slate-500" title="Upload / download">
                         ↑ {bytes(s.trafficUpBytes)} · ↓ {bytes(s.trafficDownBytes)}
                       </div>
+                      {resetSchedule(s) && (
+                        <div className="text-xs text-slate-500" data-testid="subscriber-reset" title="Resets happen at 00:00 UTC">
+                          {resetSchedule(s)}
+                          {s.nextResetAt ? ` · next ${formatUtcDay(s.nextResetAt)}` : ""}
+                        </div>
+                      )}
                     </td>
                     <td className="px-3 py-2.5" data-testid="subscriber-online">
                       {s.online ? (
@@ -175,6 +207,17 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                           onClick={() => setEnabled.mutate({ subscriberId: s.id, enabled: !s.enabled })}
                         >
                           {s.enabled ? "Disable" : "Enable"}
+                        </button>
+                        <button
+                          type="button"
+                          className={small}
+                          aria-label={`Reset usage of ${s.name}`}
+                          onClick={() => {
+                            resetUsage.reset();
+                            setDialog({ kind: "reset", row: s });
+                          }}
+                        >
+                          Reset usage
                         </button>
                         <button
                           type="button"
@@ -221,6 +264,21 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
           onConfirm={() => rotate.mutate({ subscriberId: dialog.row.id })}
         >
           <p>The current link stops working at once; {dialog.row.name} must add the new link in their VPN app.</p>
+        </ConfirmDialog>
+      )}
+      {dialog?.kind === "reset" && (
+        <ConfirmDialog
+          title={`Reset the usage of ${dialog.row.name}?`}
+          confirmLabel="Reset usage"
+          pending={resetUsage.isPending}
+          error={resetUsage.error ? errorMessage(resetUsage.error) : null}
+          onClose={() => setDialog(null)}
+          onConfirm={() => resetUsage.mutate({ subscriberId: dialog.row.id })}
+        >
+          <p>
+            Used traffic goes back to 0 ({bytes(dialog.row.trafficUsedBytes)} used now is kept as a previous period).
+            {dialog.row.limited ? ` ${dialog.row.name} can connect again at once.` : ""}
+          </p>
         </ConfirmDialog>
       )}
       {dialog?.kind === "delete" && (

@@ -20,6 +20,8 @@ import { configHub, WAKE_SPACING_MS } from "./config-hub";
 import { getDb } from "@/server/db";
 import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
 import { agentReport as baseReport } from "@/server/monitoring/testing";
+import { SubscriptionService } from "@/server/subscription/service";
+import { UsageResetJob } from "@/server/domain/usage-reset-job";
 
 const DB_KEY = Symbol.for("routeboard.database");
 
@@ -83,7 +85,9 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     await admin.subscribers.create({ clusterId, name: "bob", expiresAt: null, trafficLimitGb: null });
     const off = await admin.subscribers.create({ clusterId, name: "off", expiresAt: null, trafficLimitGb: null });
     await admin.subscribers.setEnabled({ subscriberId: off.id, enabled: false });
-    await admin.subscribers.create({ clusterId, name: "expired", expiresAt: new Date(Date.now() - 1000), trafficLimitGb: null });
+    // Creating with an expiry in the past is refused: expire it in the database.
+    const expired = await admin.subscribers.create({ clusterId, name: "expired", expiresAt: null, trafficLimitGb: null });
+    await t.db.update(subscribers).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(subscribers.id, expired.id));
     const a = await subscriberId("alice");
     const [row] = await t.db.select().from(subscribers).where(eq(subscribers.id, a.id));
     alice = { id: a.id, vlessUuid: row!.vlessUuid };
@@ -414,5 +418,98 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const pushed = await waiting;
     expect(pushed.status).toBe(200);
     expect(((await pushed.json()) as AgentConfig).users.map((u) => u.email)).not.toContain(erin.id);
+  });
+
+  it("a limit reached through reports drops the subscriber from the agents' config and turns /sub into the informational entry; a scheduled reset, then a manual one, brings them back", async () => {
+    agentLimits().reports.clear();
+    const service = new SubscriptionService(t.db);
+    service.start();
+    const limit = Math.round(0.001 * 1024 ** 3);
+    const fran = await admin.subscribers.create({ clusterId, name: "fran", trafficLimitGb: 0.001, trafficResetStrategy: "monthly", trafficResetDay: 1 });
+    const [row] = await t.db.select().from(subscribers).where(eq(subscribers.id, fran.id));
+    const renewsAt = row!.nextResetAt!;
+    const sub = async () => {
+      const a = await service.answer(fran.token, "json");
+      expect(a.status).toBe(200);
+      return { inbounds: (JSON.parse(a.body) as { routes: Array<{ inbound: string }> }).routes.map((r) => r.inbound), userinfo: a.headers["subscription-userinfo"] };
+    };
+    const users = async () => (await configOf(1)).users.map((u) => u.email);
+    // Pushes traffic over the limit and waits for the long-poll to drop fran (within 2 s).
+    let seq = 100;
+    const overLimit = async (up: number, down: number) => {
+      const c = await configOf(1);
+      expect(c.users.map((u) => u.email)).toContain(fran.id);
+      const waiting = get(srv[1]!.token, "?wait=10", { "if-none-match": `"${c.version}"` });
+      await new Promise((r) => setTimeout(r, 100));
+      const t0 = Date.now();
+      const r = await post(srv[1]!.token, baseReport({ instance: "agent-limits", seq: ++seq, users: [{ email: fran.id, up, down }] }));
+      expect(r.status).toBe(200);
+      const pushed = await waiting;
+      expect(pushed.status).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(((await pushed.json()) as AgentConfig).users.map((u) => u.email)).not.toContain(fran.id);
+    };
+    const backIn = async (action: () => Promise<unknown>) => {
+      const c = await configOf(1);
+      const waiting = get(srv[1]!.token, "?wait=10", { "if-none-match": `"${c.version}"` });
+      await new Promise((r) => setTimeout(r, 100));
+      const t0 = Date.now();
+      await action();
+      const pushed = await waiting;
+      expect(pushed.status).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(((await pushed.json()) as AgentConfig).users.map((u) => u.email)).toContain(fran.id);
+    };
+    try {
+      expect((await sub()).inbounds.some((i) => i.startsWith("⛔"))).toBe(false);
+      await overLimit(1000, limit);
+      // /sub: one entry saying when it renews; userinfo carries the real figures.
+      const day = `${renewsAt.getUTCDate()} ${["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][renewsAt.getUTCMonth()]}`;
+      await expect.poll(async () => (await sub()).inbounds).toEqual([`⛔ Traffic limit reached — renews on ${day}`]);
+      expect((await sub()).userinfo).toBe(`upload=1000; download=${limit}; total=${limit}; expire=0`);
+
+      // The scheduled reset, driven by the job's clock: fran is back in every config and in /sub.
+      let now = renewsAt.getTime() - 1;
+      const job = new UsageResetJob(getDb, () => now);
+      await job.tick();
+      expect(await users()).not.toContain(fran.id);
+      now = renewsAt.getTime() + 1;
+      await backIn(() => job.tick());
+      await job.stop();
+      await expect.poll(async () => (await sub()).inbounds.some((i) => i.startsWith("⛔"))).toBe(false);
+      expect((await sub()).userinfo).toBe(`upload=0; download=0; total=${limit}; expire=0`);
+      expect((await admin.subscribers.usagePeriods({ subscriberId: fran.id }))[0]).toMatchObject({ upBytes: 1000, downBytes: limit, reason: "schedule", periodEnd: renewsAt });
+
+      // Over again, then the operator's "Reset usage".
+      await overLimit(0, limit + 1);
+      await expect.poll(async () => (await sub()).inbounds[0]).toMatch(/^⛔ Traffic limit reached — renews on /);
+      await backIn(() => admin.subscribers.resetUsage({ subscriberId: fran.id }));
+      await expect.poll(async () => (await sub()).inbounds.some((i) => i.startsWith("⛔"))).toBe(false);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it("an extended expiry and a subscriber on hold: back in the config at once; the hold starts with the first traffic", async () => {
+    agentLimits().reports.clear();
+    const gus = await admin.subscribers.create({ clusterId, name: "gus", expiresAt: new Date(Date.now() + 800), trafficLimitGb: null });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await configOf(1)).users.map((u) => u.email)).not.toContain(gus.id);
+    const c = await configOf(1);
+    const waiting = get(srv[1]!.token, "?wait=10", { "if-none-match": `"${c.version}"` });
+    await new Promise((r) => setTimeout(r, 100));
+    await admin.subscribers.update({ subscriberId: gus.id, name: "gus", expiresAt: new Date(Date.now() + 86_400_000), trafficLimitGb: null });
+    const pushed = await waiting;
+    expect(pushed.status).toBe(200);
+    expect(((await pushed.json()) as AgentConfig).users.map((u) => u.email)).toContain(gus.id);
+
+    const hal = await admin.subscribers.create({ clusterId, name: "hal", holdDays: 7 });
+    expect((await configOf(1)).users.map((u) => u.email)).toContain(hal.id);
+    const r = await post(srv[1]!.token, baseReport({ instance: "agent-hold", seq: 1, users: [{ email: hal.id, up: 10, down: 10 }] }));
+    expect(r.status).toBe(200);
+    await expect.poll(async () => (await t.db.select().from(subscribers).where(eq(subscribers.id, hal.id)))[0]!.expiresAt).not.toBeNull();
+    const [held] = await t.db.select().from(subscribers).where(eq(subscribers.id, hal.id));
+    expect(held!.holdDays).toBeNull();
+    expect(held!.expiresAt!.getTime() - held!.lastSeenAt!.getTime()).toBe(7 * 86_400_000);
   });
 });

@@ -14,7 +14,8 @@
  *
  * Bus events are coalesced: per batch one "metrics" per cluster and "health" where a status
  * changed; per totals fold "traffic" where subscribers' totals moved and "subscribers" where a
- * limit was crossed (the config hub then drops those subscribers from every agent's config).
+ * limit was crossed (the config hub then drops those subscribers from every agent's config) or
+ * a subscriber on hold connected first (its expiry is set: the config hub times it).
  */
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
@@ -116,7 +117,7 @@ export class ReportBatcher {
       for (;;) {
         const t = await foldTrafficTotals(db, this.totalsRows);
         for (const c of t.movedClusters) publishChange("traffic", c);
-        for (const c of t.crossedClusters) publishChange("subscribers", c);
+        for (const c of new Set([...t.crossedClusters, ...t.startedClusters])) publishChange("subscribers", c);
         if (t.folded < this.totalsRows) return;
         await new Promise((r) => setImmediate(r));
       }

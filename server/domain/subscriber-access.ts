@@ -4,20 +4,22 @@
  */
 
 /** Why a subscriber who exists and is enabled may not connect now. */
-export type BlockReason = { kind: "expired"; at: Date } | { kind: "limited"; usedBytes: number; limitBytes: number };
+export type BlockReason = { kind: "expired"; at: Date } | { kind: "limited"; usedBytes: number; limitBytes: number; renewsAt: Date | null };
 
 export interface SubscriberAccess {
   enabled: boolean;
   expiresAt: Date | null;
   trafficLimitBytes: number | null;
   trafficUsedBytes: number;
+  /** The next scheduled usage reset (server/domain/subscriber-limits.ts), if any. */
+  nextResetAt?: Date | null;
 }
 
 /** The reason, or null when the subscriber may connect (enabled or not: see mayConnect). */
 export function blockReason(s: Omit<SubscriberAccess, "enabled">, nowMs: number): BlockReason | null {
   // Expiry first: a renewed limit would not help an expired subscription.
   if (s.expiresAt !== null && s.expiresAt.getTime() <= nowMs) return { kind: "expired", at: s.expiresAt };
-  if (s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes) return { kind: "limited", usedBytes: s.trafficUsedBytes, limitBytes: s.trafficLimitBytes };
+  if (s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes) return { kind: "limited", usedBytes: s.trafficUsedBytes, limitBytes: s.trafficLimitBytes, renewsAt: s.nextResetAt ?? null };
   return null;
 }
 

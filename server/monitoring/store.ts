@@ -671,19 +671,22 @@ export interface TotalsFold {
   folded: number;
   movedClusters: string[];
   crossedClusters: string[];
+  /** Clusters where a subscriber on hold connected for the first time (its expiry is now set). */
+  startedClusters: string[];
 }
 
 /**
  * Adds the per-subscriber totals of journal rows not yet applied (at most `maxRows`, oldest
  * first) to subscribers' totals and last_seen_at, and marks those rows, in one statement, so
  * each row's totals are added exactly once even across crashes and instances. Returns the
- * clusters whose totals moved and those where a subscriber reached its traffic limit (the
- * caller publishes "traffic" and "subscribers": the config hub then drops them).
+ * clusters whose totals moved, those where a subscriber reached its traffic limit, and those
+ * where a subscriber on hold connected first (its expiry is set now). The caller publishes
+ * "traffic" and "subscribers": the config hub then drops the limited and times the expiries.
  */
 export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsFold> {
   return db.transaction(async (tx) => {
     const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${TOTALS_FOLD_LOCK_KEY}) as ok`))[0];
-    if (!lock?.ok) return { folded: 0, movedClusters: [], crossedClusters: [] };
+    if (!lock?.ok) return { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
     const res = await tx.execute<{ folded: number; moved: string[] | null; crossed: string[] | null }>(sql`
       with j as (
         update ${trafficJournal} set totals_folded = true
@@ -691,27 +694,37 @@ export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsF
         returning sub_ids, sub_up, sub_down, seen_at
       ),
       agg as (
-        select u.sub, sum(u.up)::bigint as up, sum(u.down)::bigint as down, max(j.seen_at) as seen
+        select u.sub, sum(u.up)::bigint as up, sum(u.down)::bigint as down, min(j.seen_at) as first_seen, max(j.seen_at) as seen
         from j, unnest(j.sub_ids, j.sub_up, j.sub_down) as u(sub, up, down)
         group by u.sub
       ),
+      -- Read before the update (one snapshot for the whole statement): whose hold starts now.
+      held as (
+        select s.id from ${subscribers} s join agg a on a.sub = s.id where s.hold_days is not null and a.up + a.down > 0
+      ),
       upd as (
+        -- On hold (hold_days set): the first traffic starts the subscription, expiry = first
+        -- use + hold_days (holdExpiry in server/domain/subscriber-limits.ts).
         update ${subscribers} as s set
           traffic_up_bytes = s.traffic_up_bytes + a.up,
           traffic_down_bytes = s.traffic_down_bytes + a.down,
           traffic_used_bytes = s.traffic_used_bytes + a.up + a.down,
-          last_seen_at = greatest(s.last_seen_at, a.seen)
+          last_seen_at = greatest(s.last_seen_at, a.seen),
+          expires_at = case when s.hold_days is not null and a.up + a.down > 0 then a.first_seen + s.hold_days * interval '1 day' else s.expires_at end,
+          hold_days = case when a.up + a.down > 0 then null else s.hold_days end
         from agg as a
         where s.id = a.sub
-        returning s.cluster_id, (s.traffic_limit_bytes is not null
+        -- crossedLimit (server/domain/subscriber-limits.ts): under the limit before, at or over it now.
+        returning s.id, s.cluster_id, (s.traffic_limit_bytes is not null
           and s.traffic_used_bytes >= s.traffic_limit_bytes
           and s.traffic_used_bytes - a.up - a.down < s.traffic_limit_bytes) as crossed
       )
       select (select count(*) from j)::int as folded,
         array(select distinct cluster_id::text from upd) as moved,
-        array(select distinct cluster_id::text from upd where crossed) as crossed`);
-    const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null }>(res)[0];
-    return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [] };
+        array(select distinct cluster_id::text from upd where crossed) as crossed,
+        array(select distinct u.cluster_id::text from upd u join held h on h.id = u.id) as started`);
+    const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null; started: string[] | null }>(res)[0];
+    return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [], startedClusters: row?.started ?? [] };
   });
 }
 
@@ -755,12 +768,13 @@ export async function foldTrafficDays(db: Db, maxRows = 1000): Promise<number> {
  * down). Returns the journal rows whose totals were applied and the clusters concerned.
  */
 export async function foldTrafficJournal(db: Db): Promise<TotalsFold & { daysFolded: number }> {
-  const out: TotalsFold & { daysFolded: number } = { folded: 0, movedClusters: [], crossedClusters: [], daysFolded: 0 };
+  const out: TotalsFold & { daysFolded: number } = { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [], daysFolded: 0 };
   for (;;) {
     const t = await foldTrafficTotals(db);
     out.folded += t.folded;
     out.movedClusters.push(...t.movedClusters.filter((c) => !out.movedClusters.includes(c)));
     out.crossedClusters.push(...t.crossedClusters.filter((c) => !out.crossedClusters.includes(c)));
+    out.startedClusters.push(...t.startedClusters.filter((c) => !out.startedClusters.includes(c)));
     const d = await foldTrafficDays(db);
     out.daysFolded += d;
     if (t.folded === 0 && d === 0) return out;

@@ -233,8 +233,12 @@ describe("the informational entry", () => {
   it("says why and when", () => {
     expect(blockMessage(expired)).toBe("⛔ Subscription expired on 1 Dec 2026 — contact your provider to renew");
     const limited = blockReason({ expiresAt: null, trafficLimitBytes: 100, trafficUsedBytes: 100 }, 0)!;
-    expect(limited).toEqual({ kind: "limited", usedBytes: 100, limitBytes: 100 });
+    expect(limited).toEqual({ kind: "limited", usedBytes: 100, limitBytes: 100, renewsAt: null });
     expect(blockMessage(limited)).toBe("⛔ Traffic limit reached — contact your provider to renew");
+    // With a reset schedule: the day it renews (00:00 UTC of that day).
+    const renewing = blockReason({ expiresAt: null, trafficLimitBytes: 100, trafficUsedBytes: 150, nextResetAt: new Date("2026-12-01T00:00:00Z") }, 0)!;
+    expect(blockMessage(renewing)).toBe("⛔ Traffic limit reached — renews on 1 Dec");
+    expect(blockMessage({ kind: "limited", usedBytes: 1, limitBytes: 1, renewsAt: new Date("2027-02-28T00:00:00Z") })).toBe("⛔ Traffic limit reached — renews on 28 Feb");
     expect(blockReason({ expiresAt: null, trafficLimitBytes: 100, trafficUsedBytes: 99 }, 0)).toBeNull();
     expect(blockReason({ expiresAt: new Date(10), trafficLimitBytes: null, trafficUsedBytes: 0 }, 9)).toBeNull();
     // Both: expiry is said (a new limit would not help).

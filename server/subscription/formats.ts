@@ -260,10 +260,17 @@ export function formatDay(d: Date): string {
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 }
 
+/** "1 Dec" (UTC): a reset is at most a month away, so the year goes without saying. */
+export function formatDayMonth(d: Date): string {
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
+}
+
 /**
- * What the app shows. There is no reset schedule yet, so a reached limit renews when the
- * provider raises or resets it: the message says whom to ask.
+ * What the app shows. A reached limit with a reset schedule renews on its own at the next
+ * reset (00:00 UTC of that day); without one, when the provider raises or resets it, so the
+ * message then says whom to ask.
  */
 export function blockMessage(r: BlockReason): string {
-  return r.kind === "expired" ? `⛔ Subscription expired on ${formatDay(r.at)} — contact your provider to renew` : "⛔ Traffic limit reached — contact your provider to renew";
+  if (r.kind === "expired") return `⛔ Subscription expired on ${formatDay(r.at)} — contact your provider to renew`;
+  return r.renewsAt ? `⛔ Traffic limit reached — renews on ${formatDayMonth(r.renewsAt)}` : "⛔ Traffic limit reached — contact your provider to renew";
 }

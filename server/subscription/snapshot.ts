@@ -55,6 +55,7 @@ export interface SnapshotSubscriber {
   trafficUsedBytes: number;
   trafficUpBytes: number;
   trafficDownBytes: number;
+  nextResetAt: Date | null;
 }
 
 /** Every cluster's servers, inbounds and routes in memory: what the subscription service answers from. */
@@ -207,6 +208,7 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
         trafficUsedBytes: s.trafficUsedBytes,
         trafficUpBytes: s.trafficUpBytes,
         trafficDownBytes: s.trafficDownBytes,
+        nextResetAt: s.nextResetAt,
       },
     ]),
   );

@@ -7,7 +7,9 @@ import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { foreignKeyViolation } from "@/server/db-errors";
 import { newSubscriptionToken } from "@/server/domain/tokens";
-import { expirySchema, GIB, idSchema, nameSchema, trafficLimitGbSchema } from "@/server/validation";
+import { expiryMovedIntoPast, limitColumns, resetUsage, usagePeriods } from "@/server/domain/subscriber-limits";
+import { expirySchema, GIB, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, trafficLimitGbSchema } from "@/server/validation";
+import { fieldError } from "./_errors";
 import type { DbOrTx } from "@/db/client";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -18,12 +20,25 @@ const subscriberFields = {
   name: nameSchema,
   expiresAt: expirySchema.default(null),
   trafficLimitGb: trafficLimitGbSchema.default(null),
+  trafficResetStrategy: resetStrategySchema.default("never"),
+  trafficResetDay: resetDaySchema.default(null),
+  holdDays: holdDaysSchema.default(null),
 };
+
+const EXPIRY_IN_PAST = "Expiry must be in the future";
 
 type Row = typeof subscribers.$inferSelect;
 
 function auditView(s: Row) {
-  return { name: s.name, expiresAt: s.expiresAt?.toISOString() ?? null, trafficLimitBytes: s.trafficLimitBytes, enabled: s.enabled };
+  return {
+    name: s.name,
+    expiresAt: s.expiresAt?.toISOString() ?? null,
+    trafficLimitBytes: s.trafficLimitBytes,
+    trafficResetStrategy: s.trafficResetStrategy,
+    trafficResetDay: s.trafficResetDay,
+    holdDays: s.holdDays,
+    enabled: s.enabled,
+  };
 }
 
 async function lockSubscriber(tx: DbOrTx, id: string): Promise<Row> {
@@ -58,7 +73,13 @@ export const subscribersRouter = createTRPCRouter({
         enabled: s.enabled,
         expiresAt: s.expiresAt,
         expired: s.expiresAt !== null && s.expiresAt.getTime() <= now,
+        limited: s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes,
         trafficLimitBytes: s.trafficLimitBytes,
+        trafficResetStrategy: s.trafficResetStrategy,
+        trafficResetDay: s.trafficResetDay,
+        nextResetAt: s.nextResetAt,
+        usagePeriodStart: s.usagePeriodStart,
+        holdDays: s.holdDays,
         trafficUsedBytes: s.trafficUsedBytes,
         trafficUpBytes: s.trafficUpBytes,
         trafficDownBytes: s.trafficDownBytes,
@@ -68,7 +89,14 @@ export const subscribersRouter = createTRPCRouter({
       }));
     }),
 
-  create: adminProcedure.input(z.object({ clusterId: idSchema, ...subscriberFields })).mutation(async ({ ctx, input }) => {
+  create: adminProcedure
+    .input(
+      z.object({ clusterId: idSchema, ...subscriberFields }).superRefine((v, ctx) => {
+        if (v.expiresAt && v.expiresAt.getTime() <= Date.now()) ctx.addIssue({ code: "custom", path: ["expiresAt"], message: EXPIRY_IN_PAST });
+        refineSubscriberLimits(v, ctx);
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
     try {
       const row = await ctx.db.transaction(async (tx) => {
         const [s] = await tx
@@ -79,6 +107,7 @@ export const subscribersRouter = createTRPCRouter({
             token: newSubscriptionToken(),
             expiresAt: input.expiresAt,
             trafficLimitBytes: input.trafficLimitGb === null ? null : Math.round(input.trafficLimitGb * GIB),
+            ...limitColumns(input, Date.now()),
           })
           .returning();
         await recordAudit(tx, ctx.operator, {
@@ -99,15 +128,17 @@ export const subscribersRouter = createTRPCRouter({
     }
   }),
 
-  update: adminProcedure.input(z.object({ subscriberId: idSchema, ...subscriberFields })).mutation(async ({ ctx, input }) => {
+  update: adminProcedure.input(z.object({ subscriberId: idSchema, ...subscriberFields }).superRefine(refineSubscriberLimits)).mutation(async ({ ctx, input }) => {
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
+      if (expiryMovedIntoPast(before.expiresAt, input.expiresAt, Date.now())) throw fieldError("BAD_REQUEST", "expiresAt", EXPIRY_IN_PAST);
       const [after] = await tx
         .update(subscribers)
         .set({
           name: input.name,
           expiresAt: input.expiresAt,
           trafficLimitBytes: input.trafficLimitGb === null ? null : Math.round(input.trafficLimitGb * GIB),
+          ...limitColumns(input, Date.now(), before),
           updatedAt: new Date(),
         })
         .where(eq(subscribers.id, before.id))
@@ -145,6 +176,17 @@ export const subscribersRouter = createTRPCRouter({
     publishChange("subscribers", clusterId);
     return { ok: true };
   }),
+
+  /** Usage back to 0 now (the finished period is kept): a limited subscriber may connect again. */
+  resetUsage: adminProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
+    const out = await ctx.db.transaction((tx) => resetUsage(tx, [input.subscriberId], "manual", { operator: ctx.operator }));
+    if (out.reset === 0) throw new TRPCError({ code: "NOT_FOUND", message: "This subscriber no longer exists" });
+    for (const c of out.clusterIds) publishChange("subscribers", c);
+    return { ok: true };
+  }),
+
+  /** Usage of the subscriber's finished periods (one per reset), newest first. */
+  usagePeriods: protectedProcedure.input(z.object({ subscriberId: idSchema })).query(({ ctx, input }) => usagePeriods(ctx.db, input.subscriberId)),
 
   /** A new subscription token: the old link stops working at once. */
   rotateToken: adminProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
