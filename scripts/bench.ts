@@ -24,7 +24,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { benchCore } from "@/server/balancer/bench";
+import { benchCore } from "@/scripts/bench/core";
 import { openDatabase } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
