@@ -1,7 +1,7 @@
 import { test as base } from "@playwright/test";
 import { test, expect, E2E_ADMIN } from "./fixtures";
-import { login, trpcMutation, trpcQuery, TrpcCallError } from "./api";
-import { startApp } from "./app-process";
+import { login, trpcMutation, trpcQuery, TrpcCallError } from "../scripts/harness/trpc";
+import { startApp } from "../scripts/harness/app";
 
 base("first visit on a new install shows setup, then the demo cluster @pg", async ({ page }) => {
   const app = await startApp({ ROUTEBOARD_DEMO: "1" });

@@ -3,7 +3,7 @@
  * on the servers page, and traffic from an agent report in the subscribers list.
  */
 import { test, expect } from "./fixtures";
-import { trpcMutation, trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 interface InboundRow {
   name: string;

@@ -5,7 +5,7 @@
  */
 import type { Locator, Page } from "@playwright/test";
 import { test, expect, E2E_ADMIN, type TestCluster } from "./fixtures";
-import { login, trpcMutation, trpcQuery } from "./api";
+import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
 

@@ -5,7 +5,7 @@
  */
 import { test as base, expect } from "@playwright/test";
 import { E2E_ADMIN } from "../playwright.config";
-import { login, trpcMutation } from "./api";
+import { login, trpcMutation } from "../scripts/harness/trpc";
 
 export interface TestCluster {
   id: string;

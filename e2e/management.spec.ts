@@ -1,6 +1,6 @@
 /** Servers, inbounds, subscribers, audit log and cluster rename, through the dashboard. */
 import { test, expect } from "./fixtures";
-import { trpcQuery } from "./api";
+import { trpcQuery } from "../scripts/harness/trpc";
 
 interface ServerRow {
   id: string;

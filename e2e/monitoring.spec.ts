@@ -4,8 +4,8 @@
  * Intervals: reports every 2 s, probes every 1 s with unhealthyThreshold 2.
  */
 import { test, expect } from "@playwright/test";
-import { startApp, type AppProcess } from "./app-process";
-import { loginToApp, type AppClient } from "../scripts/fleet/app-client";
+import { startApp, type AppProcess } from "../scripts/harness/app";
+import { loginToApp, type AppClient } from "../scripts/harness/trpc";
 import { enrolFleet, takeOverCluster } from "../scripts/fleet/enrol";
 import { startFleet, type Fleet } from "../scripts/fleet/fleet";
 

@@ -4,9 +4,9 @@
  * database restart is survived with subscriptions answered throughout and nothing lost.
  */
 import { test, expect, request as playwrightRequest, type APIRequestContext } from "@playwright/test";
-import { startApp, type AppProcess } from "./app-process";
-import { startPg, type PgServer } from "./pg-server";
-import { login, trpcMutation, trpcQuery, TrpcCallError } from "./api";
+import { startApp, type AppProcess } from "../scripts/harness/app";
+import { startPg, type PgServer } from "../scripts/harness/postgres";
+import { login, trpcMutation, trpcQuery, TrpcCallError } from "../scripts/harness/trpc";
 
 test.describe.configure({ mode: "serial" });
 

@@ -1,6 +1,6 @@
 /** Issue 11 in the browser: security headers with a working dashboard, and cross-site writes refused. */
 import { test, expect } from "./fixtures";
-import { trpcQuery } from "./api";
+import { trpcQuery } from "../scripts/harness/trpc";
 
 test("pages carry a nonce CSP and the diagram renders with no CSP violation (finding 10)", async ({ page, cluster }) => {
   const violations: string[] = [];

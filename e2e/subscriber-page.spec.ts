@@ -4,7 +4,7 @@
  * and QR codes, with a warning while PUBLIC_URL is unset (this e2e app runs without it).
  */
 import { test, expect } from "./fixtures";
-import { trpcMutation, trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 const APPS = ["Clash Verge / Clash Meta / ClashX", "Stash", "sing-box (SFA, SFI, SFM)", "Hiddify", "v2rayNG", "Streisand", "Happ", "Shadowrocket"];
 

@@ -4,7 +4,7 @@
  */
 import type { Page } from "@playwright/test";
 import { test, expect, type TestCluster } from "./fixtures";
-import { trpcMutation, trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
 

@@ -1,6 +1,6 @@
 /** The owner's Team page: add a viewer, who can look but not change; remove them again. */
 import { test, expect } from "./fixtures";
-import { login, trpcMutation, trpcQuery, TrpcCallError } from "./api";
+import { login, trpcMutation, trpcQuery, TrpcCallError } from "../scripts/harness/trpc";
 
 test("the owner adds a viewer and removes them; the removed viewer is logged out at once", async ({ page, browser }, testInfo) => {
   const username = `viewer-${Math.random().toString(36).slice(2, 8)}`;

@@ -11,6 +11,9 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "../scripts/harness/app";
+
+export { freePort };
 
 export interface VlessLink {
   uuid: string;
@@ -51,17 +54,6 @@ export function v2rayClientConfig(link: VlessLink, socksPort: number): Record<st
   };
 }
 
-/** A free TCP port on 127.0.0.1 (asked from the kernel, then released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Resolves once 127.0.0.1:port accepts connections; rejects after timeoutMs or when `alive()` turns false. */
 export async function waitForPort(port: number, timeoutMs = 10_000, alive: () => boolean = () => true): Promise<void> {

@@ -12,8 +12,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { freePort, startApp, type AppProcess } from "./app-process";
-import { login, trpcMutation, trpcQuery } from "./api";
+import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
+import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { fetchViaSocks, startV2rayClient, type V2rayClient } from "./vless-client";
 
 const ADMIN = { username: "dataplane", password: "dataplane-e2e-password" };

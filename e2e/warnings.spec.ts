@@ -3,7 +3,7 @@
  * fallback that is itself down; each disappears when its cause is fixed.
  */
 import { test, expect } from "./fixtures";
-import { trpcMutation, trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
 

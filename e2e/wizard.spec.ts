@@ -1,6 +1,6 @@
 /** The route wizard on the cluster page: create (with a pool that moves inbounds), edit, delete, validation. */
 import { test, expect } from "./fixtures";
-import { trpcMutation, trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 interface Topology {
   routes: Array<{ id: string; name: string; flag: string | null; algorithm: string; position: number }>;

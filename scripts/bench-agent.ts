@@ -15,14 +15,11 @@
  * Sends are paced by a schedule, not by answers, and in-flight requests are capped, so a
  * slow panel shows as fewer reports accepted and longer latencies, never as a hung bench.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
-import path from "node:path";
-import { loginToApp, type AppClient } from "./fleet/app-client";
+import { startApp } from "./harness/app";
+import { loginToApp, type AppClient } from "./harness/trpc";
 
 const SERVERS = Number(process.env.BENCH_SERVERS ?? 2000);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
@@ -31,15 +28,6 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
 const IDLE_S = 5;
 const MAX_IN_FLIGHT = Number(process.env.BENCH_MAX_IN_FLIGHT ?? 512);
 const HEALTH_EVERY_MS = 50;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -126,42 +114,14 @@ async function enrol(app: AppClient) {
 }
 
 async function main() {
-  const port = await freePort();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-bench-agent-"));
   const password = `bench-${randomBytes(16).toString("hex")}`;
   const nodeFlags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(" ") : [];
-  const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "server/main.ts"], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      NODE_ENV: "production",
-      LOG_LEVEL: "warn",
-      ROUTEBOARD_DEMO: "0",
-      ROUTEBOARD_DEVTOOLS: "1",
-      ADMIN_USERNAME: "bench",
-      ADMIN_PASSWORD: password,
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const stopApp = async () => {
-    if (child.exitCode !== null || child.pid === undefined) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    process.kill(child.pid, "SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    if (child.exitCode === null) process.kill(child.pid, "SIGKILL");
-  };
-  const base = `http://127.0.0.1:${port}`;
+  const server = await startApp(
+    { HOST: "127.0.0.1", ROUTEBOARD_DEMO: "0", ROUTEBOARD_DEVTOOLS: "1", ADMIN_USERNAME: "bench", ADMIN_PASSWORD: password },
+    { urlHost: "127.0.0.1", nodeFlags, output: "stderr", readyTimeoutMs: 120_000, tempPrefix: "rb-bench-agent-" },
+  );
+  const base = server.url;
   try {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error("the app exited during start-up");
-      const ok = await fetch(`${base}/api/health`).then((r) => r.ok, () => false);
-      if (ok) break;
-      if (Date.now() > deadline) throw new Error("the app did not start within 120 s");
-      await new Promise((r) => setTimeout(r, 250));
-    }
     const app = await loginToApp(base, "bench", password);
     process.stderr.write(`enrolling ${SERVERS} servers and ${SUBSCRIBERS} subscribers through the API…\n`);
     const t0 = performance.now();
@@ -299,8 +259,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     agent.destroy();
-    await stopApp();
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop({ graceMs: 10_000 });
   }
 }
 

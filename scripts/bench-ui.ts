@@ -14,15 +14,10 @@
  * BENCH_DEBUG=1 logs requests and each drop, BENCH_PROFILE=1 prints a CPU profile of one
  * drop, BENCH_SCREENSHOT=<file.png> saves screenshots (first drag, failure).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { chromium, type Page } from "@playwright/test";
+import { startApp } from "./harness/app";
+import { loginToApp } from "./harness/trpc";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ADMIN = { username: "bench", password: "bench-admin-password" };
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 
@@ -33,17 +28,6 @@ function arg(name: string, fallback: number): number {
 }
 const SIZE = { servers: arg("servers", 500), inboundsPerServer: arg("inbounds-per-server", 4), routes: arg("routes", 100) };
 const DROPS = arg("drops", 20);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on("error", reject);
-  });
-}
 
 const log = (msg: string) => process.stderr.write(`bench-ui: ${msg}\n`);
 
@@ -58,39 +42,6 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 const round = (n: number) => Math.round(n * 10) / 10;
-
-async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 90_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`the app exited with code ${child.exitCode}`);
-    try {
-      const res = await fetch(`${url}/api/health`);
-      if (res.ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error("the app did not become healthy in time");
-}
-
-async function trpc<T>(url: string, pathName: string, input: unknown, cookie?: string): Promise<{ data: T; setCookie: string | null }> {
-  const res = await fetch(`${url}/api/trpc/${pathName}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) },
-    body: JSON.stringify({ json: input }),
-  });
-  const body = (await res.json()) as { result?: { data?: { json?: T } }; error?: { json?: { message?: string } } };
-  if (!res.ok || body.error) throw new Error(`${pathName}: ${body.error?.json?.message ?? res.status}`);
-  return { data: body.result!.data!.json as T, setCookie: res.headers.get("set-cookie") };
-}
-
-async function trpcGet<T>(url: string, pathName: string, input: unknown, cookie: string): Promise<T> {
-  const res = await fetch(`${url}/api/trpc/${pathName}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`, { headers: { cookie } });
-  const body = (await res.json()) as { result?: { data?: { json?: T } } };
-  if (!res.ok) throw new Error(`${pathName}: HTTP ${res.status}`);
-  return body.result!.data!.json as T;
-}
 
 interface Topo {
   servers: Array<{ id: string; name: string }>;
@@ -114,48 +65,28 @@ async function firstRender(page: Page, url: string): Promise<number> {
 }
 
 async function main() {
-  const port = await freePort();
-  const url = `http://localhost:${port}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-bench-ui-"));
-  log(`starting the app on ${url} (data in ${dataDir})`);
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      NODE_ENV: "production",
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_PASSWORD: ADMIN.password,
-      ROUTEBOARD_DEMO: "0",
-      // tooling.createSynthetic builds the benchmark cluster.
-      ROUTEBOARD_DEVTOOLS: "1",
-      LOG_LEVEL: "warn",
-      DATABASE_URL: "",
-    },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  log("starting the app");
+  const app = await startApp(
+    { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ROUTEBOARD_DEMO: "0", ROUTEBOARD_DEVTOOLS: "1", DATABASE_URL: "" },
+    { readyTimeoutMs: 90_000, tempPrefix: "rb-bench-ui-" },
+  );
+  const url = app.url;
+  log(`app on ${url} (data in ${app.dataDir})`);
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
   try {
-    await waitForHealth(url, child);
-    const login = await trpc(url, "auth.login", ADMIN);
-    const cookie = (login.setCookie ?? "").split(";")[0]!;
-    if (!cookie.includes("=")) throw new Error("login gave no session cookie");
+    const client = await loginToApp(url, ADMIN.username, ADMIN.password);
 
     log(`creating ${SIZE.servers} servers × ${SIZE.inboundsPerServer} inbounds, ${SIZE.routes} routes`);
     const t0 = performance.now();
-    const cluster = await trpc<{ id: string }>(url, "tooling.createSynthetic", { name: "Bench cluster", ...SIZE }, cookie);
+    const cluster = await client.mutation<{ id: string }>("tooling.createSynthetic", { name: "Bench cluster", ...SIZE });
     const seedMs = performance.now() - t0;
-    const clusterId = cluster.data.id;
+    const clusterId = cluster.id;
     const topoT0 = performance.now();
-    let topo = await trpcGet<Topo>(url, "topology.get", { clusterId }, cookie);
+    let topo = await client.query<Topo>("topology.get", { clusterId });
     const topologyGetMs = performance.now() - topoT0;
 
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const [name, value] = [cookie.slice(0, cookie.indexOf("=")), cookie.slice(cookie.indexOf("=") + 1)];
-    await context.addCookies([{ name, value, url }]);
+    await context.addCookies(client.cookie.split("; ").map((c) => ({ name: c.slice(0, c.indexOf("=")), value: c.slice(c.indexOf("=") + 1), url })));
     const page = await context.newPage();
     const pageUrl = `${url}/clusters/${clusterId}`;
 
@@ -187,7 +118,7 @@ async function main() {
     const visible: number[] = [];
     let failures = 0;
     for (let k = 0; k < DROPS; k++) {
-      topo = await trpcGet<Topo>(url, "topology.get", { clusterId }, cookie);
+      topo = await client.query<Topo>("topology.get", { clusterId });
       // The first chip (in turn) that is fully on screen: the warnings above the diagram may
       // grow as inbounds leave routes, pushing the lower chips off screen.
       let ib = topo.inbounds[0]!;
@@ -258,14 +189,14 @@ async function main() {
     // The same move straight through the API, without a browser: the server's share.
     const api: number[] = [];
     for (let k = 0; k < 10; k++) {
-      const t = await trpcGet<Topo & { inbounds: Array<{ version: number }> }>(url, "topology.get", { clusterId }, cookie);
+      const t = await client.query<Topo & { inbounds: Array<{ version: number }> }>("topology.get", { clusterId });
       const ib = t.inbounds.find((i) => i.id === candidates[k % candidates.length]!.id)! as Topo["inbounds"][number] & { version: number };
       const to = ib.routeId === t.routes[0]!.id ? null : t.routes[0]!.id;
       const s0 = performance.now();
-      await trpc(url, "topology.moveInbound", { inboundId: ib.id, toRouteId: to, expectedVersion: ib.version }, cookie);
+      await client.mutation("topology.moveInbound", { inboundId: ib.id, toRouteId: to, expectedVersion: ib.version });
       api.push(performance.now() - s0);
     }
-    const after = await trpcGet<Topo>(url, "topology.get", { clusterId }, cookie);
+    const after = await client.query<Topo>("topology.get", { clusterId });
     const moved = candidates.filter((c) => after.inbounds.find((i) => i.id === c.id)?.routeId !== c.routeId).length;
 
     const result = {
@@ -285,17 +216,11 @@ async function main() {
   } catch (err) {
     if (process.env.BENCH_SCREENSHOT) await browser.contexts()[0]?.pages()[0]?.screenshot({ path: process.env.BENCH_SCREENSHOT }).catch(() => {});
     log(`failed: ${(err as Error).message}`);
-    if (stderr) log(`app stderr:\n${stderr}`);
+    if (app.stderr()) log(`app stderr:\n${app.stderr()}`);
     process.exitCode = 1;
   } finally {
     await browser.close().catch(() => {});
-    if (child.pid && child.exitCode === null) {
-      const exited = new Promise((r) => child.once("exit", r));
-      process.kill(child.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null) process.kill(child.pid, "SIGKILL");
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+    await app.stop();
   }
 }
 

@@ -24,7 +24,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { benchCore } from "@/server/balancer/bench";
+import { benchCore } from "@/scripts/bench/core";
+import { freePort, startApp, type AppProcess } from "@/scripts/harness/app";
 import { openDatabase } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
@@ -37,15 +38,6 @@ const LEGACY = process.env.BENCH_LEGACY_FLEET === "1";
 const isDown = (i: number) => i % 50 === 7;
 /** Flipped during the storm: 50 servers (10 %), all healthy before it. */
 const isStorm = (i: number) => i % 10 === 3;
-
-async function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().once("error", reject).listen(0, host, () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 const addressOf = (i: number) => `127.${1 + (i >> 8)}.${i & 255}.1`;
 
@@ -141,23 +133,6 @@ class ProbeListeners {
   async stopAll(): Promise<void> {
     await Promise.all([...this.open.keys()].map((i) => this.stop(i)));
   }
-}
-
-function waitForHealth(url: string, child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 120_000;
-    const tick = async () => {
-      if (child.exitCode !== null) return reject(new Error("app exited during start-up"));
-      try {
-        if ((await fetch(`${url}/api/health`)).ok) return resolve();
-      } catch {
-        /* not yet */
-      }
-      if (Date.now() > deadline) return reject(new Error("app did not start"));
-      setTimeout(tick, 250);
-    };
-    void tick();
-  });
 }
 
 /** The app's counters that say what the load cost it. */
@@ -257,14 +232,14 @@ async function main() {
   const tokens = await seed(dataDir, probePort);
   if (!LEGACY) for (let i = 0; i < SIZE.servers; i++) if (!isDown(i)) await listeners.start(i);
   const port = await freePort();
-  const app = spawn(process.execPath, [...(process.env.BENCH_APP_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_APP_PROF}`] : []), "--import", "tsx", "server/main.ts"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", ROUTEBOARD_DEMO: "0", ADMIN_USERNAME: "", ADMIN_PASSWORD: "" },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
   const bareServer = { child: undefined as ChildProcess | undefined };
+  let app: AppProcess | undefined;
   try {
-    const url = `http://127.0.0.1:${port}`;
-    await waitForHealth(url, app);
+    app = await startApp(
+      { ROUTEBOARD_DEMO: "0", ROUTEBOARD_DEVTOOLS: "0" },
+      { port, dataDir, urlHost: "127.0.0.1", output: "stderr", readyTimeoutMs: 120_000, nodeFlags: process.env.BENCH_APP_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_APP_PROF}`] : [] },
+    );
+    const url = app.url;
     const paths = tokens.map((t) => `/sub/${t}`);
     // First fetch of every subscriber (each decides 100 routes).
     process.stderr.write("first fetch of every subscriber…\n");
@@ -341,9 +316,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
     bareServer.child?.kill("SIGKILL");
-    app.kill("SIGTERM");
-    await sleep(1000);
-    if (app.exitCode === null) app.kill("SIGKILL");
+    await app?.stop({ keepData: true });
     await listeners.stopAll();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -10,11 +10,12 @@
  *
  * Env: PORT (3000), DEMO_CONTROL_PORT (3999), DEMO_REPORT_INTERVAL_S (5), DEMO_CLUSTER ("Demo cluster").
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { loginToApp } from "./fleet/app-client";
+import { startApp } from "./harness/app";
+import { loginToApp } from "./harness/trpc";
 import { followAssignments, takeOverCluster } from "./fleet/enrol";
 import { startFleet, type Fleet } from "./fleet/fleet";
 import { startControlServer, type ControlServer } from "./fleet/control";
@@ -50,21 +51,6 @@ function credentials(dataDir: string): { username: string; password: string } {
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(file, JSON.stringify(login, null, 2), { mode: 0o600 });
   return login;
-}
-
-async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the app exited (code ${child.exitCode}) before it was ready`);
-    try {
-      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) });
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`the app did not answer ${url}/api/health within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
 }
 
 /** How many subscribers the demo's simulated VPN apps stand for. */
@@ -115,21 +101,16 @@ async function main(): Promise<void> {
     await run("npm", ["run", "build"]);
   }
 
-  const app = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      NODE_ENV: "production",
+  const app = await startApp(
+    {
       ADMIN_USERNAME: login.username,
       ADMIN_PASSWORD: login.password,
       // The fleet takes over the demo cluster through tooling.rotateAgentTokens.
       ROUTEBOARD_DEVTOOLS: "1",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
     },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+    { port, dataDir, output: "inherit", readyTimeoutMs: 120_000 },
+  );
   let fleet: Fleet | null = null;
   let control: ControlServer | null = null;
   let stopFollower: (() => void) | null = null;
@@ -142,16 +123,12 @@ async function main(): Promise<void> {
     stopFollower?.();
     await control?.close().catch(() => {});
     await fleet?.stop().catch(() => {});
-    if (app.exitCode === null && app.pid) {
-      const exited = new Promise((r) => app.once("exit", r));
-      process.kill(app.pid, "SIGTERM");
-      await exited;
-    }
+    await app.stop({ keepData: true });
     process.exit(code);
   };
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
-  app.once("exit", (code) => {
+  app.child.once("exit", (code) => {
     if (!stopping) {
       console.error(`demo: the app exited (code ${code}); stopping the fleet`);
       void shutdown(1);
@@ -159,7 +136,6 @@ async function main(): Promise<void> {
   });
 
   try {
-    await waitForHealth(url, app);
     const client = await loginToApp(url, login.username, login.password);
     const clusters = await client.query<Array<{ id: string; name: string }>>("clusters.list");
     let cluster = clusters.find((c) => c.name.toLowerCase() === clusterName.toLowerCase());

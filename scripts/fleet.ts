@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { writeFile } from "node:fs/promises";
 import { formatZodError } from "@/server/monitoring/contract";
 import { generateLocalPlan, loadPlan, type FleetPlan } from "./fleet/plan";
-import { loginToApp, type AppClient } from "./fleet/app-client";
+import { loginToApp, type AppClient } from "./harness/trpc";
 import { enrolFleet, followAssignments, takeOverCluster, type AssignmentFollower } from "./fleet/enrol";
 import { startFleet } from "./fleet/fleet";
 import { startControlServer } from "./fleet/control";

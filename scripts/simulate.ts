@@ -2,18 +2,18 @@
  * npm run simulate -- --scenario FILE
  *   Plays the scenario through the real balancer core and every baseline; prints one JSON object.
  * npm run simulate -- --all
- *   Plays every scenario of ../shared/scenarios/ and server/simulator/scenarios/ and prints one
+ *   Plays every scenario of ../shared/scenarios/ and scripts/simulator/scenarios/ and prints one
  *   Markdown table (every scenario, every policy) with the aims checked per scenario.
  * Exit codes: 0 ok, 2 bad usage or invalid scenario (message on stderr, nothing on stdout).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseScenarioText, ScenarioError, simulate, type Scenario } from "@/server/simulator/index";
-import { aimsMet, renderTable } from "@/server/simulator/report";
+import { parseScenarioText, ScenarioError, simulate, type Scenario } from "@/scripts/simulator/index";
+import { aimsMet, renderTable } from "@/scripts/simulator/report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "server/simulator/scenarios")];
+const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "scripts/simulator/scenarios")];
 const USAGE = "usage: npm run simulate -- --scenario FILE | --all";
 
 function fail(lines: string[]): never {

@@ -10,9 +10,9 @@
  * Needs a production build (`npm run build`). Everything started here is stopped by PID.
  */
 import autocannon from "autocannon";
-import { startApp, type AppProcess } from "../e2e/app-process";
-import { startPg, type PgServer } from "../e2e/pg-server";
-import { loginToApp, type AppClient } from "./fleet/app-client";
+import { startApp, type AppProcess } from "./harness/app";
+import { startPg, type PgServer } from "./harness/postgres";
+import { loginToApp, type AppClient } from "./harness/trpc";
 import { takeOverCluster } from "./fleet/enrol";
 import { startFleet, type Fleet } from "./fleet/fleet";
 import type { SimFault } from "./fleet/sim-server";

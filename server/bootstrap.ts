@@ -1,7 +1,7 @@
 import { count, sql, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { operators } from "@/db/schema";
-import { seedDemoIfEmpty } from "@/db/seed";
+import { seedDemoIfEmpty } from "@/server/demo/seed";
 import { hashPassword } from "@/server/auth/password";
 import { consumeSetupCode, ensureSetupCode, removeSetupCodeFile } from "@/server/auth/setup-code";
 import { passwordWeakness } from "@/server/auth/strength";

@@ -1,5 +1,6 @@
 /**
- * The fleet's control endpoint (used by the demo, the e2e tests and scripts that inject faults):
+ * The fleet's control endpoint, an HTTP server on loopback for injecting faults and setting
+ * user counts while the fleet runs (`npm run demo`, `npm run fleet`):
  *   GET  /state                                   → { servers: [...] }
  *   POST /fault  { serverId, fault, on, observers?, ms? }
  *   POST /clear  { serverId? }                    → clear faults of one server or all

@@ -4,7 +4,7 @@
  * existing cluster. `followAssignments` keeps each sim server's users equal to the
  * subscribers the balancer assigned to it.
  */
-import { AppCallError, type AppClient } from "./app-client";
+import { TrpcCallError, type AppClient } from "../harness/trpc";
 import type { Fleet } from "./fleet";
 import { fleetPlanSchema, type FleetPlan } from "./plan";
 
@@ -20,7 +20,7 @@ async function withDevtools<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof AppCallError && err.status === 404) {
+    if (err instanceof TrpcCallError && err.status === 404) {
       throw new Error(`${err.message}: start the app with ROUTEBOARD_DEVTOOLS=1 to use the fleet tooling`, { cause: err });
     }
     throw err;

@@ -46,9 +46,9 @@ export async function loadPlan(file: string): Promise<FleetPlan> {
 }
 
 /**
- * A local plan with fresh ids and tokens, not known to any app (reports will get 401 until
- * enrolment exists). Server i uses inbound port basePort + 2i and health port basePort + 2i + 1;
- * basePort 0 = ephemeral ports.
+ * A local plan with fresh ids and tokens that no app knows, so the app answers its reports
+ * with 401 (enrol through the app, fleet/enrol.ts, for servers it accepts). Server i uses
+ * inbound port basePort + 2i and health port basePort + 2i + 1; basePort 0 = ephemeral ports.
  */
 export function generateLocalPlan(count: number, basePort: number): FleetPlan {
   return {

@@ -15,7 +15,7 @@ import fc from "fast-check";
 import superjson from "superjson";
 import { sql } from "drizzle-orm";
 import { inbounds, operators, routes, servers, subscribers } from "@/db/schema";
-import { seedDemoCluster } from "@/db/seed";
+import { seedDemoCluster } from "@/server/demo/seed";
 import { agentReportSchema } from "@/core/agent-wire";
 import { devtoolsAppRouter } from "@/server/api/root";
 import { startTestApp, type TestApp } from "@/server/api/http-testing";

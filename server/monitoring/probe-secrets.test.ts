@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TRPCError } from "@trpc/server";
 import { sql } from "drizzle-orm";
 import { servers } from "@/db/schema";
-import { seedDemoCluster } from "@/db/seed";
+import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { adminAndViewer } from "@/server/api/testing";
 import { MASKED } from "@/server/secrets";

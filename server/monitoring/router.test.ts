@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { TRPCError } from "@trpc/server";
 import { inbounds, operators, servers } from "@/db/schema";
-import { seedDemoCluster } from "@/db/seed";
+import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { inbounds, servers } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { publishChange } from "@/server/bus";
-import { mulberry32 } from "@/server/simulator/prng";
+import { mulberry32 } from "@/scripts/simulator/prng";
 import { ANSWER_TTL_MS, SubscriptionService } from "./service";
 import { seedTestFleet, setStatus, type TestFleet } from "./testfleet";
 

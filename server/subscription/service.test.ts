@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
 import { inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
-import { seedDemoCluster } from "@/db/seed";
+import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
 import { SubscriptionService } from "./service";

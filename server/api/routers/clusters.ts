@@ -6,7 +6,7 @@ import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { idSchema, nameSchema } from "@/server/validation";
-import { seedDemoCluster } from "@/db/seed";
+import { seedDemoCluster } from "@/server/demo/seed";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const clustersRouter = createTRPCRouter({

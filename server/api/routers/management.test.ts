@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { count, eq } from "drizzle-orm";
 import { TRPCError } from "@trpc/server";
 import { auditLog, clusters, inbounds, routes, serverHealth, servers, subscribers } from "@/db/schema";
-import { seedDemoCluster } from "@/db/seed";
+import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
 import { adminAndViewer } from "@/server/api/testing";

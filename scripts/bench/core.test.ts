@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { benchCore } from "./bench";
+import { benchCore } from "./core";
 
 describe("benchCore", () => {
   it("runs on a small fleet and reports decisions per second", () => {

@@ -4,8 +4,8 @@
  * and 2 inbounds left unassigned (so the warnings panel has something to say).
  */
 import { count } from "drizzle-orm";
-import type { Db } from "./client";
-import { clusters, inbounds, routes, servers, settings, subscribers, serverHealth } from "./schema";
+import type { Db } from "@/db/client";
+import { clusters, inbounds, routes, servers, settings, subscribers, serverHealth } from "@/db/schema";
 import { generateRealityKeys } from "@/server/domain/reality";
 import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
 

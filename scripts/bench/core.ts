@@ -2,9 +2,9 @@
  * Core benchmark: decisions per second of the Balancer facade on a synthetic fleet.
  * Not part of the pure core (it reads a wall clock, injectable for tests).
  */
-import { mulberry32 } from "@/server/simulator/prng";
-import { Balancer } from "./index";
-import type { RouteInput, ServerMetrics } from "./types";
+import { mulberry32 } from "@/scripts/simulator/prng";
+import { Balancer } from "@/server/balancer/index";
+import type { RouteInput, ServerMetrics } from "@/server/balancer/types";
 
 export interface BenchOptions {
   servers?: number;

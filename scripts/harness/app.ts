@@ -1,0 +1,169 @@
+/**
+ * Starting the app for tests, benchmarks, the demo and the soak run: a free port, a data
+ * folder (a fresh temporary one unless given), `node --import tsx server/main.ts` spawned
+ * directly so the child's PID is the app's own, ready once /api/health answers, stopped by
+ * that PID. An app still running when this process exits is killed.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root: the app is started from there. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** A free TCP port on `host` (asked from the kernel, then released). */
+export function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, host, () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The app's environment: the caller's, then a throwaway instance's defaults (production
+ * mode, quiet log, no bootstrap admin, the tooling router mounted), then `env`. PORT and
+ * DATA_DIR are always the harness's.
+ */
+export function appEnv(base: Record<string, string | undefined>, env: Record<string, string>, port: number, dataDir: string): NodeJS.ProcessEnv {
+  return {
+    ...base,
+    NODE_ENV: "production",
+    LOG_LEVEL: "warn",
+    ADMIN_USERNAME: "",
+    ADMIN_PASSWORD: "",
+    ROUTEBOARD_DEVTOOLS: "1",
+    ...env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+  };
+}
+
+/**
+ * Polls `${url}/api/health` until it answers 2xx. `exited` is checked before each try and
+ * names why the app is gone (it then fails at once instead of waiting out the timeout).
+ */
+export async function waitForHealth(url: string, exited: () => string | null, timeoutMs: number, intervalMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const gone = exited();
+    if (gone !== null) throw new Error(gone);
+    try {
+      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the app did not answer ${url}/api/health within ${Math.round(timeoutMs / 1000)} s`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface StartAppOptions {
+  /** Default: a free port. */
+  port?: number;
+  /** Default: a fresh temporary folder. */
+  dataDir?: string;
+  /** Host name in the returned URL (the app listens on its HOST, 0.0.0.0 by default). */
+  urlHost?: string;
+  /** Node flags before `--import tsx`, e.g. --cpu-prof. */
+  nodeFlags?: string[];
+  /** Entry module relative to the repository root; tests of the harness give a stand-in. */
+  entry?: string;
+  /**
+   * The app's own output: "capture" keeps the tail of stderr for error messages (default),
+   * "stderr" shows stderr only, "inherit" shows stdout and stderr.
+   */
+  output?: "capture" | "stderr" | "inherit";
+  /** How long to wait for /api/health (default 60 s). */
+  readyTimeoutMs?: number;
+  /** Prefix of the temporary data folder. */
+  tempPrefix?: string;
+}
+
+export interface AppProcess {
+  url: string;
+  port: number;
+  dataDir: string;
+  /** The app's process (`child.pid` is the app itself, not a shell or npm). */
+  child: ChildProcess;
+  /** The last few kB of the app's stderr when output is "capture". */
+  stderr(): string;
+  /** The one-time setup code of a new install (the app keeps it in <DATA_DIR>/setup-code). */
+  setupCode(): string;
+  /**
+   * SIGTERM to the app's PID, SIGKILL after `graceMs` (5 s); then deletes the data folder
+   * unless `keepData` (a restart on the same database, or the demo's lasting folder).
+   */
+  stop(opts?: { keepData?: boolean; graceMs?: number }): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** Kills every app still running when this process exits (a failed test, Ctrl-C, an error). */
+function installExitHook() {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const child of running) if (child.pid && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+}
+
+const STDERR_TAIL = 8000;
+
+/** Starts the app (`env` over the defaults of `appEnv`) and resolves once /api/health answers. */
+export async function startApp(env: Record<string, string> = {}, opts: StartAppOptions = {}): Promise<AppProcess> {
+  const port = opts.port ?? (await freePort());
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), opts.tempPrefix ?? "rb-app-"));
+  const output = opts.output ?? "capture";
+  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), "--import", "tsx", opts.entry ?? "server/main.ts"], {
+    cwd: ROOT,
+    env: appEnv(process.env, env, port, dataDir),
+    stdio: ["ignore", output === "inherit" ? "inherit" : "ignore", output === "capture" ? "pipe" : "inherit"],
+  });
+  installExitHook();
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
+  const url = `http://${opts.urlHost ?? "localhost"}:${port}`;
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+
+  const stop: AppProcess["stop"] = async ({ keepData = false, graceMs = 5000 } = {}) => {
+    if (!hasExited() && child.pid) {
+      const exited = new Promise((r) => child.once("exit", r));
+      process.kill(child.pid, "SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
+      if (!hasExited()) {
+        process.kill(child.pid, "SIGKILL");
+        await exited;
+      }
+    }
+    if (!keepData) rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    await waitForHealth(url, () => (hasExited() ? `the app exited (code ${child.exitCode ?? child.signalCode}) before it was ready${stderr ? `: ${stderr}` : ""}` : null), opts.readyTimeoutMs ?? 60_000);
+  } catch (err) {
+    const message = `${(err as Error).message}${stderr && !hasExited() ? `\n${stderr}` : ""}`;
+    await stop({ keepData: opts.dataDir !== undefined, graceMs: 0 });
+    throw new Error(message, { cause: err });
+  }
+  return {
+    url,
+    port,
+    dataDir,
+    child,
+    stderr: () => stderr,
+    setupCode: () => readFileSync(path.join(dataDir, "setup-code"), "utf8").trim(),
+    stop,
+  };
+}
