@@ -4,7 +4,7 @@
  * the renewal day), "Reset usage" bringing the subscriber back, the period kept; on hold.
  */
 import { test, expect } from "./fixtures";
-import { trpcMutation, trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
