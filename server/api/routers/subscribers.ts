@@ -9,7 +9,7 @@ import { foreignKeyViolation } from "@/server/db-errors";
 import { newSubscriptionToken } from "@/server/domain/tokens";
 import { expirySchema, GIB, idSchema, nameSchema, trafficLimitGbSchema } from "@/server/validation";
 import type { DbOrTx } from "@/db/client";
-import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { createTRPCRouter, protectedProcedure, subscribersWriteProcedure } from "../trpc";
 
 /** "Online now" = traffic reported within this many report intervals. */
 export const ONLINE_INTERVALS = 2;
@@ -68,7 +68,7 @@ export const subscribersRouter = createTRPCRouter({
       }));
     }),
 
-  create: adminProcedure.input(z.object({ clusterId: idSchema, ...subscriberFields })).mutation(async ({ ctx, input }) => {
+  create: subscribersWriteProcedure.input(z.object({ clusterId: idSchema, ...subscriberFields })).mutation(async ({ ctx, input }) => {
     try {
       const row = await ctx.db.transaction(async (tx) => {
         const [s] = await tx
@@ -99,7 +99,7 @@ export const subscribersRouter = createTRPCRouter({
     }
   }),
 
-  update: adminProcedure.input(z.object({ subscriberId: idSchema, ...subscriberFields })).mutation(async ({ ctx, input }) => {
+  update: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema, ...subscriberFields })).mutation(async ({ ctx, input }) => {
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
       const [after] = await tx
@@ -127,7 +127,7 @@ export const subscribersRouter = createTRPCRouter({
     return { ok: true };
   }),
 
-  setEnabled: adminProcedure.input(z.object({ subscriberId: idSchema, enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
+  setEnabled: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema, enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
       await tx.update(subscribers).set({ enabled: input.enabled, updatedAt: new Date() }).where(eq(subscribers.id, before.id));
@@ -147,7 +147,7 @@ export const subscribersRouter = createTRPCRouter({
   }),
 
   /** A new subscription token: the old link stops working at once. */
-  rotateToken: adminProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
+  rotateToken: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
     const token = newSubscriptionToken();
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
@@ -165,7 +165,7 @@ export const subscribersRouter = createTRPCRouter({
     return { token };
   }),
 
-  delete: adminProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
+  delete: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
       await tx.delete(subscribers).where(eq(subscribers.id, before.id));
