@@ -139,7 +139,8 @@ export const apiTokenNameSchema = z
   .max(400, "Name must be at most 40 characters")
   .transform((s) => s.trim())
   .refine((s) => s.length > 0, "Name is required")
-  .refine((s) => /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/.test(s), "Name: 1–40 letters, digits, dots, dashes or _, starting with a letter or digit");
+  // Empty is the rule above's to report (zod runs every refinement).
+  .refine((s) => s.length === 0 || /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/.test(s), "Name: 1–40 letters, digits, dots, dashes or _, starting with a letter or digit");
 
 export const apiScopesSchema = z
   .array(z.enum(API_SCOPES, { error: `Unknown scope: use ${API_SCOPES.join(", ")}` }), { error: "Scopes must be a list" })

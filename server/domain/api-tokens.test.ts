@@ -38,6 +38,7 @@ describe("input rules", () => {
   it("names: 1–40 letters, digits, dots, dashes or _", () => {
     expect(apiTokenNameSchema.parse("  shop-bot ")).toBe("shop-bot");
     expect(apiTokenNameSchema.parse("a".repeat(40))).toHaveLength(40);
+    expect(apiTokenNameSchema.safeParse(" ").error?.issues.map((i) => i.message)).toEqual(["Name is required"]);
     for (const bad of ["", "   ", "a".repeat(41), "shop bot", "-bot", "bo\nt", "bot:1", "токен"]) expect(apiTokenNameSchema.safeParse(bad).success, bad).toBe(false);
   });
 
