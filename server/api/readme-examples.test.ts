@@ -49,7 +49,7 @@ it("the README's curl examples create a subscriber with its link, extend its exp
     execFile(
       "bash",
       ["-c", `set -euo pipefail\n${script}`],
-      { env: { PATH: process.env.PATH, ROUTEBOARD: app.url, TOKEN: token, CLUSTER: cluster!.id }, timeout: 30_000 },
+      { env: { NODE_ENV: "test", PATH: process.env.PATH, ROUTEBOARD: app.url, TOKEN: token, CLUSTER: cluster!.id }, timeout: 30_000, encoding: "utf8" },
       (err, out, errOut) => (err ? reject(new Error(`${err.message}\n${errOut}\n${out}`)) : resolve(out)),
     );
   });
