@@ -161,6 +161,18 @@ describe("bearer requests", () => {
     await app.database.db.delete(loginThrottle);
   });
 
+  it("do no more than their creator may now: a creator demoted to viewer leaves a read-only token", async () => {
+    const [op] = await app.database.db.insert(operators).values({ username: "soon-viewer", passwordHash: "x", role: "admin" }).returning();
+    const t = (await createApiToken(app.database.db, { operatorId: op!.id, username: op!.username }, { name: "demoted-bot", scopes: ["read", "subscribers:write"] })).token;
+    const create = () => call("mutation", "subscribers.create", { clusterId, name: `d-${Math.random().toString(36).slice(2, 8)}` }, bearer(t));
+    expect((await create()).status).toBe(200);
+    await app.database.db.update(operators).set({ role: "viewer" }).where(eq(operators.id, op!.id));
+    const refused = await create();
+    expect(refused.status).toBe(403);
+    expect(message(refused)).toBe("The operator who created this token is a viewer now: it can only read");
+    expect((await call("query", "clusters.list", undefined, bearer(t))).status).toBe(200);
+  });
+
   it("write to the audit log under the token's name", async () => {
     const t = await token(["read", "subscribers:write"], "shop-bot");
     const created = await call("mutation", "subscribers.create", { clusterId, name: "audited-by-token" }, bearer(t));

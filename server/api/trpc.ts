@@ -162,7 +162,8 @@ export const protectedProcedure = publicProcedure.meta({ scope: "read" }).use(({
  */
 export const adminProcedure = protectedProcedure.meta({ scope: undefined }).use(({ ctx, next }) => {
   if (ctx.operator.role === "viewer") {
-    throw new TRPCError({ code: "FORBIDDEN", message: "Viewers cannot change anything: ask an admin" });
+    const message = ctx.apiToken ? "The operator who created this token is a viewer now: it can only read" : "Viewers cannot change anything: ask an admin";
+    throw new TRPCError({ code: "FORBIDDEN", message });
   }
   return next({ ctx });
 });
