@@ -97,6 +97,11 @@ export function AppShell({ children }: { children: React.ReactNode }) {
                 Team
               </Link>
             )}
+            {operator.role !== "viewer" && (
+              <Link href="/tokens" className="hover:text-white">
+                API tokens
+              </Link>
+            )}
           </nav>
           <div className="ml-auto flex items-center gap-3 text-sm">
             <span data-testid="current-operator">

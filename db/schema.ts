@@ -451,6 +451,36 @@ export const sessions = pgTable(
   (t) => [index("sessions_operator").on(t.operatorId)],
 );
 
+/**
+ * API tokens for shops and bots (`Authorization: Bearer rbt_<id>_<secret>`, see
+ * core/api-tokens.ts). Only the secret's SHA-256 is kept: the secret is 256 random bits, not
+ * a password, so a slow hash would buy nothing. A token acts with at most its creator's
+ * current role, and goes away with its creator.
+ */
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    /** The token's public part (16 hex digits): lookups are by id, then one hash compare. */
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    secretHash: text("secret_hash").notNull(),
+    scopes: text("scopes").array().notNull(),
+    createdBy: uuid("created_by")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+    /** Null: never expires. */
+    expiresAt: ts("expires_at"),
+    lastUsedAt: ts("last_used_at"),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [
+    // The audit log names a token's writes "token:<name>": two live tokens never share one.
+    uniqueIndex("api_tokens_name_live").on(sql`lower(${t.name})`).where(sql`${t.revokedAt} is null`),
+    check("api_tokens_scopes_known", sql`cardinality(${t.scopes}) > 0 and ${t.scopes} <@ array['read', 'subscribers:write', 'topology:write']::text[]`),
+  ],
+);
+
 /** Failed logins per key (username or client address), to slow down guessing. */
 export const loginThrottle = pgTable("login_throttle", {
   key: text("key").primaryKey(),

@@ -63,6 +63,7 @@ test("every dashboard page works within the CSP (finding 10)", async ({ page, cl
     [`/clusters/${cluster.id}/subscribers`, /^Subscribers$/],
     [`/clusters/${cluster.id}/audit`, /^Audit log$/],
     ["/team", /^Team$/],
+    ["/tokens", /^API tokens$/],
   ];
   for (const [path, heading] of pages) {
     await page.goto(path);

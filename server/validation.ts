@@ -4,6 +4,7 @@
  * modules, so client components import these schemas too.
  */
 import { z } from "zod";
+import { API_SCOPES } from "@/core/api-tokens";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
 // something else. Right-to-left text itself is fine; so are emoji joiners.
@@ -172,6 +173,32 @@ export const setupCodeSchema = z
   .string({ error: "Setup code is required" })
   .max(100, "Setup code is too long")
   .refine((s) => s.trim().length > 0, "Setup code is required");
+
+/** An API token's name, as the audit log shows it ("token:<name>"): short, no spaces. */
+export const apiTokenNameSchema = z
+  .string({ error: "Name is required" })
+  .max(400, "Name must be at most 40 characters")
+  .transform((s) => s.trim())
+  .refine((s) => s.length > 0, "Name is required")
+  // Empty is the rule above's to report (zod runs every refinement).
+  .refine((s) => s.length === 0 || /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/.test(s), "Name: 1–40 letters, digits, dots, dashes or _, starting with a letter or digit");
+
+export const apiScopesSchema = z
+  .array(z.enum(API_SCOPES, { error: `Unknown scope: use ${API_SCOPES.join(", ")}` }), { error: "Scopes must be a list" })
+  .min(1, "Choose at least one scope")
+  .max(10, "List each scope once");
+
+/** Longest a token may be set to live; "never" is a choice of its own (null). */
+export const API_TOKEN_MAX_YEARS = 10;
+
+/** A token's expiry: a future date within API_TOKEN_MAX_YEARS, null for never, absent for the default. */
+export const apiTokenExpirySchema = z.coerce
+  .date({ error: "Expiry must be a date" })
+  .refine((d) => !Number.isNaN(d.getTime()), "Expiry must be a date")
+  .refine((d) => d.getTime() > Date.now(), "Expiry must be in the future")
+  .refine((d) => d.getTime() <= Date.now() + API_TOKEN_MAX_YEARS * 366 * 86_400_000, `Expiry must be within ${API_TOKEN_MAX_YEARS} years: choose "never" instead`)
+  .nullable()
+  .optional();
 
 export const operatorRoleSchema = z.enum(["owner", "admin", "viewer"], { error: "Role must be owner, admin or viewer" });
 

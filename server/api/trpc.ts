@@ -1,27 +1,46 @@
 /**
- * tRPC setup: the context of a request, and the three kinds of procedure. Every procedure
- * except setup and login needs a session (401 otherwise); writes need admin or owner (403).
+ * tRPC setup: the context of a request, and the kinds of procedure. Every procedure
+ * except setup and login needs a session or an API token (401 otherwise); writes need admin
+ * or owner (403). An API token may call a procedure only if the procedure declares a scope
+ * the token has (ProcedureMeta.scope); owner-only procedures refuse every token.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError } from "zod";
 import { type Db } from "@/db/client";
+import type { ApiScope } from "@/core/api-tokens";
 import { getDatabase } from "@/server/db";
 import { findSession, readCookie, SESSION_COOKIE, type SessionOperator } from "@/server/auth/sessions";
 import { isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
+import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/domain/api-tokens";
 import { env } from "@/server/env";
-import { clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
+import { bearerCredential, clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
 
 export interface Context {
   db: Db;
   /** The session could not be checked because the database is unreachable. */
   databaseDown?: boolean;
+  /** The operator of the session, or for an API token "token:<name>" with its creator's role. */
   operator: SessionOperator | null;
+  /** Set when the request came with `Authorization: Bearer` and the token is good. */
+  apiToken?: ApiTokenPrincipal | null;
+  /** Why the request's bearer token was refused (401, or 429 while throttled). */
+  apiTokenError?: TRPCError | null;
   clientAddress: string;
   userAgent: string | undefined;
   secureCookies: boolean;
   setCookie(cookie: string): void;
+}
+
+/**
+ * What an API token needs to call a procedure. Session callers are not affected.
+ * - a scope: the token must have it (`read` never opens a mutation);
+ * - "owner": no token, whatever its scopes (the team, passwords, API tokens themselves);
+ * - absent on a mutation: no token either, so a write nobody declared stays closed.
+ */
+export interface ProcedureMeta {
+  scope?: ApiScope | "owner";
 }
 
 export async function createContext(
@@ -29,11 +48,22 @@ export async function createContext(
   trust: ProxyTrust = { trustProxy: env().TRUST_PROXY },
 ): Promise<Context> {
   const database = await getDatabase();
-  const token = readCookie(req.headers.cookie, SESSION_COOKIE);
+  const address = clientAddress(req, trust);
+  // A request with a bearer token is that token and nothing else: its cookies are not read,
+  // which is what lets such requests skip the browser origin check (server/http/trpc.ts).
+  const bearer = bearerCredential(req.headers.authorization);
   let operator: SessionOperator | null = null;
+  let apiToken: ApiTokenPrincipal | null = null;
+  let apiTokenError: TRPCError | null = null;
   let databaseDown = false;
   try {
-    operator = await findSession(database.db, token);
+    if (bearer !== undefined) {
+      const auth = await authenticateApiToken(database.db, bearer, address);
+      if (auth.ok) ({ operator, token: apiToken } = auth);
+      else apiTokenError = auth.error;
+    } else {
+      operator = await findSession(database.db, readCookie(req.headers.cookie, SESSION_COOKIE));
+    }
   } catch (err) {
     if (!isDatabaseDown(err)) throw err;
     // The session cannot be checked: procedures say the database is away, not "log in".
@@ -44,7 +74,9 @@ export async function createContext(
     db: database.db,
     databaseDown,
     operator,
-    clientAddress: clientAddress(req, trust),
+    apiToken,
+    apiTokenError,
+    clientAddress: address,
     userAgent: req.headers["user-agent"],
     secureCookies: isHttps(req, trust),
     setCookie(cookie) {
@@ -57,7 +89,7 @@ export async function createContext(
 // Stack traces and 500 messages only in development; operators and scripts get the message.
 const isDev = process.env.NODE_ENV === "development";
 
-const t = initTRPC.context<Context>().create({
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
   isDev,
   errorFormatter({ shape, error }) {
@@ -97,23 +129,54 @@ const databaseErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(databaseErrors);
+/** A bearer token that was refused refuses the whole request, public procedures included. */
+const refusedToken = t.middleware(({ ctx, next }) => {
+  if (ctx.apiTokenError) throw ctx.apiTokenError;
+  return next();
+});
 
-export const protectedProcedure = publicProcedure.use(({ ctx, next }) => {
+export const publicProcedure = t.procedure.use(databaseErrors).use(refusedToken);
+
+/** Why an API token may not call this procedure, or null if it may. */
+export function tokenRefusal(token: ApiTokenPrincipal, meta: ProcedureMeta | undefined, type: "query" | "mutation" | "subscription", path: string): string | null {
+  const scope = meta?.scope;
+  if (scope === "owner") return `Owner only: API tokens cannot call ${path}, whatever their scopes`;
+  if (!scope || (scope === "read" && type === "mutation")) return `${path} is not open to API tokens: sign in to the dashboard`;
+  if (!token.scopes.includes(scope)) return `${path} needs the ${scope} scope: this token has ${token.scopes.join(", ")}`;
+  return null;
+}
+
+/** Signed in, or an API token whose scopes include the procedure's (ProcedureMeta). */
+export const protectedProcedure = publicProcedure.meta({ scope: "read" }).use(({ ctx, meta, type, path, next }) => {
   if (ctx.databaseDown) throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_DOWN_MESSAGE });
   if (!ctx.operator) throw new TRPCError({ code: "UNAUTHORIZED", message: "Please log in" });
+  if (ctx.apiToken) {
+    const refusal = tokenRefusal(ctx.apiToken, meta, type, path);
+    if (refusal) throw new TRPCError({ code: "FORBIDDEN", message: refusal });
+  }
   return next({ ctx: { ...ctx, operator: ctx.operator } });
 });
 
-/** Changes: admins and owners only; viewers see everything but change nothing. */
-export const adminProcedure = protectedProcedure.use(({ ctx, next }) => {
+/**
+ * Changes: admins and owners only; viewers see everything but change nothing. API tokens
+ * only where a write scope is declared: the builders below, or `.meta({ scope })`.
+ */
+export const adminProcedure = protectedProcedure.meta({ scope: undefined }).use(({ ctx, next }) => {
   if (ctx.operator.role === "viewer") {
-    throw new TRPCError({ code: "FORBIDDEN", message: "Viewers cannot change anything: ask an admin" });
+    const message = ctx.apiToken ? "The operator who created this token is a viewer now: it can only read" : "Viewers cannot change anything: ask an admin";
+    throw new TRPCError({ code: "FORBIDDEN", message });
   }
   return next({ ctx });
 });
 
-export const ownerProcedure = protectedProcedure.use(({ ctx, next }) => {
+/** Subscriber changes: open to API tokens with `subscribers:write`. */
+export const subscribersWriteProcedure = adminProcedure.meta({ scope: "subscribers:write" });
+/** Cluster, server, inbound, route and probe changes: open to API tokens with `topology:write`. */
+export const topologyWriteProcedure = adminProcedure.meta({ scope: "topology:write" });
+
+export const ownerProcedure = protectedProcedure.meta({ scope: "owner" }).use(({ ctx, next }) => {
+  // Also refused here, not only by the scope check: an owner's token is still not the owner.
+  if (ctx.apiToken) throw new TRPCError({ code: "FORBIDDEN", message: "Owner only: API tokens cannot call this, whatever their scopes" });
   if (ctx.operator.role !== "owner") throw new TRPCError({ code: "FORBIDDEN", message: "Only the owner can do this" });
   return next({ ctx });
 });

@@ -12,14 +12,15 @@
  *   only holds back usernames that have failed themselves recently. Somebody failing with
  *   many usernames from a shared address cannot lock out a colleague behind the same
  *   address who types their password right the first time.
- * First-run setup codes are throttled per address.
+ * First-run setup codes are throttled per address, and so are API tokens that are wrong,
+ * unknown, expired or revoked (server/domain/api-tokens.ts).
  */
 import { and, eq, inArray, lt } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { loginThrottle } from "@/db/schema";
 
 /** Failures allowed before slowing down. */
-export const FREE_ATTEMPTS = { user: 5, ip: 30, setup: 5 } as const;
+export const FREE_ATTEMPTS = { user: 5, ip: 30, setup: 5, token: 10 } as const;
 export type ThrottleKind = keyof typeof FREE_ATTEMPTS;
 const BASE_DELAY_MS = 2_000;
 const MAX_DELAY_MS = 15 * 60_000;
@@ -32,7 +33,7 @@ export function blockDurationMs(failures: number, free: number): number {
   return Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.min(30, failures - free));
 }
 
-export type Attempt = { kind: "login"; username: string; address: string } | { kind: "setup"; address: string };
+export type Attempt = { kind: "login"; username: string; address: string } | { kind: "setup"; address: string } | { kind: "token"; address: string };
 
 export type Reservation =
   | { ok: true; /** Gives the slot back: call after a correct password. */ release(): Promise<void> }
@@ -46,6 +47,7 @@ interface Key {
 
 function keysOf(a: Attempt): Key[] {
   if (a.kind === "setup") return [{ kind: "setup", key: `setup:${a.address}` }];
+  if (a.kind === "token") return [{ kind: "token", key: `token:${a.address}` }];
   return [
     { kind: "user", key: `user:${a.username.toLowerCase()}` },
     { kind: "ip", key: `ip:${a.address}` },
@@ -108,6 +110,19 @@ export async function reserveAttempt(db: Db, attempt: Attempt, now = new Date())
   });
   if (wait > 0) return { ok: false, retryAfter: wait };
   return { ok: true, release: () => release(db, keys) };
+}
+
+/**
+ * Seconds this attempt must wait, without taking a slot: for API tokens, which are checked
+ * on every request, so a good one costs one read here, not two transactions. A wrong one
+ * then records its failure with reserveAttempt. Parallel wrong tokens may each be checked
+ * before the first failure is counted: harmless for a 256-bit secret, where the throttle
+ * limits the cost of hammering, not the odds of guessing.
+ */
+export async function blockedSeconds(db: DbOrTx, attempt: Attempt, now = new Date()): Promise<number> {
+  const keys = keysOf(attempt).map((k) => k.key);
+  const rows = await db.select().from(loginThrottle).where(inArray(loginThrottle.key, keys));
+  return Math.max(0, ...rows.map((r) => blockedFor(r, now)));
 }
 
 /** A success forgets the username's (and the setup's) failures, and returns the address's slot. */

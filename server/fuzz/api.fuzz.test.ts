@@ -19,6 +19,7 @@ import { seedDemoCluster } from "@/server/demo/seed";
 import { agentReportSchema } from "@/core/agent-wire";
 import { devtoolsAppRouter } from "@/server/api/root";
 import { startTestApp, type TestApp } from "@/server/api/http-testing";
+import { createApiToken } from "@/server/domain/api-tokens";
 import { newAgentToken } from "@/server/domain/tokens";
 import { repairKnownRefinements } from "./hints";
 import { broken, wellFormed, type FuzzIds } from "./zod-arbitrary";
@@ -131,6 +132,8 @@ describe("fuzz", () => {
     const [cluster] = await exec<{ id: string }>(`select id from clusters limit 1`);
     await db.insert(servers).values({ clusterId: cluster!.id, name: "fuzz-agent", address: "127.0.0.1", agentTokenHash: agent.hash });
     await db.insert(operators).values({ username: "fuzz-viewer", passwordHash: "x", role: "viewer" });
+    const [owner] = await exec<{ id: string }>(`select id from operators where username = 'http-owner'`);
+    await createApiToken(db, { operatorId: owner!.id, username: "http-owner" }, { name: "fuzz-bot", scopes: ["read", "subscribers:write"] });
     const [sub] = await db.select({ token: subscribers.token }).from(subscribers).limit(1);
     subToken = sub!.token;
     const byKind: Record<string, string[]> = {
@@ -141,6 +144,7 @@ describe("fuzz", () => {
       subscriber: (await db.select({ id: subscribers.id }).from(subscribers)).map((r) => r.id),
       // The owner is left out: a case removing or demoting it would end the run's session.
       operator: (await exec<{ id: string }>(`select id from operators where username <> 'http-owner'`)).map((r) => r.id),
+      token: (await exec<{ id: string }>(`select id from api_tokens`)).map((r) => r.id),
     };
     // Realistic ids: a field named like a table (clusterId, orderedRouteIds, peer/observer
     // → servers) gets ids of that table; any other uuid field gets any existing id.
@@ -149,7 +153,8 @@ describe("fuzz", () => {
       if (/observer|peer|target/.test(f)) return "server";
       return Object.keys(byKind).find((k) => f.includes(k));
     };
-    ids = { uuids: Object.values(byKind).flat(), forField: (field) => byKind[kindOf(field) ?? ""] };
+    // API token ids are not uuids: only fields named like them (tokenId) get them.
+    ids = { uuids: Object.entries(byKind).flatMap(([k, v]) => (k === "token" ? [] : v)), forField: (field) => byKind[kindOf(field) ?? ""] };
 
     tables = (await exec<{ tablename: string }>(`select tablename from pg_tables where schemaname = 'public' order by tablename`)).map((r) => r.tablename);
     const cols = await exec<{ table_name: string; column_name: string }>(

@@ -18,6 +18,8 @@ export function repairKnownRefinements(v: unknown, depth = 0): unknown {
   const hosts = ["198.51.100.7", "2001:db8::1", "vpn.example.com", "xn--80ak6aa92e.example"];
   if (typeof o.address === "string") o.address = hosts[o.address.length % hosts.length];
   if (typeof o.sni === "string") o.sni = ["www.example.com", "cdn.example.net"][o.sni.length % 2];
+  // API tokens: names are short words without spaces (the audit log shows "token:<name>").
+  if (Array.isArray(o.scopes) && typeof o.name === "string") o.name = `bot-${o.name.replace(/[^A-Za-z0-9._-]/g, "").slice(0, 30)}`;
   // Agent reports: seq and instance go together, and per-user traffic needs both.
   if ("seq" in o || "instance" in o || "users" in o) {
     if ("listenerAlive" in o) {

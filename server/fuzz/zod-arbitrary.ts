@@ -58,8 +58,11 @@ function stringArb(d: Def, ids: FuzzIds, field: string | undefined): fc.Arbitrar
   if (patterns.length > 0) {
     // Strings of the first pattern; the others (and the length) usually hold too. No filter:
     // a value that misses one is a refused case, which the suite handles, never a stall.
-    const first = patterns[0]!;
-    return fc.stringMatching(new RegExp(first.source, first.flags.replace("g", ""))).map((s) => (s.length > max ? s.slice(0, max) : s.length < min ? s.padEnd(min, "a") : s));
+    const first = new RegExp(patterns[0]!.source, patterns[0]!.flags.replace("g", ""));
+    const matching = fc.stringMatching(first).map((s) => (s.length > max ? s.slice(0, max) : s.length < min ? s.padEnd(min, "a") : s));
+    // Ids that are not uuids (API token ids): mostly existing ones, as for uuids.
+    const known = (field !== undefined ? ids.forField?.(field) : undefined)?.filter((v) => first.test(v)) ?? [];
+    return known.length > 0 ? fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 4 }, { arbitrary: matching, weight: 1 }) : matching;
   }
   return fc.oneof(fc.string({ minLength: min, maxLength: cap }), fc.string({ unit: "grapheme", minLength: min, maxLength: cap }).filter((s) => s.length <= max));
 }

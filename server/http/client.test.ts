@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { checkOrigin, clientAddress, isHttps, requestHost } from "./client";
+import { bearerCredential, checkOrigin, clientAddress, isHttps, requestHost } from "./client";
 
 function req(headers: Record<string, string>, remoteAddress = "::ffff:10.0.0.2"): IncomingMessage {
   return { headers, socket: { remoteAddress } } as unknown as IncomingMessage;
@@ -45,5 +45,24 @@ describe("checkOrigin", () => {
     const pub = { trustProxy: 0, publicUrl: "https://panel.example.com" };
     expect(checkOrigin(req({ host: "evil.com", origin: "http://evil.com" }), pub).ok).toBe(false);
     expect(checkOrigin(req({ host: "evil.com", origin: "https://panel.example.com" }), pub).ok).toBe(true);
+  });
+});
+
+describe("bearerCredential", () => {
+  it("is the credential of a Bearer header (any case), trimmed", () => {
+    expect(bearerCredential("Bearer rbt_x")).toBe("rbt_x");
+    expect(bearerCredential("bearer \t rbt_x  ")).toBe("rbt_x");
+    expect(bearerCredential(["BEARER rbt_x", "Bearer other"])).toBe("rbt_x");
+  });
+  it("keeps a malformed one, so it is refused as a token and never taken for a cookie request", () => {
+    expect(bearerCredential("Bearer")).toBe("");
+    expect(bearerCredential("Bearer ")).toBe("");
+    expect(bearerCredential("Bearer a b")).toBe("a b");
+  });
+  it("is undefined without the header or with another scheme", () => {
+    expect(bearerCredential(undefined)).toBeUndefined();
+    expect(bearerCredential("")).toBeUndefined();
+    expect(bearerCredential("Basic Zm9vOmJhcg==")).toBeUndefined();
+    expect(bearerCredential("Bearerrbt_x")).toBeUndefined();
   });
 });

@@ -81,3 +81,14 @@ export function checkOrigin(req: IncomingMessage, trust: ProxyTrust): OriginVerd
   }
   return { ok: false, reason: `Cross-origin request refused (Origin: ${origin.slice(0, 100)}): use the dashboard itself` };
 }
+
+/**
+ * The credential of an `Authorization: Bearer …` header, trimmed; undefined when there is no
+ * such header (none, or another scheme). A malformed one ("Bearer", "Bearer a b") comes back
+ * as it is, so it is refused as a wrong token and never mistaken for a cookie request.
+ */
+export function bearerCredential(authorization: string | string[] | undefined): string | undefined {
+  const header = Array.isArray(authorization) ? authorization[0] : authorization;
+  if (!header || !/^bearer(?:[ \t]|$)/i.test(header)) return undefined;
+  return header.slice("bearer".length).trim();
+}

@@ -3,7 +3,7 @@ import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { servedRouter, type AppRouter, type DevtoolsAppRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
 import { env } from "@/server/env";
-import { checkOrigin, type ProxyTrust } from "@/server/http/client";
+import { bearerCredential, checkOrigin, type ProxyTrust } from "@/server/http/client";
 import { securityHeaders } from "@/server/http/headers";
 import { sendJson } from "@/server/http/util";
 import { logger } from "@/server/logger";
@@ -60,7 +60,12 @@ export function createTrpcHandler(
       return;
     }
     if (req.method === "POST") {
-      const origin = checkOrigin(req, trust);
+      // The origin check protects the session cookie, a credential the browser attaches on
+      // its own. A bearer request carries no ambient credential: a page cannot make a
+      // browser add Authorization to a cross-site request without a CORS preflight we never
+      // grant, and such a request is the token alone (its cookies are never read, see
+      // createContext). So scripts and bots may send any Origin; throttles still apply.
+      const origin = bearerCredential(req.headers.authorization) === undefined ? checkOrigin(req, trust) : { ok: true as const };
       if (!origin.ok) return refuse(res, 403, "FORBIDDEN", origin.reason);
       // Only JSON: a page can post text/plain, multipart or octet-stream to another site
       // without a CORS preflight, never application/json.

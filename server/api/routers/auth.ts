@@ -92,6 +92,7 @@ export const authRouter = createTRPCRouter({
 
   /** An operator changes their own password; every other session of theirs ends. */
   changePassword: protectedProcedure
+    .meta({ scope: "owner" })
     .input(z.object({ currentPassword: z.string().max(512, "Password must be at most 512 characters"), newPassword: passwordSchema }))
     .mutation(async ({ ctx, input }) => {
       const slot = await reserve(ctx, { kind: "login", username: ctx.operator.username, address: ctx.clientAddress }, "password checks");
@@ -118,7 +119,7 @@ export const authRouter = createTRPCRouter({
       return { ok: true };
     }),
 
-  logout: protectedProcedure.mutation(async ({ ctx }) => {
+  logout: protectedProcedure.meta({ scope: "owner" }).mutation(async ({ ctx }) => {
     await revokeSession(ctx.db, ctx.operator.sessionId);
     ctx.setCookie(clearSessionCookie());
     return { ok: true };

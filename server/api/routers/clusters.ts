@@ -7,7 +7,7 @@ import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { idSchema, nameSchema } from "@/server/validation";
 import { seedDemoCluster } from "@/server/demo/seed";
-import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 
 export const clustersRouter = createTRPCRouter({
   list: protectedProcedure.query(async ({ ctx }) => {
@@ -34,7 +34,7 @@ export const clustersRouter = createTRPCRouter({
     return { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS };
   }),
 
-  create: adminProcedure.input(z.object({ name: nameSchema })).mutation(async ({ ctx, input }) => {
+  create: topologyWriteProcedure.input(z.object({ name: nameSchema })).mutation(async ({ ctx, input }) => {
     try {
       const created = await ctx.db.transaction(async (tx) => {
         const [c] = await tx.insert(clusters).values({ name: input.name }).returning();
@@ -57,7 +57,7 @@ export const clustersRouter = createTRPCRouter({
     }
   }),
 
-  rename: adminProcedure.input(z.object({ clusterId: idSchema, name: nameSchema })).mutation(async ({ ctx, input }) => {
+  rename: topologyWriteProcedure.input(z.object({ clusterId: idSchema, name: nameSchema })).mutation(async ({ ctx, input }) => {
     try {
       await ctx.db.transaction(async (tx) => {
         const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId));
@@ -82,7 +82,7 @@ export const clustersRouter = createTRPCRouter({
   }),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
-  createDemo: adminProcedure.input(z.object({ name: nameSchema })).mutation(async ({ ctx, input }) => {
+  createDemo: topologyWriteProcedure.input(z.object({ name: nameSchema })).mutation(async ({ ctx, input }) => {
     try {
       const id = await ctx.db.transaction(async (tx) => {
         const clusterId = await seedDemoCluster(tx as never, input.name);

@@ -10,7 +10,7 @@ import { auditInbound, createInbound, inboundView, portInUseMessage } from "@/se
 import { generateRealityKeys } from "@/server/domain/reality";
 import { idSchema, inboundFieldsSchema } from "@/server/validation";
 import type { Context } from "../trpc";
-import { adminProcedure, createTRPCRouter } from "../trpc";
+import { createTRPCRouter, topologyWriteProcedure } from "../trpc";
 import { domainError, fieldError } from "./_errors";
 
 const inboundFields = inboundFieldsSchema;
@@ -24,7 +24,7 @@ async function translate(err: unknown, ctx: Pick<Context, "db">, serverId: strin
 }
 
 export const inboundsRouter = createTRPCRouter({
-  create: adminProcedure.input(z.object({ serverId: idSchema }).and(inboundFields)).mutation(async ({ ctx, input }) => {
+  create: topologyWriteProcedure.input(z.object({ serverId: idSchema }).and(inboundFields)).mutation(async ({ ctx, input }) => {
     try {
       const result = await ctx.db.transaction((tx) => createInbound(tx, ctx.operator, input));
       publishChange("topology", result.server.clusterId);
@@ -34,7 +34,7 @@ export const inboundsRouter = createTRPCRouter({
     }
   }),
 
-  update: adminProcedure.input(z.object({ inboundId: idSchema }).and(inboundFields)).mutation(async ({ ctx, input }) => {
+  update: topologyWriteProcedure.input(z.object({ inboundId: idSchema }).and(inboundFields)).mutation(async ({ ctx, input }) => {
     let serverId: string | undefined;
     try {
       const result = await ctx.db.transaction(async (tx) => {
@@ -79,7 +79,7 @@ export const inboundsRouter = createTRPCRouter({
     }
   }),
 
-  delete: adminProcedure.input(z.object({ inboundId: idSchema })).mutation(async ({ ctx, input }) => {
+  delete: topologyWriteProcedure.input(z.object({ inboundId: idSchema })).mutation(async ({ ctx, input }) => {
     const result = await ctx.db.transaction(async (tx) => {
       const [row] = await tx
         .select({ inbound: inbounds, server: servers.name, route: routes.name })
@@ -105,7 +105,7 @@ export const inboundsRouter = createTRPCRouter({
   }),
 
   /** Marks (or unmarks) the inbound as its route's fallback; one fallback per route. */
-  setFallback: adminProcedure.input(z.object({ inboundId: idSchema, isFallback: z.boolean() })).mutation(async ({ ctx, input }) => {
+  setFallback: topologyWriteProcedure.input(z.object({ inboundId: idSchema, isFallback: z.boolean() })).mutation(async ({ ctx, input }) => {
     let routeInfo: { id: string; name: string } | null = null;
     try {
       const result = await ctx.db.transaction(async (tx) => {

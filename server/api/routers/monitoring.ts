@@ -16,7 +16,7 @@ import { DEFAULT_PROBE_CONFIG, probeConfigSchema, probeOverrideSchema, type Prob
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
 import { STATUS_LABELS, type ServerStatus } from "@/server/monitoring/status";
 import { effectiveProbeConfig } from "@/server/monitoring/store";
-import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 
 export async function clusterOr404(db: DbOrTx, clusterId: string) {
   const [c] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
@@ -151,7 +151,7 @@ export const monitoringRouter = createTRPCRouter({
     };
   }),
 
-  setProbeConfig: adminProcedure
+  setProbeConfig: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, config: probeConfigSchema }))
     .mutation(async ({ ctx, input }) => {
       await ctx.db.transaction(async (tx) => {
@@ -171,7 +171,7 @@ export const monitoringRouter = createTRPCRouter({
       return { config: input.config };
     }),
 
-  setServerProbeOverride: adminProcedure
+  setServerProbeOverride: topologyWriteProcedure
     .input(z.object({ serverId: idSchema, override: probeOverrideSchema.nullable() }))
     .mutation(async ({ ctx, input }) => {
       // An empty override means "inherit everything": stored as null.
@@ -199,7 +199,7 @@ export const monitoringRouter = createTRPCRouter({
       return { serverId: input.serverId, override };
     }),
 
-  setReportInterval: adminProcedure
+  setReportInterval: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, seconds: reportIntervalSchema }))
     .mutation(async ({ ctx, input }) => {
       await ctx.db.transaction(async (tx) => {

@@ -9,7 +9,7 @@ import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { assignInboundToRoute } from "@/server/domain/moves";
 import { algorithmSchema, flagSchema, idSchema, nameSchema } from "@/server/validation";
-import { adminProcedure, createTRPCRouter } from "../trpc";
+import { createTRPCRouter, topologyWriteProcedure } from "../trpc";
 import { domainError, fieldError } from "./_errors";
 
 const routeFields = { name: nameSchema, flag: flagSchema.default(null), algorithm: algorithmSchema.default("least-traffic") };
@@ -27,7 +27,7 @@ function routeView(r: typeof routes.$inferSelect) {
 }
 
 export const routesRouter = createTRPCRouter({
-  create: adminProcedure
+  create: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, ...routeFields, inboundIds: z.array(idSchema).max(1000).default([]) }))
     .mutation(async ({ ctx, input }) => {
       try {
@@ -67,7 +67,7 @@ export const routesRouter = createTRPCRouter({
       }
     }),
 
-  update: adminProcedure.input(z.object({ routeId: idSchema, ...routeFields })).mutation(async ({ ctx, input }) => {
+  update: topologyWriteProcedure.input(z.object({ routeId: idSchema, ...routeFields })).mutation(async ({ ctx, input }) => {
     try {
       const result = await ctx.db.transaction(async (tx) => {
         const [before] = await tx.select().from(routes).where(eq(routes.id, input.routeId)).for("update");
@@ -96,7 +96,7 @@ export const routesRouter = createTRPCRouter({
   }),
 
   /** Deletes a route: its inbounds become unassigned (and lose a fallback mark). */
-  delete: adminProcedure.input(z.object({ routeId: idSchema })).mutation(async ({ ctx, input }) => {
+  delete: topologyWriteProcedure.input(z.object({ routeId: idSchema })).mutation(async ({ ctx, input }) => {
     const result = await ctx.db.transaction(async (tx) => {
       const [route] = await tx.select().from(routes).where(eq(routes.id, input.routeId)).for("update");
       if (!route) throw new TRPCError({ code: "NOT_FOUND", message: "This route no longer exists" });

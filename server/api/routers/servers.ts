@@ -15,7 +15,7 @@ import { foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { inboundView } from "@/server/domain/inbounds";
 import { newAgentToken } from "@/server/domain/tokens";
 import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, serverRoleSchema } from "@/server/validation";
-import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 import { fieldError } from "./_errors";
 
 const serverFields = {
@@ -76,7 +76,7 @@ export const serversRouter = createTRPCRouter({
   }),
 
   /** Adds a server; the answer carries its agent token, which is never shown again. */
-  create: adminProcedure
+  create: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, ...serverFields, enabled: z.boolean().default(true) }))
     .mutation(async ({ ctx, input }) => {
       const { token, hash } = newAgentToken();
@@ -114,7 +114,7 @@ export const serversRouter = createTRPCRouter({
       }
     }),
 
-  update: adminProcedure.input(z.object({ serverId: idSchema, ...serverFields, enabled: z.boolean().optional() })).mutation(async ({ ctx, input }) => {
+  update: topologyWriteProcedure.input(z.object({ serverId: idSchema, ...serverFields, enabled: z.boolean().optional() })).mutation(async ({ ctx, input }) => {
     try {
       const result = await ctx.db.transaction(async (tx) => {
         const before = await lockServer(tx, input.serverId);
@@ -150,7 +150,7 @@ export const serversRouter = createTRPCRouter({
     }
   }),
 
-  setEnabled: adminProcedure.input(z.object({ serverId: idSchema, enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
+  setEnabled: topologyWriteProcedure.input(z.object({ serverId: idSchema, enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
     const result = await ctx.db.transaction(async (tx) => {
       const before = await lockServer(tx, input.serverId);
       await tx
@@ -177,7 +177,7 @@ export const serversRouter = createTRPCRouter({
    * Deletes a server. While it has inbounds this is refused with the reason, unless
    * `deleteInbounds` confirms deleting them too.
    */
-  delete: adminProcedure.input(z.object({ serverId: idSchema, deleteInbounds: z.boolean().default(false) })).mutation(async ({ ctx, input }) => {
+  delete: topologyWriteProcedure.input(z.object({ serverId: idSchema, deleteInbounds: z.boolean().default(false) })).mutation(async ({ ctx, input }) => {
     const result = await ctx.db.transaction(async (tx) => {
       const server = await lockServer(tx, input.serverId);
       const own = await tx.select().from(inbounds).where(eq(inbounds.serverId, server.id)).orderBy(asc(inbounds.port));
@@ -204,7 +204,7 @@ export const serversRouter = createTRPCRouter({
   }),
 
   /** A new agent token; the old one stops working at once. Shown once. */
-  rotateToken: adminProcedure.input(z.object({ serverId: idSchema })).mutation(async ({ ctx, input }) => {
+  rotateToken: topologyWriteProcedure.input(z.object({ serverId: idSchema })).mutation(async ({ ctx, input }) => {
     const { token, hash } = newAgentToken();
     const result = await ctx.db.transaction(async (tx) => {
       const server = await lockServer(tx, input.serverId);

@@ -11,7 +11,7 @@ import { expiryMovedIntoPast, limitColumns, resetUsage, usagePeriods } from "@/s
 import { expirySchema, GIB, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, trafficLimitGbSchema } from "@/server/validation";
 import { fieldError } from "./_errors";
 import type { DbOrTx } from "@/db/client";
-import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { createTRPCRouter, protectedProcedure, subscribersWriteProcedure } from "../trpc";
 
 /** "Online now" = traffic reported within this many report intervals. */
 export const ONLINE_INTERVALS = 2;
@@ -89,7 +89,7 @@ export const subscribersRouter = createTRPCRouter({
       }));
     }),
 
-  create: adminProcedure
+  create: subscribersWriteProcedure
     .input(
       z.object({ clusterId: idSchema, ...subscriberFields }).superRefine((v, ctx) => {
         if (v.expiresAt && v.expiresAt.getTime() <= Date.now()) ctx.addIssue({ code: "custom", path: ["expiresAt"], message: EXPIRY_IN_PAST });
@@ -128,7 +128,7 @@ export const subscribersRouter = createTRPCRouter({
     }
   }),
 
-  update: adminProcedure.input(z.object({ subscriberId: idSchema, ...subscriberFields }).superRefine(refineSubscriberLimits)).mutation(async ({ ctx, input }) => {
+  update: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema, ...subscriberFields }).superRefine(refineSubscriberLimits)).mutation(async ({ ctx, input }) => {
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
       if (expiryMovedIntoPast(before.expiresAt, input.expiresAt, Date.now())) throw fieldError("BAD_REQUEST", "expiresAt", EXPIRY_IN_PAST);
@@ -158,7 +158,7 @@ export const subscribersRouter = createTRPCRouter({
     return { ok: true };
   }),
 
-  setEnabled: adminProcedure.input(z.object({ subscriberId: idSchema, enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
+  setEnabled: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema, enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
       await tx.update(subscribers).set({ enabled: input.enabled, updatedAt: new Date() }).where(eq(subscribers.id, before.id));
@@ -178,7 +178,7 @@ export const subscribersRouter = createTRPCRouter({
   }),
 
   /** Usage back to 0 now (the finished period is kept): a limited subscriber may connect again. */
-  resetUsage: adminProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
+  resetUsage: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
     const out = await ctx.db.transaction((tx) => resetUsage(tx, [input.subscriberId], "manual", { operator: ctx.operator }));
     if (out.reset === 0) throw new TRPCError({ code: "NOT_FOUND", message: "This subscriber no longer exists" });
     for (const c of out.clusterIds) publishChange("subscribers", c);
@@ -189,7 +189,7 @@ export const subscribersRouter = createTRPCRouter({
   usagePeriods: protectedProcedure.input(z.object({ subscriberId: idSchema })).query(({ ctx, input }) => usagePeriods(ctx.db, input.subscriberId)),
 
   /** A new subscription token: the old link stops working at once. */
-  rotateToken: adminProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
+  rotateToken: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
     const token = newSubscriptionToken();
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
@@ -207,7 +207,7 @@ export const subscribersRouter = createTRPCRouter({
     return { token };
   }),
 
-  delete: adminProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
+  delete: subscribersWriteProcedure.input(z.object({ subscriberId: idSchema })).mutation(async ({ ctx, input }) => {
     const clusterId = await ctx.db.transaction(async (tx) => {
       const before = await lockSubscriber(tx, input.subscriberId);
       await tx.delete(subscribers).where(eq(subscribers.id, before.id));

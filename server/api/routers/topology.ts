@@ -5,7 +5,7 @@ import { assignInboundToRoute, NotFoundError, reorderRoutes, StaleDataError } fr
 import { loadTopology } from "@/server/domain/topology";
 import { computeWarnings } from "@/server/domain/warnings";
 import { idSchema } from "@/server/validation";
-import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 
 /** Domain errors of a move become the HTTP-ish codes clients act on. */
 function asTrpcError(err: unknown): unknown {
@@ -31,7 +31,7 @@ export const topologyRouter = createTRPCRouter({
   }),
 
   /** Puts an inbound in a route (or in none, toRouteId null), refusing a move made on stale data. */
-  moveInbound: adminProcedure
+  moveInbound: topologyWriteProcedure
     .input(z.object({ inboundId: idSchema, toRouteId: idSchema.nullable(), expectedVersion: z.number().int().min(0) }))
     .mutation(async ({ ctx, input }) => {
       try {
@@ -44,7 +44,7 @@ export const topologyRouter = createTRPCRouter({
     }),
 
   /** Sets the order of the cluster's routes (= the order of lines in every subscription). */
-  reorderRoutes: adminProcedure
+  reorderRoutes: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, orderedRouteIds: z.array(idSchema).max(10_000) }))
     .mutation(async ({ ctx, input }) => {
       try {

@@ -1,0 +1,5 @@
+import { ApiTokensPage } from "@/components/tokens/ApiTokensPage";
+
+export default function Page() {
+  return <ApiTokensPage />;
+}
