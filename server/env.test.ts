@@ -38,4 +38,11 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ TRUST_PROXY: "nginx" })).toThrow(/^Configuration error: TRUST_PROXY must be the number of proxies in front of the app/);
     expect(() => parseEnv({ TRUST_PROXY: "-1" })).toThrow(/TRUST_PROXY/);
   });
+  it("reads ROUTEBOARD_TELEGRAM_API_URL: the real API by default, only http(s)", () => {
+    expect(parseEnv({}).ROUTEBOARD_TELEGRAM_API_URL).toBe("https://api.telegram.org");
+    expect(parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "" }).ROUTEBOARD_TELEGRAM_API_URL).toBe("https://api.telegram.org");
+    expect(parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "http://127.0.0.1:9999" }).ROUTEBOARD_TELEGRAM_API_URL).toBe("http://127.0.0.1:9999");
+    expect(() => parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "ftp://x" })).toThrow(/^Configuration error: ROUTEBOARD_TELEGRAM_API_URL must be an http\(s\) URL/);
+    expect(() => parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "not a url" })).toThrow(ConfigError);
+  });
 });

@@ -47,6 +47,14 @@ const envSchema = z
       (v) => (v === "" || v === "false" || v === "no" ? "0" : v === "true" || v === "yes" ? "1" : v),
       z.coerce.number({ error: "must be the number of proxies in front of the app (0–10)" }).int("must be the number of proxies in front of the app (0–10)").min(0, "must be the number of proxies in front of the app (0–10)").max(10, "must be the number of proxies in front of the app (0–10)").default(0),
     ),
+    /** Base URL of the Telegram Bot API that Telegram alert targets post to (tests point it at a local receiver). */
+    ROUTEBOARD_TELEGRAM_API_URL: z.preprocess(
+      emptyAsUnset,
+      z
+        .url({ error: "must be an http(s) URL such as https://api.telegram.org" })
+        .refine((v) => /^https?:$/.test(new URL(v).protocol), { message: "must be an http(s) URL such as https://api.telegram.org" })
+        .default("https://api.telegram.org"),
+    ),
     /** How often an instance without the prober lock tries to take it (several instances). */
     ROUTEBOARD_LEADER_RETRY_MS: z.coerce.number({ error: "must be milliseconds (100–60000)" }).int().min(100, "must be milliseconds (100–60000)").max(60_000, "must be milliseconds (100–60000)").default(5000),
   })

@@ -13,6 +13,7 @@ import { PgChangeBus } from "@/server/bus-pg";
 import { AdvisoryLeader, PROBER_LOCK_KEY } from "@/server/leader";
 import { instanceId } from "@/server/bus";
 import { env } from "@/server/env";
+import { AlertWorker, alertWorker, setAlertWorker } from "@/server/alerts/worker";
 import { metricsHandler, subscriptionHandler } from "@/server/subscription/http";
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
 
@@ -44,12 +45,38 @@ export async function startServices(): Promise<void> {
   setSubscriptionService(subscriptions);
   reportBatcher(getDb).start(database.kind);
   const monitoring = await startMonitoring({ proberByLeaderOnly: !!shared });
+  // Alerts are sent by one instance: the lock holder when several share PostgreSQL.
+  const startAlerts = () => {
+    if (alertWorker()) return;
+    const worker = new AlertWorker({ db: database.db, telegramApiUrl: env().ROUTEBOARD_TELEGRAM_API_URL });
+    setAlertWorker(worker);
+    worker.start();
+  };
+  const stopAlerts = async () => {
+    const w = alertWorker();
+    setAlertWorker(null);
+    await w?.stop();
+  };
   let leader: AdvisoryLeader | undefined;
   if (shared) {
     const retryMs = env().ROUTEBOARD_LEADER_RETRY_MS;
-    leader = new AdvisoryLeader(database.url!, PROBER_LOCK_KEY, { onAcquire: () => monitoring.startProber(), onLose: () => monitoring.stopProber() }, retryMs);
+    leader = new AdvisoryLeader(
+      database.url!,
+      PROBER_LOCK_KEY,
+      {
+        onAcquire: async () => {
+          await monitoring.startProber();
+          startAlerts();
+        },
+        onLose: async () => {
+          await stopAlerts();
+          await monitoring.stopProber();
+        },
+      },
+      retryMs,
+    );
     leader.start();
-  }
+  } else startAlerts();
   running = { bus, leader, proberActive: () => monitoring.proberRunning };
 }
 
@@ -58,6 +85,9 @@ export async function stopServices(): Promise<void> {
   closeConfigHub();
   await reportBatcher(getDb).stop().catch(() => {});
   await running?.leader?.stop();
+  const alerts = alertWorker();
+  setAlertWorker(null);
+  await alerts?.stop();
   await stopMonitoring();
   await subscriptionService()?.stop();
   setSubscriptionService(undefined);

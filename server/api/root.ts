@@ -3,6 +3,7 @@
  * router (synthetic clusters, simulated fleets) is mounted only with ROUTEBOARD_DEVTOOLS=1:
  * without it its procedures do not exist, so a call gets 404 like any unknown procedure.
  */
+import { alertsRouter } from "./routers/alerts";
 import { authRouter } from "./routers/auth";
 import { balancerRouter } from "./routers/balancer";
 import { clustersRouter } from "./routers/clusters";
@@ -18,6 +19,7 @@ import { toolingRouter } from "./routers/tooling";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 const productionRouters = {
+  alerts: alertsRouter,
   audit: auditRouter,
   inbounds: inboundsRouter,
   routes: routesRouter,
