@@ -52,7 +52,7 @@ const envSchema = z
       emptyAsUnset,
       z
         .url({ error: "must be an http(s) URL such as https://api.telegram.org" })
-        .refine((v) => /^https?:$/.test(new URL(v).protocol), { message: "must be an http(s) URL such as https://api.telegram.org" })
+        .refine((v) => /^https?:\/\//i.test(v), { message: "must be an http(s) URL such as https://api.telegram.org" })
         .default("https://api.telegram.org"),
     ),
     /** How often an instance without the prober lock tries to take it (several instances). */
