@@ -8,34 +8,9 @@
  */
 import type { BlockReason } from "@/server/domain/subscriber-access";
 import { DOWN_STATUSES, STATUS_LABELS, type ServerStatus } from "@/server/monitoring/status";
+import type { AnyAlertEventType } from "@/core/alert-events";
 
-export const ALERT_EVENT_TYPES = [
-  "server.down",
-  "server.up",
-  "route.panic",
-  "route.recovered",
-  "subscriber.limited",
-  "subscriber.expired",
-  "agent.config_rejected",
-] as const;
-export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
-/** "test" is sent by the Send test button to one target; no target subscribes to it. */
-export type AnyAlertEventType = AlertEventType | "test";
-
-export const ALERT_EVENT_LABELS: Readonly<Record<AnyAlertEventType, string>> = Object.freeze({
-  "server.down": "Server down",
-  "server.up": "Server back up",
-  "route.panic": "Route in panic",
-  "route.recovered": "Route recovered",
-  "subscriber.limited": "Subscriber reached traffic limit",
-  "subscriber.expired": "Subscriber expired",
-  "agent.config_rejected": "Agent rejected its config",
-  test: "Test alert",
-});
-
-export function isAlertEventType(v: string): v is AlertEventType {
-  return (ALERT_EVENT_TYPES as readonly string[]).includes(v);
-}
+export { ALERT_EVENT_LABELS, ALERT_EVENT_TYPES, isAlertEventType, type AlertEventType, type AnyAlertEventType } from "@/core/alert-events";
 
 const isDown = (s: string) => DOWN_STATUSES.has(s as ServerStatus);
 
