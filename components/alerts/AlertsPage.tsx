@@ -8,9 +8,6 @@ import { ALERT_EVENT_LABELS, ALERT_EVENT_TYPES, type AlertEventType } from "@/co
 import { errorMessage, formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
-/** The mask the server shows for stored secrets; sending it back keeps them. */
-const MASKED = "••••••";
-
 type Target = {
   id: string;
   name: string;
@@ -46,7 +43,10 @@ function randomSecret(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Create or edit one target. Secrets of an existing target show masked and stay unless replaced. */
+/**
+ * Create or edit one target. Secrets of an existing target show as the server's mask; sending
+ * the mask back (or nothing) keeps the stored value, so they stay unless replaced.
+ */
 function TargetDialog({ target, onClose }: { target: Target | null; onClose: () => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
