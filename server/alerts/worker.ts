@@ -160,7 +160,18 @@ export class AlertWorker {
     for (;;) {
       const claimed = await this.claim();
       if (claimed.length === 0) return out;
-      out.push(...(await Promise.all(claimed.map((c) => this.deliver(c)))));
+      // Targets side by side; one target's deliveries one after another, oldest first, so a
+      // receiver sees "panic" before "recovered".
+      const byTarget = new Map<string, Claimed[]>();
+      for (const c of claimed.sort((x, y) => x.id - y.id)) byTarget.set(c.targetId, [...(byTarget.get(c.targetId) ?? []), c]);
+      const rounds = await Promise.all(
+        [...byTarget.values()].map(async (list) => {
+          const done: DeliveryOutcome[] = [];
+          for (const c of list) done.push(await this.deliver(c));
+          return done;
+        }),
+      );
+      out.push(...rounds.flat());
     }
   }
 

@@ -422,7 +422,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
       });
   }
   // A newly rejected config is an alert (once per distinct error, not per report).
-  await recordConfigRejections(tx, [...rejected.values()], Math.max(...items.map((i) => i.nowMs)));
+  if (rejected.size > 0) await recordConfigRejections(tx, [...rejected.values()], items.reduce((m, i) => Math.max(m, i.nowMs), 0));
 
   // --- metrics, history, everHealthy -----------------------------------------------------
   const prevMetrics = new Map(
