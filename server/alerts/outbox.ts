@@ -107,12 +107,18 @@ export async function emitSubscriberBlocked(tx: DbOrTx, subscriberIds: readonly 
   if (subscriberIds !== null && subscriberIds.length === 0) return [];
   const now = new Date(nowMs);
   const s = subscribers;
+  const a = subscriberAlertState;
+  const expired = sql`${s.expiresAt} <= ${now.toISOString()}::timestamptz`;
+  const limited = sql`(${s.trafficLimitBytes} is not null and ${s.trafficUsedBytes} >= ${s.trafficLimitBytes})`;
+  // The full check reads only subscribers whose stored state may differ from now: a new or
+  // changed block, or a stored block that looks lifted (at 100,000 subscribers with many long
+  // expired, reading every blocked one each time would be most of the table).
   const candidates =
     subscriberIds !== null
       ? inArray(s.id, [...subscriberIds])
-      : sql`(${s.expiresAt} <= ${now.toISOString()}::timestamptz
-          or (${s.trafficLimitBytes} is not null and ${s.trafficUsedBytes} >= ${s.trafficLimitBytes})
-          or exists (select 1 from ${subscriberAlertState} a where a.subscriber_id = ${s.id}))`;
+      : sql`((${expired} and (${a.kind} is distinct from 'expired' or ${a.expiresAt} is distinct from ${s.expiresAt}))
+          or (not coalesce(${expired}, false) and ${limited} and ${a.kind} is distinct from 'limited')
+          or (${a.subscriberId} is not null and not coalesce(${expired}, false) and not ${limited}))`;
   const rows = await tx
     .select({
       id: s.id,
