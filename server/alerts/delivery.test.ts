@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { buildRequest, DEFAULT_RETRY, failureText, retryDelayMs, signBody, verifySignature } from "./delivery";
+import { buildRequest, DEFAULT_RETRY, failureText, retryAfterMs, retryDelayMs, signBody, verifySignature } from "./delivery";
 import type { AlertPayload } from "./events";
 
 const payload: AlertPayload = { id: "0b6c…", type: "server.down", occurredAt: "2026-11-30T18:00:00.000Z", cluster: { id: "c1", name: "EU" }, data: { server: { id: "s1", name: "fra-1" } } };
@@ -78,5 +78,16 @@ describe("failureText", () => {
     const net = new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:1") });
     expect(failureText(net)).toBe("fetch failed: connect ECONNREFUSED 127.0.0.1:1");
     expect(failureText(new Error("GET /bot123:SECRET/sendMessage failed"), ["123:SECRET"])).toBe("GET /bot…/sendMessage failed");
+  });
+});
+
+describe("retryAfterMs", () => {
+  it("reads Retry-After seconds and Telegram's retry_after; anything odd is 0", () => {
+    expect(retryAfterMs("30", "")).toBe(30_000);
+    expect(retryAfterMs(null, '{"ok":false,"error_code":429,"parameters":{"retry_after":12}}')).toBe(12_000);
+    expect(retryAfterMs("5", '{"parameters":{"retry_after":12}}')).toBe(12_000);
+    expect(retryAfterMs("Wed, 21 Oct 2015 07:28:00 GMT", "")).toBe(0);
+    expect(retryAfterMs("-1", "not json")).toBe(0);
+    expect(retryAfterMs(null, '{"parameters":{"retry_after":"soon"}}')).toBe(0);
   });
 });

@@ -96,3 +96,19 @@ export function failureText(err: unknown, secrets: readonly string[] = []): stri
   for (const s of secrets) if (s) msg = msg.split(s).join("…");
   return msg.replace(/\s+/g, " ").slice(0, 500);
 }
+
+/** A receiver's own wait before the next try: Retry-After seconds, or Telegram's parameters.retry_after. */
+export function retryAfterMs(header: string | null, telegramBody: string): number {
+  const fromHeader = header !== null && /^\d{1,6}$/.test(header.trim()) ? Number(header.trim()) * 1000 : 0;
+  const tg = telegramBody ? (parseJson(telegramBody) as { parameters?: { retry_after?: unknown } } | null) : null;
+  const fromBody = typeof tg?.parameters?.retry_after === "number" && Number.isFinite(tg.parameters.retry_after) ? Math.max(0, tg.parameters.retry_after) * 1000 : 0;
+  return Math.max(fromHeader, fromBody);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -12,7 +12,7 @@ import type { Db } from "@/db/client";
 import { alertDeliveries, alertEvents, alertTargets } from "@/db/schema";
 import { onChange } from "@/server/bus";
 import { logger } from "@/server/logger";
-import { buildRequest, DEFAULT_RETRY, failureText, retryDelayMs, type DeliverableTarget, type RetryPolicy } from "./delivery";
+import { buildRequest, DEFAULT_RETRY, failureText, retryAfterMs, retryDelayMs, type DeliverableTarget, type RetryPolicy } from "./delivery";
 import type { AlertPayload, AnyAlertEventType } from "./events";
 import { checkSubscriberBlocks, evaluateRoutePanic } from "./outbox";
 
@@ -207,11 +207,14 @@ export class AlertWorker {
       target.kind === "telegram" ? { kind: "telegram", botToken: target.botToken ?? "", chatId: target.chatId ?? "" } : { kind: "webhook", url: target.url ?? "", secret: target.secret ?? "" };
     const secrets = [target.botToken ?? "", target.secret ?? ""];
     let error: string | null = null;
+    /** What the receiver asked for (Retry-After, Telegram's retry_after), in ms. */
+    let askedDelayMs = 0;
     try {
       const req = buildRequest(spec, payload, { telegramApiUrl: this.opts.telegramApiUrl, deliveryId: String(c.id) });
       const signal = AbortSignal.timeout(this.timeoutMs);
       const res = await this.doFetch(req.url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", signal });
       const text = await res.text().catch(() => "");
+      askedDelayMs = retryAfterMs(res.headers.get("retry-after"), spec.kind === "telegram" ? text : "");
       if (res.status < 200 || res.status > 299) {
         error = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${text ? `: ${text.slice(0, 200)}` : ""}`;
       } else if (spec.kind === "telegram") {
@@ -232,7 +235,8 @@ export class AlertWorker {
       return { deliveryId: c.id, ok: true };
     }
     // A test shows at once whether the target works: one attempt, no retries.
-    const delay = event.type === "test" ? null : retryDelayMs(c.attempts, this.retry, (this.opts.random ?? Math.random)());
+    const backoff = event.type === "test" ? null : retryDelayMs(c.attempts, this.retry, (this.opts.random ?? Math.random)());
+    const delay = backoff === null ? null : Math.max(backoff, Math.min(askedDelayMs, this.retry.maxDelayMs));
     await db.transaction(async (tx) => {
       if (delay === null) {
         await tx.update(alertDeliveries).set({ state: "failed", lastError: error }).where(eq(alertDeliveries.id, c.id));
