@@ -223,6 +223,16 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
     expect(refused!.error).toMatch(/ECONNREFUSED/);
   });
 
+  it("two workers side by side send each delivery once (claims are leased, FOR UPDATE SKIP LOCKED)", async () => {
+    const target = await createAlertTarget(t.db, null, { name: "busy hook", kind: "webhook", clusterId: null, url: `${rx.base}/busy`, secret: SECRET, events: ["server.down"], enabled: true });
+    for (let k = 0; k < 30; k++) await sendTestAlert(t.db, null, target!.id, clock);
+    const [a, b] = await Promise.all([worker().runOnce(), worker().runOnce()]);
+    expect(a.length + b.length).toBe(30);
+    expect(rx.got).toHaveLength(30);
+    expect(new Set(rx.got.map((r) => JSON.parse(r.body).id)).size).toBe(30);
+    expect(await worker().runOnce()).toEqual([]);
+  });
+
   it("Telegram: a rejected agent config reaches the (local) Bot API as sendMessage with a readable text, once per error", async () => {
     const target = await createAlertTarget(t.db, null, { name: "ops chat", kind: "telegram", clusterId, botToken: BOT, chatId: "-1001234567890", events: ["agent.config_rejected"], enabled: true });
     rx.setAnswer((_r, res) => {
