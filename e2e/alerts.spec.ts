@@ -2,11 +2,14 @@
  * The alerts page: an admin adds a webhook pointing at a receiver started here on 127.0.0.1,
  * presses Send test, sees it delivered, and the receiver got a body with a valid signature;
  * a target whose receiver answers 500 shows "failing" with the error. Bad input is named.
+ * And the real thing: an agent report saying the listener is down reaches a webhook as a
+ * signed server.down.
  */
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test, expect } from "./fixtures";
+import { trpcMutation } from "./api";
 
 interface Hit {
   headers: IncomingHttpHeaders;
@@ -102,5 +105,41 @@ test("a webhook target gets a signed test alert; a receiver answering 500 shows 
   } finally {
     await good.close();
     await bad.close();
+  }
+});
+
+test("an agent reporting its listener down reaches the cluster's webhook as a signed server.down", async ({ page, cluster }) => {
+  const rx = await receiver(200);
+  const tag = Math.random().toString(36).slice(2, 8);
+  try {
+    const server = await trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", { clusterId: cluster.id, name: `alerting-${tag}`, address: "192.0.2.10" });
+    const name = `down hook ${tag}`;
+    // Only this test's cluster, so other specs' servers do not reach this receiver.
+    await trpcMutation(page.request, "alerts.create", { name, kind: "webhook", clusterId: cluster.id, url: rx.url, secret: SECRET, events: ["server.down", "server.up"] });
+    const report = async (listenerAlive: boolean) => {
+      const res = await page.request.post("/api/agent/report", {
+        headers: { authorization: `Bearer ${server.agentToken}` },
+        data: { listenerAlive, serviceRunning: true, usersOnline: 0, rxBps: 0, txBps: 0, cpu: 1, memory: 1, neighbours: [] },
+      });
+      expect(res.status()).toBe(200);
+      return (await res.json()) as { status: string };
+    };
+    expect((await report(true)).status).toBe("healthy");
+    expect((await report(false)).status).toBe("unavailable");
+    await expect.poll(() => rx.hits.length, { timeout: 15_000 }).toBe(1);
+    const hit = rx.hits[0]!;
+    expect(hit.headers["x-routeboard-event"]).toBe("server.down");
+    expect(hit.headers["x-routeboard-signature"]).toBe(`sha256=${createHmac("sha256", SECRET).update(hit.body).digest("hex")}`);
+    expect(JSON.parse(hit.body)).toMatchObject({ type: "server.down", cluster: { id: cluster.id, name: cluster.name }, data: { server: { id: server.id, name: `alerting-${tag}` }, from: "healthy", to: "unavailable" } });
+
+    await page.goto("/alerts");
+    const card = page.getByRole("listitem", { name: `Alert target ${name}` });
+    await expect(card.getByRole("row", { name: /Server down/ })).toContainText("delivered");
+    await expect(card.getByTestId("target-state")).toHaveText("ok");
+    await card.getByRole("button", { name: `Delete ${name}` }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await expect(card).toHaveCount(0);
+  } finally {
+    await rx.close();
   }
 });
