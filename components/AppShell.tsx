@@ -92,6 +92,11 @@ export function AppShell({ children }: { children: React.ReactNode }) {
             <Link href="/clusters" className="hover:text-white">
               Clusters
             </Link>
+            {operator.role !== "viewer" && (
+              <Link href="/alerts" className="hover:text-white">
+                Alerts
+              </Link>
+            )}
             {operator.role === "owner" && (
               <Link href="/team" className="hover:text-white">
                 Team

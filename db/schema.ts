@@ -512,3 +512,111 @@ export const settings = pgTable("settings", {
   key: text("key").primaryKey(),
   value: jsonb("value").notNull(),
 });
+
+// ---------------------------------------------------------------------------
+// Alerts (server/alerts): targets, a durable outbox of events, one delivery per event and
+// target, and the last announced state of what is watched by comparison (routes, subscribers).
+// ---------------------------------------------------------------------------
+
+/**
+ * Where alerts go. Installation-wide (like the team): one operator chat or webhook usually
+ * watches the whole fleet; `cluster_id` narrows a target to one cluster (null = every cluster).
+ */
+export const alertTargets = pgTable(
+  "alert_targets",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    name: text("name").notNull(),
+    kind: text("kind").notNull(),
+    clusterId: uuid("cluster_id").references(() => clusters.id, { onDelete: "cascade" }),
+    /** Webhook: the URL and the HMAC-SHA256 secret of X-Routeboard-Signature. */
+    url: text("url"),
+    secret: text("secret"),
+    /** Telegram: bot token and chat (numeric id or @channel). */
+    botToken: text("bot_token"),
+    chatId: text("chat_id"),
+    events: text("events").array().notNull(),
+    enabled: boolean("enabled").notNull().default(true),
+    lastDeliveryAt: ts("last_delivery_at"),
+    lastFailureAt: ts("last_failure_at"),
+    lastError: text("last_error"),
+    /** A delivery to it gave up (retries exhausted) and none succeeded since. */
+    failing: boolean("failing").notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("alert_targets_name_ci").on(sql`lower(${t.name})`),
+    check("alert_targets_kind", sql`${t.kind} in ('webhook', 'telegram')`),
+    check(
+      "alert_targets_fields",
+      sql`(${t.kind} = 'webhook' and ${t.url} is not null and ${t.secret} is not null) or (${t.kind} = 'telegram' and ${t.botToken} is not null and ${t.chatId} is not null)`,
+    ),
+  ],
+);
+
+/** The outbox: every event, written in the transaction of the change it reports. */
+export const alertEvents = pgTable(
+  "alert_events",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    type: text("type").notNull(),
+    /** No foreign key: the event outlives a deleted cluster (its name is kept). */
+    clusterId: uuid("cluster_id"),
+    clusterName: text("cluster_name"),
+    occurredAt: ts("occurred_at").notNull(),
+    data: jsonb("data").notNull(),
+  },
+  (t) => [index("alert_events_occurred").on(t.occurredAt)],
+);
+
+/** One row per (event, target): the retry state of sending that event there. */
+export const alertDeliveries = pgTable(
+  "alert_deliveries",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    eventId: uuid("event_id")
+      .notNull()
+      .references(() => alertEvents.id, { onDelete: "cascade" }),
+    targetId: uuid("target_id")
+      .notNull()
+      .references(() => alertTargets.id, { onDelete: "cascade" }),
+    /** pending → delivered | failed. */
+    state: text("state").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /** Due time while pending; also the lease of an attempt in flight. */
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+    lastAttemptAt: ts("last_attempt_at"),
+    lastError: text("last_error"),
+    deliveredAt: ts("delivered_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("alert_deliveries_due").on(t.state, t.nextAttemptAt),
+    index("alert_deliveries_target").on(t.targetId, t.id),
+    unique("alert_deliveries_event_target").on(t.eventId, t.targetId),
+    check("alert_deliveries_state", sql`${t.state} in ('pending', 'delivered', 'failed')`),
+  ],
+);
+
+/** Last announced panic state of a route (alerts fire on a change of it). */
+export const routeAlertState = pgTable("route_alert_state", {
+  routeId: uuid("route_id")
+    .primaryKey()
+    .references(() => routes.id, { onDelete: "cascade" }),
+  inPanic: boolean("in_panic").notNull(),
+  /** Whether the panic was announced (a route first seen in panic is not: see server/alerts). */
+  announced: boolean("announced").notNull().default(false),
+  changedAt: ts("changed_at").notNull(),
+});
+
+/** Last announced block of a subscriber (limited or expired); no row = may connect. */
+export const subscriberAlertState = pgTable("subscriber_alert_state", {
+  subscriberId: uuid("subscriber_id")
+    .primaryKey()
+    .references(() => subscribers.id, { onDelete: "cascade" }),
+  kind: text("kind").notNull(),
+  /** The expiry that was announced: only a changed expiry lifts an expired block. */
+  expiresAt: ts("expires_at"),
+  changedAt: ts("changed_at").notNull(),
+});

@@ -48,4 +48,11 @@ describe("parseEnv", () => {
     expect(parseEnv({}).LOG_LEVEL).toBe("info");
     expect(() => parseEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
   });
+  it("reads ROUTEBOARD_TELEGRAM_API_URL: the real API by default, only http(s)", () => {
+    expect(parseEnv({}).ROUTEBOARD_TELEGRAM_API_URL).toBe("https://api.telegram.org");
+    expect(parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "" }).ROUTEBOARD_TELEGRAM_API_URL).toBe("https://api.telegram.org");
+    expect(parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "http://127.0.0.1:9999" }).ROUTEBOARD_TELEGRAM_API_URL).toBe("http://127.0.0.1:9999");
+    expect(() => parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "ftp://x" })).toThrow(/^Configuration error: ROUTEBOARD_TELEGRAM_API_URL must be an http\(s\) URL/);
+    expect(() => parseEnv({ ROUTEBOARD_TELEGRAM_API_URL: "not a url" })).toThrow(ConfigError);
+  });
 });

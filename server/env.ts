@@ -49,6 +49,14 @@ const envSchema = z
     ),
     /** How often statuses are recomputed from stored results (no-data, mesh vote). */
     ROUTEBOARD_SWEEP_MS: z.preprocess(emptyAsUnset, z.coerce.number({ error: "must be an integer number of milliseconds in 100–60000" }).int("must be an integer number of milliseconds in 100–60000").min(100, "must be an integer number of milliseconds in 100–60000").max(60_000, "must be an integer number of milliseconds in 100–60000").default(2000)),
+    /** Base URL of the Telegram Bot API that Telegram alert targets post to (tests point it at a local receiver). */
+    ROUTEBOARD_TELEGRAM_API_URL: z.preprocess(
+      emptyAsUnset,
+      z
+        .url({ error: "must be an http(s) URL such as https://api.telegram.org" })
+        .refine((v) => /^https?:\/\//i.test(v), { message: "must be an http(s) URL such as https://api.telegram.org" })
+        .default("https://api.telegram.org"),
+    ),
     /** How often an instance without the prober lock tries to take it (several instances). */
     ROUTEBOARD_LEADER_RETRY_MS: z.coerce.number({ error: "must be milliseconds (100–60000)" }).int().min(100, "must be milliseconds (100–60000)").max(60_000, "must be milliseconds (100–60000)").default(5000),
   })

@@ -13,6 +13,7 @@ import { PgChangeBus } from "@/server/bus-pg";
 import { AdvisoryLeader, PROBER_LOCK_KEY } from "@/server/leader";
 import { instanceId } from "@/server/bus";
 import { env } from "@/server/env";
+import { AlertWorker, alertWorker, setAlertWorker } from "@/server/alerts/worker";
 import { metricsHandler, subscriptionHandler } from "@/server/subscription/http";
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
 import { UsageResetJob } from "@/server/domain/usage-reset-job";
@@ -48,6 +49,18 @@ export async function startServices(): Promise<void> {
   const monitoring = await startMonitoring({ proberByLeaderOnly: !!shared });
   // Scheduled usage resets: on the leader when instances share a database, like the prober.
   const resets = new UsageResetJob(getDb);
+  // Alerts are sent by one instance: the lock holder when several share PostgreSQL.
+  const startAlerts = () => {
+    if (alertWorker()) return;
+    const worker = new AlertWorker({ db: database.db, telegramApiUrl: env().ROUTEBOARD_TELEGRAM_API_URL });
+    setAlertWorker(worker);
+    worker.start();
+  };
+  const stopAlerts = async () => {
+    const w = alertWorker();
+    setAlertWorker(null);
+    await w?.stop();
+  };
   let leader: AdvisoryLeader | undefined;
   if (shared) {
     const retryMs = env().ROUTEBOARD_LEADER_RETRY_MS;
@@ -55,19 +68,24 @@ export async function startServices(): Promise<void> {
       database.url!,
       PROBER_LOCK_KEY,
       {
-        onAcquire: () => {
+        onAcquire: async () => {
           resets.start();
-          return monitoring.startProber();
+          await monitoring.startProber();
+          startAlerts();
         },
         onLose: async () => {
+          await stopAlerts();
           await resets.stop();
-          return monitoring.stopProber();
+          await monitoring.stopProber();
         },
       },
       retryMs,
     );
     leader.start();
-  } else resets.start();
+  } else {
+    resets.start();
+    startAlerts();
+  }
   running = { bus, leader, resets, proberActive: () => monitoring.proberRunning };
 }
 
@@ -77,6 +95,9 @@ export async function stopServices(): Promise<void> {
   await reportBatcher(getDb).stop().catch(() => {});
   await running?.leader?.stop();
   await running?.resets.stop();
+  const alerts = alertWorker();
+  setAlertWorker(null);
+  await alerts?.stop();
   await stopMonitoring();
   await subscriptionService()?.stop();
   setSubscriptionService(undefined);

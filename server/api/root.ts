@@ -4,6 +4,7 @@
  * without it its procedures do not exist, so a call gets 404 like any unknown procedure.
  */
 import { apiTokensRouter } from "./routers/apiTokens";
+import { alertsRouter } from "./routers/alerts";
 import { authRouter } from "./routers/auth";
 import { balancerRouter } from "./routers/balancer";
 import { clustersRouter } from "./routers/clusters";
@@ -20,6 +21,7 @@ import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 const productionRouters = {
   apiTokens: apiTokensRouter,
+  alerts: alertsRouter,
   audit: auditRouter,
   inbounds: inboundsRouter,
   routes: routesRouter,

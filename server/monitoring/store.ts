@@ -12,6 +12,7 @@ import { bearerToken } from "@/server/dataplane/agent-auth";
 import { counter } from "@/server/metrics";
 import { decayPeak } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
+import { emitSubscriberBlocked, recordConfigRejections, recordServerTransitions, type ServerTransition } from "@/server/alerts/outbox";
 import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "./contract";
 import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
@@ -108,6 +109,7 @@ export async function recomputeServer(
     patch.updatedAt = new Date(nowMs);
     await tx.update(serverHealth).set(patch).where(eq(serverHealth.serverId, serverId));
   }
+  if (changed) await recordServerTransitions(tx, [{ serverId, clusterId: row.clusterId, from: h.status, to: result.status, reason: result.reason }], nowMs);
   return { serverId, clusterId: row.clusterId, status: result.status, changed };
 }
 
@@ -147,12 +149,18 @@ export async function recomputeServers(
     meshReason: [] as Array<string | null>,
     at: [] as string[],
   };
+  const transitions: ServerTransition[] = [];
+  let latestMs = 0;
   for (const row of rows) {
     const nowMs = nowOf(row.id);
     const h = row.health;
     const mesh = meshOf?.(row.id);
     const result = statusOf(row, h, mesh ?? { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
     const changed = result.status !== h.status;
+    if (changed) {
+      transitions.push({ serverId: row.id, clusterId: row.clusterId, from: h.status, to: result.status, reason: result.reason });
+      latestMs = Math.max(latestMs, nowMs);
+    }
     // As recomputeServer: no-data's reason counts the seconds of silence, rewritten only with the status.
     const reasonMoved = changed || (result.reason !== h.statusReason && result.status !== "no-data");
     const meshMoved = mesh !== undefined && (mesh.unreachable !== h.meshUnreachable || mesh.reason !== h.meshReason);
@@ -182,6 +190,8 @@ export async function recomputeServers(
         ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, mesh_unreachable, mesh_reason, at)
       where h.server_id = v.id`);
   }
+  // Alerts for the changes, in this transaction (server/alerts/outbox.ts).
+  await recordServerTransitions(tx, transitions, latestMs);
   return out;
 }
 
@@ -334,6 +344,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
   const stateRows = await tx.select().from(serverAgentState).where(inArray(serverAgentState.serverId, serverIds)).orderBy(serverAgentState.serverId).for("update");
   const state = new Map(stateRows.map((r) => [r.serverId, { ...r }]));
   const stateChanged = new Set<string>();
+  const rejected = new Map<string, { serverId: string; clusterId: string; error: string }>();
   const duplicate: boolean[] = [];
   for (const { server, report: r, nowMs } of items) {
     const id = server.serverId;
@@ -367,6 +378,8 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
       next.configError = r.configError;
       next.configErrorAt = r.configError === null ? null : new Date(nowMs);
       changed = true;
+      if (r.configError === null) rejected.delete(id);
+      else rejected.set(id, { serverId: id, clusterId: server.clusterId, error: r.configError });
     }
     if (r.unservedInbounds !== undefined) {
       next.unservedInbounds = r.unservedInbounds;
@@ -408,6 +421,8 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
         },
       });
   }
+  // A newly rejected config is an alert (once per distinct error, not per report).
+  if (rejected.size > 0) await recordConfigRejections(tx, [...rejected.values()], items.reduce((m, i) => Math.max(m, i.nowMs), 0));
 
   // --- metrics, history, everHealthy -----------------------------------------------------
   const prevMetrics = new Map(
@@ -722,8 +737,11 @@ export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsF
       select (select count(*) from j)::int as folded,
         array(select distinct cluster_id::text from upd) as moved,
         array(select distinct cluster_id::text from upd where crossed) as crossed,
-        array(select distinct u.cluster_id::text from upd u join held h on h.id = u.id) as started`);
-    const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null; started: string[] | null }>(res)[0];
+        array(select distinct u.cluster_id::text from upd u join held h on h.id = u.id) as started,
+        array(select id::text from upd where crossed) as crossed_ids`);
+    const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null; started: string[] | null; crossed_ids: string[] | null }>(res)[0];
+    // Subscriber limited alerts, in this transaction (server/alerts/outbox.ts).
+    await emitSubscriberBlocked(tx, row?.crossed_ids ?? [], Date.now());
     return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [], startedClusters: row?.started ?? [] };
   });
 }

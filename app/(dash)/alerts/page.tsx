@@ -1,0 +1,5 @@
+import { AlertsPage } from "@/components/alerts/AlertsPage";
+
+export default function Page() {
+  return <AlertsPage />;
+}

@@ -1,0 +1,223 @@
+/**
+ * The alert outbox (durable): events are rows of alert_events, written inside the transaction
+ * of the change they report (a status change, a rejected config, a traffic fold), with one
+ * alert_deliveries row per target that wants them. A crash after the commit loses nothing:
+ * the worker (worker.ts) sends whatever is pending when it starts. State compared over time
+ * (route panic, subscriber blocks) is stored next to the events it produced, in the same
+ * transaction, so a restart neither repeats nor forgets one.
+ */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "@/db/client";
+import { alertDeliveries, alertEvents, clusters, routeAlertState, servers, subscriberAlertState, subscribers } from "@/db/schema";
+import { blockReason } from "@/server/domain/subscriber-access";
+import { routePanicTransition, serverTransitionEvent, subscriberBlockTransition, type AnyAlertEventType } from "./events";
+
+export interface NewAlertEvent {
+  type: AnyAlertEventType;
+  clusterId: string | null;
+  data: Record<string, unknown>;
+}
+
+/** Rows of tx.execute on either driver. */
+function rowsOf<T>(r: unknown): T[] {
+  return (Array.isArray(r) ? r : ((r as { rows?: T[] }).rows ?? [])) as T[];
+}
+
+/**
+ * Stores events and their deliveries to every enabled target that wants them (its cluster or
+ * every cluster, and the event type). `onlyTarget` sends to that one target whatever it wants
+ * (the Send test button). Returns the event ids.
+ */
+export async function enqueueAlerts(tx: DbOrTx, events: readonly NewAlertEvent[], nowMs: number, onlyTarget?: string): Promise<string[]> {
+  if (events.length === 0) return [];
+  const clusterIds = [...new Set(events.map((e) => e.clusterId).filter((c): c is string => c !== null))];
+  const names = new Map(
+    clusterIds.length ? (await tx.select({ id: clusters.id, name: clusters.name }).from(clusters).where(inArray(clusters.id, clusterIds))).map((c) => [c.id, c.name]) : [],
+  );
+  const at = new Date(nowMs);
+  const rows = await tx
+    .insert(alertEvents)
+    .values(events.map((e) => ({ type: e.type, clusterId: e.clusterId, clusterName: e.clusterId ? (names.get(e.clusterId) ?? null) : null, occurredAt: at, data: e.data })))
+    .returning({ id: alertEvents.id });
+  const ids = rows.map((r) => r.id);
+  if (onlyTarget) {
+    await tx.insert(alertDeliveries).values(ids.map((eventId) => ({ eventId, targetId: onlyTarget, nextAttemptAt: at })));
+  } else {
+    await tx.execute(sql`
+      insert into alert_deliveries (event_id, target_id, next_attempt_at)
+      select e.id, t.id, ${at.toISOString()}::timestamptz
+      from alert_events e
+      join alert_targets t on t.enabled and (t.cluster_id is null or t.cluster_id = e.cluster_id) and e.type = any(t.events)
+      where e.id = any(${`{${ids.join(",")}}`}::uuid[])
+      on conflict do nothing`);
+  }
+  return ids;
+}
+
+export interface ServerTransition {
+  serverId: string;
+  clusterId: string;
+  from: string;
+  to: string;
+  reason: string;
+}
+
+/**
+ * server.down / server.up for status changes, in the transaction that wrote them (called by
+ * the monitoring store's recompute). Changes that are no outage edge are ignored.
+ */
+export async function recordServerTransitions(tx: DbOrTx, changes: readonly ServerTransition[], nowMs: number): Promise<void> {
+  const edges = changes.map((c) => ({ c, type: serverTransitionEvent(c.from, c.to) })).filter((x) => x.type !== null);
+  if (edges.length === 0) return;
+  const info = new Map(
+    (await tx.select({ id: servers.id, name: servers.name, address: servers.address }).from(servers).where(inArray(servers.id, edges.map((e) => e.c.serverId)))).map((s) => [s.id, s]),
+  );
+  await enqueueAlerts(
+    tx,
+    edges.map(({ c, type }) => ({
+      type: type!,
+      clusterId: c.clusterId,
+      data: { server: info.get(c.serverId) ?? { id: c.serverId, name: null, address: null }, from: c.from, to: c.to, reason: c.reason },
+    })),
+    nowMs,
+  );
+}
+
+/** agent.config_rejected for reports whose configError is new (called by applyReports). */
+export async function recordConfigRejections(tx: DbOrTx, rejections: ReadonlyArray<{ serverId: string; clusterId: string; error: string }>, nowMs: number): Promise<void> {
+  if (rejections.length === 0) return;
+  const info = new Map(
+    (await tx.select({ id: servers.id, name: servers.name, address: servers.address }).from(servers).where(inArray(servers.id, rejections.map((r) => r.serverId)))).map((s) => [s.id, s]),
+  );
+  await enqueueAlerts(
+    tx,
+    rejections.map((r) => ({ type: "agent.config_rejected", clusterId: r.clusterId, data: { server: info.get(r.serverId) ?? { id: r.serverId, name: null, address: null }, error: r.error } })),
+    nowMs,
+  );
+}
+
+/**
+ * The one place that turns subscribers' block reasons (limited, expired: blockReason) into
+ * events: call it inside the transaction that may have changed them (the traffic fold, a usage
+ * reset, an expiry change) with their ids, or with null to check every subscriber that is
+ * blocked or was announced blocked (the periodic expiry check). Disabled subscribers are
+ * left alone. Returns the events stored.
+ */
+export async function emitSubscriberBlocked(tx: DbOrTx, subscriberIds: readonly string[] | null, nowMs: number): Promise<NewAlertEvent[]> {
+  if (subscriberIds !== null && subscriberIds.length === 0) return [];
+  const now = new Date(nowMs);
+  const s = subscribers;
+  const a = subscriberAlertState;
+  const expired = sql`${s.expiresAt} <= ${now.toISOString()}::timestamptz`;
+  const limited = sql`(${s.trafficLimitBytes} is not null and ${s.trafficUsedBytes} >= ${s.trafficLimitBytes})`;
+  // The full check reads only subscribers whose stored state may differ from now: a new or
+  // changed block, or a stored block that looks lifted (at 100,000 subscribers with many long
+  // expired, reading every blocked one each time would be most of the table).
+  const candidates =
+    subscriberIds !== null
+      ? inArray(s.id, [...subscriberIds])
+      : sql`((${expired} and (${a.kind} is distinct from 'expired' or ${a.expiresAt} is distinct from ${s.expiresAt}))
+          or (not coalesce(${expired}, false) and ${limited} and ${a.kind} is distinct from 'limited')
+          or (${a.subscriberId} is not null and not coalesce(${expired}, false) and not ${limited}))`;
+  const rows = await tx
+    .select({
+      id: s.id,
+      name: s.name,
+      clusterId: s.clusterId,
+      expiresAt: s.expiresAt,
+      trafficLimitBytes: s.trafficLimitBytes,
+      trafficUsedBytes: s.trafficUsedBytes,
+      stateKind: subscriberAlertState.kind,
+      stateExpiresAt: subscriberAlertState.expiresAt,
+    })
+    .from(s)
+    .leftJoin(subscriberAlertState, eq(subscriberAlertState.subscriberId, s.id))
+    .where(and(eq(s.enabled, true), candidates))
+    .orderBy(s.id);
+  const events: NewAlertEvent[] = [];
+  const cleared: string[] = [];
+  for (const r of rows) {
+    const prev = r.stateKind ? { kind: r.stateKind as "limited" | "expired", expiresAtMs: r.stateExpiresAt ? r.stateExpiresAt.getTime() : null } : null;
+    const reason = blockReason(r, nowMs);
+    const { next, event } = subscriberBlockTransition(prev, reason, r.expiresAt ? r.expiresAt.getTime() : null);
+    if (next === null) {
+      if (prev) cleared.push(r.id);
+      continue;
+    }
+    if (!event) continue;
+    // Claims the announcement: a concurrent check that stored the same block first wins, and
+    // this one returns no row (so each block is announced once across instances).
+    const claimed = await tx
+      .insert(subscriberAlertState)
+      .values({ subscriberId: r.id, kind: next.kind, expiresAt: next.expiresAtMs === null ? null : new Date(next.expiresAtMs), changedAt: now })
+      .onConflictDoUpdate({
+        target: subscriberAlertState.subscriberId,
+        set: { kind: sql`excluded.kind`, expiresAt: sql`excluded.expires_at`, changedAt: sql`excluded.changed_at` },
+        setWhere: sql`(${subscriberAlertState.kind}, ${subscriberAlertState.expiresAt}) is distinct from (excluded.kind, excluded.expires_at)`,
+      })
+      .returning({ id: subscriberAlertState.subscriberId });
+    if (claimed.length === 0) continue;
+    const subscriber = { id: r.id, name: r.name };
+    events.push(
+      event === "subscriber.expired"
+        ? { type: event, clusterId: r.clusterId, data: { subscriber, expiresAt: new Date(next.expiresAtMs!).toISOString() } }
+        : { type: event, clusterId: r.clusterId, data: { subscriber, usedBytes: r.trafficUsedBytes, limitBytes: r.trafficLimitBytes } },
+    );
+  }
+  if (cleared.length > 0) await tx.delete(subscriberAlertState).where(inArray(subscriberAlertState.subscriberId, cleared));
+  await enqueueAlerts(tx, events, nowMs);
+  return events;
+}
+
+/** The periodic check (expiry has no write that could call emitSubscriberBlocked). */
+export async function checkSubscriberBlocks(db: Db, nowMs: number): Promise<NewAlertEvent[]> {
+  return db.transaction((tx) => emitSubscriberBlocked(tx, null, nowMs));
+}
+
+/** One panic evaluation at a time across instances: the state compare-and-write is not a single statement. */
+const PANIC_LOCK_KEY = 0x5242_4150; // "RBAP"
+
+/**
+ * Compares every non-empty route's panic state (DESIGN §2: no inbound on an available server;
+ * the same rule as the balancer's routeboard_routes_in_panic gauge) with the stored one, and
+ * stores route.panic / route.recovered for the changes, in one transaction. Routes that became
+ * empty leave panic silently (users no longer see them). Returns the events stored.
+ */
+export async function evaluateRoutePanic(db: Db, nowMs: number): Promise<NewAlertEvent[]> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${PANIC_LOCK_KEY})`);
+    const current = rowsOf<{ id: string; name: string; cluster_id: string; inbounds: number; available: number }>(
+      await tx.execute(sql`
+        select r.id, r.name, r.cluster_id, count(i.id)::int as inbounds,
+          count(i.id) filter (where s.enabled and h.status = 'healthy')::int as available
+        from routes r
+        join inbounds i on i.route_id = r.id
+        join servers s on s.id = i.server_id
+        left join server_health h on h.server_id = s.id
+        group by r.id, r.name, r.cluster_id`),
+    );
+    const stored = new Map((await tx.select().from(routeAlertState)).map((r) => [r.routeId, r]));
+    const at = new Date(nowMs);
+    const events: NewAlertEvent[] = [];
+    const writes: Array<typeof routeAlertState.$inferInsert> = [];
+    for (const r of current) {
+      const prev = stored.get(r.id) ?? null;
+      stored.delete(r.id);
+      const { next, event } = routePanicTransition(prev, r.available === 0);
+      if (prev && next === prev) continue;
+      writes.push({ routeId: r.id, inPanic: next.inPanic, announced: next.announced, changedAt: at });
+      if (event) events.push({ type: event, clusterId: r.cluster_id, data: { route: { id: r.id, name: r.name }, inbounds: r.inbounds, availableInbounds: r.available } });
+    }
+    // Left over: routes that are empty now.
+    const emptied = [...stored.values()].filter((r) => r.inPanic);
+    if (emptied.length > 0) await tx.delete(routeAlertState).where(inArray(routeAlertState.routeId, emptied.map((r) => r.routeId)));
+    if (writes.length > 0) {
+      await tx
+        .insert(routeAlertState)
+        .values(writes)
+        .onConflictDoUpdate({ target: routeAlertState.routeId, set: { inPanic: sql`excluded.in_panic`, announced: sql`excluded.announced`, changedAt: sql`excluded.changed_at` } });
+    }
+    await enqueueAlerts(tx, events, nowMs);
+    return events;
+  });
+}
