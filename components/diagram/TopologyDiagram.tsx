@@ -21,7 +21,7 @@ import { ClusterNav } from "@/components/ClusterNav";
 import { NewRouteButton } from "@/components/routes/NewRouteButton";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { computeWarnings } from "@/server/domain/warnings";
+import { computeWarnings } from "@/core/warnings";
 import { buildIndex, chipDomId, DiagramContext, type Carry, type DiagramApi, type Target, type TopologyData } from "./context";
 import { plural, routeColor } from "./format";
 import { CHIP_HEIGHT, chipTop, DISTRIBUTION_NODE_ID, layoutTopology, routeNodeId, serverNodeId, type Box } from "./layout";

@@ -11,7 +11,7 @@ import {
   RECOMMENDED_MIN_PROBE_INTERVAL_S,
   probeConfigSchema,
   type ProbeConfig,
-} from "@/server/monitoring/contract";
+} from "@/core/monitoring-contract";
 import { headerLines, parseHeaderLines } from "./format";
 
 /** The form's text state; converted to a ProbeConfig candidate on every change. */

@@ -5,7 +5,7 @@ import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { nameSchema } from "@/server/validation";
+import { nameSchema } from "@/core/validation";
 import { FlagPicker } from "./FlagPicker";
 
 export type Algorithm = "least-traffic" | "round-robin";

@@ -1,4 +1,4 @@
-import { COUNTRY_CODES, flagEmoji } from "@/server/validation";
+import { COUNTRY_CODES, flagEmoji } from "@/core/validation";
 
 export interface Country {
   code: string;

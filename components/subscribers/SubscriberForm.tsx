@@ -7,7 +7,7 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { GIB, nameSchema, trafficLimitGbSchema } from "@/server/validation";
+import { GIB, nameSchema, trafficLimitGbSchema } from "@/core/validation";
 
 const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema });
 

@@ -6,7 +6,7 @@ import { clusters, inbounds, meshChecks, serverHealth, serverMetrics, serverMetr
 import { hashAgentToken } from "@/server/domain/tokens";
 import { ingestAgentReport, recordProbeResult, sweepStatuses, HISTORY_BUCKET_MS } from "./store";
 import { listProbeTargets } from "./service";
-import type { AgentReport } from "./contract";
+import type { AgentReport } from "@/core/monitoring-contract";
 
 const report = (over: Partial<AgentReport> = {}): AgentReport => ({
   listenerAlive: true,

@@ -12,10 +12,10 @@ import { bearerToken } from "@/server/dataplane/agent-auth";
 import { counter } from "@/server/metrics";
 import { decayPeak } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
-import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "./contract";
+import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "@/core/monitoring-contract";
 import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
-import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "./status";
+import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "@/core/status";
 
 /**
  * Largest report body: room for MAX_REPORT_USERS traffic rows (~90 bytes each). Only read

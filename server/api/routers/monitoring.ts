@@ -10,11 +10,11 @@ import { clusters, inbounds, meshChecks, routes, serverAgentState, serverHealth,
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { probeConfigAsSeenBy } from "@/server/secrets";
-import { idSchema } from "@/server/validation";
-import { computeMonitoringWarnings } from "@/server/monitoring/config-warnings";
-import { DEFAULT_PROBE_CONFIG, probeConfigSchema, probeOverrideSchema, type ProbeConfig } from "@/server/monitoring/contract";
+import { idSchema } from "@/core/validation";
+import { computeMonitoringWarnings } from "@/core/config-warnings";
+import { DEFAULT_PROBE_CONFIG, probeConfigSchema, probeOverrideSchema, type ProbeConfig } from "@/core/monitoring-contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
-import { STATUS_LABELS, type ServerStatus } from "@/server/monitoring/status";
+import { STATUS_LABELS, type ServerStatus } from "@/core/status";
 import { effectiveProbeConfig } from "@/server/monitoring/store";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 

@@ -7,7 +7,7 @@ import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { assignInboundToRoute } from "@/server/domain/moves";
-import { algorithmSchema, flagSchema, idSchema, nameSchema } from "@/server/validation";
+import { algorithmSchema, flagSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, createTRPCRouter } from "../trpc";
 import { domainError, fieldError } from "./_errors";
 

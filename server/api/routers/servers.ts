@@ -14,7 +14,7 @@ import { publishChange } from "@/server/bus";
 import { foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { inboundView } from "@/server/domain/inbounds";
 import { newAgentToken } from "@/server/domain/tokens";
-import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, serverRoleSchema } from "@/server/validation";
+import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, serverRoleSchema } from "@/core/validation";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 import { fieldError } from "./_errors";
 

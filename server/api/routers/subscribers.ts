@@ -7,7 +7,7 @@ import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { foreignKeyViolation } from "@/server/db-errors";
 import { newSubscriptionToken } from "@/server/domain/tokens";
-import { expirySchema, GIB, idSchema, nameSchema, trafficLimitGbSchema } from "@/server/validation";
+import { expirySchema, GIB, idSchema, nameSchema, trafficLimitGbSchema } from "@/core/validation";
 import type { DbOrTx } from "@/db/client";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 

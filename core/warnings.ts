@@ -3,7 +3,7 @@
  * server returns it with topology.get and the dashboard can recompute it on an optimistic
  * update. A warning disappears as soon as its cause is fixed.
  */
-import { computeMonitoringWarnings, type MonitoringWarning } from "@/server/monitoring/config-warnings";
+import { computeMonitoringWarnings, type MonitoringWarning } from "./config-warnings";
 
 export interface WarningInput {
   /** Whether the cluster's active probes are on (absent = on). */

@@ -8,7 +8,7 @@ import {
   PROBE_DEFAULTS,
   probeConfigSchema,
   probeOverrideSchema,
-} from "./contract";
+} from "./monitoring-contract";
 
 const good = () => ({
   listenerAlive: true,

@@ -5,8 +5,8 @@
 import { z } from "zod";
 import { tryParseStatusCodes } from "./status-codes";
 
-export { agentReportSchema, neighbourCheckSchema, MAX_NEIGHBOURS, type AgentReport, type NeighbourCheck } from "@/core/agent-wire";
-export { formatZodError } from "@/core/zod-format";
+export { agentReportSchema, neighbourCheckSchema, MAX_NEIGHBOURS, type AgentReport, type NeighbourCheck } from "./agent-wire";
+export { formatZodError } from "./zod-format";
 
 // ---------------------------------------------------------------------------
 // Active probe config (Apigee HealthMonitor + Azure custom probe)
