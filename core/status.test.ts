@@ -3,6 +3,7 @@ import fc from "fast-check";
 import {
   computeServerStatus,
   DEFAULT_REPORT_INTERVAL_S,
+  effectiveStatus,
   isAvailable,
   isHealthyReport,
   isRecovery,
@@ -224,5 +225,20 @@ describe("isRecovery", () => {
     expect(isRecovery("healthy", "healthy")).toBe(false);
     expect(isRecovery("no-data", "probe-failing")).toBe(false);
     expect(isRecovery("unknown-status", "healthy")).toBe(false);
+  });
+});
+
+describe("effectiveStatus", () => {
+  it("is disabled whatever the stored status when the operator disabled the server", () => {
+    expect(effectiveStatus(false, "healthy")).toBe("disabled");
+    expect(effectiveStatus(false, null)).toBe("disabled");
+  });
+  it("is the stored status, or pending without a health row", () => {
+    expect(effectiveStatus(true, "probe-failing")).toBe("probe-failing");
+    expect(effectiveStatus(true, null)).toBe("pending");
+    expect(effectiveStatus(true, undefined)).toBe("pending");
+  });
+  it("treats an unknown stored value as pending", () => {
+    expect(effectiveStatus(true, "exploded")).toBe("pending");
   });
 });

@@ -93,8 +93,17 @@ export function isHealthyReport(report: ReportFlags | null | undefined): boolean
 }
 
 /** Only `healthy` servers are available to the balancer. */
-export function isAvailable(status: ServerStatus): boolean {
+export function isAvailable(status: string | null | undefined): boolean {
   return status === "healthy";
+}
+
+/**
+ * The status a server shows: `disabled` whatever its health row says (the sweep may not have
+ * run since the operator disabled it), and `pending` while it has no health row yet.
+ */
+export function effectiveStatus(enabled: boolean, stored: string | null | undefined): ServerStatus {
+  if (!enabled) return "disabled";
+  return stored && (SERVER_STATUSES as readonly string[]).includes(stored) ? (stored as ServerStatus) : "pending";
 }
 
 function effectiveIntervalS(s: number): number {

@@ -3,6 +3,7 @@
  * server returns it with topology.get and the dashboard can recompute it on an optimistic
  * update. A warning disappears as soon as its cause is fixed.
  */
+import { isAvailable } from "./status";
 import { computeMonitoringWarnings, type MonitoringWarning } from "./config-warnings";
 
 export interface WarningInput {
@@ -77,7 +78,7 @@ export function computeWarnings(topology: WarningInput): Warning[] {
         });
       }
     }
-    const available = members.some((m) => serverById.get(m.serverId)?.status === "healthy");
+    const available = members.some((m) => isAvailable(serverById.get(m.serverId)?.status));
     if (!available) {
       warnings.push({
         kind: "no-available",

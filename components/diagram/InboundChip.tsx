@@ -4,7 +4,7 @@ import { Handle, Position } from "@xyflow/react";
 import { CHIP_HEIGHT } from "./layout";
 import { chipDomId, useDiagram, type InboundData } from "./context";
 import { MoveMenu } from "./MoveMenu";
-import { plural, routeColor } from "./format";
+import { plural, routeColor } from "@/core/format";
 
 export const inboundDragId = (id: string) => `inbound:${id}`;
 

@@ -23,7 +23,7 @@ import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { computeWarnings } from "@/core/warnings";
 import { buildIndex, chipDomId, DiagramContext, type Carry, type DiagramApi, type Target, type TopologyData } from "./context";
-import { plural, routeColor } from "./format";
+import { plural, routeColor } from "@/core/format";
 import { CHIP_HEIGHT, chipTop, DISTRIBUTION_NODE_ID, layoutTopology, routeNodeId, serverNodeId, type Box } from "./layout";
 import { nodeTypes } from "./nodes";
 import type { DiagramNode } from "./nodes/types";

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import { ClusterNav } from "@/components/ClusterNav";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
-import { ago, formatBps, statusStyle } from "./format";
+import { ago, formatBps, statusStyle } from "@/core/format";
 import { MeshGrid } from "./MeshGrid";
 import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
 import { ProbeOverrides } from "./ProbeOverrides";

@@ -12,7 +12,7 @@ import {
   probeConfigSchema,
   type ProbeConfig,
 } from "@/core/monitoring-contract";
-import { headerLines, parseHeaderLines } from "./format";
+import { headerLines, parseHeaderLines } from "./header-lines";
 
 /** The form's text state; converted to a ProbeConfig candidate on every change. */
 interface Form {

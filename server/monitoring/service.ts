@@ -14,7 +14,8 @@ import { onChange, publishChange } from "@/server/bus";
 import { ConfigError } from "@/server/env";
 import { logger } from "@/server/logger";
 import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
-import { effectiveProbeConfig, recordProbeResult, sweepStatuses } from "./store";
+import { effectiveProbeConfig } from "@/core/monitoring-contract";
+import { recordProbeResult, sweepStatuses } from "./store";
 
 export const DEFAULT_SWEEP_MS = 2000;
 const REFRESH_QUIET_MS = 200;

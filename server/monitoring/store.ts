@@ -10,9 +10,9 @@ import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, se
 import type { AgentReportAck } from "@/core/agent-wire";
 import { bearerToken } from "@/server/dataplane/agent-auth";
 import { counter } from "@/server/metrics";
-import { decayPeak } from "@/server/balancer/capacity";
+import { decayPeak, DEFAULT_PEAK_HALF_LIFE_MS } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
-import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "@/core/monitoring-contract";
+import { agentReportSchema, effectiveProbeConfig, formatZodError, type AgentReport } from "@/core/monitoring-contract";
 import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
 import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "@/core/status";
@@ -23,22 +23,8 @@ import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DAT
  */
 export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 export const HISTORY_BUCKET_MS = 5 * 60 * 1000;
-export const PEAK_HALF_LIFE_MS = 24 * 3600 * 1000;
 /** Servers read per statement by the status sweep. */
 const SWEEP_PAGE = 250;
-
-/** The effective probe config; a bad stored value falls back to the defaults (never throws). */
-export function effectiveProbeConfig(clusterCfg: unknown, override: unknown): ProbeConfig {
-  try {
-    return mergeProbeConfig((clusterCfg ?? null) as never, (override ?? null) as never);
-  } catch {
-    try {
-      return mergeProbeConfig((clusterCfg ?? null) as never, null);
-    } catch {
-      return DEFAULT_PROBE_CONFIG;
-    }
-  }
-}
 
 /** Makes sure the server has a health row (servers created elsewhere may lack one). */
 async function ensureHealthRow(db: DbOrTx, serverId: string): Promise<void> {
@@ -422,7 +408,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
     const id = server.serverId;
     const traffic = Math.max(r.rxBps, r.txBps);
     const prev = prevMetrics.get(id);
-    const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, PEAK_HALF_LIFE_MS)) : traffic;
+    const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, DEFAULT_PEAK_HALF_LIFE_MS)) : traffic;
     prevMetrics.set(id, { peakBps: peak, atMs: nowMs });
     latest.set(id, {
       serverId: id,
