@@ -21,8 +21,6 @@ export type Warning =
   | { kind: "no-available"; id: string; message: string; routeId: string; routeName: string }
   | MonitoringWarning;
 
-export type WarningKind = Warning["kind"];
-
 /**
  * Warnings in a stable order: unassigned first, then per route in the given route order,
  * then the monitoring configuration (probes off, a fallback that is itself down).

@@ -929,8 +929,3 @@ function statusOf(
     nowMs,
   );
 }
-
-/** Whether an observer's stored links make it an unreliable witness (for the health page). */
-export function observerUnreliable(links: ObserverLinks): boolean {
-  return isUnreliableWitness(links);
-}
