@@ -13,7 +13,7 @@ import { counter } from "@/server/metrics";
 import { decayPeak, DEFAULT_PEAK_HALF_LIFE_MS } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
 import { agentReportSchema, effectiveProbeConfig, formatZodError, type AgentReport } from "@/core/monitoring-contract";
-import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
+import { computeMeshVote, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
 import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "@/core/status";
 
