@@ -4,6 +4,7 @@
  * `next build` imports modules and must not touch a database. The handle lives on
  * globalThis so a module loaded twice (dev reloads) never opens PGlite twice.
  */
+import "server-only";
 import { mkdirSync, accessSync, constants as fsConstants } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

@@ -2,6 +2,7 @@
  * tRPC setup: the context of a request, and the three kinds of procedure. Every procedure
  * except setup and login needs a session (401 otherwise); writes need admin or owner (403).
  */
+import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";

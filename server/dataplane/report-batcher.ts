@@ -16,6 +16,7 @@
  * changed; per totals fold "traffic" where subscribers' totals moved and "subscribers" where a
  * limit was crossed (the config hub then drops those subscribers from every agent's config).
  */
+import "server-only";
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { counter } from "@/server/metrics";

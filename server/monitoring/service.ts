@@ -7,6 +7,7 @@
  *      state: silence → no-data, mesh votes, disabled/enabled flips; only changes are written.
  *  (c) the prober re-reads its targets on "topology"/"settings" bus events.
  */
+import "server-only";
 import { asc, eq } from "drizzle-orm";
 import { getDb, type Db } from "@/db/client";
 import { clusters, inbounds, servers } from "@/db/schema";

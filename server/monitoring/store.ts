@@ -4,6 +4,7 @@
  * lock, runs the pure status machine and writes only what changed. Callers publish the bus
  * events (this module does no I/O but the database).
  */
+import "server-only";
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
