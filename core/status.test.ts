@@ -238,6 +238,9 @@ describe("effectiveStatus", () => {
     expect(effectiveStatus(true, null)).toBe("pending");
     expect(effectiveStatus(true, undefined)).toBe("pending");
   });
+  it("is pending when the operator enabled it again and the row still says disabled", () => {
+    expect(effectiveStatus(true, "disabled")).toBe("pending");
+  });
   it("treats an unknown stored value as pending", () => {
     expect(effectiveStatus(true, "exploded")).toBe("pending");
   });

@@ -99,11 +99,13 @@ export function isAvailable(status: string | null | undefined): boolean {
 
 /**
  * The status a server shows: `disabled` whatever its health row says (the sweep may not have
- * run since the operator disabled it), and `pending` while it has no health row yet.
+ * run since the operator disabled it), and `pending` while it has no health row yet or the
+ * row still says `disabled` from before the operator enabled it again.
  */
 export function effectiveStatus(enabled: boolean, stored: string | null | undefined): ServerStatus {
   if (!enabled) return "disabled";
-  return stored && (SERVER_STATUSES as readonly string[]).includes(stored) ? (stored as ServerStatus) : "pending";
+  if (!stored || stored === "disabled" || !(SERVER_STATUSES as readonly string[]).includes(stored)) return "pending";
+  return stored as ServerStatus;
 }
 
 function effectiveIntervalS(s: number): number {
