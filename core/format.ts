@@ -20,10 +20,7 @@ export function formatBps(bps: number): string {
   return `${v.toFixed(digits)} ${UNITS[u]}`;
 }
 
-/** plural(1, "user") → "1 user"; plural(2, "user") → "2 users". */
-export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
+export { plural } from "./plural";
 
 /** "12 s ago", "5 min ago", "3 h ago", "2 days ago"; null → "never"; a future time → "0 s ago". */
 export function ago(at: Date | string | null | undefined, nowMs: number): string {
