@@ -87,7 +87,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                             </div>
                           </td>
                           <td className="px-3 py-2">
-                            <span data-testid="health-status" className={`inline-flex items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${st.badge}`}>
+                            <span data-testid="health-status" title={s.reason ?? undefined} className={`inline-flex items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${st.badge}`}>
                               <span className={`h-2 w-2 rounded-full ${st.dot}`} aria-hidden />
                               {s.label}
                             </span>

@@ -16,7 +16,7 @@ import { hashAgentToken } from "@/server/domain/tokens";
 import { agentReportSchema, effectiveProbeConfig, formatZodError, type AgentReport } from "@/core/monitoring-contract";
 import { computeMeshVote, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
-import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "@/core/status";
+import { computeServerStatus, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "@/core/status";
 
 /**
  * Largest report body: room for MAX_REPORT_USERS traffic rows (~90 bytes each). Only read
@@ -62,6 +62,8 @@ export async function recomputeServer(
   serverId: string,
   nowMs: number,
   mesh?: Pick<MeshVerdict, "unreachable" | "reason">,
+  /** The check just recorded is the server's first success ever: leaving a down status is then no recovery. */
+  firstSuccess = false,
 ): Promise<RecomputeResult | null> {
   const [row] = await tx
     .select(statusInputColumns)
@@ -82,7 +84,7 @@ export async function recomputeServer(
     patch.status = result.status;
     patch.statusSince = new Date(nowMs);
     patch.statusReason = result.reason;
-    if (isRecovery(h.status, result.status)) patch.recoveredAt = new Date(nowMs);
+    if (!firstSuccess && isRecovery(h.status, result.status)) patch.recoveredAt = new Date(nowMs);
   } else if (result.reason !== h.statusReason && result.status !== "no-data") {
     // no-data's reason counts the seconds of silence: rewritten only with the status
     patch.statusReason = result.reason;
@@ -112,6 +114,8 @@ export async function recomputeServers(
   serverIds: readonly string[],
   nowOf: (serverId: string) => number,
   meshOf?: (serverId: string) => { unreachable: boolean; reason: string } | undefined,
+  /** Servers whose first success ever is in this batch: leaving a down status is then no recovery. */
+  firstSuccess: ReadonlySet<string> = new Set(),
 ): Promise<Map<string, RecomputeResult>> {
   const out = new Map<string, RecomputeResult>();
   if (serverIds.length === 0) return out;
@@ -129,6 +133,7 @@ export async function recomputeServers(
     id: [] as string[],
     status: [] as string[],
     changed: [] as boolean[],
+    recovered: [] as boolean[],
     reason: [] as Array<string | null>,
     meshUnreachable: [] as boolean[],
     meshReason: [] as Array<string | null>,
@@ -147,6 +152,7 @@ export async function recomputeServers(
       upd.id.push(row.id);
       upd.status.push(result.status);
       upd.changed.push(changed);
+      upd.recovered.push(changed && !firstSuccess.has(row.id) && isRecovery(h.status, result.status));
       upd.reason.push(reasonMoved ? result.reason : h.statusReason);
       upd.meshUnreachable.push(meshMoved ? mesh.unreachable : h.meshUnreachable);
       upd.meshReason.push(meshMoved ? mesh.reason : h.meshReason);
@@ -159,14 +165,14 @@ export async function recomputeServers(
       update ${serverHealth} as h set
         status = v.status,
         status_since = case when v.changed then v.at else h.status_since end,
-        recovered_at = case when v.changed and v.status = 'healthy' and h.status = any(${pgArray([...DOWN_STATUSES])}::text[]) then v.at else h.recovered_at end,
+        recovered_at = case when v.recovered then v.at else h.recovered_at end,
         status_reason = v.reason,
         mesh_unreachable = v.mesh_unreachable,
         mesh_reason = v.mesh_reason,
         updated_at = v.at
       from unnest(${pgArray(upd.id)}::uuid[], ${pgArray(upd.status)}::text[], ${pgArray(upd.changed)}::boolean[],
-        ${pgArray(upd.reason)}::text[], ${pgArray(upd.meshUnreachable)}::boolean[], ${pgArray(upd.meshReason)}::text[],
-        ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, mesh_unreachable, mesh_reason, at)
+        ${pgArray(upd.recovered)}::boolean[], ${pgArray(upd.reason)}::text[], ${pgArray(upd.meshUnreachable)}::boolean[],
+        ${pgArray(upd.meshReason)}::text[], ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, recovered, reason, mesh_unreachable, mesh_reason, at)
       where h.server_id = v.id`);
   }
   return out;
@@ -475,11 +481,14 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
         cpuAvg: sql`(${h.cpuAvg} * ${h.samples} + excluded.cpu_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
       },
     });
+  const firstSuccess = new Set<string>();
   if (everHealthy.size > 0) {
-    await tx
+    const flipped = await tx
       .update(serverHealth)
       .set({ reportEverHealthy: true })
-      .where(and(inArray(serverHealth.serverId, [...everHealthy]), eq(serverHealth.reportEverHealthy, false)));
+      .where(and(inArray(serverHealth.serverId, [...everHealthy]), eq(serverHealth.reportEverHealthy, false)))
+      .returning({ id: serverHealth.serverId, everSucceeded: serverHealth.everSucceeded });
+    for (const f of flipped) if (!f.everSucceeded) firstSuccess.add(f.id);
   }
 
   // --- mesh links --------------------------------------------------------------------------
@@ -487,7 +496,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
 
   // --- status, once per server ---------------------------------------------------------------
   const lastNow = new Map(items.map((i) => [i.server.serverId, i.nowMs]));
-  const statuses = await recomputeServers(tx, serverIds, (id) => lastNow.get(id)!);
+  const statuses = await recomputeServers(tx, serverIds, (id) => lastNow.get(id)!, undefined, firstSuccess);
 
   // --- per-user traffic ------------------------------------------------------------------------
   const traffic = await storeTrafficBatch(
@@ -801,7 +810,7 @@ export async function recordProbeResult(
         updatedAt: new Date(nowMs),
       })
       .where(eq(serverHealth.serverId, serverId));
-    return recomputeServer(tx, serverId, nowMs);
+    return recomputeServer(tx, serverId, nowMs, undefined, !h.everSucceeded && !h.reportEverHealthy && next.everSucceeded);
   });
 }
 
@@ -926,6 +935,7 @@ function statusOf(
       meshUnreachable: mesh.unreachable,
       meshReason: mesh.reason ? `Unreachable from your servers: ${mesh.reason}.` : undefined,
       probeReason: h.lastProbeReason ?? undefined,
+      probeFailures: h.probeFailStreak,
     },
     nowMs,
   );
