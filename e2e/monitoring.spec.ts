@@ -82,7 +82,7 @@ async function allHealthy(clusterId: string, fleet: Fleet, n: number): Promise<v
 }
 
 async function subscriberTokens(clusterId: string): Promise<string[]> {
-  // LEAD: clusters.createDemo publishes only "topology", and the subscription snapshot reloads
+  // clusters.createDemo publishes only "topology", and the subscription snapshot reloads
   // subscribers only on "subscribers" events, so a new demo cluster's tokens answer 404 until
   // some subscriber changes. Creating one here triggers that reload.
   await api.mutation("subscribers.create", { clusterId, name: `probe-${Date.now()}` });
