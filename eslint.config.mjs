@@ -31,4 +31,43 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Browser code (pages, components, client helpers) may see the server only as types: a value
+    // import would pull server modules (and secrets) into the bundle. Rules both sides need live
+    // in core/.
+    files: ["components/**", "lib/**", "app/**"],
+    ignores: ["app/api/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@/server", "@/server/**", "@/db", "@/db/**", "**/server", "**/server/**", "**/db", "**/db/**", "!next/server"],
+              allowTypeImports: true,
+              message: "browser code may import server/ and db/ only with `import type`; move a shared rule into core/",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // core/ is shared by the browser, the server and the agent: it depends on nothing of theirs.
+    files: ["core/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          paths: ["next", "react", "react-dom"].map((name) => ({ name, message: "core/ is browser- and agent-safe: no framework imports" })),
+          patterns: [
+            {
+              group: ["@/server", "@/server/**", "@/db", "@/db/**", "@/components", "@/components/**", "@/lib", "@/lib/**", "@/app", "@/app/**", "**/server", "**/server/**", "**/db", "**/db/**", "**/components", "**/components/**", "**/lib", "**/lib/**", "**/app", "**/app/**", "next/*", "react/*", "react-dom/*"],
+              message: "core/ is shared by browser, server and agent: it imports only zod and other core/ modules",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -3,6 +3,7 @@
  * the same migration folder at start. The process-wide handle built from the environment is
  * server/db.ts; this module takes its settings as arguments so db/ depends on nothing above it.
  */
+import "server-only";
 import { mkdirSync, accessSync, constants as fsConstants } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

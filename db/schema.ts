@@ -6,6 +6,7 @@
  * - inbound ports are unique per server; route names unique per cluster, case-insensitive;
  * - an inbound, its server and its route belong to the same cluster (composite foreign keys).
  */
+import { ALGORITHMS, DEFAULT_ALGORITHM } from "../core/format";
 import { sql } from "drizzle-orm";
 import {
   bigint,
@@ -34,7 +35,7 @@ const updatedAt = () => timestamp("updated_at", { withTimezone: true, mode: "dat
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
 export const serverRole = pgEnum("server_role", ["master", "node", "both"]);
-export const routeAlgorithm = pgEnum("route_algorithm", ["least-traffic", "round-robin"]);
+export const routeAlgorithm = pgEnum("route_algorithm", ALGORITHMS);
 export const inboundSecurity = pgEnum("inbound_security", ["reality", "tls", "none"]);
 export const operatorRole = pgEnum("operator_role", ["owner", "admin", "viewer"]);
 
@@ -93,7 +94,7 @@ export const routes = pgTable(
     name: text("name").notNull(),
     /** ISO 3166-1 alpha-2 country code of the flag, or null for none. */
     flag: text("flag"),
-    algorithm: routeAlgorithm("algorithm").notNull().default("least-traffic"),
+    algorithm: routeAlgorithm("algorithm").notNull().default(DEFAULT_ALGORITHM),
     hysteresis: real("hysteresis").notNull().default(0.25),
     position: integer("position").notNull().default(0),
     version: integer("version").notNull().default(1),

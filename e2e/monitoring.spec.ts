@@ -82,7 +82,7 @@ async function allHealthy(clusterId: string, fleet: Fleet, n: number): Promise<v
 }
 
 async function subscriberTokens(clusterId: string): Promise<string[]> {
-  // LEAD: clusters.createDemo publishes only "topology", and the subscription snapshot reloads
+  // clusters.createDemo publishes only "topology", and the subscription snapshot reloads
   // subscribers only on "subscribers" events, so a new demo cluster's tokens answer 404 until
   // some subscriber changes. Creating one here triggers that reload.
   await api.mutation("subscribers.create", { clusterId, name: `probe-${Date.now()}` });
@@ -222,4 +222,47 @@ test("browser: a fault turns the server's colour and label without a reload", as
   await expect(row.getByTestId("health-status")).toHaveText("Healthy", { timeout: 10_000 });
   await expect(row).toHaveAttribute("data-status", "healthy");
   expect(await row.getByTestId("health-status").evaluate((el) => getComputedStyle(el).color)).not.toBe(redBadge);
+});
+
+/** A loopback port nothing listens on: bound once by the OS, then released. */
+async function closedPort(): Promise<number> {
+  const net = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+test("browser: a new server whose probes fail before any success is probe-failing, with the count and last error in the tooltip", async ({ page }) => {
+  const c = await api.mutation<{ id: string }>("clusters.create", { name: "mon never healthy" });
+  await fastCluster(c.id);
+  const s = await api.mutation<{ id: string }>("servers.create", { clusterId: c.id, name: "fresh-1", address: "127.0.0.1" });
+  // No agent, and nothing listens on the inbound's port: every probe is refused.
+  await api.mutation("inbounds.create", { serverId: s.id, name: "fresh-in", port: await closedPort(), security: "none" });
+
+  await expect.poll(async () => (await statusOf(c.id, s.id)).status, { timeout: 15_000, intervals: [200] }).toBe("probe-failing");
+  const h = await statusOf(c.id, s.id);
+  expect(h.label).toBe("Health probe failing");
+  expect(h.reason).toMatch(/^Health probe has never passed \(\d+ failures? in a row\); last error: .*refused/);
+
+  const login = await page.request.post(`${app.url}/api/trpc/auth.login`, { data: { json: ADMIN } });
+  expect(login.ok()).toBe(true);
+
+  // the diagram: the server's status label says so, its tooltip gives the count and the error
+  await page.goto(`${app.url}/clusters/${c.id}`);
+  const node = page.locator("[data-status]", { hasText: "fresh-1" }).first();
+  await expect(node).toHaveAttribute("data-status", "probe-failing", { timeout: 15_000 });
+  await expect(node.getByTestId("server-status")).toHaveText("Health probe failing");
+  const label = node.getByTestId("server-status").locator("..");
+  await expect(label).toHaveAttribute("title", /never passed \(\d+ failures? in a row\); last error: .*refused/);
+
+  // the health page: the same label and tooltip
+  await page.goto(`${app.url}/clusters/${c.id}/health`);
+  const badge = page.getByRole("row", { name: "Server fresh-1" }).getByTestId("health-status");
+  await expect(badge).toHaveText("Health probe failing");
+  await expect(badge).toHaveAttribute("title", /never passed \(\d+ failures? in a row\); last error: .*refused/);
 });

@@ -20,7 +20,7 @@
  */
 import { parseArgs } from "node:util";
 import { writeFile } from "node:fs/promises";
-import { formatZodError } from "@/server/monitoring/contract";
+import { formatZodError } from "@/core/monitoring-contract";
 import { generateLocalPlan, loadPlan, type FleetPlan } from "./fleet/plan";
 import { loginToApp, type AppClient } from "./harness/trpc";
 import { enrolFleet, followAssignments, takeOverCluster, type AssignmentFollower } from "./fleet/enrol";

@@ -5,7 +5,7 @@ import { useState } from "react";
 import { useTRPC } from "@/lib/trpc";
 import { formErrors } from "@/lib/errors";
 import { Field, buttonClass, inputClass } from "@/components/ui/Field";
-import { safeNextPath } from "@/server/validation";
+import { safeNextPath } from "@/core/validation";
 
 /** Where to go after logging in: `?next=` when it is a path on this dashboard. */
 export function useNextPath(): string {

@@ -6,7 +6,7 @@ import { effectiveRouteId } from "@/core/topology";
 import { CHIP_HEIGHT } from "./layout";
 import { chipDomId, useDiagram, type InboundData } from "./context";
 import { MoveMenu } from "./MoveMenu";
-import { plural, routeColor } from "./format";
+import { plural, routeColor } from "@/core/format";
 import { selectIsCarried, selectIsHighlighted, useDiagramStore, useDiagramStoreApi } from "./store";
 
 export const inboundDragId = (id: string) => `inbound:${id}`;

@@ -8,7 +8,7 @@ import { errorMessage } from "@/lib/errors";
 import { buildIndex, DiagramContext, type DiagramApi, type Target, type TopologyData } from "./context";
 import { DiagramCanvas } from "./DiagramCanvas";
 import { buildEdges, buildNodes } from "./flow";
-import { plural } from "./format";
+import { plural } from "@/core/format";
 import { layoutTopology } from "./layout";
 import { AlertToast, Announcer, useAlert, useAnnouncer } from "./messages";
 import type { DiagramNode } from "./nodes/types";

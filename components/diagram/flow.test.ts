@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildEdges, buildNodes, MAX_ANIMATED_ROUTES, type FlowTopology } from "./flow";
-import { routeColor } from "./format";
+import { routeColor } from "@/core/format";
 import { layoutTopology } from "./layout";
 
 const servers = [{ id: "s1" }, { id: "s2" }];

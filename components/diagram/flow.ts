@@ -6,7 +6,7 @@
  */
 import type { Edge } from "@xyflow/react";
 import { effectiveRouteId } from "@/core/topology";
-import { routeColor } from "./format";
+import { routeColor } from "@/core/format";
 import { DISTRIBUTION_NODE_ID, routeNodeId, serverNodeId, type Layout } from "./layout";
 import type { DiagramNode } from "./nodes/types";
 

@@ -4,7 +4,7 @@ import { useCallback } from "react";
 import { applyMove, effectiveRouteId } from "@/core/topology";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { computeWarnings } from "@/server/domain/warnings";
+import { computeWarnings } from "@/core/warnings";
 import type { DiagramIndex, Target, TopologyData } from "./context";
 
 function withWarnings(data: TopologyData): TopologyData {

@@ -4,7 +4,7 @@ import { useSubscription } from "@trpc/tanstack-react-query";
 import { useEffect, useRef, useState } from "react";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
-import { ago, formatBps, statusStyle } from "./format";
+import { ago, formatBps, statusStyle } from "@/core/format";
 import { MeshGrid } from "./MeshGrid";
 import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
 import { ProbeOverrides } from "./ProbeOverrides";
@@ -85,7 +85,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                             </div>
                           </td>
                           <td className="px-3 py-2">
-                            <span data-testid="health-status" className={`inline-flex items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${st.badge}`}>
+                            <span data-testid="health-status" title={s.reason ?? undefined} className={`inline-flex items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${st.badge}`}>
                               <span className={`h-2 w-2 rounded-full ${st.dot}`} aria-hidden />
                               {s.label}
                             </span>

@@ -11,8 +11,8 @@ import {
   RECOMMENDED_MIN_PROBE_INTERVAL_S,
   probeConfigSchema,
   type ProbeConfig,
-} from "@/server/monitoring/contract";
-import { headerLines, parseHeaderLines } from "./format";
+} from "@/core/monitoring-contract";
+import { headerLines, parseHeaderLines } from "./header-lines";
 
 /** The form's text state; converted to a ProbeConfig candidate on every change. */
 interface Form {

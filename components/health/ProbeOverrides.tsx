@@ -4,7 +4,7 @@ import { useEffect, useState } from "react";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { inputClass, secondaryButtonClass } from "@/components/ui/Field";
-import { PROBE_PROTOCOLS, probeOverrideSchema, type ProbeOverride } from "@/server/monitoring/contract";
+import { PROBE_PROTOCOLS, probeOverrideSchema, type ProbeOverride } from "@/core/monitoring-contract";
 
 interface Row {
   id: string;

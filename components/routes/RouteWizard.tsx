@@ -5,23 +5,9 @@ import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { nameSchema } from "@/server/validation";
+import { nameSchema } from "@/core/validation";
+import { ALGORITHM_LABELS, ALGORITHM_SENTENCES, ALGORITHMS, DEFAULT_ALGORITHM, type Algorithm } from "@/core/format";
 import { FlagPicker } from "./FlagPicker";
-
-export type Algorithm = "least-traffic" | "round-robin";
-
-export const ALGORITHMS: Array<{ value: Algorithm; label: string; sentence: string }> = [
-  {
-    value: "least-traffic",
-    label: "Least loaded by traffic",
-    sentence: "Each new user goes to the server with the most free bandwidth per user, learned from its traffic and link capacity.",
-  },
-  {
-    value: "round-robin",
-    label: "Round-robin",
-    sentence: "Each new user goes to the server with the fewest users relative to its coefficient, so a server with 2.0 takes twice as many.",
-  },
-];
 
 export interface RouteDraft {
   id: string;
@@ -42,7 +28,7 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
   const [name, setName] = useState(route?.name ?? "");
   const [nameTouched, setNameTouched] = useState(editing);
   const [flag, setFlag] = useState<string | null>(route?.flag ?? null);
-  const [algorithm, setAlgorithm] = useState<Algorithm>((route?.algorithm as Algorithm) ?? "least-traffic");
+  const [algorithm, setAlgorithm] = useState<Algorithm>((route?.algorithm as Algorithm) ?? DEFAULT_ALGORITHM);
   const [pool, setPool] = useState<Set<string>>(new Set());
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const algoName = useId();
@@ -133,16 +119,16 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
           <div role="radiogroup" aria-labelledby="wizard-algo" className="grid gap-2 sm:grid-cols-2">
             {ALGORITHMS.map((a) => (
               <label
-                key={a.value}
-                className={`flex cursor-pointer gap-3 rounded-lg border p-3 text-sm ${algorithm === a.value ? "border-sky-500 bg-sky-50 ring-1 ring-sky-500" : "border-slate-200 hover:border-slate-300"}`}
+                key={a}
+                className={`flex cursor-pointer gap-3 rounded-lg border p-3 text-sm ${algorithm === a ? "border-sky-500 bg-sky-50 ring-1 ring-sky-500" : "border-slate-200 hover:border-slate-300"}`}
               >
-                <input type="radio" name={algoName} value={a.value} checked={algorithm === a.value} onChange={() => setAlgorithm(a.value)} className="mt-0.5 accent-sky-600" />
+                <input type="radio" name={algoName} value={a} checked={algorithm === a} onChange={() => setAlgorithm(a)} className="mt-0.5 accent-sky-600" />
                 <span>
                   <span className="block font-medium text-slate-900">
-                    {a.label}
-                    {a.value === "least-traffic" && <span className="ml-1.5 text-xs font-normal text-slate-500">(default)</span>}
+                    {ALGORITHM_LABELS[a]}
+                    {a === DEFAULT_ALGORITHM && <span className="ml-1.5 text-xs font-normal text-slate-500">(default)</span>}
                   </span>
-                  <span className="mt-0.5 block text-slate-600">{a.sentence}</span>
+                  <span className="mt-0.5 block text-slate-600">{ALGORITHM_SENTENCES[a]}</span>
                 </span>
               </label>
             ))}

@@ -1,4 +1,5 @@
-import { COUNTRY_CODES, flagEmoji } from "@/server/validation";
+import { flagEmoji } from "@/core/format";
+import { COUNTRY_CODES } from "@/core/validation";
 
 export interface Country {
   code: string;

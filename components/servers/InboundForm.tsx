@@ -6,7 +6,7 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { inboundFieldsSchema, splitList } from "@/server/validation";
+import { inboundFieldsSchema, splitList } from "@/core/validation";
 
 const formSchema = inboundFieldsSchema;
 

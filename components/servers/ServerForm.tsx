@@ -7,7 +7,7 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { addressSchema, capacitySchema, coefficientSchema, nameSchema, serverRoleSchema } from "@/server/validation";
+import { addressSchema, capacitySchema, coefficientSchema, nameSchema, serverRoleSchema } from "@/core/validation";
 
 const formSchema = z.object({ name: nameSchema, address: addressSchema, role: serverRoleSchema, coefficient: coefficientSchema, capacityMbps: capacitySchema });
 

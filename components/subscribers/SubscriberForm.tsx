@@ -7,7 +7,7 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/server/validation";
+import { GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/core/validation";
 import { formatBytes, formatUtcDay } from "./format";
 
 const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema, trafficResetDay: resetDaySchema, holdDays: holdDaysSchema });

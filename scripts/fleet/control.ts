@@ -9,7 +9,7 @@
 import http from "node:http";
 import type net from "node:net";
 import { z } from "zod";
-import { formatZodError } from "@/server/monitoring/contract";
+import { formatZodError } from "@/core/monitoring-contract";
 import type { Fleet } from "./fleet";
 import { SIM_FAULTS } from "./sim-server";
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import http from "node:http";
 import net from "node:net";
 import { randomUUID } from "node:crypto";
-import { agentReportSchema } from "@/server/monitoring/contract";
+import { agentReportSchema } from "@/core/monitoring-contract";
 import { SimNetwork, startSimServer, tcpCheck, type SimServer, type SimServerOptions } from "./sim-server";
 import { startFleet, type Fleet } from "./fleet";
 import { generateLocalPlan, fleetPlanSchema } from "./plan";

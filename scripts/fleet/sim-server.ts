@@ -1,12 +1,12 @@
 /**
  * A simulated VPN server for tests and demos, entirely on 127.0.0.1:
  * real TCP listeners on its inbound ports (echo), an HTTP health endpoint (`GET /health`),
- * and an agent loop POSTing the agent report (server/monitoring/contract.ts) to the app.
+ * and an agent loop POSTing the agent report (core/monitoring-contract.ts) to the app.
  * Faults can be switched at run time (setFault / clearFaults, or the fleet's control port).
  */
 import net from "node:net";
 import http from "node:http";
-import type { AgentReport, NeighbourCheck } from "@/server/monitoring/contract";
+import type { AgentReport, NeighbourCheck } from "@/core/monitoring-contract";
 
 export interface SimNeighbour {
   serverId: string;

@@ -4,6 +4,7 @@
  * Optional fields: route.hysteresis, servers[].outages, servers[].coefficient, probeDetectS.
  */
 import { z } from "zod";
+import { ALGORITHMS } from "@/core/format";
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -56,7 +57,7 @@ export const ScenarioSchema = obj({
   reportIntervalS: int(1, MAX_DURATION_S),
   probeDetectS: int(0, MAX_DURATION_S).optional(),
   route: obj({
-    algorithm: oneOf(["least-traffic", "round-robin"]),
+    algorithm: oneOf(ALGORITHMS),
     hysteresis: num({ min: 0 }).optional(),
   }),
   servers: z.array(Server, { error: "expected an array" }).min(1, { error: "needs at least one server" }).max(1000),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { blockReason } from "@/server/domain/subscriber-access";
-import { SERVER_STATUSES } from "@/server/monitoring/status";
+import { SERVER_STATUSES } from "@/core/status";
 import { alertText, routePanicTransition, serverTransitionEvent, subscriberBlockTransition, type RoutePanicState, type SubscriberBlockState } from "./events";
 
 describe("serverTransitionEvent", () => {

@@ -7,7 +7,7 @@
  * server moving between two down statuses (unavailable → no-data) is not a new outage.
  */
 import type { BlockReason } from "@/server/domain/subscriber-access";
-import { DOWN_STATUSES, STATUS_LABELS, type ServerStatus } from "@/server/monitoring/status";
+import { DOWN_STATUSES, STATUS_LABELS, type ServerStatus } from "@/core/status";
 import type { AnyAlertEventType } from "@/core/alert-events";
 
 export { ALERT_EVENT_LABELS, ALERT_EVENT_TYPES, isAlertEventType, type AlertEventType, type AnyAlertEventType } from "@/core/alert-events";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, clusters, operators, subscribers } from "@/db/schema";
 import { createApiToken } from "@/server/domain/api-tokens";
-import { GIB } from "@/server/validation";
+import { GIB } from "@/core/validation";
 import { startTestApp, type TestApp } from "./http-testing";
 
 process.env.DATA_DIR ??= mkdtempSync(path.join(os.tmpdir(), "rb-readme-"));

@@ -4,6 +4,7 @@
  * or owner (403). An API token may call a procedure only if the procedure declares a scope
  * the token has (ProcedureMeta.scope); owner-only procedures refuse every token.
  */
+import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";

@@ -3,7 +3,9 @@
  * never reads the clock (nowMs is an input) and never uses Math.random().
  */
 
-export type Algorithm = "least-traffic" | "round-robin";
+import type { Algorithm } from "@/core/format";
+import { DEFAULT_PEAK_HALF_LIFE_MS } from "./capacity";
+export type { Algorithm };
 
 export const DEFAULT_HYSTERESIS = 0.25;
 
@@ -88,7 +90,7 @@ export interface BalancerOptions {
 export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   capacityFloorBps: 100_000_000,
   defaultUserBps: 2_000_000,
-  peakHalfLifeMs: 24 * 3600 * 1000,
+  peakHalfLifeMs: DEFAULT_PEAK_HALF_LIFE_MS,
   minMoveGainBps: 2_000_000,
   failBackDwellMs: 12 * 3600 * 1000,
   failBackHysteresis: 3,

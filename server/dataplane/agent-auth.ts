@@ -5,6 +5,7 @@
  * report interval), on this instance and, through the change bus, on every other one.
  * A miss still asks the database, so a token created on another instance works at once.
  */
+import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { eq } from "drizzle-orm";
 import { type Db } from "@/db/client";

@@ -11,6 +11,7 @@
  * - One waiter per server (a newer poll answers the older with 304), and MAX_WAITERS overall.
  * - close() answers every waiter with 304 so shutdown does not hang on open long-polls.
  */
+import "server-only";
 import type { Db } from "@/db/client";
 import { onChange, type ChangeEvent } from "@/server/bus";
 import { gauge } from "@/server/metrics";

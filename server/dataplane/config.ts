@@ -5,6 +5,7 @@
  *
  * This is the one place where the Reality private key leaves the database.
  */
+import "server-only";
 import { createHash } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";

@@ -17,6 +17,7 @@
  * limit was crossed (the config hub then drops those subscribers from every agent's config) or
  * a subscriber on hold connected first (its expiry is set: the config hub times it).
  */
+import "server-only";
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { counter } from "@/server/metrics";

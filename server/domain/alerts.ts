@@ -11,7 +11,7 @@ import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
 import { uniqueViolation } from "@/server/db-errors";
 import { MASKED } from "@/server/secrets";
-import { idSchema, nameSchema } from "@/server/validation";
+import { idSchema, nameSchema } from "@/core/validation";
 import { ALERT_EVENT_TYPES, isAlertEventType, type AlertEventType } from "@/server/alerts/events";
 import { enqueueAlerts } from "@/server/alerts/outbox";
 import { alertWorker } from "@/server/alerts/worker";

@@ -8,7 +8,7 @@ import { apiTokens, auditLog, loginThrottle, operators } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { API_TOKEN_DEFAULT_DAYS, API_TOKEN_PATTERN } from "@/core/api-tokens";
 import { FREE_ATTEMPTS } from "@/server/auth/throttle";
-import { apiTokenExpirySchema, apiScopesSchema, apiTokenNameSchema } from "@/server/validation";
+import { apiTokenExpirySchema, apiScopesSchema, apiTokenNameSchema } from "@/core/validation";
 import { authenticateApiToken, createApiToken, hashApiSecret, listApiTokens, newApiToken, parseApiToken, revokeApiToken } from "./api-tokens";
 
 describe("the token's shape", () => {

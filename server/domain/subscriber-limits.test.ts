@@ -10,7 +10,7 @@ import { adminAndViewer } from "@/server/api/testing";
 import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
 import { agentReport } from "@/server/monitoring/testing";
 import { blockReason } from "@/server/domain/subscriber-access";
-import { refineSubscriberLimits, subscriberLimitsIssues } from "@/server/validation";
+import { refineSubscriberLimits, subscriberLimitsIssues } from "@/core/validation";
 import { z } from "zod";
 import {
   crossedLimit,

@@ -5,8 +5,9 @@
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
-import { effectiveProbeConfig } from "@/server/monitoring/store";
+import { effectiveProbeConfig } from "@/core/monitoring-contract";
 import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
+import { effectiveStatus } from "@/core/status";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
@@ -42,7 +43,7 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
       enabled: server.enabled,
       probesEnabled: effectiveProbeConfig(cluster.probeConfig, server.probeOverride).enabled,
       version: server.version,
-      status: server.enabled ? (health?.status ?? "pending") : "disabled",
+      status: effectiveStatus(server.enabled, health?.status),
       statusReason: health?.statusReason ?? null,
       statusSince: health?.statusSince ?? null,
       usersOnline: metrics?.usersOnline ?? 0,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { z } from "zod";
 import { agentReportSchema } from "@/core/agent-wire";
-import { probeConfigSchema } from "@/server/monitoring/contract";
+import { probeConfigSchema } from "@/core/monitoring-contract";
 import { repairKnownRefinements } from "./hints";
 import { broken, wellFormed } from "./zod-arbitrary";
 

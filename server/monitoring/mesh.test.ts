@@ -1,12 +1,23 @@
 import { describe, expect, it } from "vitest";
 import {
-  computeMeshVerdict,
   computeMeshVote,
   isUnreliableWitness,
-  updateMeshStreaks,
   updateObserverLinks,
   type MeshStreaks,
+  type MeshVoteOptions,
+  type NeighbourCheckLike,
 } from "./mesh";
+
+/** The whole map after `observerId` reported `checks`, as the store keeps it: one link set per observer. */
+function updateMeshStreaks(prev: MeshStreaks | null, observerId: string, checks: NeighbourCheckLike[]): MeshStreaks {
+  const m = prev ?? {};
+  return { ...m, [observerId]: updateObserverLinks(Object.hasOwn(m, observerId) ? m[observerId] : undefined, observerId, checks) };
+}
+
+/** The verdict on one target, through the vote the store runs. */
+function computeMeshVerdict(streaks: MeshStreaks, targetId: string, opts: MeshVoteOptions = {}) {
+  return computeMeshVote(streaks, { ...opts, extraTargets: [targetId] })[targetId]!;
+}
 
 /** Feeds `rounds` reports: every observer reports ok for all peers except `failing[observer]`. */
 function simulate(servers: string[], failing: Record<string, string[]>, rounds: number, start: MeshStreaks = {}) {
@@ -22,7 +33,7 @@ function simulate(servers: string[], failing: Record<string, string[]>, rounds: 
 
 const S5 = ["a", "b", "c", "d", "t"]; // target t observed by 4 observers
 
-describe("updateMeshStreaks", () => {
+describe("updateObserverLinks", () => {
   it("counts consecutive failures and resets on success", () => {
     let m: MeshStreaks = {};
     m = updateMeshStreaks(m, "a", [{ serverId: "t", ok: false }]);

@@ -64,17 +64,6 @@ export function updateObserverLinks(
   return next;
 }
 
-/** The whole map after `observerId` reported `checks` (other observers untouched). */
-export function updateMeshStreaks(
-  prevStreaks: MeshStreaks | null | undefined,
-  observerId: string,
-  neighbourChecks: readonly NeighbourCheckLike[],
-): MeshStreaks {
-  const prev = prevStreaks ?? {};
-  const own = Object.hasOwn(prev, observerId) ? prev[observerId] : undefined;
-  return { ...prev, [observerId]: updateObserverLinks(own, observerId, neighbourChecks) };
-}
-
 /** Whether an observer's latest report has more than half of its neighbours failing. */
 export function isUnreliableWitness(links: ObserverLinks): boolean {
   const all = Object.values(links);
@@ -170,19 +159,10 @@ function prepare(streaks: MeshStreaks, opts: MeshVoteOptions) {
   return { isActive, unreliable, minStreak, minVotes };
 }
 
-/** The verdict for one target. A target nobody observes is never unreachable. */
-export function computeMeshVerdict(
-  streaks: MeshStreaks,
-  targetId: string,
-  opts: MeshVoteOptions = {},
-): MeshVerdict {
-  const p = prepare(streaks, opts);
-  return verdictFor(streaks, targetId, p.unreliable, p.isActive, p.minStreak, p.minVotes);
-}
-
 /**
  * Verdicts for every target any observer checks, plus `extraTargets` (e.g. all servers of
- * the cluster, so unobserved servers get an explicit "no usable observers" verdict).
+ * the cluster, so unobserved servers get an explicit "no usable observers" verdict). A target
+ * nobody observes is never unreachable.
  */
 export function computeMeshVote(
   streaks: MeshStreaks,

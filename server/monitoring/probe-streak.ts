@@ -2,8 +2,9 @@
  * The active probe's streak machine (Apigee MaxFailures / Azure unhealthy threshold). Pure.
  *
  * - `probeHealthy === null`: no verdict yet — the probe has never succeeded and has not yet
- *   failed `unhealthyThreshold` times in a row. The status machine does not count null as
- *   "probe failing" (the server is `pending` until some check succeeds anyway).
+ *   failed `unhealthyThreshold` times in a row. For a server that once succeeded the status
+ *   machine does not count null as "probe failing"; for one that never did, any failure
+ *   counts (core/status.ts).
  * - The first success ever turns null into `true` at once, whatever healthyThreshold is:
  *   it is the server's first successful check and takes it out of `pending`.
  *   healthyThreshold governs recovery from `false` only.

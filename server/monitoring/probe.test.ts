@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runProbe, describeNetError, MAX_PROBE_BODY_BYTES } from "./probe";
-import { probeConfigSchema } from "./contract";
+import { probeConfigSchema } from "@/core/monitoring-contract";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -5,8 +5,8 @@
 import net from "node:net";
 import http from "node:http";
 import https from "node:https";
-import type { ProbeConfig } from "./contract";
-import { tryParseStatusCodes, matchesStatusCode } from "./status-codes";
+import type { ProbeConfig } from "@/core/monitoring-contract";
+import { tryParseStatusCodes, matchesStatusCode } from "@/core/status-codes";
 
 export interface ProbeOutcome {
   ok: boolean;

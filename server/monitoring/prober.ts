@@ -1,10 +1,9 @@
 /**
- * The active prober: a scheduler with no database. It asks `listTargets()` what to probe
- * (the service answers: enabled servers, including those out of rotation), probes each target
- * every `intervalS` with a jittered first run, never overlaps two probes of one target,
- * and hands every result to `onResult` (which applies the streak machine and persists).
- *
- * Run it in exactly one app instance (advisory lock); `start()`/`stop()` follow the lock.
+ * The active prober: a scheduler with no database. `listTargets()` says what to probe
+ * (MonitoringService lists the enabled servers, including those out of rotation); each target
+ * is probed every `intervalS` after a jittered first run, never twice at once, and every
+ * result goes to `onResult` (MonitoringService records it through the streak machine).
+ * Only the instance holding the prober lock (server/leader.ts) runs one.
  */
 import { runProbe as defaultRunProbe, type ProbeOutcome, type ProbeRunConfig } from "./probe";
 
@@ -113,7 +112,7 @@ export class Prober {
     await Promise.allSettled(pending);
   }
 
-  /** Re-reads the target list now (e.g. on a LISTEN/NOTIFY about servers or probe config). */
+  /** Re-reads the target list now (MonitoringService calls it when servers or probe configs change). */
   refresh(): Promise<void> {
     if (!this.running) return Promise.resolve();
     if (this.refreshing) return this.refreshing;

@@ -7,6 +7,7 @@
  *      state: silence → no-data, mesh votes, disabled/enabled flips; only changes are written.
  *  (c) the prober re-reads its targets on "topology"/"settings" bus events.
  */
+import "server-only";
 import { asc, eq } from "drizzle-orm";
 import { type Db } from "@/db/client";
 import { getDb } from "@/server/db";
@@ -15,7 +16,8 @@ import { onChange, publishChange } from "@/server/bus";
 import { env } from "@/server/env";
 import { logger } from "@/server/logger";
 import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
-import { effectiveProbeConfig, recordProbeResult, sweepStatuses } from "./store";
+import { effectiveProbeConfig } from "@/core/monitoring-contract";
+import { recordProbeResult, sweepStatuses } from "./store";
 
 const REFRESH_QUIET_MS = 200;
 const REFRESH_MAX_WAIT_MS = 1000;

@@ -6,7 +6,7 @@ import { clusters, inbounds, meshChecks, serverHealth, serverMetrics, serverMetr
 import { hashAgentToken } from "@/server/domain/tokens";
 import { ingestAgentReport, recordProbeResult, sweepStatuses, HISTORY_BUCKET_MS } from "./store";
 import { listProbeTargets } from "./service";
-import type { AgentReport } from "./contract";
+import type { AgentReport } from "@/core/monitoring-contract";
 
 const report = (over: Partial<AgentReport> = {}): AgentReport => ({
   listenerAlive: true,
@@ -96,10 +96,10 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     expect(await t.db.select().from(serverMetricsHistory).where(eq(serverMetricsHistory.serverId, ids[1]!))).toHaveLength(2);
   });
 
-  it("a report saying the listener is down: pending first, unavailable after a healthy one", async () => {
+  it("a report saying the listener is down is unavailable, before and after a healthy one", async () => {
     const now = Date.now();
     const down = JSON.stringify(report({ listenerAlive: false }));
-    expect((await ingestAgentReport(t.db, auth(2), down, now)).body).toEqual({ ok: true, status: "pending" });
+    expect((await ingestAgentReport(t.db, auth(2), down, now)).body).toEqual({ ok: true, status: "unavailable" });
     expect((await ingestAgentReport(t.db, auth(2), JSON.stringify(report()), now + 1000)).body).toEqual({ ok: true, status: "healthy" });
     const r = await ingestAgentReport(t.db, auth(2), down, now + 2000);
     expect(r).toMatchObject({ body: { status: "unavailable" }, statusChanged: true });
@@ -124,7 +124,7 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     const res = await recordProbeResult(t.db, ids[3]!, { ok: false, latencyMs: 1, reason: "connection refused" }, th, now + 20);
     expect(res).toMatchObject({ status: "probe-failing", changed: true });
     [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[3]!));
-    expect(h).toMatchObject({ probeFailStreak: 2, lastProbeOk: false, lastProbeReason: "connection refused", statusReason: "Active health probe failing: connection refused." });
+    expect(h).toMatchObject({ probeFailStreak: 2, lastProbeOk: false, lastProbeReason: "connection refused", statusReason: "Active health probe failing (2 failures in a row); last error: connection refused." });
     expect(await recordProbeResult(t.db, ids[3]!, { ok: true, code: 200, latencyMs: 3, reason: "status 200" }, th, now + 30)).toMatchObject({ status: "healthy", changed: true });
     [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[3]!));
     expect(h!.recoveredAt?.getTime()).toBe(now + 30);
@@ -171,6 +171,25 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     expect(targets.map((x) => x.serverId).sort()).toEqual(ids.slice(0, 4).sort());
     expect(targets.find((x) => x.serverId === ids[0])).toMatchObject({ host: "127.0.0.1", port: 20000 });
   });
+  it("probes failing before any success: probe-failing at once with the count and last error; the first success is no recovery", async () => {
+    const now = Date.now();
+    const token = `tok-new-${randomUUID()}`;
+    const [c] = await t.db.insert(clusters).values({ name: "new servers", reportIntervalS: 10 }).returning();
+    const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name: "s-new", address: "127.0.0.1", agentTokenHash: hashAgentToken(token) }).returning();
+    await t.db.insert(inbounds).values({ clusterId: c!.id, serverId: s!.id, name: "in-new", port: 20010 });
+    const th = { unhealthyThreshold: 3, healthyThreshold: 1 };
+    const fail = { ok: false, latencyMs: 1, reason: "connection refused" };
+    expect(await recordProbeResult(t.db, s!.id, fail, th, now)).toMatchObject({ status: "probe-failing", changed: true });
+    expect(await recordProbeResult(t.db, s!.id, fail, th, now + 10)).toMatchObject({ status: "probe-failing", changed: false });
+    let [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, s!.id));
+    expect(h).toMatchObject({ probeFailStreak: 2, probeHealthy: null, statusReason: "Health probe has never passed (2 failures in a row); last error: connection refused." });
+    const ok = await ingestAgentReport(t.db, `Bearer ${token}`, JSON.stringify(report()), now + 20);
+    expect(ok.body).toEqual({ ok: true, status: "healthy" });
+    [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, s!.id));
+    expect(h).toMatchObject({ status: "healthy", reportEverHealthy: true });
+    expect(h!.recoveredAt).toBeNull();
+  });
+
   it("sweep: reads servers in pages and reaches every one of them", async () => {
     const [c] = await t.db.insert(clusters).values({ name: "many", reportIntervalS: 10 }).returning();
     const many = await t.db

@@ -4,19 +4,20 @@
  * lock, runs the pure status machine and writes only what changed. Callers publish the bus
  * events (this module does no I/O but the database).
  */
+import "server-only";
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import type { AgentReportAck } from "@/core/agent-wire";
 import { bearerToken } from "@/server/dataplane/agent-auth";
 import { counter } from "@/server/metrics";
-import { decayPeak } from "@/server/balancer/capacity";
+import { decayPeak, DEFAULT_PEAK_HALF_LIFE_MS } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
 import { emitSubscriberBlocked, recordConfigRejections, recordServerTransitions, type ServerTransition } from "@/server/alerts/outbox";
-import { agentReportSchema, formatZodError, mergeProbeConfig, DEFAULT_PROBE_CONFIG, type AgentReport, type ProbeConfig } from "./contract";
-import { computeMeshVote, isUnreliableWitness, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
+import { agentReportSchema, effectiveProbeConfig, formatZodError, type AgentReport } from "@/core/monitoring-contract";
+import { computeMeshVote, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike } from "./probe-streak";
-import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "./status";
+import { computeServerStatus, isHealthyReport, isRecovery, NO_DATA_INTERVALS, type ServerStatus, type ServerStatusResult } from "@/core/status";
 
 /**
  * Largest report body: room for MAX_REPORT_USERS traffic rows (~90 bytes each). Only read
@@ -24,22 +25,8 @@ import { computeServerStatus, DOWN_STATUSES, isHealthyReport, isRecovery, NO_DAT
  */
 export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 export const HISTORY_BUCKET_MS = 5 * 60 * 1000;
-export const PEAK_HALF_LIFE_MS = 24 * 3600 * 1000;
 /** Servers read per statement by the status sweep. */
 const SWEEP_PAGE = 250;
-
-/** The effective probe config; a bad stored value falls back to the defaults (never throws). */
-export function effectiveProbeConfig(clusterCfg: unknown, override: unknown): ProbeConfig {
-  try {
-    return mergeProbeConfig((clusterCfg ?? null) as never, (override ?? null) as never);
-  } catch {
-    try {
-      return mergeProbeConfig((clusterCfg ?? null) as never, null);
-    } catch {
-      return DEFAULT_PROBE_CONFIG;
-    }
-  }
-}
 
 /** Makes sure the server has a health row (servers created elsewhere may lack one). */
 async function ensureHealthRow(db: DbOrTx, serverId: string): Promise<void> {
@@ -76,6 +63,8 @@ export async function recomputeServer(
   serverId: string,
   nowMs: number,
   mesh?: Pick<MeshVerdict, "unreachable" | "reason">,
+  /** The check just recorded is the server's first success ever: leaving a down status is then no recovery. */
+  firstSuccess = false,
 ): Promise<RecomputeResult | null> {
   const [row] = await tx
     .select(statusInputColumns)
@@ -96,7 +85,7 @@ export async function recomputeServer(
     patch.status = result.status;
     patch.statusSince = new Date(nowMs);
     patch.statusReason = result.reason;
-    if (isRecovery(h.status, result.status)) patch.recoveredAt = new Date(nowMs);
+    if (!firstSuccess && isRecovery(h.status, result.status)) patch.recoveredAt = new Date(nowMs);
   } else if (result.reason !== h.statusReason && result.status !== "no-data") {
     // no-data's reason counts the seconds of silence: rewritten only with the status
     patch.statusReason = result.reason;
@@ -127,6 +116,8 @@ export async function recomputeServers(
   serverIds: readonly string[],
   nowOf: (serverId: string) => number,
   meshOf?: (serverId: string) => { unreachable: boolean; reason: string } | undefined,
+  /** Servers whose first success ever is in this batch: leaving a down status is then no recovery. */
+  firstSuccess: ReadonlySet<string> = new Set(),
 ): Promise<Map<string, RecomputeResult>> {
   const out = new Map<string, RecomputeResult>();
   if (serverIds.length === 0) return out;
@@ -144,6 +135,7 @@ export async function recomputeServers(
     id: [] as string[],
     status: [] as string[],
     changed: [] as boolean[],
+    recovered: [] as boolean[],
     reason: [] as Array<string | null>,
     meshUnreachable: [] as boolean[],
     meshReason: [] as Array<string | null>,
@@ -168,6 +160,7 @@ export async function recomputeServers(
       upd.id.push(row.id);
       upd.status.push(result.status);
       upd.changed.push(changed);
+      upd.recovered.push(changed && !firstSuccess.has(row.id) && isRecovery(h.status, result.status));
       upd.reason.push(reasonMoved ? result.reason : h.statusReason);
       upd.meshUnreachable.push(meshMoved ? mesh.unreachable : h.meshUnreachable);
       upd.meshReason.push(meshMoved ? mesh.reason : h.meshReason);
@@ -180,14 +173,14 @@ export async function recomputeServers(
       update ${serverHealth} as h set
         status = v.status,
         status_since = case when v.changed then v.at else h.status_since end,
-        recovered_at = case when v.changed and v.status = 'healthy' and h.status = any(${pgArray([...DOWN_STATUSES])}::text[]) then v.at else h.recovered_at end,
+        recovered_at = case when v.recovered then v.at else h.recovered_at end,
         status_reason = v.reason,
         mesh_unreachable = v.mesh_unreachable,
         mesh_reason = v.mesh_reason,
         updated_at = v.at
       from unnest(${pgArray(upd.id)}::uuid[], ${pgArray(upd.status)}::text[], ${pgArray(upd.changed)}::boolean[],
-        ${pgArray(upd.reason)}::text[], ${pgArray(upd.meshUnreachable)}::boolean[], ${pgArray(upd.meshReason)}::text[],
-        ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, reason, mesh_unreachable, mesh_reason, at)
+        ${pgArray(upd.recovered)}::boolean[], ${pgArray(upd.reason)}::text[], ${pgArray(upd.meshUnreachable)}::boolean[],
+        ${pgArray(upd.meshReason)}::text[], ${pgArray(upd.at)}::timestamptz[]) as v(id, status, changed, recovered, reason, mesh_unreachable, mesh_reason, at)
       where h.server_id = v.id`);
   }
   // Alerts for the changes, in this transaction (server/alerts/outbox.ts).
@@ -437,7 +430,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
     const id = server.serverId;
     const traffic = Math.max(r.rxBps, r.txBps);
     const prev = prevMetrics.get(id);
-    const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, PEAK_HALF_LIFE_MS)) : traffic;
+    const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, DEFAULT_PEAK_HALF_LIFE_MS)) : traffic;
     prevMetrics.set(id, { peakBps: peak, atMs: nowMs });
     latest.set(id, {
       serverId: id,
@@ -503,11 +496,14 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
         cpuAvg: sql`(${h.cpuAvg} * ${h.samples} + excluded.cpu_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
       },
     });
+  const firstSuccess = new Set<string>();
   if (everHealthy.size > 0) {
-    await tx
+    const flipped = await tx
       .update(serverHealth)
       .set({ reportEverHealthy: true })
-      .where(and(inArray(serverHealth.serverId, [...everHealthy]), eq(serverHealth.reportEverHealthy, false)));
+      .where(and(inArray(serverHealth.serverId, [...everHealthy]), eq(serverHealth.reportEverHealthy, false)))
+      .returning({ id: serverHealth.serverId, everSucceeded: serverHealth.everSucceeded });
+    for (const f of flipped) if (!f.everSucceeded) firstSuccess.add(f.id);
   }
 
   // --- mesh links --------------------------------------------------------------------------
@@ -515,7 +511,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
 
   // --- status, once per server ---------------------------------------------------------------
   const lastNow = new Map(items.map((i) => [i.server.serverId, i.nowMs]));
-  const statuses = await recomputeServers(tx, serverIds, (id) => lastNow.get(id)!);
+  const statuses = await recomputeServers(tx, serverIds, (id) => lastNow.get(id)!, undefined, firstSuccess);
 
   // --- per-user traffic ------------------------------------------------------------------------
   const traffic = await storeTrafficBatch(
@@ -846,7 +842,7 @@ export async function recordProbeResult(
         updatedAt: new Date(nowMs),
       })
       .where(eq(serverHealth.serverId, serverId));
-    return recomputeServer(tx, serverId, nowMs);
+    return recomputeServer(tx, serverId, nowMs, undefined, !h.everSucceeded && !h.reportEverHealthy && next.everSucceeded);
   });
 }
 
@@ -971,12 +967,8 @@ function statusOf(
       meshUnreachable: mesh.unreachable,
       meshReason: mesh.reason ? `Unreachable from your servers: ${mesh.reason}.` : undefined,
       probeReason: h.lastProbeReason ?? undefined,
+      probeFailures: h.probeFailStreak,
     },
     nowMs,
   );
-}
-
-/** Whether an observer's stored links make it an unreliable witness (for the health page). */
-export function observerUnreliable(links: ObserverLinks): boolean {
-  return isUnreliableWitness(links);
 }

@@ -1,5 +1,5 @@
 /** Test helpers for monitoring (not used in production code). */
-import type { AgentReport } from "./contract";
+import type { AgentReport } from "@/core/monitoring-contract";
 
 /** A healthy, quiet agent report; `over` sets what a test is about. */
 export const agentReport = (over: Partial<AgentReport> = {}): AgentReport => ({

@@ -9,6 +9,7 @@ import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
+import { effectiveStatus, isAvailable } from "@/core/status";
 
 export interface SnapshotInbound {
   id: string;
@@ -85,7 +86,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       name: s.name,
       address: s.address,
       enabled: s.enabled,
-      status: s.enabled ? (status ?? "pending") : "disabled",
+      status: effectiveStatus(s.enabled, status),
       recoveredAtMs: recoveredAt ? recoveredAt.getTime() : null,
       coefficient: s.coefficient,
       capacityMbps: s.capacityMbps,
@@ -130,7 +131,7 @@ export async function loadServerStatuses(db: DbOrTx): Promise<Map<string, Server
     .select({ id: servers.id, enabled: servers.enabled, status: serverHealth.status, recoveredAt: serverHealth.recoveredAt })
     .from(servers)
     .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id));
-  return new Map(rows.map((r) => [r.id, { status: r.enabled ? (r.status ?? "pending") : "disabled", recoveredAtMs: r.recoveredAt ? r.recoveredAt.getTime() : null }]));
+  return new Map(rows.map((r) => [r.id, { status: effectiveStatus(r.enabled, r.status), recoveredAtMs: r.recoveredAt ? r.recoveredAt.getTime() : null }]));
 }
 
 /**
@@ -176,9 +177,9 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
     const m = metrics.get(s.id);
     out.set(s.id, {
       enabled: s.enabled,
-      available: s.enabled && s.status === "healthy",
+      available: s.enabled && isAvailable(s.status),
       // Back from an outage then: a move there from a working server needs the fail-back margin for a while.
-      availableSinceMs: s.enabled && s.status === "healthy" && s.recoveredAtMs !== null ? s.recoveredAtMs : undefined,
+      availableSinceMs: s.enabled && isAvailable(s.status) && s.recoveredAtMs !== null ? s.recoveredAtMs : undefined,
       coefficient: s.coefficient,
       capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
       learnedPeakBps: m?.peakBps ?? 0,

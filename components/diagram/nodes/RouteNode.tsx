@@ -5,7 +5,7 @@ import { memo } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
 import { routeDomId, useDiagram } from "../context";
 import { selectIsCarryTarget, useDiagramStore } from "../store";
-import { ALGORITHM_LABEL, routeColor, routeFlagPrefix } from "../format";
+import { algorithmLabel, routeColor, routeFlagPrefix } from "@/core/format";
 import { ITEM_HEIGHT, ROUTE_HEADER } from "../layout";
 import type { DiagramNode } from "./types";
 
@@ -75,7 +75,7 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
             {flag && <span aria-hidden>{flag}</span>}
             <span className="truncate">{route.name}</span>
           </h3>
-          <div className="truncate text-xs text-slate-500">{ALGORITHM_LABEL[route.algorithm] ?? route.algorithm}</div>
+          <div className="truncate text-xs text-slate-500">{algorithmLabel(route.algorithm)}</div>
           <div className="text-xs text-slate-500">{empty ? "Empty" : members.length === 1 ? "1 inbound" : `${members.length} inbounds`}</div>
         </div>
         <div className="flex shrink-0 items-start gap-0.5">

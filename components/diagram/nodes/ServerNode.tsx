@@ -3,7 +3,7 @@ import { useUpdateNodeInternals, type NodeProps } from "@xyflow/react";
 import { memo, useEffect, useRef } from "react";
 import { useDiagram } from "../context";
 import { InboundChip } from "../InboundChip";
-import { formatBps, plural, statusInfo } from "../format";
+import { formatBps, plural, statusStyle } from "@/core/format";
 import { CHIP_GAP, SERVER_HEADER, SERVER_PAD } from "../layout";
 import type { DiagramNode } from "./types";
 
@@ -23,7 +23,7 @@ export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<Diagr
     updateInternals(id);
   }, [handlesKey, id, updateInternals]);
   if (!server) return null;
-  const st = statusInfo(server.status);
+  const st = statusStyle(server.status);
   return (
     <div
       className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 bg-slate-50 shadow-sm ${st.border} ${server.status === "disabled" ? "opacity-75" : ""}`}

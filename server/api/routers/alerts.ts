@@ -10,7 +10,7 @@ import {
   updateAlertTarget,
   updateAlertTargetSchema,
 } from "@/server/domain/alerts";
-import { idSchema } from "@/server/validation";
+import { idSchema } from "@/core/validation";
 import { fieldError } from "./_errors";
 import { adminProcedure, createTRPCRouter } from "../trpc";
 

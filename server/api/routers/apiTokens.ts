@@ -2,7 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { createApiToken, listApiTokens, revokeApiToken } from "@/server/domain/api-tokens";
-import { apiScopesSchema, apiTokenExpirySchema, apiTokenNameSchema } from "@/server/validation";
+import { apiScopesSchema, apiTokenExpirySchema, apiTokenNameSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 
 /** Owner and admins; never a token (a token that could mint tokens would outlive its revocation). */

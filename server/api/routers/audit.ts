@@ -3,7 +3,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { z } from "zod";
 import { auditLog } from "@/db/schema";
 import { redactForAudit } from "@/server/secrets";
-import { idSchema } from "@/server/validation";
+import { idSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const auditRouter = createTRPCRouter({

@@ -9,7 +9,7 @@ import { assertStrongPassword } from "@/server/auth/strength";
 import { reserveAttempt, type Attempt } from "@/server/auth/throttle";
 import { recordAudit } from "@/server/audit";
 import { env } from "@/server/env";
-import { passwordSchema, setupCodeSchema, usernameSchema } from "@/server/validation";
+import { passwordSchema, setupCodeSchema, usernameSchema } from "@/core/validation";
 import { fieldError } from "./_errors";
 import { createTRPCRouter, protectedProcedure, publicProcedure, type Context } from "../trpc";
 

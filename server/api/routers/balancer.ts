@@ -1,7 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { subscriptionService } from "@/server/subscription/service";
-import { idSchema } from "@/server/validation";
+import { idSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const balancerRouter = createTRPCRouter({

@@ -5,7 +5,7 @@ import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
-import { idSchema, nameSchema } from "@/server/validation";
+import { idSchema, nameSchema } from "@/core/validation";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 

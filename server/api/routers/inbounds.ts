@@ -8,7 +8,7 @@ import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { auditInbound, createInbound, inboundView, portInUseMessage } from "@/server/domain/inbounds";
 import { generateRealityKeys } from "@/server/domain/reality";
-import { idSchema, inboundFieldsSchema } from "@/server/validation";
+import { idSchema, inboundFieldsSchema } from "@/core/validation";
 import type { Context } from "../trpc";
 import { createTRPCRouter, topologyWriteProcedure } from "../trpc";
 import { domainError, fieldError } from "./_errors";

@@ -10,23 +10,17 @@ import { clusters, inbounds, meshChecks, routes, serverAgentState, serverHealth,
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { probeConfigAsSeenBy } from "@/server/secrets";
-import { idSchema } from "@/server/validation";
-import { computeMonitoringWarnings } from "@/server/monitoring/config-warnings";
-import { DEFAULT_PROBE_CONFIG, probeConfigSchema, probeOverrideSchema, type ProbeConfig } from "@/server/monitoring/contract";
+import { idSchema } from "@/core/validation";
+import { computeMonitoringWarnings } from "@/core/config-warnings";
+import { effectiveProbeConfig, probeConfigSchema, probeOverrideSchema, safeMergeProbeConfig } from "@/core/monitoring-contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
-import { STATUS_LABELS, type ServerStatus } from "@/server/monitoring/status";
-import { effectiveProbeConfig } from "@/server/monitoring/store";
+import { effectiveStatus, STATUS_LABELS } from "@/core/status";
 import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 
 export async function clusterOr404(db: DbOrTx, clusterId: string) {
   const [c] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
   if (!c) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
   return c;
-}
-
-function clusterProbeConfig(raw: unknown): ProbeConfig {
-  const p = probeConfigSchema.safeParse(raw ?? {});
-  return p.success ? p.data : DEFAULT_PROBE_CONFIG;
 }
 
 const reportIntervalSchema = z
@@ -57,7 +51,7 @@ export const monitoringRouter = createTRPCRouter({
     ]);
     const ids = rows.map((r) => r.server.id);
     const links = ids.length === 0 ? [] : await ctx.db.select().from(meshChecks).where(inArray(meshChecks.observerId, ids));
-    const clusterCfg = clusterProbeConfig(cluster.probeConfig);
+    const clusterCfg = effectiveProbeConfig(cluster.probeConfig, null);
     const firstPort = new Map<string, number>();
     for (const ib of ibs) if (!firstPort.has(ib.serverId)) firstPort.set(ib.serverId, ib.port);
     const byObserver = new Map<string, ObserverLinks>();
@@ -69,7 +63,7 @@ export const monitoringRouter = createTRPCRouter({
     const inboundName = new Map(ibs.map((i) => [i.id, i.name]));
     const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
     const serversOut = rows.map(({ server: s, health: h, metrics: m, agent: a }) => {
-      const status = (s.enabled ? (h?.status ?? "pending") : "disabled") as ServerStatus;
+      const status = effectiveStatus(s.enabled, h?.status);
       const cfg = effectiveProbeConfig(cluster.probeConfig, s.probeOverride);
       return {
         id: s.id,
@@ -146,7 +140,7 @@ export const monitoringRouter = createTRPCRouter({
       .orderBy(asc(servers.name));
     const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
     return {
-      config: shown(clusterProbeConfig(cluster.probeConfig)),
+      config: shown(effectiveProbeConfig(cluster.probeConfig, null)),
       overrides: rows.map((r) => ({ serverId: r.id, name: r.name, override: shown((r.override ?? null) as z.infer<typeof probeOverrideSchema> | null) })),
     };
   }),
@@ -181,7 +175,7 @@ export const monitoringRouter = createTRPCRouter({
         if (!s) throw new TRPCError({ code: "NOT_FOUND", message: "No such server" });
         const [c] = await tx.select().from(clusters).where(eq(clusters.id, s.clusterId));
         // The merged config must be valid too (e.g. an override cannot make it inconsistent).
-        const merged = probeConfigSchema.safeParse({ ...clusterProbeConfig(c?.probeConfig), ...(override ?? {}) });
+        const merged = safeMergeProbeConfig(effectiveProbeConfig(c?.probeConfig, null), override);
         if (!merged.success) throw new TRPCError({ code: "BAD_REQUEST", message: merged.error.issues[0]?.message ?? "invalid override", cause: merged.error });
         await tx.update(servers).set({ probeOverride: override, updatedAt: new Date() }).where(eq(servers.id, s.id));
         await recordAudit(tx, ctx.operator, {

@@ -8,7 +8,7 @@ import { assertStrongPassword } from "@/server/auth/strength";
 import { clearUserFailures } from "@/server/auth/throttle";
 import { recordAudit } from "@/server/audit";
 import { uniqueViolation } from "@/server/db-errors";
-import { idSchema, operatorRoleSchema, passwordSchema, usernameSchema } from "@/server/validation";
+import { idSchema, operatorRoleSchema, passwordSchema, usernameSchema } from "@/core/validation";
 import { fieldError } from "./_errors";
 import { createTRPCRouter, ownerProcedure } from "../trpc";
 

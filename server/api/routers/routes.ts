@@ -8,11 +8,12 @@ import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { assignInboundToRoute } from "@/server/domain/moves";
-import { algorithmSchema, flagSchema, idSchema, nameSchema } from "@/server/validation";
+import { algorithmSchema, flagSchema, idSchema, nameSchema } from "@/core/validation";
+import { DEFAULT_ALGORITHM } from "@/core/format";
 import { createTRPCRouter, topologyWriteProcedure } from "../trpc";
 import { domainError, fieldError } from "./_errors";
 
-const routeFields = { name: nameSchema, flag: flagSchema.default(null), algorithm: algorithmSchema.default("least-traffic") };
+const routeFields = { name: nameSchema, flag: flagSchema.default(null), algorithm: algorithmSchema.default(DEFAULT_ALGORITHM) };
 
 function duplicateName(err: unknown, name: string): unknown {
   const c = uniqueViolation(err);

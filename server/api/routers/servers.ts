@@ -14,7 +14,8 @@ import { publishChange } from "@/server/bus";
 import { foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { inboundView } from "@/server/domain/inbounds";
 import { newAgentToken } from "@/server/domain/tokens";
-import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, serverRoleSchema } from "@/server/validation";
+import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, serverRoleSchema } from "@/core/validation";
+import { effectiveStatus } from "@/core/status";
 import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 import { fieldError } from "./_errors";
 
@@ -68,7 +69,7 @@ export const serversRouter = createTRPCRouter({
       capacityMbps: s.capacityMbps,
       enabled: s.enabled,
       // Just re-enabled: the monitor has not re-evaluated it yet.
-      status: s.enabled ? (!status || status === "disabled" ? "pending" : status) : "disabled",
+      status: effectiveStatus(s.enabled, status),
       statusReason: statusReason ?? null,
       createdAt: s.createdAt,
       inbounds: inboundRows.filter((r) => r.inbound.serverId === s.id).map((r) => ({ ...inboundView(r.inbound), routeName: r.routeName })),

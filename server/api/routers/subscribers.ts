@@ -8,7 +8,7 @@ import { publishChange } from "@/server/bus";
 import { foreignKeyViolation } from "@/server/db-errors";
 import { newSubscriptionToken } from "@/server/domain/tokens";
 import { expiryMovedIntoPast, limitColumns, resetUsage, usagePeriods } from "@/server/domain/subscriber-limits";
-import { expirySchema, GIB, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, trafficLimitGbSchema } from "@/server/validation";
+import { expirySchema, GIB, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, trafficLimitGbSchema } from "@/core/validation";
 import { fieldError } from "./_errors";
 import type { DbOrTx } from "@/db/client";
 import { createTRPCRouter, protectedProcedure, subscribersWriteProcedure } from "../trpc";

@@ -15,7 +15,7 @@ import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
 import { newAgentToken } from "@/server/domain/tokens";
-import { idSchema, nameSchema } from "@/server/validation";
+import { idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 import { clusterOr404 } from "./monitoring";
 

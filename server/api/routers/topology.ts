@@ -3,8 +3,8 @@ import { z } from "zod";
 import { onChange, publishChange, type ChangeEvent, type ChangeKind } from "@/server/bus";
 import { assignInboundToRoute, NotFoundError, reorderRoutes, StaleDataError } from "@/server/domain/moves";
 import { loadTopology } from "@/server/domain/topology";
-import { computeWarnings } from "@/server/domain/warnings";
-import { idSchema } from "@/server/validation";
+import { computeWarnings } from "@/core/warnings";
+import { idSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 
 /** Domain errors of a move become the HTTP-ish codes clients act on. */

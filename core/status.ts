@@ -5,23 +5,30 @@
  *   disabled → pending → no-data → unavailable → probe-failing → unreachable → healthy
  *
  * Decisions (documented for whoever persists the inputs):
- * - "Successful check" (leaves `pending`): a successful active probe OR an agent report that
- *   says both the listener is alive and the VPN service is running (`isHealthyReport`).
- *   A report saying the listener/service is down is a failed check: a new server whose agent
- *   reports "down" stays `pending` (the reason says what the agent reported). The flag is
- *   sticky: once true it stays true (persist it; it is `everSucceeded` in the input).
+ * - A "check" is an active probe or an agent report. A successful one is a passing probe or a
+ *   report saying both the listener is alive and the VPN service is running
+ *   (`isHealthyReport`); `everSucceeded` is sticky (persisted) once any check succeeded.
+ * - `pending` means no check has finished yet: no probe has failed and the agent has never
+ *   reported. Once a check has finished and failed, a server that never succeeded goes
+ *   straight to the row its failure names: `no-data` (its only report went stale),
+ *   `unavailable` (its agent reports down) or `probe-failing` (from the first failed probe:
+ *   the probe's unhealthy threshold protects a server known to work from a blip, and a
+ *   server never seen working has no such state to protect). The reason carries the failure
+ *   count and the last error.
  * - `no-data` when the agent has not reported for more than 3 report intervals, and also when
- *   it has NEVER reported even though probes pass: without a report we know neither the
- *   listener/service state nor the load, and the balancer would score an idle-looking server
- *   as the best one. (If no check ever succeeded the row before, `pending`, wins.)
+ *   a server that once succeeded has NEVER reported even though probes pass: without a report
+ *   we know neither the listener/service state nor the load, and the balancer would score an
+ *   idle-looking server as the best one.
  * - Clock going backwards (report timestamp in the future): the report's age is taken as 0,
  *   i.e. the report counts as fresh; nothing throws. Non-finite / non-positive
  *   reportIntervalS falls back to DEFAULT_REPORT_INTERVAL_S.
  * - The `unavailable` row uses the latest report only while it is fresh (stale reports are
  *   already `no-data`, which comes first).
- * - `probe-failing` only when probes are enabled and the streak machine says `false`
- *   (null = no verdict yet does not count).
+ * - `probe-failing` for a server that once succeeded only when probes are enabled and the
+ *   streak machine says `false` (null = no verdict yet does not count).
  */
+
+import { plural } from "./plural";
 
 export const SERVER_STATUSES = [
   "disabled",
@@ -71,6 +78,8 @@ export interface ServerStatusInput {
   meshReason?: string;
   /** Optional detail for the `probe-failing` reason (e.g. the last probe's reason). */
   probeReason?: string;
+  /** Failed probes in a row (the streak machine's consecutiveFailures); 0 or missing = none. */
+  probeFailures?: number;
 }
 
 export interface ServerStatusResult {
@@ -93,8 +102,19 @@ export function isHealthyReport(report: ReportFlags | null | undefined): boolean
 }
 
 /** Only `healthy` servers are available to the balancer. */
-export function isAvailable(status: ServerStatus): boolean {
+export function isAvailable(status: string | null | undefined): boolean {
   return status === "healthy";
+}
+
+/**
+ * The status a server shows: `disabled` whatever its health row says (the sweep may not have
+ * run since the operator disabled it), and `pending` while it has no health row yet or the
+ * row still says `disabled` from before the operator enabled it again.
+ */
+export function effectiveStatus(enabled: boolean, stored: string | null | undefined): ServerStatus {
+  if (!enabled) return "disabled";
+  if (!stored || stored === "disabled" || !(SERVER_STATUSES as readonly string[]).includes(stored)) return "pending";
+  return stored as ServerStatus;
 }
 
 function effectiveIntervalS(s: number): number {
@@ -136,14 +156,23 @@ export function computeServerStatus(input: ServerStatusInput, nowMs: number): Se
   const age = reportAgeMs(input.lastReportAtMs, nowMs);
   const fresh = age !== null && age <= NO_DATA_INTERVALS * intervalS * 1000;
 
+  const failures = Number.isFinite(input.probeFailures) ? Math.max(0, Math.floor(input.probeFailures!)) : 0;
+  const probeFailureReason = (prefix: string) =>
+    `${prefix}${failures > 0 ? ` (${plural(failures, "failure")} in a row)` : ""}${input.probeReason ? `; last error: ${input.probeReason}` : ""}.`;
+
   if (!input.everSucceeded) {
-    let reason = "No successful probe or healthy agent report yet.";
-    if (input.lastReport && fresh && !isHealthyReport(input.lastReport)) {
-      reason = `No successful check yet: the agent reports its ${downParts(input.lastReport)}.`;
-    } else if (age === null) {
-      reason = "No successful check yet; the agent has not reported.";
+    const probeFailed = input.probesEnabled && (failures > 0 || input.probeHealthy === false);
+    if (age === null && !probeFailed) {
+      return make("pending", "No check has finished yet: no probe result and no agent report.");
     }
-    return make("pending", reason);
+    if (age !== null && !fresh) {
+      return make("no-data", `No agent report for ${fmtDuration(age)}, and no check has succeeded yet.`);
+    }
+    if (fresh && input.lastReport && !isHealthyReport(input.lastReport)) {
+      return make("unavailable", `The agent reports its ${downParts(input.lastReport)}; no check has succeeded yet.`);
+    }
+    if (probeFailed) return make("probe-failing", probeFailureReason("Health probe has never passed"));
+    return make("pending", "No successful check yet.");
   }
 
   if (age === null) {
@@ -161,10 +190,7 @@ export function computeServerStatus(input: ServerStatusInput, nowMs: number): Se
   }
 
   if (input.probesEnabled && input.probeHealthy === false) {
-    return make(
-      "probe-failing",
-      input.probeReason ? `Active health probe failing: ${input.probeReason}.` : "Active health probe failing.",
-    );
+    return make("probe-failing", probeFailureReason("Active health probe failing"));
   }
 
   if (input.meshUnreachable) {

@@ -6,7 +6,6 @@ import {
   coefficientSchema,
   COUNTRY_CODES,
   expirySchema,
-  flagEmoji,
   flagSchema,
   idSchema,
   nameSchema,
@@ -19,6 +18,7 @@ import {
   trafficLimitGbSchema,
   usernameSchema,
 } from "./validation";
+import { flagEmoji } from "./format";
 
 const ok = (schema: { safeParse(v: unknown): { success: boolean } }, v: unknown) => schema.safeParse(v).success;
 const message = (schema: { safeParse(v: unknown): { success: boolean; error?: { issues: Array<{ message: string }> } } }, v: unknown) =>

@@ -3,8 +3,9 @@
  * server returns it with topology.get and the dashboard can recompute it on an optimistic
  * update. A warning disappears as soon as its cause is fixed.
  */
-import { groupTopology } from "@/core/topology";
-import { computeMonitoringWarnings, type MonitoringWarning } from "@/server/monitoring/config-warnings";
+import { groupTopology } from "./topology";
+import { isAvailable } from "./status";
+import { computeMonitoringWarnings, type MonitoringWarning } from "./config-warnings";
 
 export interface WarningInput {
   /** Whether the cluster's active probes are on (absent = on). */
@@ -20,8 +21,6 @@ export type Warning =
   | { kind: "single-server"; id: string; message: string; routeId: string; routeName: string; serverName: string }
   | { kind: "no-available"; id: string; message: string; routeId: string; routeName: string }
   | MonitoringWarning;
-
-export type WarningKind = Warning["kind"];
 
 /**
  * Warnings in a stable order: unassigned first, then per route in the given route order,
@@ -68,7 +67,7 @@ export function computeWarnings(topology: WarningInput): Warning[] {
         });
       }
     }
-    const available = members.some((m) => serverById.get(m.serverId)?.status === "healthy");
+    const available = members.some((m) => isAvailable(serverById.get(m.serverId)?.status));
     if (!available) {
       warnings.push({
         kind: "no-available",

@@ -5,10 +5,12 @@ import {
   DEFAULT_PROBE_CONFIG,
   formatZodError,
   mergeProbeConfig,
+  effectiveProbeConfig,
+  safeMergeProbeConfig,
   PROBE_DEFAULTS,
   probeConfigSchema,
   probeOverrideSchema,
-} from "./contract";
+} from "./monitoring-contract";
 
 const good = () => ({
   listenerAlive: true,
@@ -155,6 +157,34 @@ describe("probeConfigSchema", () => {
 
   it("accepts bodyContains of exactly 4090 characters", () => {
     expect(probeConfigSchema.safeParse({ bodyContains: "x".repeat(4090) }).success).toBe(true);
+  });
+});
+
+describe("effectiveProbeConfig and safeMergeProbeConfig", () => {
+  it("merge the same way as mergeProbeConfig", () => {
+    const cluster = probeConfigSchema.parse({ protocol: "http", path: "/health", headers: { A: "1" } });
+    const override = { port: 8080, path: undefined, headers: { B: "2" } };
+    expect(effectiveProbeConfig(cluster, override)).toEqual(mergeProbeConfig(cluster, override));
+    const safe = safeMergeProbeConfig(cluster, override);
+    expect(safe.success && safe.data).toEqual(mergeProbeConfig(cluster, override));
+  });
+
+  it("an undefined override field inherits the cluster's value, not the default", () => {
+    const cluster = probeConfigSchema.parse({ intervalS: 7 });
+    const safe = safeMergeProbeConfig(cluster, { intervalS: undefined, port: 9000 });
+    expect(safe.success && safe.data.intervalS).toBe(7);
+  });
+
+  it("safeMergeProbeConfig reports an invalid combination instead of throwing", () => {
+    const r = safeMergeProbeConfig(DEFAULT_PROBE_CONFIG, { intervalS: 0 } as never);
+    expect(r.success).toBe(false);
+  });
+
+  it("effectiveProbeConfig falls back to the cluster's config, then to the defaults", () => {
+    expect(effectiveProbeConfig({ intervalS: 9 }, { intervalS: -1 }).intervalS).toBe(9);
+    expect(effectiveProbeConfig({ intervalS: -1 }, { port: 8080 })).toEqual(DEFAULT_PROBE_CONFIG);
+    expect(effectiveProbeConfig("garbage", null)).toEqual(DEFAULT_PROBE_CONFIG);
+    expect(effectiveProbeConfig(null, undefined)).toEqual(DEFAULT_PROBE_CONFIG);
   });
 });
 

@@ -5,8 +5,8 @@
 import { z } from "zod";
 import { tryParseStatusCodes } from "./status-codes";
 
-export { agentReportSchema, neighbourCheckSchema, MAX_NEIGHBOURS, type AgentReport, type NeighbourCheck } from "@/core/agent-wire";
-export { formatZodError } from "@/core/zod-format";
+export { agentReportSchema, neighbourCheckSchema, MAX_NEIGHBOURS, type AgentReport, type NeighbourCheck } from "./agent-wire";
+export { formatZodError } from "./zod-format";
 
 // ---------------------------------------------------------------------------
 // Active probe config (Apigee HealthMonitor + Azure custom probe)
@@ -160,21 +160,39 @@ export type ProbeOverride = z.output<typeof probeOverrideSchema>;
 /** The defaults as a complete, parsed config. */
 export const DEFAULT_PROBE_CONFIG: ProbeConfig = probeConfigSchema.parse({});
 
+/** The cluster config with the override's defined fields on top (not yet validated). */
+function overlay(clusterCfg: unknown, override: unknown): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...((clusterCfg ?? {}) as Record<string, unknown>) };
+  if (override) {
+    for (const [k, v] of Object.entries(override as Record<string, unknown>)) {
+      if (v !== undefined) merged[k] = v;
+    }
+  }
+  return merged;
+}
+
 /**
  * Effective config for one server: the cluster config with the override's defined fields
  * on top. Record fields (headers, headerMatch) are replaced as a whole, not merged, so an
  * override can remove a cluster header. `undefined`/missing = inherit. The result is
  * validated (throws a ZodError on an invalid combination, e.g. a bad stored value).
  */
-export function mergeProbeConfig(
-  clusterCfg: ProbeConfigInput | null | undefined,
-  override?: ProbeOverride | null,
-): ProbeConfig {
-  const merged: Record<string, unknown> = { ...(clusterCfg ?? {}) };
-  if (override) {
-    for (const [k, v] of Object.entries(override)) {
-      if (v !== undefined) merged[k] = v;
-    }
-  }
-  return probeConfigSchema.parse(merged);
+export function mergeProbeConfig(clusterCfg: ProbeConfigInput | null | undefined, override?: ProbeOverride | null): ProbeConfig {
+  return probeConfigSchema.parse(overlay(clusterCfg, override));
+}
+
+/** The same merge, for checking an override before saving it: says what is wrong instead of throwing. */
+export function safeMergeProbeConfig(clusterCfg: ProbeConfigInput | null | undefined, override: ProbeOverride | null | undefined) {
+  return probeConfigSchema.safeParse(overlay(clusterCfg, override));
+}
+
+/**
+ * The config the prober uses for stored values: a bad override falls back to the cluster's
+ * config, a bad cluster config to the defaults. Never throws.
+ */
+export function effectiveProbeConfig(clusterCfg: unknown, override: unknown): ProbeConfig {
+  const merged = probeConfigSchema.safeParse(overlay(clusterCfg, override));
+  if (merged.success) return merged.data;
+  const cluster = probeConfigSchema.safeParse(clusterCfg ?? {});
+  return cluster.success ? cluster.data : DEFAULT_PROBE_CONFIG;
 }

@@ -1,5 +1,5 @@
 /**
- * Monitoring configuration warnings (pure, no I/O), in the shape of server/domain/warnings.ts
+ * Monitoring configuration warnings (pure, no I/O), in the shape of core/warnings.ts
  * (`{ kind, id, message, … }`) so the warnings panel can list them with the others:
  *  - "probes-disabled": active probes are off for the whole cluster, or for some servers by
  *    override — a dead listener is then only noticed through the agent's own report;

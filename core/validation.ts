@@ -4,7 +4,8 @@
  * modules, so client components import these schemas too.
  */
 import { z } from "zod";
-import { API_SCOPES } from "@/core/api-tokens";
+import { API_SCOPES } from "./api-tokens";
+import { ALGORITHMS } from "./format";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
 // something else. Right-to-left text itself is fine; so are emoji joiners.
@@ -75,7 +76,7 @@ export const capacitySchema = z.coerce
 export const idSchema = z.uuid("Not a valid id");
 
 export const serverRoleSchema = z.enum(["master", "node", "both"], { error: "Role must be master, node or both" });
-export const algorithmSchema = z.enum(["least-traffic", "round-robin"], { error: "Choose a load-balancing algorithm" });
+export const algorithmSchema = z.enum(ALGORITHMS, { error: "Choose a load-balancing algorithm" });
 export const securitySchema = z.enum(["reality", "tls", "none"], { error: "Security must be Reality, TLS or none" });
 
 /** ISO 3166-1 alpha-2: every officially assigned code. */
@@ -89,11 +90,6 @@ export const COUNTRY_CODES: readonly string[] = (
   "UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW"
 ).split(" ");
 const COUNTRY_SET = new Set(COUNTRY_CODES);
-
-/** The flag emoji of a country code: two regional indicator symbols. */
-export function flagEmoji(code: string): string {
-  return String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
-}
 
 /** A route's flag: an ISO 3166-1 alpha-2 code ("us" is accepted as "US"), or null for none. */
 export const flagSchema = z

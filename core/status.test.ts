@@ -3,6 +3,7 @@ import fc from "fast-check";
 import {
   computeServerStatus,
   DEFAULT_REPORT_INTERVAL_S,
+  effectiveStatus,
   isAvailable,
   isHealthyReport,
   isRecovery,
@@ -56,14 +57,15 @@ describe("each row", () => {
     expect(st({ enabled: false }).status).toBe("disabled");
     expect(st({ enabled: false }).label).toBe("Disabled by operator");
   });
-  it("pending when no check ever succeeded", () => {
-    const r = st({ everSucceeded: false, probeHealthy: null, lastReport: null, lastReportAtMs: null });
+  it("pending while no check has finished: no probe result, no agent report", () => {
+    const r = st({ everSucceeded: false, probeHealthy: null, probeFailures: 0, lastReport: null, lastReportAtMs: null });
     expect(r.status).toBe("pending");
     expect(r.label).toBe("Waiting for first check");
+    expect(st({ everSucceeded: false, probeHealthy: null, lastReport: null, lastReportAtMs: null }).status).toBe("pending");
   });
-  it("pending explains an agent that reports down", () => {
-    const r = st({ everSucceeded: false, lastReport: { listenerAlive: false, serviceRunning: true } });
-    expect(r.status).toBe("pending");
+  it("an agent that reports down before any success is unavailable, not pending", () => {
+    const r = st({ everSucceeded: false, probeHealthy: null, lastReport: { listenerAlive: false, serviceRunning: true } });
+    expect(r.status).toBe("unavailable");
     expect(r.reason).toMatch(/listener is down/);
   });
   it("no-data after more than 3 report intervals", () => {
@@ -109,6 +111,50 @@ describe("each row", () => {
   });
 });
 
+describe("probes failing before any success", () => {
+  const never: Partial<ServerStatusInput> = { everSucceeded: false, probeHealthy: null, lastReport: null, lastReportAtMs: null };
+  it("one failure below the threshold is already probe-failing, with the count and the last error", () => {
+    const r = st({ ...never, probeFailures: 1, probeReason: "connection refused" });
+    expect(r.status).toBe("probe-failing");
+    expect(r.label).toBe("Health probe failing");
+    expect(r.reason).toBe("Health probe has never passed (1 failure in a row); last error: connection refused.");
+  });
+  it("at and beyond the threshold (streak verdict false) it stays probe-failing and counts on", () => {
+    const r = st({ ...never, probeHealthy: false, probeFailures: 3, probeReason: "timed out after 5 s" });
+    expect(r.status).toBe("probe-failing");
+    expect(r.reason).toMatch(/\(3 failures in a row\); last error: timed out after 5 s/);
+    expect(st({ ...never, probeHealthy: false, probeFailures: 18 }).reason).toBe("Health probe has never passed (18 failures in a row).");
+  });
+  it("a verdict without a count or an error still says the probe fails", () => {
+    expect(st({ ...never, probeHealthy: false }).reason).toBe("Health probe has never passed.");
+    expect(st({ ...never, probeHealthy: false, probeFailures: Number.NaN }).status).toBe("probe-failing");
+  });
+  it("failed probes do not count while probes are turned off", () => {
+    expect(st({ ...never, probesEnabled: false, probeHealthy: false, probeFailures: 5 }).status).toBe("pending");
+  });
+  it("the agent's own word comes first: a stale report is no-data, a fresh 'down' is unavailable", () => {
+    const down = { listenerAlive: true, serviceRunning: false };
+    expect(st({ ...never, probeFailures: 4, lastReport: down, lastReportAtMs: NOW - 600_000 }).status).toBe("no-data");
+    expect(st({ ...never, probeFailures: 4, lastReport: down, lastReportAtMs: NOW - 1000 }).status).toBe("unavailable");
+  });
+  it("a server never seen working is not no-data just because its agent never reported", () => {
+    expect(st({ ...never, probeFailures: 2 }).status).toBe("probe-failing");
+  });
+  it("clock going backwards: a 'down' report from the future counts as fresh, failures still show", () => {
+    const down = { listenerAlive: false, serviceRunning: false };
+    expect(st({ ...never, probeFailures: 2, lastReport: down, lastReportAtMs: NOW + 3_600_000 }).status).toBe("unavailable");
+    for (let now = NOW; now > NOW - 3_600_000; now -= 600_000) {
+      expect(st({ ...never, probeFailures: 2 }, now).status).toBe("probe-failing");
+    }
+  });
+  it("once a check succeeded, failures below the threshold do not count (the streak verdict decides)", () => {
+    expect(st({ probeHealthy: true, probeFailures: 2 }).status).toBe("healthy");
+    expect(st({ probeHealthy: false, probeFailures: 3, probeReason: "HTTP 503" }).reason).toBe(
+      "Active health probe failing (3 failures in a row); last error: HTTP 503.",
+    );
+  });
+});
+
 describe("precedence", () => {
   const all: Partial<ServerStatusInput> = {
     enabled: false,
@@ -120,12 +166,17 @@ describe("precedence", () => {
   };
   const order: [ServerStatus, Partial<ServerStatusInput>][] = [
     ["disabled", { enabled: true }],
-    ["pending", { everSucceeded: true }],
+    ["no-data", { everSucceeded: true }],
     ["no-data", { lastReportAtMs: NOW - 1000 }],
     ["unavailable", { lastReport: { listenerAlive: true, serviceRunning: true } }],
     ["probe-failing", { probeHealthy: true }],
     ["unreachable", { meshUnreachable: false }],
   ];
+  it("pending comes right after disabled, while nothing has finished", () => {
+    expect(computeServerStatus({ ...healthy(), ...all }, NOW).status).toBe("disabled");
+    const fresh = { ...healthy(), ...all, enabled: true, lastReportAtMs: null, lastReport: null, probeHealthy: null, meshUnreachable: true };
+    expect(computeServerStatus(fresh, NOW).status).toBe("pending");
+  });
   it("the first applicable row wins, peeling one condition at a time", () => {
     let input = { ...healthy(), ...all };
     for (const [expected, fix] of order) {
@@ -146,6 +197,7 @@ describe("precedence", () => {
           serviceRunning: fc.boolean(),
           hasReport: fc.boolean(),
           probeHealthy: fc.constantFrom(true, false, null),
+          probeFailures: fc.integer({ min: 0, max: 5 }),
           probesEnabled: fc.boolean(),
           meshUnreachable: fc.boolean(),
         }),
@@ -159,12 +211,26 @@ describe("precedence", () => {
             probeHealthy: g.probeHealthy,
             probesEnabled: g.probesEnabled,
             meshUnreachable: g.meshUnreachable,
+            probeFailures: g.probeFailures,
           };
           const fresh = g.age !== null && g.age <= 180_000;
+          const report = g.hasReport && g.age !== null;
+          const down = report && !(g.listenerAlive && g.serviceRunning);
+          const probeFailed = g.probesEnabled && (g.probeFailures > 0 || g.probeHealthy === false);
+          const neverSucceeded: ServerStatus =
+            g.age === null && !probeFailed
+              ? "pending"
+              : g.age !== null && !fresh
+                ? "no-data"
+                : down
+                  ? "unavailable"
+                  : probeFailed
+                    ? "probe-failing"
+                    : "pending";
           const expected: ServerStatus = !g.enabled
             ? "disabled"
             : !g.everSucceeded
-              ? "pending"
+              ? neverSucceeded
               : !fresh
                 ? "no-data"
                 : g.hasReport && !(g.listenerAlive && g.serviceRunning)
@@ -224,5 +290,23 @@ describe("isRecovery", () => {
     expect(isRecovery("healthy", "healthy")).toBe(false);
     expect(isRecovery("no-data", "probe-failing")).toBe(false);
     expect(isRecovery("unknown-status", "healthy")).toBe(false);
+  });
+});
+
+describe("effectiveStatus", () => {
+  it("is disabled whatever the stored status when the operator disabled the server", () => {
+    expect(effectiveStatus(false, "healthy")).toBe("disabled");
+    expect(effectiveStatus(false, null)).toBe("disabled");
+  });
+  it("is the stored status, or pending without a health row", () => {
+    expect(effectiveStatus(true, "probe-failing")).toBe("probe-failing");
+    expect(effectiveStatus(true, null)).toBe("pending");
+    expect(effectiveStatus(true, undefined)).toBe("pending");
+  });
+  it("is pending when the operator enabled it again and the row still says disabled", () => {
+    expect(effectiveStatus(true, "disabled")).toBe("pending");
+  });
+  it("treats an unknown stored value as pending", () => {
+    expect(effectiveStatus(true, "exploded")).toBe("pending");
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * How the product writes numbers, statuses, flags and algorithms for people. Pure and
+ * browser-safe: the diagram, the health page, the servers page and the server all use these,
+ * so a label or a rounding reads the same everywhere.
+ */
+import { STATUS_LABELS, type ServerStatus } from "./status";
+
+const UNITS = ["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"];
+
+/** 12_300_000 → "12.3 Mbit/s"; 250_000_000 → "250 Mbit/s"; whole bits below 1 kbit/s. */
+export function formatBps(bps: number): string {
+  if (!Number.isFinite(bps) || bps <= 0) return "0 bit/s";
+  let v = bps;
+  let u = 0;
+  while (v >= 1000 && u < UNITS.length - 1) {
+    v /= 1000;
+    u++;
+  }
+  const digits = v >= 100 || u === 0 ? 0 : 1;
+  return `${v.toFixed(digits)} ${UNITS[u]}`;
+}
+
+export { plural } from "./plural";
+
+/** "12 s ago", "5 min ago", "3 h ago", "2 days ago"; null → "never"; a future time → "0 s ago". */
+export function ago(at: Date | string | null | undefined, nowMs: number): string {
+  if (!at) return "never";
+  const ms = nowMs - new Date(at).getTime();
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 90) return `${s} s ago`;
+  const m = Math.round(s / 60);
+  if (m < 90) return `${m} min ago`;
+  const h = Math.round(m / 60);
+  if (h < 36) return `${h} h ago`;
+  return `${Math.round(h / 24)} days ago`;
+}
+
+/** "US" or "us" → 🇺🇸 (two regional indicator symbols); anything but two letters → "". */
+export function flagEmoji(code: string | null | undefined): string {
+  if (!code || !/^[A-Za-z]{2}$/.test(code)) return "";
+  return String.fromCodePoint(...[...code.toUpperCase()].map((c) => 0x1f1e6 + c.charCodeAt(0) - 65));
+}
+
+/** The flag to show before a route's name, unless its name already starts with it. */
+export function routeFlagPrefix(name: string, flag: string | null | undefined): string {
+  const emoji = flagEmoji(flag);
+  return emoji && !name.startsWith(emoji) ? emoji : "";
+}
+
+/** The load-balancing algorithms of a route (DESIGN §2); the first is the default. */
+export const ALGORITHMS = ["least-traffic", "round-robin"] as const;
+export type Algorithm = (typeof ALGORITHMS)[number];
+export const DEFAULT_ALGORITHM: Algorithm = "least-traffic";
+
+export const ALGORITHM_LABELS: Readonly<Record<Algorithm, string>> = {
+  "least-traffic": "Least loaded by traffic",
+  "round-robin": "Round-robin (weighted)",
+};
+
+/** One sentence per algorithm saying where a new user goes. */
+export const ALGORITHM_SENTENCES: Readonly<Record<Algorithm, string>> = {
+  "least-traffic": "Each new user goes to the server with the most free bandwidth per user, learned from its traffic and link capacity.",
+  "round-robin": "Each new user goes to the server with the fewest users relative to its coefficient, so a server with 2.0 takes twice as many.",
+};
+
+/** The label of an algorithm; an unknown value is shown as it is. */
+export function algorithmLabel(algorithm: string): string {
+  return (ALGORITHM_LABELS as Record<string, string>)[algorithm] ?? algorithm;
+}
+
+export interface StatusStyle {
+  label: string;
+  /** Tailwind classes: the status dot, the label's text, a box border, a pill badge. */
+  dot: string;
+  text: string;
+  border: string;
+  badge: string;
+}
+
+const STATUS_COLOURS: Readonly<Record<ServerStatus, Omit<StatusStyle, "label">>> = {
+  disabled: { dot: "bg-slate-400", text: "text-slate-600", border: "border-slate-300", badge: "bg-slate-100 text-slate-700 ring-slate-500/20" },
+  pending: { dot: "bg-sky-400", text: "text-sky-700", border: "border-sky-200", badge: "bg-sky-50 text-sky-800 ring-sky-600/20" },
+  "no-data": { dot: "bg-amber-500", text: "text-amber-700", border: "border-amber-300", badge: "bg-amber-50 text-amber-800 ring-amber-600/20" },
+  unavailable: { dot: "bg-red-600", text: "text-red-700", border: "border-red-300", badge: "bg-red-50 text-red-800 ring-red-600/20" },
+  "probe-failing": { dot: "bg-red-500", text: "text-red-700", border: "border-red-300", badge: "bg-red-50 text-red-800 ring-red-600/20" },
+  unreachable: { dot: "bg-red-700", text: "text-red-800", border: "border-red-300", badge: "bg-red-50 text-red-800 ring-red-600/20" },
+  healthy: { dot: "bg-green-600", text: "text-green-700", border: "border-green-300", badge: "bg-green-100 text-green-800 ring-green-600/20" },
+};
+
+/** Label and colours of a status (DESIGN §3); an unknown value is shown as `pending`. */
+export function statusStyle(status: string): StatusStyle {
+  const s = (status in STATUS_COLOURS ? status : "pending") as ServerStatus;
+  return { label: STATUS_LABELS[s], ...STATUS_COLOURS[s] };
+}
+
+/** Distinct, readable colours for routes, by position. */
+const PALETTE = ["#0284c7", "#7c3aed", "#db2777", "#059669", "#ea580c", "#4f46e5", "#0d9488", "#b45309", "#be123c", "#65a30d"];
+export function routeColor(index: number): string {
+  return PALETTE[((index % PALETTE.length) + PALETTE.length) % PALETTE.length]!;
+}
