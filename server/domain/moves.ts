@@ -5,19 +5,25 @@
  * the nullable route_id column means the database never holds an inbound in two routes.
  */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { DbOrTx } from "@/db/client";
+import type { Db, DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
+import { written, type Written } from "@/server/domain/changes";
+import { NotFoundError, StaleDataError } from "@/server/domain/errors";
 
-export class StaleDataError extends Error {
-  override name = "StaleDataError";
-}
-export class NotFoundError extends Error {
-  override name = "NotFoundError";
-}
+export { NotFoundError, StaleDataError };
 
 type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
+
+/**
+ * Where an inbound that leaves its route stands afterwards: in `toRouteId` (null = unassigned)
+ * and never a fallback, because a fallback belongs to its route. Every write that takes
+ * inbounds out of a route (a move, a route's deletion) sets these columns.
+ */
+export function leaveRoute(toRouteId: string | null): { routeId: string | null; isFallback: false } {
+  return { routeId: toRouteId, isFallback: false };
+}
 
 export interface MoveResult {
   clusterId: string;
@@ -54,7 +60,7 @@ export async function assignInboundToRoute(
   }
   const [updated] = await tx
     .update(inbounds)
-    .set({ routeId: input.toRouteId, isFallback: false, version: sql`${inbounds.version} + 1`, updatedAt: new Date() })
+    .set({ ...leaveRoute(input.toRouteId), version: sql`${inbounds.version} + 1`, updatedAt: new Date() })
     .where(and(eq(inbounds.id, current.id), eq(inbounds.version, current.version)))
     .returning();
   if (!updated) throw new StaleDataError("Someone else changed this inbound a moment ago: the diagram now shows the latest state");
@@ -119,4 +125,24 @@ export async function reorderRoutes(tx: DbOrTx, actor: Actor, clusterId: string,
     before: existing.map((r) => r.id),
     after: orderedRouteIds,
   });
+}
+
+/** One drag of an inbound, in its own transaction; a move to where it already is announces nothing. */
+export async function moveInbound(
+  db: Db,
+  actor: Actor,
+  input: { inboundId: string; toRouteId: string | null; expectedVersion: number },
+): Promise<Written<MoveResult>> {
+  const result = await db.transaction((tx) => assignInboundToRoute(tx, actor, input));
+  return result.fromRouteId !== result.toRouteId ? written(result, { kind: "topology", clusterId: result.clusterId }) : written(result);
+}
+
+/** reorderRoutes in its own transaction. */
+export async function setRouteOrder(
+  db: Db,
+  actor: Actor,
+  input: { clusterId: string; orderedRouteIds: string[] },
+): Promise<Written<{ clusterId: string; orderedRouteIds: string[] }>> {
+  await db.transaction((tx) => reorderRoutes(tx, actor, input.clusterId, input.orderedRouteIds));
+  return written({ clusterId: input.clusterId, orderedRouteIds: input.orderedRouteIds }, { kind: "topology", clusterId: input.clusterId });
 }

@@ -2,9 +2,11 @@
  * The cluster as the dashboard sees it: servers with status and load, their inbounds, and
  * routes in position order. One read, shaped for the diagram.
  */
+import { TRPCError } from "@trpc/server";
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { computeWarnings } from "@/server/domain/warnings";
 import { effectiveProbeConfig } from "@/server/monitoring/store";
 import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 
@@ -74,3 +76,10 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
 }
 
 export type Topology = NonNullable<Awaited<ReturnType<typeof loadTopology>>>;
+
+/** The topology with its warnings, as the diagram shows it; NOT_FOUND for a missing cluster. */
+export async function topologyWithWarnings(db: DbOrTx, clusterId: string) {
+  const topology = await loadTopology(db, clusterId);
+  if (!topology) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+  return { ...topology, warnings: computeWarnings(topology) };
+}
