@@ -17,7 +17,7 @@ import { uniqueViolation } from "@/server/db-errors";
 import { newAgentToken } from "@/server/domain/tokens";
 import { idSchema, nameSchema } from "@/server/validation";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
-import { clusterOr404 } from "./monitoring";
+import { clusterOr404 } from "@/server/domain/monitoring";
 
 export const MAX_FLEET_SERVERS = 200;
 
