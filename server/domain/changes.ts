@@ -36,12 +36,3 @@ export async function publishAfterCommit<T>(write: Promise<Written<T>>): Promise
   for (const c of done.changes) publishChange(c.kind, c.clusterId, c.subscriberIds);
   return done.result;
 }
-
-/** A read whose domain errors (NotFoundError, StaleDataError) become tRPC errors. */
-export async function read<T>(query: Promise<T>): Promise<T> {
-  try {
-    return await query;
-  } catch (err) {
-    throw toTrpcError(err);
-  }
-}

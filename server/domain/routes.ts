@@ -11,7 +11,7 @@ import { assignInboundToRoute, leaveRoute } from "@/server/domain/moves";
 export interface RouteFields {
   name: string;
   flag: string | null;
-  algorithm: (typeof routes.$inferInsert)["algorithm"] & string;
+  algorithm: (typeof routes.$inferSelect)["algorithm"];
 }
 
 function routeView(r: typeof routes.$inferSelect) {
