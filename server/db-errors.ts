@@ -1,3 +1,11 @@
+/**
+ * The one error mapper: recognises driver errors (the database is away, a unique or foreign-key
+ * constraint was hit) and turns domain errors into the tRPC errors clients act on.
+ */
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { NotFoundError, StaleDataError } from "@/server/domain/errors";
+
 /** Recognises "the database is not there" among driver errors, at any depth of `cause`. */
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",
@@ -47,4 +55,24 @@ export function uniqueViolation(err: unknown): string | true | undefined {
 
 export function foreignKeyViolation(err: unknown): boolean {
   return pgCode(err) === "23503";
+}
+
+/**
+ * An error that belongs to one form field. The cause is a ZodError, so tRPC's errorFormatter
+ * puts the message in data.fieldErrors and the form shows it next to that field, exactly as
+ * for a validation failure.
+ */
+export function fieldError(code: TRPCError["code"], field: string, message: string): TRPCError {
+  const cause = z
+    .any()
+    .superRefine((_v, ctx) => ctx.addIssue({ code: "custom", path: [field], message }))
+    .safeParse(null).error;
+  return new TRPCError({ code, message, cause });
+}
+
+/** Domain errors as the tRPC codes clients act on; anything else unchanged. */
+export function toTrpcError(err: unknown): unknown {
+  if (err instanceof NotFoundError) return new TRPCError({ code: "NOT_FOUND", message: err.message, cause: err });
+  if (err instanceof StaleDataError) return new TRPCError({ code: "CONFLICT", message: err.message, cause: err });
+  return err;
 }

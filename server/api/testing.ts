@@ -30,3 +30,51 @@ export async function adminAndViewer(db: Db) {
     viewer: createCaller(operatorContext(db, v!.id, "vic", "viewer")),
   };
 }
+
+/** The code, message and per-field messages a procedure call failed with ("no error" if it did not). */
+export async function failure(p: Promise<unknown>): Promise<{ code: string; message: string; fieldErrors: Record<string, string> }> {
+  const { TRPCError } = await import("@trpc/server");
+  try {
+    await p;
+  } catch (err) {
+    if (!(err instanceof TRPCError)) return { code: `not a TRPCError: ${String(err)}`, message: "", fieldErrors: {} };
+    const cause = err.cause as { issues?: Array<{ path: PropertyKey[]; message: string }> } | undefined;
+    return {
+      code: err.code,
+      message: err.message,
+      fieldErrors: Object.fromEntries((cause?.issues ?? []).map((i) => [i.path.join("."), i.message])),
+    };
+  }
+  return { code: "no error", message: "", fieldErrors: {} };
+}
+
+/** Row counts and inbound placement, to show that a refused request changed nothing. */
+export async function tableSnapshot(db: Db) {
+  const { count } = await import("drizzle-orm");
+  const { auditLog, inbounds, routes, servers, subscribers } = await import("@/db/schema");
+  const n = async (table: typeof routes | typeof servers | typeof inbounds | typeof subscribers | typeof auditLog) =>
+    (await db.select({ n: count() }).from(table))[0]!.n;
+  const rows = await db.select().from(inbounds);
+  return {
+    routes: await n(routes),
+    servers: await n(servers),
+    inbounds: await n(inbounds),
+    subscribers: await n(subscribers),
+    audit: await n(auditLog),
+    inboundState: rows.map((r) => `${r.id}:${r.routeId}:${r.port}:${r.name}:${r.isFallback}`).sort(),
+  };
+}
+
+export async function inboundNamed(db: Db, clusterId: string, name: string) {
+  const { eq } = await import("drizzle-orm");
+  const { inbounds } = await import("@/db/schema");
+  const row = (await db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId))).find((r) => r.name === name);
+  if (!row) throw new Error(`no inbound ${name}`);
+  return row;
+}
+
+export async function routeNamed(db: Db, clusterId: string, name: string) {
+  const { eq } = await import("drizzle-orm");
+  const { routes } = await import("@/db/schema");
+  return (await db.select().from(routes).where(eq(routes.clusterId, clusterId))).find((r) => r.name === name);
+}

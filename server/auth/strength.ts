@@ -6,7 +6,7 @@
 import { ZxcvbnFactory } from "@zxcvbn-ts/core";
 import * as common from "@zxcvbn-ts/language-common";
 import * as en from "@zxcvbn-ts/language-en";
-import { fieldError } from "@/server/api/routers/_errors";
+import { fieldError } from "@/server/db-errors";
 
 /** zxcvbn's scale is 0–4; 3 means "safely unguessable" (~10^8 guesses and more). */
 export const MIN_SCORE = 3;

@@ -12,7 +12,7 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { apiTokens, operators } from "@/db/schema";
 import { API_SCOPES, API_TOKEN_DEFAULT_DAYS, API_TOKEN_PATTERN, API_TOKEN_PREFIX, type ApiScope } from "@/core/api-tokens";
-import { fieldError } from "@/server/api/routers/_errors";
+import { fieldError } from "@/server/db-errors";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
 import { blockedSeconds, reserveAttempt } from "@/server/auth/throttle";

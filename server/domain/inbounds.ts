@@ -3,13 +3,18 @@
  * cluster has no route, a default route is created and the inbound is put in it, so a
  * fresh install works without any setting.
  */
-import { and, count, eq } from "drizzle-orm";
-import type { DbOrTx } from "@/db/client";
+import { TRPCError } from "@trpc/server";
+import { and, count, eq, sql } from "drizzle-orm";
+import type { z } from "zod";
+import type { Db, DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
-import { NotFoundError } from "@/server/domain/moves";
+import { fieldError, uniqueViolation } from "@/server/db-errors";
+import { written, type Written } from "@/server/domain/changes";
+import { NotFoundError } from "@/server/domain/errors";
 import { generateRealityKeys } from "@/server/domain/reality";
+import type { inboundFieldsSchema } from "@/core/validation";
 
 type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
 
@@ -136,4 +141,158 @@ export async function portInUseMessage(db: DbOrTx, serverId: string, port: numbe
     .where(and(eq(inbounds.serverId, serverId), eq(inbounds.port, port)));
   const [server] = row ? [row] : await db.select({ server: servers.name }).from(servers).where(eq(servers.id, serverId));
   return `Port ${port} is already used on ${server?.server ?? "this server"}${row ? ` (by ${row.inbound})` : ""}`;
+}
+
+/** A write that ran into the per-server port rule says which inbound holds the port, on the port field. */
+async function portRule<T>(db: Db, port: number, serverId: () => string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const sid = serverId();
+    if (uniqueViolation(err) === "inbounds_port_per_server" && sid) throw fieldError("CONFLICT", "port", await portInUseMessage(db, sid, port));
+    throw err;
+  }
+}
+
+type InboundFields = z.output<typeof inboundFieldsSchema>;
+
+/** createInbound in its own transaction (the inbounds.create procedure). */
+export function addInbound(db: Db, actor: Actor, input: NewInbound) {
+  return portRule(
+    db,
+    input.port,
+    () => input.serverId,
+    async () => {
+      const result = await db.transaction((tx) => createInbound(tx, actor, input));
+      return written({ inbound: result.inbound, defaultRoute: result.defaultRoute }, { kind: "topology", clusterId: result.server.clusterId });
+    },
+  );
+}
+
+/** Edits an inbound; switching to Reality generates its keys once. */
+export function updateInbound(db: Db, actor: Actor, input: InboundFields & { inboundId: string }): Promise<Written<ReturnType<typeof inboundView>>> {
+  let serverId: string | undefined;
+  return portRule(
+    db,
+    input.port,
+    () => serverId,
+    async () => {
+      const result = await db.transaction(async (tx) => {
+        const [before] = await tx.select().from(inbounds).where(eq(inbounds.id, input.inboundId)).for("update");
+        if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "This inbound no longer exists" });
+        serverId = before.serverId;
+        const keys = input.security === "reality" && !before.realityPrivateKey ? generateRealityKeys() : null;
+        const shortIds = input.realityShortIds ?? (before.realityShortIds.length > 0 ? before.realityShortIds : keys ? [keys.shortId] : []);
+        const [after] = await tx
+          .update(inbounds)
+          .set({
+            name: input.name,
+            port: input.port,
+            security: input.security,
+            sni: input.sni,
+            realityDest: input.realityDest,
+            realityServerNames: input.realityServerNames,
+            realityShortIds: shortIds,
+            tlsCertificateFile: input.tlsCertificateFile,
+            tlsKeyFile: input.tlsKeyFile,
+            ...(keys ? { realityPublicKey: keys.publicKey, realityPrivateKey: keys.privateKey } : {}),
+            version: sql`${inbounds.version} + 1`,
+            updatedAt: new Date(),
+          })
+          .where(eq(inbounds.id, before.id))
+          .returning();
+        await recordAudit(tx, actor, {
+          clusterId: before.clusterId,
+          action: "inbound.update",
+          entityType: "inbound",
+          entityId: before.id,
+          summary: before.name === after!.name ? `Edited inbound ${after!.name}` : `Edited inbound ${before.name} (now ${after!.name})`,
+          before: auditInbound(inboundView(before)),
+          after: auditInbound(inboundView(after!)),
+        });
+        return inboundView(after!);
+      });
+      return written(result, { kind: "topology", clusterId: result.clusterId });
+    },
+  );
+}
+
+export async function deleteInbound(db: Db, actor: Actor, input: { inboundId: string }): Promise<Written<{ ok: true }>> {
+  const result = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ inbound: inbounds, server: servers.name, route: routes.name })
+      .from(inbounds)
+      .innerJoin(servers, eq(servers.id, inbounds.serverId))
+      .leftJoin(routes, eq(routes.id, inbounds.routeId))
+      .where(eq(inbounds.id, input.inboundId))
+      .for("update", { of: inbounds });
+    if (!row) throw new TRPCError({ code: "NOT_FOUND", message: "This inbound no longer exists" });
+    await tx.delete(inbounds).where(eq(inbounds.id, row.inbound.id));
+    await recordAudit(tx, actor, {
+      clusterId: row.inbound.clusterId,
+      action: "inbound.delete",
+      entityType: "inbound",
+      entityId: row.inbound.id,
+      summary: `Deleted inbound ${row.inbound.name} (${row.server}:${row.inbound.port})${row.route ? ` from route ${row.route}` : ""}`,
+      before: auditInbound(inboundView(row.inbound)),
+    });
+    return { clusterId: row.inbound.clusterId };
+  });
+  return written({ ok: true as const }, { kind: "topology", clusterId: result.clusterId });
+}
+
+/** Marks (or unmarks) the inbound as its route's fallback; one fallback per route. */
+export async function setInboundFallback(
+  db: Db,
+  actor: Actor,
+  input: { inboundId: string; isFallback: boolean },
+): Promise<Written<ReturnType<typeof inboundView>>> {
+  let routeInfo: { id: string; name: string } | null = null;
+  try {
+    const result = await db.transaction(async (tx) => {
+      const [before] = await tx.select().from(inbounds).where(eq(inbounds.id, input.inboundId)).for("update");
+      if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "This inbound no longer exists" });
+      if (input.isFallback && !before.routeId) {
+        throw new TRPCError({ code: "BAD_REQUEST", message: `${before.name} is not in a route: put it in a route before marking it as the fallback` });
+      }
+      if (before.routeId) {
+        const [r] = await tx.select({ id: routes.id, name: routes.name }).from(routes).where(eq(routes.id, before.routeId));
+        routeInfo = r ?? null;
+      }
+      if (before.isFallback === input.isFallback) return inboundView(before);
+      const [after] = await tx
+        .update(inbounds)
+        .set({ isFallback: input.isFallback, version: sql`${inbounds.version} + 1`, updatedAt: new Date() })
+        .where(eq(inbounds.id, before.id))
+        .returning();
+      await recordAudit(tx, actor, {
+        clusterId: before.clusterId,
+        action: input.isFallback ? "inbound.fallback.set" : "inbound.fallback.clear",
+        entityType: "inbound",
+        entityId: before.id,
+        summary: input.isFallback
+          ? `Marked ${before.name} as the fallback of ${routeInfo?.name ?? "its route"}`
+          : `${before.name} is no longer the fallback of ${routeInfo?.name ?? "its route"}`,
+        before: { isFallback: before.isFallback },
+        after: { isFallback: input.isFallback },
+      });
+      return inboundView(after!);
+    });
+    return written(result, { kind: "topology", clusterId: result.clusterId });
+  } catch (err) {
+    if (uniqueViolation(err) === "inbounds_one_fallback_per_route") {
+      const info = routeInfo as { id: string; name: string } | null;
+      const [current] = info
+        ? await db
+            .select({ name: inbounds.name })
+            .from(inbounds)
+            .where(sql`${inbounds.routeId} = ${info.id} and ${inbounds.isFallback}`)
+        : [];
+      throw new TRPCError({
+        code: "CONFLICT",
+        message: `Route ${info?.name ?? ""} already has a fallback${current ? ` (${current.name})` : ""}: a route can have only one. Unmark it first.`,
+      });
+    }
+    throw err;
+  }
 }

@@ -5,18 +5,15 @@
  * the nullable route_id column means the database never holds an inbound in two routes.
  */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { DbOrTx } from "@/db/client";
+import type { Db, DbOrTx } from "@/db/client";
 import { moveChanges } from "@/core/topology";
 import { clusters, inbounds, routes } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
+import { written, type Written } from "@/server/domain/changes";
+import { NotFoundError, StaleDataError } from "@/server/domain/errors";
 
-export class StaleDataError extends Error {
-  override name = "StaleDataError";
-}
-export class NotFoundError extends Error {
-  override name = "NotFoundError";
-}
+export { NotFoundError, StaleDataError };
 
 type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
 
@@ -120,4 +117,24 @@ export async function reorderRoutes(tx: DbOrTx, actor: Actor, clusterId: string,
     before: existing.map((r) => r.id),
     after: orderedRouteIds,
   });
+}
+
+/** One drag of an inbound, in its own transaction; a move to where it already is announces nothing. */
+export async function moveInbound(
+  db: Db,
+  actor: Actor,
+  input: { inboundId: string; toRouteId: string | null; expectedVersion: number },
+): Promise<Written<MoveResult>> {
+  const result = await db.transaction((tx) => assignInboundToRoute(tx, actor, input));
+  return result.fromRouteId !== result.toRouteId ? written(result, { kind: "topology", clusterId: result.clusterId }) : written(result);
+}
+
+/** reorderRoutes in its own transaction. */
+export async function setRouteOrder(
+  db: Db,
+  actor: Actor,
+  input: { clusterId: string; orderedRouteIds: string[] },
+): Promise<Written<{ clusterId: string; orderedRouteIds: string[] }>> {
+  await db.transaction((tx) => reorderRoutes(tx, actor, input.clusterId, input.orderedRouteIds));
+  return written({ clusterId: input.clusterId, orderedRouteIds: input.orderedRouteIds }, { kind: "topology", clusterId: input.clusterId });
 }

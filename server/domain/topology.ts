@@ -2,12 +2,14 @@
  * The cluster as the dashboard sees it: servers with status and load, their inbounds, and
  * routes in position order. One read, shaped for the diagram.
  */
+import { TRPCError } from "@trpc/server";
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { computeWarnings } from "@/core/warnings";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
-import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 import { effectiveStatus } from "@/core/status";
+import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
@@ -76,3 +78,10 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
 
 /** One cluster as the dashboard draws it (the answer of topology.get). */
 export type ClusterTopology = NonNullable<Awaited<ReturnType<typeof loadTopology>>>;
+
+/** The topology with its warnings, as the diagram shows it; NOT_FOUND for a missing cluster. */
+export async function topologyWithWarnings(db: DbOrTx, clusterId: string) {
+  const topology = await loadTopology(db, clusterId);
+  if (!topology) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+  return { ...topology, warnings: computeWarnings(topology) };
+}

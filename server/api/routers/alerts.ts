@@ -11,7 +11,7 @@ import {
   updateAlertTargetSchema,
 } from "@/server/domain/alerts";
 import { idSchema } from "@/core/validation";
-import { fieldError } from "./_errors";
+import { fieldError } from "@/server/db-errors";
 import { adminProcedure, createTRPCRouter } from "../trpc";
 
 /** Domain input errors as field-named tRPC errors. */

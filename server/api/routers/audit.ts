@@ -1,8 +1,6 @@
 /** The audit log of a cluster, newest first, paged by id. */
-import { and, desc, eq, lt } from "drizzle-orm";
 import { z } from "zod";
-import { auditLog } from "@/db/schema";
-import { redactForAudit } from "@/server/secrets";
+import { listAuditEntries } from "@/server/domain/audit-log";
 import { idSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -16,25 +14,5 @@ export const auditRouter = createTRPCRouter({
         limit: z.number().int().min(1).max(200).default(50),
       }),
     )
-    .query(async ({ ctx, input }) => {
-      const rows = await ctx.db
-        .select()
-        .from(auditLog)
-        .where(and(eq(auditLog.clusterId, input.clusterId), input.cursor ? lt(auditLog.id, input.cursor) : undefined))
-        .orderBy(desc(auditLog.id))
-        .limit(input.limit + 1);
-      const items = rows.slice(0, input.limit).map((r) => ({
-        id: r.id,
-        at: r.at,
-        operatorName: r.operatorName,
-        action: r.action,
-        entityType: r.entityType,
-        entityId: r.entityId,
-        summary: r.summary,
-        // Rows recorded before masking existed may still hold secrets: mask on the way out too.
-        before: redactForAudit(r.before),
-        after: redactForAudit(r.after),
-      }));
-      return { items, nextCursor: rows.length > input.limit ? items[items.length - 1]!.id : null };
-    }),
+    .query(({ ctx, input }) => listAuditEntries(ctx.db, input)),
 });

@@ -2,26 +2,12 @@
  * Health of the servers (DESIGN §3) for the dashboard, and the probe configuration. The
  * fleet helpers of `npm run fleet` / `npm run demo` live in the tooling router (tooling.ts).
  */
-import { TRPCError } from "@trpc/server";
-import { asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
-import type { DbOrTx } from "@/db/client";
-import { clusters, inbounds, meshChecks, routes, serverAgentState, serverHealth, serverMetrics, servers } from "@/db/schema";
-import { recordAudit } from "@/server/audit";
-import { publishChange } from "@/server/bus";
-import { probeConfigAsSeenBy } from "@/server/secrets";
+import { publishAfterCommit } from "@/server/domain/changes";
+import { clusterHealth, probeSettings, setProbeConfig, setReportInterval, setServerProbeOverride } from "@/server/domain/monitoring";
+import { probeConfigSchema, probeOverrideSchema } from "@/core/monitoring-contract";
 import { idSchema } from "@/core/validation";
-import { computeMonitoringWarnings } from "@/core/config-warnings";
-import { effectiveProbeConfig, probeConfigSchema, probeOverrideSchema, safeMergeProbeConfig } from "@/core/monitoring-contract";
-import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
-import { effectiveStatus, STATUS_LABELS } from "@/core/status";
-import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
-
-export async function clusterOr404(db: DbOrTx, clusterId: string) {
-  const [c] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
-  if (!c) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
-  return c;
-}
+import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 const reportIntervalSchema = z
   .number({ error: "Report interval must be a number of seconds" })
@@ -31,185 +17,23 @@ const reportIntervalSchema = z
 
 export const monitoringRouter = createTRPCRouter({
   /** Everything the health page shows, in one read. */
-  health: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
-    const cluster = await clusterOr404(ctx.db, input.clusterId);
-    const [rows, ibs, routeRows] = await Promise.all([
-      ctx.db
-        .select({ server: servers, health: serverHealth, metrics: serverMetrics, agent: serverAgentState })
-        .from(servers)
-        .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
-        .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
-        .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id))
-        .where(eq(servers.clusterId, input.clusterId))
-        .orderBy(asc(servers.name)),
-      ctx.db
-        .select({ id: inbounds.id, name: inbounds.name, serverId: inbounds.serverId, routeId: inbounds.routeId, isFallback: inbounds.isFallback, port: inbounds.port, createdAt: inbounds.createdAt })
-        .from(inbounds)
-        .where(eq(inbounds.clusterId, input.clusterId))
-        .orderBy(asc(inbounds.createdAt), asc(inbounds.port)),
-      ctx.db.select({ id: routes.id, name: routes.name }).from(routes).where(eq(routes.clusterId, input.clusterId)).orderBy(asc(routes.position)),
-    ]);
-    const ids = rows.map((r) => r.server.id);
-    const links = ids.length === 0 ? [] : await ctx.db.select().from(meshChecks).where(inArray(meshChecks.observerId, ids));
-    const clusterCfg = effectiveProbeConfig(cluster.probeConfig, null);
-    const firstPort = new Map<string, number>();
-    for (const ib of ibs) if (!firstPort.has(ib.serverId)) firstPort.set(ib.serverId, ib.port);
-    const byObserver = new Map<string, ObserverLinks>();
-    for (const l of links) {
-      const o = byObserver.get(l.observerId) ?? {};
-      o[l.targetId] = { failStreak: l.failStreak, lastOk: l.lastOk };
-      byObserver.set(l.observerId, o);
-    }
-    const inboundName = new Map(ibs.map((i) => [i.id, i.name]));
-    const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
-    const serversOut = rows.map(({ server: s, health: h, metrics: m, agent: a }) => {
-      const status = effectiveStatus(s.enabled, h?.status);
-      const cfg = effectiveProbeConfig(cluster.probeConfig, s.probeOverride);
-      return {
-        id: s.id,
-        name: s.name,
-        address: s.address,
-        enabled: s.enabled,
-        status,
-        label: STATUS_LABELS[status] ?? status,
-        since: h?.statusSince ?? null,
-        reason: s.enabled ? (h?.statusReason ?? null) : "The operator disabled this server; it gets no new users.",
-        report: m
-          ? {
-              at: m.reportedAt,
-              listenerAlive: m.listenerAlive,
-              serviceRunning: m.serviceRunning,
-              usersOnline: m.usersOnline,
-              rxBps: m.rxBps,
-              txBps: m.txBps,
-              cpu: m.cpu,
-              memory: m.memory,
-              peakBps: m.peakBps,
-            }
-          : null,
-        probe: h?.lastProbeAt
-          ? {
-              at: h.lastProbeAt,
-              ok: h.lastProbeOk,
-              code: h.lastProbeCode,
-              latencyMs: h.lastProbeLatencyMs,
-              reason: h.lastProbeReason,
-            }
-          : null,
-        probeHealthy: h?.probeHealthy ?? null,
-        failStreak: h?.probeFailStreak ?? 0,
-        okStreak: h?.probeOkStreak ?? 0,
-        meshUnreachable: h?.meshUnreachable ?? false,
-        meshReason: h?.meshReason ?? null,
-        probesEnabled: cfg.enabled,
-        probeTarget: cfg.port ?? firstPort.get(s.id) ?? null,
-        override: shown((s.probeOverride ?? null) as z.infer<typeof probeOverrideSchema> | null),
-        unreliableWitness: isUnreliableWitness(byObserver.get(s.id) ?? {}),
-        /** What the server's agent said about its core (DESIGN §6); null before its first report. */
-        agent: a
-          ? {
-              configVersion: a.configVersion,
-              configError: a.configError,
-              configErrorAt: a.configErrorAt,
-              unservedInbounds: a.unservedInbounds.map((u) => ({ ...u, name: inboundName.get(u.inboundId) ?? null })),
-              core: a.coreKind ? { kind: a.coreKind, version: a.coreVersion } : null,
-              agentVersion: a.agentVersion,
-            }
-          : null,
-      };
-    });
-    return {
-      cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, probeConfig: shown(clusterCfg) },
-      servers: serversOut,
-      mesh: links.map((l) => ({ observerId: l.observerId, targetId: l.targetId, lastOk: l.lastOk, failStreak: l.failStreak, rttMs: l.rttMs, checkedAt: l.checkedAt })),
-      warnings: computeMonitoringWarnings({
-        clusterProbesEnabled: clusterCfg.enabled,
-        servers: serversOut.map((s) => ({ id: s.id, name: s.name, status: s.status, enabled: s.enabled, probesEnabled: s.probesEnabled })),
-        inbounds: ibs,
-        routes: routeRows,
-      }),
-    };
-  }),
+  health: protectedProcedure
+    .input(z.object({ clusterId: idSchema }))
+    .query(({ ctx, input }) => clusterHealth(ctx.db, input.clusterId, ctx.operator.role)),
 
-  getProbeConfig: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
-    const cluster = await clusterOr404(ctx.db, input.clusterId);
-    const rows = await ctx.db
-      .select({ id: servers.id, name: servers.name, override: servers.probeOverride })
-      .from(servers)
-      .where(eq(servers.clusterId, input.clusterId))
-      .orderBy(asc(servers.name));
-    const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(ctx.operator.role, c);
-    return {
-      config: shown(effectiveProbeConfig(cluster.probeConfig, null)),
-      overrides: rows.map((r) => ({ serverId: r.id, name: r.name, override: shown((r.override ?? null) as z.infer<typeof probeOverrideSchema> | null) })),
-    };
-  }),
+  getProbeConfig: protectedProcedure
+    .input(z.object({ clusterId: idSchema }))
+    .query(({ ctx, input }) => probeSettings(ctx.db, input.clusterId, ctx.operator.role)),
 
   setProbeConfig: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, config: probeConfigSchema }))
-    .mutation(async ({ ctx, input }) => {
-      await ctx.db.transaction(async (tx) => {
-        const before = await clusterOr404(tx, input.clusterId);
-        await tx.update(clusters).set({ probeConfig: input.config, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
-        await recordAudit(tx, ctx.operator, {
-          clusterId: input.clusterId,
-          action: "probe.config",
-          entityType: "cluster",
-          entityId: input.clusterId,
-          summary: `Changed the health probe of ${before.name}`,
-          before: before.probeConfig,
-          after: input.config,
-        });
-      });
-      publishChange("settings", input.clusterId);
-      return { config: input.config };
-    }),
+    .mutation(({ ctx, input }) => publishAfterCommit(setProbeConfig(ctx.db, ctx.operator, input))),
 
   setServerProbeOverride: topologyWriteProcedure
     .input(z.object({ serverId: idSchema, override: probeOverrideSchema.nullable() }))
-    .mutation(async ({ ctx, input }) => {
-      // An empty override means "inherit everything": stored as null.
-      const override = input.override && Object.values(input.override).some((v) => v !== undefined) ? input.override : null;
-      const clusterId = await ctx.db.transaction(async (tx) => {
-        const [s] = await tx.select().from(servers).where(eq(servers.id, input.serverId));
-        if (!s) throw new TRPCError({ code: "NOT_FOUND", message: "No such server" });
-        const [c] = await tx.select().from(clusters).where(eq(clusters.id, s.clusterId));
-        // The merged config must be valid too (e.g. an override cannot make it inconsistent).
-        const merged = safeMergeProbeConfig(effectiveProbeConfig(c?.probeConfig, null), override);
-        if (!merged.success) throw new TRPCError({ code: "BAD_REQUEST", message: merged.error.issues[0]?.message ?? "invalid override", cause: merged.error });
-        await tx.update(servers).set({ probeOverride: override, updatedAt: new Date() }).where(eq(servers.id, s.id));
-        await recordAudit(tx, ctx.operator, {
-          clusterId: s.clusterId,
-          action: "probe.override",
-          entityType: "server",
-          entityId: s.id,
-          summary: override ? `Set a health probe override on ${s.name}` : `Removed the health probe override of ${s.name}`,
-          before: s.probeOverride,
-          after: override,
-        });
-        return s.clusterId;
-      });
-      publishChange("settings", clusterId);
-      return { serverId: input.serverId, override };
-    }),
+    .mutation(({ ctx, input }) => publishAfterCommit(setServerProbeOverride(ctx.db, ctx.operator, input))),
 
   setReportInterval: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, seconds: reportIntervalSchema }))
-    .mutation(async ({ ctx, input }) => {
-      await ctx.db.transaction(async (tx) => {
-        const before = await clusterOr404(tx, input.clusterId);
-        await tx.update(clusters).set({ reportIntervalS: input.seconds, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
-        await recordAudit(tx, ctx.operator, {
-          clusterId: input.clusterId,
-          action: "cluster.reportInterval",
-          entityType: "cluster",
-          entityId: input.clusterId,
-          summary: `Set the agent report interval of ${before.name} to ${input.seconds} s`,
-          before: { reportIntervalS: before.reportIntervalS },
-          after: { reportIntervalS: input.seconds },
-        });
-      });
-      publishChange("settings", input.clusterId);
-      return { clusterId: input.clusterId, seconds: input.seconds };
-    }),
+    .mutation(({ ctx, input }) => publishAfterCommit(setReportInterval(ctx.db, ctx.operator, input))),
 });

@@ -1,18 +1,10 @@
-import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { onChange, publishChange, type ChangeEvent, type ChangeKind } from "@/server/bus";
-import { assignInboundToRoute, NotFoundError, reorderRoutes, StaleDataError } from "@/server/domain/moves";
-import { loadTopology } from "@/server/domain/topology";
-import { computeWarnings } from "@/core/warnings";
+import { onChange, type ChangeEvent, type ChangeKind } from "@/server/bus";
+import { publishAfterCommit } from "@/server/domain/changes";
+import { moveInbound, setRouteOrder } from "@/server/domain/moves";
+import { topologyWithWarnings } from "@/server/domain/topology";
 import { idSchema } from "@/core/validation";
-import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
-
-/** Domain errors of a move become the HTTP-ish codes clients act on. */
-function asTrpcError(err: unknown): unknown {
-  if (err instanceof StaleDataError) return new TRPCError({ code: "CONFLICT", message: err.message, cause: err });
-  if (err instanceof NotFoundError) return new TRPCError({ code: "NOT_FOUND", message: err.message, cause: err });
-  return err;
-}
+import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 /** Kinds of change that alter what the diagram shows. */
 // "settings": probe configuration feeds the warnings panel.
@@ -24,37 +16,17 @@ export interface TopologyChange {
 }
 
 export const topologyRouter = createTRPCRouter({
-  get: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
-    const topology = await loadTopology(ctx.db, input.clusterId);
-    if (!topology) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
-    return { ...topology, warnings: computeWarnings(topology) };
-  }),
+  get: protectedProcedure.input(z.object({ clusterId: idSchema })).query(({ ctx, input }) => topologyWithWarnings(ctx.db, input.clusterId)),
 
   /** Puts an inbound in a route (or in none, toRouteId null), refusing a move made on stale data. */
   moveInbound: topologyWriteProcedure
     .input(z.object({ inboundId: idSchema, toRouteId: idSchema.nullable(), expectedVersion: z.number().int().min(0) }))
-    .mutation(async ({ ctx, input }) => {
-      try {
-        const result = await ctx.db.transaction((tx) => assignInboundToRoute(tx, ctx.operator, input));
-        if (result.fromRouteId !== result.toRouteId) publishChange("topology", result.clusterId);
-        return result;
-      } catch (err) {
-        throw asTrpcError(err);
-      }
-    }),
+    .mutation(({ ctx, input }) => publishAfterCommit(moveInbound(ctx.db, ctx.operator, input))),
 
   /** Sets the order of the cluster's routes (= the order of lines in every subscription). */
   reorderRoutes: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, orderedRouteIds: z.array(idSchema).max(10_000) }))
-    .mutation(async ({ ctx, input }) => {
-      try {
-        await ctx.db.transaction((tx) => reorderRoutes(tx, ctx.operator, input.clusterId, input.orderedRouteIds));
-      } catch (err) {
-        throw asTrpcError(err);
-      }
-      publishChange("topology", input.clusterId);
-      return { clusterId: input.clusterId, orderedRouteIds: input.orderedRouteIds };
-    }),
+    .mutation(({ ctx, input }) => publishAfterCommit(setRouteOrder(ctx.db, ctx.operator, input))),
 
   /**
    * Live changes of one cluster for the dashboard: one small event per burst of changes

@@ -1,0 +1,126 @@
+/** The inbounds router (and the default route of a first inbound) against a real database. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { clusters, inbounds, routes, servers } from "@/db/schema";
+import { createInbound, DEFAULT_ROUTE_NAME } from "@/server/domain/inbounds";
+import { seedDemoCluster } from "@/server/demo/seed";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import type { createCaller } from "@/server/api/root";
+import { adminAndViewer, failure, inboundNamed, tableSnapshot } from "@/server/api/testing";
+import { onChange, type ChangeEvent } from "@/server/bus";
+
+describe.each(testDbKinds())("inbounds router on %s", (kind) => {
+  let t: TestDatabase;
+  let clusterId: string;
+  let admin: ReturnType<typeof createCaller>;
+  const events: ChangeEvent[] = [];
+  let stop: () => void;
+  const snapshot = () => tableSnapshot(t.db);
+
+  beforeAll(async () => {
+    t = await openTestDatabase(kind);
+    ({ admin } = await adminAndViewer(t.db));
+    clusterId = await seedDemoCluster(t.db, "Demo");
+    stop = onChange((e) => events.push(e));
+  });
+  afterAll(async () => {
+    stop?.();
+    await t?.dispose();
+  });
+
+  describe("default route", () => {
+    it("puts the first inbound of a cluster with no route in an automatically created default route", async () => {
+      const c = await admin.clusters.create({ name: "Fresh" });
+      const s = await admin.servers.create({ clusterId: c.id, name: "solo", address: "203.0.113.9" });
+      const first = await admin.inbounds.create({ serverId: s.id, name: "🇫🇮 Helsinki", port: 443, security: "reality", sni: "www.microsoft.com" });
+      expect(first.defaultRoute?.name).toBe(DEFAULT_ROUTE_NAME);
+      expect(first.inbound.routeId).toBe(first.defaultRoute!.id);
+      expect(first.inbound.realityPublicKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(first.inbound.realityShortId).toMatch(/^[0-9a-f]{16}$/);
+      expect(first.inbound).not.toHaveProperty("realityPrivateKey");
+      // The second inbound is not auto-assigned: that is the operator's choice.
+      const second = await admin.inbounds.create({ serverId: s.id, name: "🇫🇮 Helsinki TLS", port: 8443, security: "tls", sni: "cdn.example.net", tlsCertificateFile: "/etc/ssl/cdn.crt", tlsKeyFile: "/etc/ssl/cdn.key" });
+      expect(second.defaultRoute).toBeNull();
+      expect(second.inbound.routeId).toBeNull();
+      expect(second.inbound.realityPublicKey).toBeNull();
+      const topo = await admin.topology.get({ clusterId: c.id });
+      expect(topo.routes.map((r) => r.name)).toEqual([DEFAULT_ROUTE_NAME]);
+    });
+
+    it("does not create a default route when the cluster already has a route", async () => {
+      const c = await admin.clusters.create({ name: "Planned" });
+      await admin.routes.create({ clusterId: c.id, name: "🇺🇸 USA", flag: "US" });
+      const s = await admin.servers.create({ clusterId: c.id, name: "us-1", address: "us-1.example.com" });
+      const r = await admin.inbounds.create({ serverId: s.id, name: "🇺🇸 NY", port: 443, sni: "www.apple.com" });
+      expect(r.defaultRoute).toBeNull();
+      expect(r.inbound.routeId).toBeNull();
+    });
+
+    it("createInbound works inside a caller's transaction and rolls back with it", async () => {
+      const [c] = await t.db.insert(clusters).values({ name: "Rollback" }).returning();
+      const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name: "rb-1", address: "192.0.2.1", agentTokenHash: "rb-1-hash" }).returning();
+      await expect(
+        t.db.transaction(async (tx) => {
+          await createInbound(tx, null, { serverId: s!.id, name: "x", port: 443, security: "none", sni: null });
+          throw new Error("abort");
+        }),
+      ).rejects.toThrow("abort");
+      expect(await t.db.select().from(routes).where(eq(routes.clusterId, c!.id))).toEqual([]);
+      expect(await t.db.select().from(inbounds).where(eq(inbounds.clusterId, c!.id))).toEqual([]);
+    });
+  });
+
+  describe("inbounds", () => {
+    it("refuses a second fallback in one route with a clear message", async () => {
+      const fra = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt");
+      const fraTls = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt TLS");
+      await admin.inbounds.setFallback({ inboundId: fra.id, isFallback: true });
+      const f = await failure(admin.inbounds.setFallback({ inboundId: fraTls.id, isFallback: true }));
+      expect(f.code).toBe("CONFLICT");
+      expect(f.message).toBe("Route 🇩🇪 Germany already has a fallback (🇩🇪 Frankfurt): a route can have only one. Unmark it first.");
+      expect((await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt TLS")).isFallback).toBe(false);
+      // Unmarking the first makes room.
+      await admin.inbounds.setFallback({ inboundId: fra.id, isFallback: false });
+      await admin.inbounds.setFallback({ inboundId: fraTls.id, isFallback: true });
+      expect((await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt TLS")).isFallback).toBe(true);
+    });
+
+    it("refuses to mark an unassigned inbound as fallback", async () => {
+      const test = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt test");
+      const f = await failure(admin.inbounds.setFallback({ inboundId: test.id, isFallback: true }));
+      expect(f.code).toBe("BAD_REQUEST");
+      expect(f.message).toMatch(/not in a route/);
+    });
+
+    it("says which server a duplicate port is used on, on the port field (create and edit)", async () => {
+      const fra = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt");
+      const before = await snapshot();
+      const f = await failure(admin.inbounds.create({ serverId: fra.serverId, name: "Another", port: 443, sni: "www.samsung.com" }));
+      expect(f.code).toBe("CONFLICT");
+      expect(f.fieldErrors.port).toBe("Port 443 is already used on de-fra-1 (by 🇩🇪 Frankfurt)");
+      expect(await snapshot()).toEqual(before);
+      const test = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt test");
+      const g = await failure(admin.inbounds.update({ inboundId: test.id, name: test.name, port: 8443, security: "reality", sni: "www.samsung.com" }));
+      expect(g.fieldErrors.port).toMatch(/^Port 8443 is already used on de-fra-1/);
+    });
+
+    it("edits and deletes an inbound, switching to Reality generates keys", async () => {
+      const fra = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt test");
+      const s = await admin.servers.create({ clusterId, name: "fi-hel-1", address: "hel.example.com" });
+      const created = await admin.inbounds.create({ serverId: s.id, name: "🇫🇮 Plain", port: 80, security: "none", sni: null });
+      expect(created.inbound.realityPublicKey).toBeNull();
+      const edited = await admin.inbounds.update({ inboundId: created.inbound.id, name: "🇫🇮 Helsinki", port: 443, security: "reality", sni: "www.microsoft.com" });
+      expect(edited.realityPublicKey).toBeTruthy();
+      expect(edited.port).toBe(443);
+      await admin.inbounds.delete({ inboundId: fra.id });
+      expect(await t.db.select().from(inbounds).where(eq(inbounds.id, fra.id))).toEqual([]);
+    });
+
+    it("needs an SNI for Reality and TLS", async () => {
+      const ny = await inboundNamed(t.db, clusterId, "🇺🇸 New York");
+      const f = await failure(admin.inbounds.create({ serverId: ny.serverId, name: "x", port: 1234, security: "tls", sni: null }));
+      expect(f.code).toBe("BAD_REQUEST");
+      expect(f.fieldErrors.sni).toBe("Reality and TLS need a masquerade SNI");
+    });
+  });
+});

@@ -1,0 +1,93 @@
+/** The routes router against a real database. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { auditLog, inbounds } from "@/db/schema";
+import { seedDemoCluster } from "@/server/demo/seed";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import type { createCaller } from "@/server/api/root";
+import { adminAndViewer, failure, inboundNamed, routeNamed, tableSnapshot } from "@/server/api/testing";
+import { onChange, type ChangeEvent } from "@/server/bus";
+
+describe.each(testDbKinds())("routes router on %s", (kind) => {
+  let t: TestDatabase;
+  let clusterId: string;
+  let admin: ReturnType<typeof createCaller>;
+  const events: ChangeEvent[] = [];
+  let stop: () => void;
+  const snapshot = () => tableSnapshot(t.db);
+
+  beforeAll(async () => {
+    t = await openTestDatabase(kind);
+    ({ admin } = await adminAndViewer(t.db));
+    clusterId = await seedDemoCluster(t.db, "Demo");
+    stop = onChange((e) => events.push(e));
+  });
+  afterAll(async () => {
+    stop?.();
+    await t?.dispose();
+  });
+
+  describe("routes", () => {
+    it("creates a route whose pool moves an inbound away from another route, at position max+1", async () => {
+      const berlin = await inboundNamed(t.db, clusterId, "🇩🇪 Berlin");
+      const dallasAlt = await inboundNamed(t.db, clusterId, "🇺🇸 Dallas alt");
+      const germany = await routeNamed(t.db, clusterId, "🇩🇪 Germany");
+      expect(berlin.routeId).toBe(germany!.id);
+      events.length = 0;
+      const r = await admin.routes.create({
+        clusterId,
+        name: "  🇪🇺 Europe  ",
+        flag: "de",
+        algorithm: "round-robin",
+        inboundIds: [berlin.id, dallasAlt.id],
+      });
+      expect(r).toMatchObject({ name: "🇪🇺 Europe", flag: "DE", algorithm: "round-robin", position: 4 });
+      expect((await inboundNamed(t.db, clusterId, "🇩🇪 Berlin")).routeId).toBe(r.id);
+      expect((await inboundNamed(t.db, clusterId, "🇺🇸 Dallas alt")).routeId).toBe(r.id);
+      expect(events.some((e) => e.kind === "topology" && e.clusterId === clusterId)).toBe(true);
+      const audit = await admin.audit.list({ clusterId });
+      const actions = audit.items.map((i) => i.action);
+      expect(actions).toContain("route.create");
+      expect(audit.items.find((i) => i.summary === "Moved 🇩🇪 Berlin from 🇩🇪 Germany to 🇪🇺 Europe")).toBeTruthy();
+    });
+
+    it("creates an empty route", async () => {
+      const r = await admin.routes.create({ clusterId, name: "🇫🇷 France", flag: "FR" });
+      expect(r.algorithm).toBe("least-traffic");
+      expect(await t.db.select().from(inbounds).where(eq(inbounds.routeId, r.id))).toEqual([]);
+    });
+
+    it("refuses a duplicate route name (case-insensitive) with CONFLICT and a clear message on the name field", async () => {
+      const before = await snapshot();
+      const f = await failure(admin.routes.create({ clusterId, name: "🇺🇸 usa", inboundIds: [(await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt")).id] }));
+      expect(f.code).toBe("CONFLICT");
+      expect(f.message).toBe('A route named "🇺🇸 usa" already exists in this cluster');
+      expect(f.fieldErrors.name).toBe(f.message);
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it("edits and deletes a route; deleting unassigns its inbounds and drops their fallback mark", async () => {
+      const usa = (await routeNamed(t.db, clusterId, "🇺🇸 USA"))!;
+      const updated = await admin.routes.update({ routeId: usa.id, name: "🇺🇸 United States", flag: "US", algorithm: "round-robin" });
+      expect(updated).toMatchObject({ name: "🇺🇸 United States", algorithm: "round-robin", version: usa.version + 1 });
+      const ny = await inboundNamed(t.db, clusterId, "🇺🇸 New York");
+      await admin.inbounds.setFallback({ inboundId: ny.id, isFallback: true });
+      const res = await admin.routes.delete({ routeId: usa.id });
+      expect(res.unassigned).toBe(3);
+      const after = await inboundNamed(t.db, clusterId, "🇺🇸 New York");
+      expect(after).toMatchObject({ routeId: null, isFallback: false });
+      expect(await routeNamed(t.db, clusterId, "🇺🇸 United States")).toBeUndefined();
+      const audit = await t.db.select().from(auditLog).where(eq(auditLog.action, "route.delete"));
+      expect(audit[0]!.before).toMatchObject({ name: "🇺🇸 United States" });
+    });
+
+    it("refuses a pool with an inbound of another cluster and writes nothing", async () => {
+      const other = await admin.clusters.createDemo({ name: "Other demo" });
+      const foreign = await inboundNamed(t.db, other.id, "🇩🇪 Berlin");
+      const before = await snapshot();
+      const f = await failure(admin.routes.create({ clusterId, name: "Sneaky", inboundIds: [foreign.id] }));
+      expect(f.code).toBe("NOT_FOUND");
+      expect(await snapshot()).toEqual(before);
+    });
+  });
+});

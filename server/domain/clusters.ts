@@ -1,0 +1,97 @@
+/** Clusters: listing with counts, creating (empty or the demo), renaming. */
+import { TRPCError } from "@trpc/server";
+import { asc, count, eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
+import { seedDemoCluster } from "@/server/demo/seed";
+import { recordAudit } from "@/server/audit";
+import { uniqueViolation } from "@/server/db-errors";
+import { written, type Actor, type Written } from "@/server/domain/changes";
+
+export async function listClusters(db: Db) {
+  const rows = await db.select().from(clusters).orderBy(asc(clusters.createdAt));
+  const counts = async (table: typeof servers | typeof inbounds | typeof routes | typeof subscribers) =>
+    new Map((await db.select({ clusterId: table.clusterId, n: count() }).from(table).groupBy(table.clusterId)).map((r) => [r.clusterId, r.n]));
+  const [s, i, r, u] = await Promise.all([counts(servers), counts(inbounds), counts(routes), counts(subscribers)]);
+  return rows.map((c) => ({
+    id: c.id,
+    name: c.name,
+    createdAt: c.createdAt,
+    servers: s.get(c.id) ?? 0,
+    inbounds: i.get(c.id) ?? 0,
+    routes: r.get(c.id) ?? 0,
+    subscribers: u.get(c.id) ?? 0,
+  }));
+}
+
+export async function getCluster(db: Db, clusterId: string) {
+  const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
+  if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+  return { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS };
+}
+
+/** Runs a cluster write, turning a taken name into CONFLICT. */
+async function namedCluster<T>(name: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (uniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `A cluster named "${name}" already exists` });
+    throw err;
+  }
+}
+
+export function createCluster(db: Db, actor: Actor, input: { name: string }): Promise<Written<{ id: string; name: string }>> {
+  return namedCluster(input.name, async () => {
+    const created = await db.transaction(async (tx) => {
+      const [c] = await tx.insert(clusters).values({ name: input.name }).returning();
+      await recordAudit(tx, actor, {
+        clusterId: c!.id,
+        action: "cluster.create",
+        entityType: "cluster",
+        entityId: c!.id,
+        summary: `Created cluster ${c!.name}`,
+        after: { name: c!.name },
+      });
+      return { id: c!.id, name: c!.name };
+    });
+    return written(created, { kind: "topology", clusterId: created.id });
+  });
+}
+
+export function renameCluster(db: Db, actor: Actor, input: { clusterId: string; name: string }): Promise<Written<{ id: string; name: string }>> {
+  return namedCluster(input.name, async () => {
+    await db.transaction(async (tx) => {
+      const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId));
+      if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+      await tx.update(clusters).set({ name: input.name, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
+      await recordAudit(tx, actor, {
+        clusterId: input.clusterId,
+        action: "cluster.rename",
+        entityType: "cluster",
+        entityId: input.clusterId,
+        summary: `Renamed cluster ${before.name} to ${input.name}`,
+        before: { name: before.name },
+        after: { name: input.name },
+      });
+    });
+    return written({ id: input.clusterId, name: input.name }, { kind: "topology", clusterId: input.clusterId });
+  });
+}
+
+/** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
+export function createDemoCluster(db: Db, actor: Actor, input: { name: string }): Promise<Written<{ id: string; name: string }>> {
+  return namedCluster(input.name, async () => {
+    const id = await db.transaction(async (tx) => {
+      const clusterId = await seedDemoCluster(tx as never, input.name);
+      await recordAudit(tx, actor, {
+        clusterId,
+        action: "cluster.create",
+        entityType: "cluster",
+        entityId: clusterId,
+        summary: `Created demo cluster ${input.name}`,
+      });
+      return clusterId;
+    });
+    return written({ id, name: input.name }, { kind: "topology", clusterId: id }, { kind: "subscribers", clusterId: id });
+  });
+}
