@@ -192,6 +192,15 @@ export const subscribers = pgTable(
     uniqueIndex("subscribers_token").on(t.token),
     uniqueIndex("subscribers_vless_uuid").on(t.vlessUuid),
     index("subscribers_cluster").on(t.clusterId),
+    // Names are unique per cluster, case-insensitively, as route and server names are.
+    uniqueIndex("subscribers_name_ci").on(t.clusterId, sql`lower(${t.name})`),
+    // One per sort key of the subscribers list (server/domain/subscriber-list.ts), each ending
+    // in the id tie-break, so a page is an index range scan even at 100,000 subscribers. A
+    // never-seen subscriber sorts as the longest ago (nulls first); no expiry as the latest.
+    index("subscribers_list_usage").on(t.clusterId, t.trafficUsedBytes, t.id),
+    index("subscribers_list_last_seen").on(t.clusterId, t.lastSeenAt.asc().nullsFirst(), t.id),
+    index("subscribers_list_expiry").on(t.clusterId, t.expiresAt, t.id),
+    index("subscribers_list_created").on(t.clusterId, t.createdAt, t.id),
     check("subscribers_traffic_non_negative", sql`${t.trafficUpBytes} >= 0 and ${t.trafficDownBytes} >= 0`),
     check("subscribers_traffic_used_sum", sql`${t.trafficUsedBytes} = ${t.trafficUpBytes} + ${t.trafficDownBytes}`),
   ],

@@ -5,14 +5,21 @@ import { z } from "zod";
 import { clusters, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
-import { foreignKeyViolation } from "@/server/db-errors";
+import { foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
+import { bulkUpdateSubscribers, listSubscriberPage, ONLINE_INTERVALS, SelectionChangedError } from "@/server/domain/subscriber-list";
 import { newSubscriptionToken } from "@/server/domain/tokens";
-import { expirySchema, GIB, idSchema, nameSchema, trafficLimitGbSchema } from "@/server/validation";
+import { expirySchema, GIB, idSchema, nameSchema, subscriberBulkSchema, subscriberPageSchema, trafficLimitGbSchema } from "@/server/validation";
 import type { DbOrTx } from "@/db/client";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { fieldError } from "./_errors";
 
-/** "Online now" = traffic reported within this many report intervals. */
-export const ONLINE_INTERVALS = 2;
+export { ONLINE_INTERVALS };
+
+/** Names are unique per cluster, case-insensitively (subscribers_name_ci). */
+function duplicateName(err: unknown, name: string): unknown {
+  if (uniqueViolation(err) === "subscribers_name_ci") return fieldError("CONFLICT", "name", `A subscriber named "${name}" already exists in this cluster`);
+  return err;
+}
 
 const subscriberFields = {
   name: nameSchema,
@@ -35,6 +42,21 @@ async function lockSubscriber(tx: DbOrTx, id: string): Promise<Row> {
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export const subscribersRouter = createTRPCRouter({
+  /** One page of subscribers, searched, filtered and sorted by the database (any size). */
+  page: protectedProcedure.input(subscriberPageSchema).query(({ ctx, input }) => listSubscriberPage(ctx.db, input, { showSecrets: ctx.operator.role !== "viewer" })),
+
+  /** Enable, disable, extend, reset usage or delete the selected subscribers, or all a filter matches. */
+  bulk: adminProcedure.input(subscriberBulkSchema).mutation(async ({ ctx, input }) => {
+    try {
+      const result = await bulkUpdateSubscribers(ctx.db, ctx.operator, input);
+      for (const e of result.events) publishChange(e.kind, e.clusterId);
+      return { affected: result.affected };
+    } catch (err) {
+      if (err instanceof SelectionChangedError) throw new TRPCError({ code: "CONFLICT", message: err.message });
+      throw err;
+    }
+  }),
+
   /** Subscribers, newest first; tokens only for those who may change things. */
   list: protectedProcedure
     .input(z.object({ clusterId: idSchema, search: z.string().max(200).optional() }))
@@ -95,7 +117,7 @@ export const subscribersRouter = createTRPCRouter({
       return { id: row.id, name: row.name, token: row.token };
     } catch (err) {
       if (foreignKeyViolation(err)) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
-      throw err;
+      throw duplicateName(err, input.name);
     }
   }),
 
@@ -122,6 +144,8 @@ export const subscribersRouter = createTRPCRouter({
         after: auditView(after!),
       });
       return before.clusterId;
+    }).catch((err: unknown) => {
+      throw duplicateName(err, input.name);
     });
     publishChange("subscribers", clusterId);
     return { ok: true };
