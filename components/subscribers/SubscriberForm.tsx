@@ -32,7 +32,7 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const [expiry, setExpiry] = useState(dateInput(subscriber?.expiresAt ?? null));
   const [limit, setLimit] = useState(subscriber?.trafficLimitBytes ? String(Math.round((subscriber.trafficLimitBytes / GIB) * 1000) / 1000) : "");
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.list.queryKey() });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.pathKey() });
   const create = useMutation(
     trpc.subscribers.create.mutationOptions({
       onSuccess: async (r) => {
