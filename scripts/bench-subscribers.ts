@@ -72,7 +72,7 @@ async function main() {
       from subscribers`);
     await db.execute(sql`analyze`);
     const seedMs = performance.now() - t0;
-    const sample = await db.execute(sql`select token, vless_uuid from subscribers where name = 'user-4242'`);
+    const sample = await db.execute(sql`select token, vless_uuid from subscribers where name = 'user-4241'`);
     const { token, vless_uuid: vlessUuid } = (sample as unknown as { rows: Array<{ token: string; vless_uuid: string }> }).rows[0]!;
 
     const { admin } = await adminAndViewer(db);
@@ -80,7 +80,7 @@ async function main() {
     const queries: Array<[string, Partial<SubscriberPageQuery>]> = [
       ["first page (newest first)", {}],
       ["search name substring 'smith'", { search: "smith" }],
-      ["search name 'user-4242'", { search: "user-4242" }],
+      ["search name 'user-4241'", { search: "user-4241" }],
       ["search token prefix", { search: token.slice(0, 10) }],
       ["search VLESS UUID", { search: vlessUuid }],
       ["search, no match", { search: "nobody-by-this-name" }],

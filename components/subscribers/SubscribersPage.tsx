@@ -2,7 +2,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import Link from "next/link";
-import { useDeferredValue, useState } from "react";
+import { useDeferredValue, useEffect, useState } from "react";
 import { useCanEdit, useDashboardOrigin } from "@/components/AppShell";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { ConfirmDialog } from "@/components/ui/Dialog";
@@ -126,6 +126,11 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const total = data?.total ?? 0;
   const pageCount = data?.pageCount ?? 1;
   const filtered = !!(deferred || status || online);
+  // Past the end (rows deleted meanwhile): go to the last page there is.
+  const lastPage = data && data.page > data.pageCount ? data.pageCount : null;
+  useEffect(() => {
+    if (lastPage !== null) setPageNo(lastPage);
+  }, [lastPage]);
 
   /** Any change of what is listed starts again at page 1 with nothing selected. */
   const clearSelection = () => {
