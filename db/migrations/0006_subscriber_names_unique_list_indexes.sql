@@ -31,6 +31,7 @@ BEGIN
 	END LOOP;
 END $$;--> statement-breakpoint
 DROP INDEX "subscribers_name_dedup";--> statement-breakpoint
+ALTER TABLE "subscribers" ADD COLUMN "name_lower" text GENERATED ALWAYS AS (lower("subscribers"."name")) STORED NOT NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX "subscribers_name_ci" ON "subscribers" USING btree ("cluster_id",lower("name"));--> statement-breakpoint
 CREATE INDEX "subscribers_list_usage" ON "subscribers" USING btree ("cluster_id","traffic_used_bytes","id");--> statement-breakpoint
 CREATE INDEX "subscribers_list_last_seen" ON "subscribers" USING btree ("cluster_id","last_seen_at" NULLS FIRST,"id");--> statement-breakpoint

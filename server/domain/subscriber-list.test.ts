@@ -114,6 +114,11 @@ describe.each(testDbKinds())("subscribers list on %s", (kind) => {
       expect(past.total).toBe(7);
       const exact = await page({ clusterId, pageSize: 7 });
       expect([exact.items.length, exact.pageCount]).toEqual([7, 1]);
+      // Past the end of a search: no rows, still the count.
+      const searchedPast = await page({ clusterId, search: "P", page: 4, pageSize: 3 });
+      expect([searchedPast.items, searchedPast.total]).toEqual([[], 7]);
+      const searched = await page({ clusterId, search: "P", sort: "name", dir: "desc", page: 3, pageSize: 3 });
+      expect([searched.items.map((i) => i.name), searched.total]).toEqual([["p0"], 7]);
       const none = await page({ clusterId, search: "nobody-has-this" });
       expect([none.items, none.total, none.pageCount]).toEqual([[], 0, 1]);
     });

@@ -64,7 +64,7 @@ export function filterSql(clusterId: string, f: SubscriberFilter, now: Date, win
   const q = f.search?.trim();
   if (q) {
     if (UUID.test(q)) parts.push(sql`${subscribers.vlessUuid} = ${q.toLowerCase()}::uuid`);
-    else parts.push(sql`(${subscribers.name} ilike ${`%${escapeLike(q)}%`} or ${subscribers.token} like ${`${escapeLike(q)}%`})`);
+    else parts.push(sql`(${subscribers.nameLower} like lower(${`%${escapeLike(q)}%`}) or ${subscribers.token} like ${`${escapeLike(q)}%`})`);
   }
   if (f.status) parts.push(statusSql(f.status, now));
   if (f.online !== undefined) {
@@ -75,7 +75,10 @@ export function filterSql(clusterId: string, f: SubscriberFilter, now: Date, win
   return and(...parts)!;
 }
 
-/** Order by a sort key; the id breaks ties in the same direction, so each index serves both. */
+/**
+ * Order by a sort key; the id breaks ties in the same direction, so each index serves both,
+ * and the descending order is exactly the ascending one reversed (nulls included).
+ */
 function orderBy(sort: SubscriberPageQuery["sort"], dir: "asc" | "desc"): SQL[] {
   const d = dir === "asc" ? asc : desc;
   switch (sort) {
@@ -177,20 +180,49 @@ export interface SubscriberPage {
 }
 
 /** One page of a cluster's subscribers; route choices are read for that page only. */
-export async function listSubscriberPage(db: DbOrTx, q: SubscriberPageQuery, opts: { showSecrets: boolean; nowMs?: number }): Promise<SubscriberPage> {
+export async function listSubscriberPage(database: Db, q: SubscriberPageQuery, opts: { showSecrets: boolean; nowMs?: number }): Promise<SubscriberPage> {
+  // One snapshot: the count, the page read from its nearer end and the route choices agree.
+  return database.transaction((db) => readPage(db, q, opts), { isolationLevel: "repeatable read", accessMode: "read only" });
+}
+
+async function readPage(db: DbOrTx, q: SubscriberPageQuery, opts: { showSecrets: boolean; nowMs?: number }): Promise<SubscriberPage> {
   const nowMs = opts.nowMs ?? Date.now();
   const now = new Date(nowMs);
   const windowMs = await clusterWindowMs(db, q.clusterId);
   const where = filterSql(q.clusterId, q, now, windowMs);
-  const [{ n } = { n: 0 }] = await db.select({ n: sql<number>`count(*)::int` }).from(subscribers).where(where);
-  const total = Number(n);
-  const rows = await db
-    .select()
-    .from(subscribers)
-    .where(where)
-    .orderBy(...orderBy(q.sort, q.dir))
-    .limit(q.pageSize)
-    .offset((q.page - 1) * q.pageSize);
+  const offset = (q.page - 1) * q.pageSize;
+  const count = async () => Number((await db.select({ n: sql<number>`count(*)::int` }).from(subscribers).where(where))[0]?.n ?? 0);
+  let total: number;
+  let rows: Array<typeof subscribers.$inferSelect>;
+  if (q.search?.trim()) {
+    // A search reads every name of the cluster anyway: count in the same scan.
+    const found = await db
+      .select({ s: subscribers, total: sql<number>`count(*) over ()` })
+      .from(subscribers)
+      .where(where)
+      .orderBy(...orderBy(q.sort, q.dir))
+      .limit(q.pageSize)
+      .offset(offset);
+    rows = found.map((f) => f.s);
+    total = found.length > 0 ? Number(found[0]!.total) : offset === 0 ? 0 : await count();
+  } else {
+    total = await count();
+    // A page past the middle is read from the other end (the reverse order, then turned
+    // back): an offset walks the index, so the last page costs what the first one does.
+    const fromEnd = offset > total / 2;
+    const limit = fromEnd ? Math.max(0, Math.min(q.pageSize, total - offset)) : q.pageSize;
+    rows =
+      limit === 0
+        ? []
+        : await db
+            .select()
+            .from(subscribers)
+            .where(where)
+            .orderBy(...orderBy(q.sort, fromEnd ? (q.dir === "asc" ? "desc" : "asc") : q.dir))
+            .limit(limit)
+            .offset(fromEnd ? total - offset - limit : offset);
+    if (fromEnd) rows.reverse();
+  }
   const choices = await routeChoicesOf(
     db,
     rows.map((r) => r.id),
