@@ -6,9 +6,9 @@
  * assertions. BENCH_SUBSCRIBERS (default 100000) and BENCH_RUNS (default 21) change the size.
  *
  * Seeded in one INSERT … SELECT from generate_series: usage, last seen, expiry and limits
- * spread so every filter matches a real share (about a third online, a tenth expired, a
- * twentieth limited, a twentieth disabled), and every subscriber has a stored choice in
- * each of 3 routes, so each page reads its route details as in a real cluster.
+ * spread so every filter matches a real share (the "matches" column says how many), and
+ * every subscriber has a stored choice in each of 3 routes, so each page reads its route
+ * details as in a real cluster.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
