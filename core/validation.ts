@@ -293,3 +293,68 @@ export const inboundFieldsSchema = z
   });
 export type InboundFieldsInput = z.input<typeof inboundFieldsSchema>;
 export type InboundFields = z.output<typeof inboundFieldsSchema>;
+
+/** Sort keys of the subscribers list; each sorts with the id as the tie-break. */
+export const SUBSCRIBER_SORT_KEYS = ["usage", "lastSeen", "expiry", "created", "name"] as const;
+export type SubscriberSortKey = (typeof SUBSCRIBER_SORT_KEYS)[number];
+/** A subscriber is in exactly one of these (server/domain/subscriber-list.ts: subscriberStatus). */
+export const SUBSCRIBER_STATUSES = ["active", "limited", "expired", "disabled"] as const;
+export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
+export const SUBSCRIBER_PAGE_SIZE_MAX = 200;
+
+/** Which subscribers of a cluster: the list's search and filters, and a bulk action's "all matching". */
+export const subscriberFilterFields = {
+  search: z.string({ error: "Search must be text" }).max(200, "Search must be at most 200 characters").optional(),
+  status: z.enum(SUBSCRIBER_STATUSES, { error: "Status must be active, limited, expired or disabled" }).optional(),
+  online: z.boolean({ error: "Online must be true or false" }).optional(),
+};
+
+export const subscriberPageSchema = z.object({
+  clusterId: idSchema,
+  ...subscriberFilterFields,
+  sort: z.enum(SUBSCRIBER_SORT_KEYS, { error: `Sort must be one of ${SUBSCRIBER_SORT_KEYS.join(", ")}` }).default("created"),
+  dir: z.enum(["asc", "desc"], { error: "Direction must be asc or desc" }).default("desc"),
+  page: z.number({ error: "Page must be a number" }).int("Page must be a whole number").min(1, "Page must be at least 1").max(1_000_000, "Page must be at most 1,000,000").default(1),
+  pageSize: z
+    .number({ error: "Page size must be a number" })
+    .int("Page size must be a whole number")
+    .min(1, `Page size must be between 1 and ${SUBSCRIBER_PAGE_SIZE_MAX}`)
+    .max(SUBSCRIBER_PAGE_SIZE_MAX, `Page size must be between 1 and ${SUBSCRIBER_PAGE_SIZE_MAX}`)
+    .default(50),
+});
+export type SubscriberPageQuery = z.output<typeof subscriberPageSchema>;
+
+export const BULK_IDS_MAX = 1000;
+export const EXTEND_DAYS_MAX = 3650;
+
+export const subscriberBulkSchema = z.object({
+  clusterId: idSchema,
+  /** The selected rows, or every subscriber the filter matches ("all N matching"): exactly one. */
+  selection: z
+    .object({
+      ids: z.array(idSchema).min(1, "Select at least one subscriber").max(BULK_IDS_MAX, `At most ${BULK_IDS_MAX} selected rows; use "all matching" for more`).optional(),
+      matching: z.object(subscriberFilterFields).optional(),
+    })
+    .refine((s) => (s.ids === undefined) !== (s.matching === undefined), "Give either the selected ids or a filter, not both"),
+  action: z.discriminatedUnion(
+    "kind",
+    [
+      z.object({ kind: z.literal("enable") }),
+      z.object({ kind: z.literal("disable") }),
+      z.object({
+        kind: z.literal("extend"),
+        days: z
+          .number({ error: "Days must be a number" })
+          .int("Days must be a whole number")
+          .min(1, `Days must be between 1 and ${EXTEND_DAYS_MAX}`)
+          .max(EXTEND_DAYS_MAX, `Days must be between 1 and ${EXTEND_DAYS_MAX}`),
+      }),
+      z.object({ kind: z.literal("resetUsage") }),
+      z.object({ kind: z.literal("delete") }),
+    ],
+    { error: "Action must be enable, disable, extend, resetUsage or delete" },
+  ),
+  /** How many subscribers the confirmation named; the action is refused if that changed. */
+  expectedCount: z.number().int().min(0).optional(),
+});
+export type SubscriberBulkInput = z.output<typeof subscriberBulkSchema>;

@@ -46,7 +46,7 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const [holdDays, setHoldDays] = useState(subscriber?.holdDays ? String(subscriber.holdDays) : "30");
   const periods = useQuery({ ...trpc.subscribers.usagePeriods.queryOptions({ subscriberId: subscriber?.id ?? "" }), enabled: !!subscriber });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.list.queryKey() });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.pathKey() });
   const create = useMutation(
     trpc.subscribers.create.mutationOptions({
       onSuccess: async (r) => {

@@ -2,37 +2,40 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import Link from "next/link";
-import { useDeferredValue, useState } from "react";
+import { useDeferredValue, useEffect, useState } from "react";
 import { useCanEdit, useDashboardOrigin } from "@/components/AppShell";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { ConfirmDialog } from "@/components/ui/Dialog";
-import { buttonClass, inputClass } from "@/components/ui/Field";
+import { buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import type { AppRouter } from "@/server/api/root";
+import type { SubscriberSortKey, SubscriberStatus } from "@/server/validation";
+import { BulkDialog, type BulkKind } from "./BulkDialog";
 import { LinkDialog, subscriptionLink } from "./LinkDialog";
 import { SubscriberForm } from "./SubscriberForm";
-import { formatBytes as bytes, formatUtcDay } from "./format";
 
-type Row = inferRouterOutputs<AppRouter>["subscribers"]["list"][number];
-type DialogState = { kind: "new" } | { kind: "edit"; row: Row } | { kind: "link"; name: string; token: string } | { kind: "rotate"; row: Row } | { kind: "reset"; row: Row } | { kind: "delete"; row: Row } | null;
+type Page = inferRouterOutputs<AppRouter>["subscribers"]["page"];
+type Row = Page["items"][number];
+type DialogState = { kind: "new" } | { kind: "edit"; row: Row } | { kind: "link"; name: string; token: string } | { kind: "rotate"; row: Row } | { kind: "delete"; row: Row } | null;
 
 const small = "rounded px-2 py-1 text-xs font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 disabled:opacity-50";
+const PAGE_SIZES = [25, 50, 100, 200];
+const STATUS_LABEL: Record<SubscriberStatus, string> = { active: "Active", limited: "Limited", expired: "Expired", disabled: "Disabled" };
+const STATUS_CLASS: Record<SubscriberStatus, string> = {
+  active: "bg-green-100 text-green-800",
+  limited: "bg-red-50 text-red-800",
+  expired: "bg-amber-50 text-amber-800",
+  disabled: "bg-slate-100 text-slate-700",
+};
+const SORT_LABEL: Record<SubscriberSortKey, string> = { name: "name", usage: "usage", lastSeen: "last seen", expiry: "expiry", created: "created" };
+/** The direction a column sorts in on its first click: the most telling rows first. */
+const FIRST_DIR: Record<SubscriberSortKey, "asc" | "desc"> = { name: "asc", usage: "desc", lastSeen: "desc", expiry: "asc", created: "desc" };
 
-const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-
-/** "Resets monthly on day 15", "Resets weekly on Mon", "Resets daily"; null for never. */
-function resetSchedule(s: Pick<Row, "trafficResetStrategy" | "trafficResetDay">): string | null {
-  switch (s.trafficResetStrategy) {
-    case "daily":
-      return "Resets daily";
-    case "weekly":
-      return `Resets weekly on ${WEEKDAYS[(s.trafficResetDay ?? 1) - 1]}`;
-    case "monthly":
-      return `Resets monthly on day ${s.trafficResetDay}`;
-    default:
-      return null;
-  }
+function bytes(n: number): string {
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(0)} KB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(n < 10 * 1024 ** 3 ? 2 : 1)} GB`;
 }
 
 /** "just now", "5 min ago", "3 h ago", "2 d ago". */
@@ -44,6 +47,35 @@ function timeAgo(d: Date): string {
   return `${Math.floor(s / 86400)} d ago`;
 }
 
+function UsageBar({ row }: { row: Row }) {
+  if (!row.trafficLimitBytes) return null;
+  const pct = Math.min(100, Math.round((row.trafficUsedBytes / row.trafficLimitBytes) * 100));
+  const color = pct >= 100 ? "bg-red-500" : pct >= 80 ? "bg-amber-500" : "bg-sky-500";
+  return (
+    <div role="progressbar" aria-label={`Usage of ${row.name}`} aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct} className="my-1 h-1.5 w-32 overflow-hidden rounded-full bg-slate-200">
+      <div className={`h-full ${color}`} style={{ width: `${pct}%` }} />
+    </div>
+  );
+}
+
+function RoutesCell({ row }: { row: Row }) {
+  if (row.routes === null) return <span className="text-xs text-slate-400">not fetched yet</span>;
+  if (row.routes.length === 0) return <span className="text-xs text-slate-400">no route now</span>;
+  return (
+    <ul className="space-y-0.5 text-xs">
+      {row.routes.map((r) => (
+        <li key={r.routeId} title={`${r.route}: inbound ${r.inbound} on server ${r.server}`}>
+          <span className="font-medium text-slate-700">{r.route}</span>
+          <span className="text-slate-400"> → </span>
+          <span className="text-slate-600">
+            {r.server} · {r.inbound}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const trpc = useTRPC();
   const canEdit = useCanEdit();
@@ -51,11 +83,25 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const queryClient = useQueryClient();
   const [search, setSearch] = useState("");
   const deferred = useDeferredValue(search.trim());
+  const [status, setStatus] = useState<SubscriberStatus | "">("");
+  const [online, setOnline] = useState(false);
+  const [sort, setSort] = useState<{ key: SubscriberSortKey; dir: "asc" | "desc" }>({ key: "created", dir: "desc" });
+  const [pageNo, setPageNo] = useState(1);
+  const [pageSize, setPageSize] = useState(50);
+  // Selected ids on the pages seen; or every subscriber the filter matches.
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
+  const [bulk, setBulk] = useState<BulkKind | null>(null);
+  const filter = { search: deferred || undefined, status: status || undefined, online: online || undefined };
   // Refetched every 10 s: usage, "online now" and "last seen" move with agent reports.
-  const list = useQuery({ ...trpc.subscribers.list.queryOptions({ clusterId, search: deferred || undefined }), placeholderData: keepPreviousData, refetchInterval: 10_000 });
+  const list = useQuery({
+    ...trpc.subscribers.page.queryOptions({ clusterId, ...filter, sort: sort.key, dir: sort.dir, page: pageNo, pageSize }),
+    placeholderData: keepPreviousData,
+    refetchInterval: 10_000,
+  });
   const [dialog, setDialog] = useState<DialogState>(null);
   const [error, setError] = useState<string | null>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.list.queryKey() });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.pathKey() });
   const setEnabled = useMutation(trpc.subscribers.setEnabled.mutationOptions({ onSuccess: refresh, onError: (e) => setError(errorMessage(e)) }));
   const rotate = useMutation(
     trpc.subscribers.rotateToken.mutationOptions({
@@ -63,15 +109,6 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
         await refresh();
         const row = dialog?.kind === "rotate" ? dialog.row : null;
         setDialog(row && row.id === vars.subscriberId ? { kind: "link", name: row.name, token: r.token } : null);
-      },
-    }),
-  );
-  const resetUsage = useMutation(
-    trpc.subscribers.resetUsage.mutationOptions({
-      onSuccess: async () => {
-        setDialog(null);
-        await refresh();
-        await queryClient.invalidateQueries({ queryKey: trpc.subscribers.usagePeriods.queryKey() });
       },
     }),
   );
@@ -83,27 +120,114 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
       },
     }),
   );
-  const rows = list.data ?? [];
+  const data = list.data;
+  const rows = data?.items ?? [];
+  const total = data?.total ?? 0;
+  const pageCount = data?.pageCount ?? 1;
+  const filtered = !!(deferred || status || online);
+  // Past the end (rows deleted meanwhile): go to the last page there is.
+  const lastPage = data && data.page > data.pageCount ? data.pageCount : null;
+  useEffect(() => {
+    if (lastPage !== null) setPageNo(lastPage);
+  }, [lastPage]);
+
+  /** Any change of what is listed starts again at page 1 with nothing selected. */
+  const clearSelection = () => {
+    setSelected(new Set());
+    setAllMatching(false);
+  };
+  const changed = <T,>(set: (v: T) => void) => (v: T) => {
+    set(v);
+    setPageNo(1);
+    clearSelection();
+  };
+  const sortBy = (key: SubscriberSortKey) => {
+    setSort((s) => (s.key === key ? { key, dir: s.dir === "asc" ? "desc" : "asc" } : { key, dir: FIRST_DIR[key] }));
+    setPageNo(1);
+  };
+  const pageIds = rows.map((r) => r.id);
+  const pageAllSelected = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
+  const selectedCount = allMatching ? total : selected.size;
+  const toggle = (id: string) => {
+    setAllMatching(false);
+    setSelected((s) => {
+      const next = new Set(s);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  };
+  const togglePage = () => {
+    setAllMatching(false);
+    setSelected((s) => {
+      const next = new Set(s);
+      for (const id of pageIds) {
+        if (pageAllSelected) next.delete(id);
+        else next.add(id);
+      }
+      return next;
+    });
+  };
+
+  const sortHeader = (k: SubscriberSortKey, label: string, className?: string) => {
+    const active = sort.key === k;
+    return (
+      <th className={className ?? "px-3 py-2.5 font-medium"} aria-sort={active ? (sort.dir === "asc" ? "ascending" : "descending") : "none"}>
+        <button type="button" className={`inline-flex items-center gap-1 uppercase tracking-wide hover:text-slate-900 ${active ? "text-slate-900" : ""}`} aria-label={`Sort by ${SORT_LABEL[k]}`} onClick={() => sortBy(k)}>
+          {label}
+          <span aria-hidden className="text-[10px]">
+            {active ? (sort.dir === "asc" ? "▲" : "▼") : "↕"}
+          </span>
+        </button>
+      </th>
+    );
+  };
 
   return (
     <>
-      <main className="mx-auto max-w-6xl p-6">
-        <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
+      <main className="mx-auto max-w-7xl p-6">
+        <div className="mb-4 flex flex-wrap items-end justify-between gap-3">
           <div>
             <h1 className="text-2xl font-semibold">Subscribers</h1>
             <p className="text-sm text-slate-500">Each subscriber’s VPN app fetches one line per route from their subscription link.</p>
           </div>
-          <div className="flex items-center gap-2">
-            <label className="sr-only" htmlFor="subscriber-search">
-              Search subscribers
-            </label>
-            <input id="subscriber-search" type="search" className={`${inputClass} w-56`} placeholder="Search by name" value={search} onChange={(e) => setSearch(e.target.value)} />
-            {canEdit && (
-              <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "new" })}>
-                <span aria-hidden="true">+</span> New subscriber
-              </button>
-            )}
-          </div>
+          {canEdit && (
+            <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "new" })}>
+              <span aria-hidden="true">+</span> New subscriber
+            </button>
+          )}
+        </div>
+        <div className="mb-3 flex flex-wrap items-center gap-3">
+          <label className="sr-only" htmlFor="subscriber-search">
+            Search subscribers
+          </label>
+          <input
+            id="subscriber-search"
+            type="search"
+            className={`${inputClass} w-72`}
+            placeholder="Name, token start or VLESS UUID"
+            value={search}
+            onChange={(e) => changed(setSearch)(e.target.value)}
+          />
+          <label className="flex items-center gap-2 text-sm text-slate-600">
+            Status
+            <select className={inputClass} value={status} onChange={(e) => changed(setStatus)(e.target.value as SubscriberStatus | "")}>
+              <option value="">All</option>
+              <option value="active">Active</option>
+              <option value="limited">Limited</option>
+              <option value="expired">Expired</option>
+              <option value="disabled">Disabled</option>
+            </select>
+          </label>
+          <label className="flex items-center gap-2 text-sm text-slate-600">
+            <input type="checkbox" checked={online} onChange={(e) => changed(setOnline)(e.target.checked)} />
+            Online now only
+          </label>
+          {data && (
+            <span className="ml-auto text-sm text-slate-500" data-testid="subscriber-total">
+              {total.toLocaleString("en")} {filtered ? "matching" : total === 1 ? "subscriber" : "subscribers"}
+            </span>
+          )}
         </div>
         {error && (
           <p role="alert" className="mb-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
@@ -115,10 +239,41 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
             {errorMessage(list.error)}
           </p>
         )}
+        {canEdit && selectedCount > 0 && (
+          <div role="toolbar" aria-label="Bulk actions" className="mb-3 flex flex-wrap items-center gap-2 rounded-md border border-sky-200 bg-sky-50 px-3 py-2 text-sm">
+            <span className="font-medium text-sky-900" data-testid="selection-count">
+              {allMatching ? `All ${total.toLocaleString("en")} matching selected` : `${selectedCount.toLocaleString("en")} selected`}
+            </span>
+            {!allMatching && pageAllSelected && total > selected.size && (
+              <button type="button" className={small} onClick={() => setAllMatching(true)}>
+                Select all {total.toLocaleString("en")} matching
+              </button>
+            )}
+            <button type="button" className={small} onClick={clearSelection}>
+              Clear selection
+            </button>
+            <span className="mx-1 h-4 w-px bg-sky-200" />
+            <button type="button" className={secondaryButtonClass} onClick={() => setBulk("enable")}>
+              Enable
+            </button>
+            <button type="button" className={secondaryButtonClass} onClick={() => setBulk("disable")}>
+              Disable
+            </button>
+            <button type="button" className={secondaryButtonClass} onClick={() => setBulk("extend")}>
+              Extend expiry…
+            </button>
+            <button type="button" className={secondaryButtonClass} onClick={() => setBulk("resetUsage")}>
+              Reset usage
+            </button>
+            <button type="button" className={`${secondaryButtonClass} text-red-700`} onClick={() => setBulk("delete")}>
+              Delete
+            </button>
+          </div>
+        )}
         {list.isLoading && <p className="text-slate-500">Loading…</p>}
-        {list.data && rows.length === 0 && (
+        {data && rows.length === 0 && (
           <div className="rounded-lg border border-dashed border-slate-300 bg-white p-8 text-center text-slate-600">
-            {deferred ? `No subscriber matches “${deferred}”.` : "No subscriber yet."}
+            {deferred ? `No subscriber matches “${deferred}”.` : filtered ? "No subscriber matches these filters." : total > 0 ? "Nothing on this page." : "No subscriber yet."}
           </div>
         )}
         {rows.length > 0 && (
@@ -126,52 +281,49 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
             <table className="w-full text-left text-sm">
               <thead className="border-b border-slate-200 bg-slate-50 text-xs uppercase tracking-wide text-slate-500">
                 <tr>
-                  <th className="px-4 py-2.5 font-medium">Name</th>
+                  {canEdit && (
+                    <th className="w-8 pl-4 pr-1 py-2.5">
+                      <input type="checkbox" aria-label="Select every subscriber on this page" checked={pageAllSelected} onChange={togglePage} />
+                    </th>
+                  )}
+                  {sortHeader("name", "Name", "px-4 py-2.5 font-medium")}
                   <th className="px-3 py-2.5 font-medium">Status</th>
-                  <th className="px-3 py-2.5 font-medium">Expires</th>
-                  <th className="px-3 py-2.5 font-medium">Usage</th>
+                  {sortHeader("expiry", "Expires")}
+                  {sortHeader("usage", "Usage")}
                   <th className="px-3 py-2.5 font-medium">Online</th>
-                  <th className="px-3 py-2.5 font-medium">Last seen</th>
+                  {sortHeader("lastSeen", "Last seen")}
+                  <th className="px-3 py-2.5 font-medium">Server per route</th>
+                  {sortHeader("created", "Created")}
                   {canEdit && <th className="px-4 py-2.5 text-right font-medium">Actions</th>}
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
                 {rows.map((s) => (
-                  <tr key={s.id} data-testid="subscriber-row">
+                  <tr key={s.id} data-testid="subscriber-row" className={selected.has(s.id) || allMatching ? "bg-sky-50/50" : undefined}>
+                    {canEdit && (
+                      <td className="pl-4 pr-1 py-2.5">
+                        <input type="checkbox" aria-label={`Select ${s.name}`} checked={allMatching || selected.has(s.id)} onChange={() => toggle(s.id)} />
+                      </td>
+                    )}
                     <td className="px-4 py-2.5 font-medium text-slate-900">
                       <Link href={`/clusters/${clusterId}/subscribers/${s.id}`} className="hover:text-sky-700 hover:underline" title="What this subscriber's app gets right now, and why">
                         {s.name}
                       </Link>
                     </td>
                     <td className="px-3 py-2.5">
-                      {!s.enabled ? (
-                        <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-700">Disabled</span>
-                      ) : s.expired ? (
-                        <span className="rounded-full bg-amber-50 px-2 py-0.5 text-xs font-medium text-amber-800">Expired</span>
-                      ) : s.limited ? (
-                        <span className="rounded-full bg-red-50 px-2 py-0.5 text-xs font-medium text-red-800">Limit reached</span>
-                      ) : s.holdDays !== null ? (
-                        <span className="rounded-full bg-sky-50 px-2 py-0.5 text-xs font-medium text-sky-800">On hold</span>
-                      ) : (
-                        <span className="rounded-full bg-green-100 px-2 py-0.5 text-xs font-medium text-green-800">Active</span>
-                      )}
+                      <span className={`rounded-full px-2 py-0.5 text-xs font-medium ${STATUS_CLASS[s.status]}`} data-testid="subscriber-status">
+                        {STATUS_LABEL[s.status]}
+                      </span>
                     </td>
-                    <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-expiry">
-                      {s.holdDays !== null ? `${s.holdDays} d from first connection` : s.expiresAt ? s.expiresAt.toLocaleDateString("en-CA") : "Never"}
-                    </td>
+                    <td className="px-3 py-2.5 text-slate-600">{s.expiresAt ? s.expiresAt.toLocaleDateString("en-CA") : "Never"}</td>
                     <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-usage">
                       <div>
                         {bytes(s.trafficUsedBytes)} / {s.trafficLimitBytes ? bytes(s.trafficLimitBytes) : "unlimited"}
                       </div>
+                      <UsageBar row={s} />
                       <div className="text-xs text-slate-500" title="Upload / download">
                         ↑ {bytes(s.trafficUpBytes)} · ↓ {bytes(s.trafficDownBytes)}
                       </div>
-                      {resetSchedule(s) && (
-                        <div className="text-xs text-slate-500" data-testid="subscriber-reset" title="Resets happen at 00:00 UTC">
-                          {resetSchedule(s)}
-                          {s.nextResetAt ? ` · next ${formatUtcDay(s.nextResetAt)}` : ""}
-                        </div>
-                      )}
                     </td>
                     <td className="px-3 py-2.5" data-testid="subscriber-online">
                       {s.online ? (
@@ -185,6 +337,12 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                     </td>
                     <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-last-seen" title={s.lastSeenAt ? s.lastSeenAt.toISOString() : undefined}>
                       {s.lastSeenAt ? timeAgo(s.lastSeenAt) : "Never"}
+                    </td>
+                    <td className="px-3 py-2.5" data-testid="subscriber-routes">
+                      <RoutesCell row={s} />
+                    </td>
+                    <td className="px-3 py-2.5 text-xs text-slate-500" title={s.createdAt.toISOString()}>
+                      {s.createdAt.toLocaleDateString("en-CA")}
                     </td>
                     {canEdit && (
                       <td className="whitespace-nowrap px-4 py-2 text-right">
@@ -207,17 +365,6 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                           onClick={() => setEnabled.mutate({ subscriberId: s.id, enabled: !s.enabled })}
                         >
                           {s.enabled ? "Disable" : "Enable"}
-                        </button>
-                        <button
-                          type="button"
-                          className={small}
-                          aria-label={`Reset usage of ${s.name}`}
-                          onClick={() => {
-                            resetUsage.reset();
-                            setDialog({ kind: "reset", row: s });
-                          }}
-                        >
-                          Reset usage
                         </button>
                         <button
                           type="button"
@@ -249,8 +396,48 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
             </table>
           </div>
         )}
+        {data && total > 0 && (
+          <nav aria-label="Pages" className="mt-3 flex flex-wrap items-center gap-3 text-sm text-slate-600">
+            <span data-testid="page-range">
+              {rows.length > 0 ? `${((data.page - 1) * data.pageSize + 1).toLocaleString("en")}–${((data.page - 1) * data.pageSize + rows.length).toLocaleString("en")}` : "0"} of {total.toLocaleString("en")}
+            </span>
+            <button type="button" className={secondaryButtonClass} disabled={pageNo <= 1} onClick={() => setPageNo((p) => Math.max(1, p - 1))}>
+              Previous page
+            </button>
+            <span>
+              Page {data.page.toLocaleString("en")} of {pageCount.toLocaleString("en")}
+            </span>
+            <button type="button" className={secondaryButtonClass} disabled={pageNo >= pageCount} onClick={() => setPageNo((p) => Math.min(pageCount, p + 1))}>
+              Next page
+            </button>
+            <label className="ml-auto flex items-center gap-2">
+              Per page
+              <select className={inputClass} value={pageSize} onChange={(e) => changed(setPageSize)(Number(e.target.value))}>
+                {PAGE_SIZES.map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </nav>
+        )}
       </main>
 
+      {bulk && (
+        <BulkDialog
+          kind={bulk}
+          clusterId={clusterId}
+          count={selectedCount}
+          selection={allMatching ? { matching: filter } : { ids: [...selected] }}
+          onClose={() => setBulk(null)}
+          onDone={async () => {
+            setBulk(null);
+            clearSelection();
+            await refresh();
+          }}
+        />
+      )}
       {dialog?.kind === "new" && <SubscriberForm clusterId={clusterId} onClose={() => setDialog(null)} onCreated={(r) => setTimeout(() => setDialog({ kind: "link", name: r.name, token: r.token }), 0)} />}
       {dialog?.kind === "edit" && <SubscriberForm clusterId={clusterId} subscriber={dialog.row} onClose={() => setDialog(null)} />}
       {dialog?.kind === "link" && <LinkDialog name={dialog.name} token={dialog.token} clusterId={clusterId} onClose={() => setDialog(null)} />}
@@ -264,21 +451,6 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
           onConfirm={() => rotate.mutate({ subscriberId: dialog.row.id })}
         >
           <p>The current link stops working at once; {dialog.row.name} must add the new link in their VPN app.</p>
-        </ConfirmDialog>
-      )}
-      {dialog?.kind === "reset" && (
-        <ConfirmDialog
-          title={`Reset the usage of ${dialog.row.name}?`}
-          confirmLabel="Reset usage"
-          pending={resetUsage.isPending}
-          error={resetUsage.error ? errorMessage(resetUsage.error) : null}
-          onClose={() => setDialog(null)}
-          onConfirm={() => resetUsage.mutate({ subscriberId: dialog.row.id })}
-        >
-          <p>
-            Used traffic goes back to 0 ({bytes(dialog.row.trafficUsedBytes)} used now is kept as a previous period).
-            {dialog.row.limited ? ` ${dialog.row.name} can connect again at once.` : ""}
-          </p>
         </ConfirmDialog>
       )}
       {dialog?.kind === "delete" && (

@@ -229,7 +229,12 @@ async function auditResets(tx: DbOrTx, rows: Locked[], reason: UsageResetReason,
  * period is stored, used/up/down go to 0, their schedule carries on. Audited. Ids of
  * subscribers that no longer exist are skipped. Run it inside a transaction.
  */
-export async function resetUsage(tx: DbOrTx, subscriberIds: readonly string[], reason: UsageResetReason, opts: { operator?: Operator; nowMs?: number } = {}): Promise<ResetOutcome> {
+export async function resetUsage(
+  tx: DbOrTx,
+  subscriberIds: readonly string[],
+  reason: UsageResetReason,
+  opts: { operator?: Operator; nowMs?: number; /** false when the caller writes its own audit entry (a bulk action) */ audit?: boolean } = {},
+): Promise<ResetOutcome> {
   const nowMs = opts.nowMs ?? Date.now();
   const rows: Locked[] = [];
   for (const ids of chunks([...new Set(subscriberIds)])) {
@@ -242,7 +247,7 @@ export async function resetUsage(tx: DbOrTx, subscriberIds: readonly string[], r
     reason,
     nowMs,
   );
-  await auditResets(tx, rows, reason, opts.operator ?? null);
+  if (opts.audit !== false) await auditResets(tx, rows, reason, opts.operator ?? null);
   return { reset: rows.length, clusterIds: [...new Set(rows.map((r) => r.clusterId))] };
 }
 

@@ -4,14 +4,13 @@ import { and, desc, eq, ilike } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
-import { fieldError, foreignKeyViolation } from "@/server/db-errors";
+import { fieldError, foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/domain/changes";
 import { expiryMovedIntoPast, limitColumns, resetUsage, type ResetStrategy } from "@/server/domain/subscriber-limits";
+import { ONLINE_INTERVALS } from "@/server/domain/subscriber-list";
 import { newSubscriptionToken } from "@/server/domain/tokens";
 import { GIB } from "@/core/validation";
 
-/** "Online now" = traffic reported within this many report intervals. */
-export const ONLINE_INTERVALS = 2;
 
 type Row = typeof subscribers.$inferSelect;
 
@@ -36,6 +35,12 @@ function auditView(s: Row) {
     holdDays: s.holdDays,
     enabled: s.enabled,
   };
+}
+
+/** Names are unique per cluster, case-insensitively (subscribers_name_ci). */
+function duplicateName(err: unknown, name: string): unknown {
+  if (uniqueViolation(err) === "subscribers_name_ci") return fieldError("CONFLICT", "name", `A subscriber named "${name}" already exists in this cluster`);
+  return err;
 }
 
 const limitBytes = (gb: number | null) => (gb === null ? null : Math.round(gb * GIB));
@@ -115,7 +120,7 @@ export async function createSubscriber(
     return written({ id: row.id, name: row.name, token: row.token }, { kind: "subscribers", clusterId: input.clusterId });
   } catch (err) {
     if (foreignKeyViolation(err)) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
-    throw err;
+    throw duplicateName(err, input.name);
   }
 }
 
@@ -145,6 +150,8 @@ export async function updateSubscriber(db: Db, actor: Actor, input: SubscriberFi
       after: auditView(after!),
     });
     return before.clusterId;
+  }).catch((err: unknown) => {
+    throw duplicateName(err, input.name);
   });
   return written({ ok: true as const }, { kind: "subscribers", clusterId });
 }

@@ -1,6 +1,7 @@
 /** Subscribers of a cluster: the users whose VPN apps fetch /sub/<token>. */
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/domain/changes";
+import { bulkUpdateSubscribers, listSubscriberPage, ONLINE_INTERVALS } from "@/server/domain/subscriber-list";
 import { usagePeriods } from "@/server/domain/subscriber-limits";
 import {
   createSubscriber,
@@ -12,8 +13,10 @@ import {
   setSubscriberEnabled,
   updateSubscriber,
 } from "@/server/domain/subscribers";
-import { expirySchema, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, trafficLimitGbSchema } from "@/core/validation";
+import { expirySchema, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, subscriberBulkSchema, subscriberPageSchema, trafficLimitGbSchema } from "@/core/validation";
 import { subscribersWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+
+export { ONLINE_INTERVALS };
 
 const subscriberFields = {
   name: nameSchema,
@@ -25,6 +28,14 @@ const subscriberFields = {
 };
 
 export const subscribersRouter = createTRPCRouter({
+  /** One page of subscribers, searched, filtered and sorted by the database (any size). */
+  page: protectedProcedure.input(subscriberPageSchema).query(({ ctx, input }) => listSubscriberPage(ctx.db, input, { showSecrets: ctx.operator.role !== "viewer" })),
+
+  /** Enable, disable, extend, reset usage or delete the selected subscribers, or all a filter matches. */
+  bulk: subscribersWriteProcedure
+    .input(subscriberBulkSchema)
+    .mutation(({ ctx, input }) => publishAfterCommit(bulkUpdateSubscribers(ctx.db, ctx.operator, input))),
+
   /** Subscribers, newest first; tokens only for those who may change things. */
   list: protectedProcedure
     .input(z.object({ clusterId: idSchema, search: z.string().max(200).optional() }))
