@@ -10,7 +10,7 @@ import { buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/F
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import type { AppRouter } from "@/server/api/root";
-import type { SubscriberSortKey, SubscriberStatus } from "@/server/validation";
+import type { SubscriberSortKey, SubscriberStatus } from "@/core/validation";
 import { BulkDialog, type BulkKind } from "./BulkDialog";
 import { LinkDialog, subscriptionLink } from "./LinkDialog";
 import { SubscriberForm } from "./SubscriberForm";
