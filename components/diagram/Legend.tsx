@@ -26,7 +26,16 @@ export function Legend() {
   const button = useRef<HTMLButtonElement>(null);
   const color = routeColor(0);
   return (
-    <div className="absolute right-3 top-3 z-10 flex max-w-[calc(100%-1.5rem)] flex-col items-end text-xs text-slate-700">
+    <div
+      className="absolute right-3 top-3 z-10 flex max-w-[calc(100%-1.5rem)] flex-col items-end text-xs text-slate-700"
+      onKeyDown={(e) => {
+        if (e.key === "Escape" && open) {
+          e.stopPropagation();
+          setOpen(false);
+          button.current?.focus();
+        }
+      }}
+    >
       <button
         ref={button}
         type="button"
@@ -44,13 +53,9 @@ export function Legend() {
         <section
           id={id}
           aria-label="Legend"
-          onKeyDown={(e) => {
-            if (e.key === "Escape") {
-              setOpen(false);
-              button.current?.focus();
-            }
-          }}
-          className="mt-1.5 max-h-[min(70vh,520px)] w-80 max-w-full overflow-auto rounded-lg border border-slate-200 bg-white p-3 shadow-xl"
+          // Focusable, so a click inside keeps Escape working.
+          tabIndex={-1}
+          className="mt-1.5 max-h-[min(70vh,520px)] w-80 max-w-full overflow-auto rounded-lg border border-slate-200 bg-white p-3 shadow-xl focus:outline-none"
         >
           <h3 className="mb-1 font-semibold text-slate-900">Server status</h3>
           <ul className="mb-3 grid grid-cols-1 gap-1">
