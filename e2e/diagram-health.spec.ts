@@ -171,7 +171,7 @@ test("Show route pans to the route and flashes it; the legend opens from the key
   await expect(legendButton).toBeFocused();
   await page.keyboard.press("Space");
   await expect(legend).toBeVisible();
-  await legend.getByText("Route in panic").click();
+  await legend.getByRole("heading", { name: "Boxes" }).click();
   await page.keyboard.press("Escape");
   await expect(legend).toHaveCount(0);
   await expect(legendButton).toBeFocused();

@@ -2,7 +2,7 @@
 import { useId, useRef, useState } from "react";
 import { routeColor, statusStyle } from "@/core/format";
 import { SERVER_STATUSES } from "@/core/status";
-import { DOWN_DASH, PANIC_COLOR } from "./flow";
+import { DOWN_DASH, NO_LINE_DASH, PANIC_COLOR } from "./flow";
 
 function Line({ color, width, dash }: { color: string; width: number; dash?: string }) {
   return (
@@ -102,15 +102,15 @@ export function Legend() {
               An inbound whose server is not available
             </li>
             <li className="flex items-center gap-2">
-              <Line color={color} width={3.5} />
-              The route&apos;s line in every subscription (moving while there are few routes)
+              <Line color={color} width={3.5} dash="5" />
+              The route&apos;s line in every subscription (it moves while there are few routes)
             </li>
             <li className="flex items-center gap-2">
-              <Line color={PANIC_COLOR} width={3.5} />
+              <Line color={PANIC_COLOR} width={3.5} dash="5" />
               The line of a route in panic
             </li>
             <li className="flex items-center gap-2">
-              <Line color={PANIC_COLOR} width={3.5} dash={DOWN_DASH} />
+              <Line color={PANIC_COLOR} width={2} dash={NO_LINE_DASH} />
               No line at all: every server of the route is disabled
             </li>
           </ul>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildEdges, buildNodes, DOWN_DASH, inboundTraffic, MAX_ANIMATED_ROUTES, PANIC_COLOR, type FlowTopology } from "./flow";
+import { buildEdges, buildNodes, DOWN_DASH, inboundTraffic, MAX_ANIMATED_ROUTES, NO_LINE_DASH, PANIC_COLOR, type FlowTopology } from "./flow";
 import { routeColor } from "@/core/format";
 import { layoutTopology } from "./layout";
 
@@ -97,14 +97,14 @@ describe("buildEdges", () => {
     expect(edges.find((e) => e.id === "pipe:r1")!.style?.stroke).toBe(routeColor(0));
   });
 
-  it("draws the pipe of a route in panic red, dashed and still when no server is even enabled", () => {
+  it("draws the pipe of a route in panic red, thin, dotted and still when no server is even enabled", () => {
     const down = { ...topo([ib("a", "s1", "r1"), ib("b", "s2", "r2")]), servers: [{ id: "s1", status: "unavailable" }, { id: "s2", status: "disabled" }] };
     const { edges, cache } = buildEdges(down, new Map());
     const p1 = edges.find((e) => e.id === "pipe:r1")!;
     const p2 = edges.find((e) => e.id === "pipe:r2")!;
     expect(p1).toMatchObject({ animated: true, ariaLabel: "Pipe from One to the subscription (in panic)", style: { stroke: PANIC_COLOR } });
     expect(p1.style?.strokeDasharray).toBeUndefined();
-    expect(p2).toMatchObject({ animated: false, style: { stroke: PANIC_COLOR, strokeDasharray: DOWN_DASH } });
+    expect(p2).toMatchObject({ animated: false, style: { stroke: PANIC_COLOR, strokeDasharray: NO_LINE_DASH } });
     // Recovery rebuilds the pipe and the edge; nothing else changed.
     const healed = buildEdges({ ...down, servers: [{ id: "s1", status: "healthy" }, { id: "s2", status: "disabled" }] }, cache);
     expect(healed.edges.find((e) => e.id === "pipe:r1")!.style?.stroke).toBe(routeColor(0));

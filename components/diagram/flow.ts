@@ -22,8 +22,10 @@ export interface FlowTopology {
 
 /** A route in panic: its border, header and pipe (the legend uses the same). */
 export const PANIC_COLOR = "#dc2626";
-/** The dash of an edge whose inbound's server is out of rotation, and of a pipe that carries no line. */
+/** The dash of an edge whose inbound's server is out of rotation. */
 export const DOWN_DASH = "6 5";
+/** A pipe that carries no line (every server of the route disabled): thin and dotted. */
+export const NO_LINE_DASH = "2 6";
 
 /** Dozens of animated pipes keep the page repainting: animate only a readable few. */
 export const MAX_ANIMATED_ROUTES = 24;
@@ -56,7 +58,7 @@ export function buildNodes(layout: Layout, previous: ReadonlyMap<string, Diagram
 /**
  * One edge per inbound in a route (chip → route), one pipe per non-empty route (route →
  * subscription). An inbound whose server is not available has a dashed edge; the pipe of
- * a route in panic is red (and dashed when every server is disabled: no line at all).
+ * a route in panic is red (thin and dotted when every server is disabled: no line at all).
  */
 export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string, Edge>): { edges: Edge[]; cache: Map<string, Edge> } {
   const routeById = new Map(topology.routes.map((r) => [r.id, r]));
@@ -111,7 +113,7 @@ export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string,
         targetHandle: "in",
         animated: !noLine && topology.routes.length <= MAX_ANIMATED_ROUTES,
         ariaLabel: `Pipe from ${r.name} to the subscription${panic ? " (in panic)" : ""}`,
-        style: noLine ? { stroke: color, strokeWidth: 3.5, strokeDasharray: DOWN_DASH } : { stroke: color, strokeWidth: 3.5 },
+        style: noLine ? { stroke: color, strokeWidth: 2, strokeDasharray: NO_LINE_DASH } : { stroke: color, strokeWidth: 3.5 },
         focusable: false,
         selectable: false,
       },

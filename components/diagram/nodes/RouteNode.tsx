@@ -23,12 +23,12 @@ function InboundRow({ inbound: i, index }: { inbound: InboundData; index: Diagra
   const traffic = index.trafficByInbound.get(i.id) ?? { bps: 0, estimated: false };
   const serverName = server?.name ?? "an unknown server";
   return (
-    <li className="flex items-center gap-1.5" style={{ height: ITEM_HEIGHT }} data-row-inbound={i.id}>
+    <li className="flex items-center gap-1" style={{ height: ITEM_HEIGHT }} data-row-inbound={i.id}>
       <span
         role="img"
         aria-label={`${serverName}: ${st.label}`}
         title={`${serverName}: ${st.label}${server?.statusReason ? ` — ${server.statusReason}` : ""}`}
-        className={`h-2.5 w-2.5 shrink-0 rounded-full ${st.dot}`}
+        className={`mr-0.5 h-2.5 w-2.5 shrink-0 rounded-full ${st.dot}`}
         data-testid="inbound-status"
         data-status={server?.status}
       />
@@ -44,7 +44,7 @@ function InboundRow({ inbound: i, index }: { inbound: InboundData; index: Diagra
         {i.users}
       </span>
       <span
-        className="w-[74px] shrink-0 truncate text-right text-xs tabular-nums text-slate-500"
+        className="w-[86px] shrink-0 truncate text-right text-xs tabular-nums text-slate-500"
         title={
           traffic.estimated
             ? `About ${formatBps(traffic.bps)}: ${serverName}'s ${formatBps(server?.trafficBps ?? 0)} split by assigned users (agents report traffic per server)`
