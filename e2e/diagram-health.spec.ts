@@ -94,8 +94,11 @@ test("a route whose servers are all down is red with its reason; rows show statu
   expect(await germany.evaluate((el) => getComputedStyle(el).borderTopColor)).toBe("rgb(220, 38, 38)");
   // The header is tinted red (Tailwind's red-100); a healthy route's header is not tinted.
   await expect(germany.locator("header")).toHaveClass(/bg-red-100/);
-  // Its pipe is red too.
-  await expect(page.getByRole("img", { name: "Pipe from 🇩🇪 Germany to the subscription (in panic)", exact: true })).toBeAttached();
+  // Its pipe is red too; the healthy route's keeps its colour.
+  const pipeStroke = (name: string) =>
+    page.getByRole("img", { name: `Pipe from ${name} to the subscription`, exact: true }).locator("path.react-flow__edge-path").evaluate((el) => getComputedStyle(el).stroke);
+  expect(await pipeStroke("🇩🇪 Germany")).toBe("rgb(220, 38, 38)");
+  expect(await pipeStroke("🇺🇸 USA")).not.toBe("rgb(220, 38, 38)");
 
   const usa = routeBox(page, "🇺🇸 USA");
   await expect(usa).not.toHaveAttribute("data-panic", /.*/);
