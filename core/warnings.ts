@@ -4,6 +4,7 @@
  * update. A warning disappears as soon as its cause is fixed.
  */
 import { groupTopology } from "./topology";
+import { isRouteInPanic } from "./panic";
 import { isAvailable } from "./status";
 import { computeMonitoringWarnings, type MonitoringWarning } from "./config-warnings";
 
@@ -67,8 +68,7 @@ export function computeWarnings(topology: WarningInput): Warning[] {
         });
       }
     }
-    const available = members.some((m) => isAvailable(serverById.get(m.serverId)?.status));
-    if (!available) {
+    if (isRouteInPanic(members, (id) => isAvailable(serverById.get(id)?.status))) {
       warnings.push({
         kind: "no-available",
         id: `no-available:${route.id}`,

@@ -62,7 +62,7 @@ export const InboundChip = memo(function InboundChip({ inbound }: { inbound: Inb
         {inbound.name}
       </button>
       <span
-        className="shrink-0 rounded bg-slate-100 px-1.5 py-0.5 text-[11px] tabular-nums text-slate-600"
+        className="shrink-0 rounded bg-slate-100 px-1.5 py-0.5 text-xs tabular-nums text-slate-600"
         title={plural(inbound.users, "user")}
         aria-hidden
       >

@@ -10,6 +10,7 @@ import { DiagramCanvas } from "./DiagramCanvas";
 import { buildEdges, buildNodes } from "./flow";
 import { plural } from "@/core/format";
 import { layoutTopology } from "./layout";
+import { Legend } from "./Legend";
 import { AlertToast, Announcer, useAlert, useAnnouncer } from "./messages";
 import type { DiagramNode } from "./nodes/types";
 import { createDiagramStore, DiagramStoreContext, selectCarry, useDiagramStore } from "./store";
@@ -93,7 +94,8 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
 
   const { fitToLayout } = view;
   const onInit = useCallback(() => fitToLayout(), [fitToLayout]);
-  const onFit = useCallback(() => fitToLayout(250), [fitToLayout]);
+  // The first view keeps every label readable; the Fit button shows everything (compact if need be).
+  const onFit = useCallback(() => fitToLayout(250, "all"), [fitToLayout]);
 
   const api = useMemo<DiagramApi>(
     () => ({ clusterId, index, canEdit, move, moveRoute, startCarry, targetName }),
@@ -136,6 +138,7 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
             reorderTo={reorderTo}
             targetName={targetName}
           />
+          <Legend />
           <CarryBanner index={index} targetName={targetName} />
           <Announcer bind={bind} />
           <AlertToast alert={alert} onDismiss={dismiss} />

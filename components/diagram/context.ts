@@ -1,7 +1,9 @@
 "use client";
 import type { inferRouterOutputs } from "@trpc/server";
 import { createContext, useContext } from "react";
+import { routePanic, type RoutePanic } from "@/core/panic";
 import { groupTopology, type Target, type TopologyGroups } from "@/core/topology";
+import { inboundTraffic, type InboundTraffic } from "./flow";
 import type { AppRouter } from "@/server/api/root";
 
 export type { Target } from "@/core/topology";
@@ -13,10 +15,20 @@ export type RouteData = TopologyData["routes"][number];
 /** Lookups of the current topology, built once per change. */
 export interface DiagramIndex extends TopologyGroups<ServerData, InboundData, RouteData> {
   data: TopologyData;
+  /** Routes in panic (core/panic), with why. */
+  panicByRoute: Map<string, RoutePanic>;
+  /** The traffic each inbound carries now (see inboundTraffic). */
+  trafficByInbound: Map<string, InboundTraffic>;
 }
 
 export function buildIndex(data: TopologyData): DiagramIndex {
-  return { data, ...groupTopology(data) };
+  const groups = groupTopology(data);
+  const panicByRoute = new Map<string, RoutePanic>();
+  for (const [routeId, members] of groups.inboundsByRoute) {
+    const panic = routePanic(members, (id) => groups.serverById.get(id)?.status);
+    if (panic) panicByRoute.set(routeId, panic);
+  }
+  return { data, ...groups, panicByRoute, trafficByInbound: inboundTraffic(data.servers, data.inbounds) };
 }
 
 /**

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { buildEdges, buildNodes, MAX_ANIMATED_ROUTES, type FlowTopology } from "./flow";
+import { buildEdges, buildNodes, DOWN_DASH, inboundTraffic, MAX_ANIMATED_ROUTES, NO_LINE_DASH, PANIC_COLOR, type FlowTopology } from "./flow";
 import { routeColor } from "@/core/format";
 import { layoutTopology } from "./layout";
 
-const servers = [{ id: "s1" }, { id: "s2" }];
+const servers = [
+  { id: "s1", status: "healthy" },
+  { id: "s2", status: "healthy" },
+];
 const topo = (inbounds: FlowTopology["inbounds"], routes: FlowTopology["routes"] = [{ id: "r1", name: "One" }, { id: "r2", name: "Two" }]) => ({
   servers,
   inbounds,
@@ -82,5 +85,62 @@ describe("buildEdges", () => {
     expect(edges.find((e) => e.id === "pipe:r0")?.animated).toBe(false);
     const few = buildEdges({ inbounds: [ib("a", "s1", "r0")], routes: routes.slice(0, MAX_ANIMATED_ROUTES) }, new Map());
     expect(few.edges.find((e) => e.id === "pipe:r0")?.animated).toBe(true);
+  });
+
+  it("dashes the edge of an inbound whose server is not available, and keeps the others solid", () => {
+    const t = { ...topo([ib("a", "s1", "r1"), ib("b", "s2", "r1")]), servers: [{ id: "s1", status: "healthy" }, { id: "s2", status: "probe-failing" }] };
+    const { edges } = buildEdges(t, new Map());
+    expect(edges.find((e) => e.id === "ib:a")!.style?.strokeDasharray).toBeUndefined();
+    expect(edges.find((e) => e.id === "ib:b")!.style?.strokeDasharray).toBe(DOWN_DASH);
+    // One inbound is up: no panic, the pipe keeps the route's colour.
+    expect(edges.find((e) => e.id === "pipe:r1")!.style?.stroke).toBe(routeColor(0));
+  });
+
+  it("draws the pipe of a route in panic red, thin, dotted and still when no server is even enabled", () => {
+    const down = { ...topo([ib("a", "s1", "r1"), ib("b", "s2", "r2")]), servers: [{ id: "s1", status: "unavailable" }, { id: "s2", status: "disabled" }] };
+    const { edges, cache } = buildEdges(down, new Map());
+    const p1 = edges.find((e) => e.id === "pipe:r1")!;
+    const p2 = edges.find((e) => e.id === "pipe:r2")!;
+    expect(p1).toMatchObject({ animated: true, ariaLabel: "Pipe from One to the subscription", style: { stroke: PANIC_COLOR } });
+    expect(p1.style?.strokeDasharray).toBeUndefined();
+    expect(p2).toMatchObject({ animated: false, style: { stroke: PANIC_COLOR, strokeDasharray: NO_LINE_DASH } });
+    // Recovery rebuilds the pipe and the edge; nothing else changed.
+    const healed = buildEdges({ ...down, servers: [{ id: "s1", status: "healthy" }, { id: "s2", status: "disabled" }] }, cache);
+    expect(healed.edges.find((e) => e.id === "pipe:r1")!.style?.stroke).toBe(routeColor(0));
+    expect(healed.edges.find((e) => e.id === "ib:a")!.style?.strokeDasharray).toBeUndefined();
+    expect(healed.edges.find((e) => e.id === "pipe:r2")).toBe(p2);
+  });
+});
+
+describe("inboundTraffic", () => {
+  const servers = [
+    { id: "s1", trafficBps: 90e6 },
+    { id: "s2", trafficBps: 40e6 },
+    { id: "s3", trafficBps: 0 },
+  ];
+  it("gives a server's only inbound all of its traffic, exactly", () => {
+    expect(inboundTraffic(servers, [{ id: "a", serverId: "s2", users: 0 }]).get("a")).toEqual({ bps: 40e6, estimated: false });
+  });
+  it("splits a server's traffic by assigned users, marked as an estimate", () => {
+    const t = inboundTraffic(servers, [
+      { id: "a", serverId: "s1", users: 2 },
+      { id: "b", serverId: "s1", users: 1 },
+      { id: "c", serverId: "s1", users: 0 },
+    ]);
+    expect(t.get("a")).toEqual({ bps: 60e6, estimated: true });
+    expect(t.get("b")).toEqual({ bps: 30e6, estimated: true });
+    expect(t.get("c")).toEqual({ bps: 0, estimated: true });
+  });
+  it("splits evenly when nobody is assigned, and gives 0 for an idle or unknown server", () => {
+    const t = inboundTraffic(servers, [
+      { id: "a", serverId: "s2", users: 0 },
+      { id: "b", serverId: "s2", users: 0 },
+      { id: "c", serverId: "s3", users: 5 },
+      { id: "d", serverId: "gone", users: 1 },
+    ]);
+    expect(t.get("a")!.bps).toBe(20e6);
+    expect(t.get("b")!.bps).toBe(20e6);
+    expect(t.get("c")!.bps).toBe(0);
+    expect(t.get("d")).toEqual({ bps: 0, estimated: false });
   });
 });

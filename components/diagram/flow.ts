@@ -7,14 +7,25 @@
 import type { Edge } from "@xyflow/react";
 import { effectiveRouteId } from "@/core/topology";
 import { routeColor } from "@/core/format";
+import { routePanic } from "@/core/panic";
+import { isAvailable } from "@/core/status";
 import { DISTRIBUTION_NODE_ID, routeNodeId, serverNodeId, type Layout } from "./layout";
 import type { DiagramNode } from "./nodes/types";
 
 export interface FlowTopology {
+  /** With their status (DESIGN §3); without servers every edge is drawn as available. */
+  servers?: ReadonlyArray<{ id: string; status: string }>;
   inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null }>;
   /** In position order. */
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
+
+/** A route in panic: its border, header and pipe (the legend uses the same). */
+export const PANIC_COLOR = "#dc2626";
+/** The dash of an edge whose inbound's server is out of rotation. */
+export const DOWN_DASH = "6 5";
+/** A pipe that carries no line (every server of the route disabled): thin and dotted. */
+export const NO_LINE_DASH = "2 6";
 
 /** Dozens of animated pipes keep the page repainting: animate only a readable few. */
 export const MAX_ANIMATED_ROUTES = 24;
@@ -44,11 +55,17 @@ export function buildNodes(layout: Layout, previous: ReadonlyMap<string, Diagram
   return { nodes, cache };
 }
 
-/** One edge per inbound in a route (chip → route), one pipe per non-empty route (route → subscription). */
+/**
+ * One edge per inbound in a route (chip → route), one pipe per non-empty route (route →
+ * subscription). An inbound whose server is not available has a dashed edge; the pipe of
+ * a route in panic is red (thin and dotted when every server is disabled: no line at all).
+ */
 export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string, Edge>): { edges: Edge[]; cache: Map<string, Edge> } {
   const routeById = new Map(topology.routes.map((r) => [r.id, r]));
   const position = new Map(topology.routes.map((r, i) => [r.id, i]));
-  const members = new Map<string, number>();
+  const status = topology.servers ? new Map(topology.servers.map((s) => [s.id, s.status])) : null;
+  const up = (serverId: string) => status === null || isAvailable(status.get(serverId));
+  const members = new Map<string, Array<{ serverId: string }>>();
   const cache = new Map<string, Edge>();
   const edges: Edge[] = [];
   const keep = (e: Edge, key: string) => {
@@ -60,9 +77,12 @@ export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string,
   for (const i of topology.inbounds) {
     const routeId = effectiveRouteId(i, routeById);
     if (routeId === null) continue;
-    members.set(routeId, (members.get(routeId) ?? 0) + 1);
+    const list = members.get(routeId);
+    if (list) list.push(i);
+    else members.set(routeId, [i]);
     const color = routeColor(position.get(routeId) ?? 0);
     const routeName = routeById.get(routeId)?.name;
+    const down = !up(i.serverId);
     keep(
       {
         id: `ib:${i.id}`,
@@ -70,17 +90,21 @@ export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string,
         sourceHandle: `ib:${i.id}`,
         target: routeNodeId(routeId),
         targetHandle: "in",
+        // Tests and screen readers find edges by these names: the state is in the style, not the name.
         ariaLabel: `${i.name} is in ${routeName}`,
-        style: { stroke: color, strokeWidth: 1.6, opacity: 0.75 },
+        style: down ? { stroke: color, strokeWidth: 1.6, opacity: 0.6, strokeDasharray: DOWN_DASH } : { stroke: color, strokeWidth: 1.6, opacity: 0.75 },
         focusable: false,
         selectable: false,
       },
-      `${i.serverId}|${routeId}|${color}|${i.name}|${routeName}`,
+      `${i.serverId}|${routeId}|${color}|${i.name}|${routeName}|${down}`,
     );
   }
   for (const r of topology.routes) {
-    if ((members.get(r.id) ?? 0) === 0) continue;
-    const color = routeColor(position.get(r.id) ?? 0);
+    const list = members.get(r.id);
+    if (!list) continue;
+    const panic = status === null ? null : routePanic(list, (id) => status.get(id));
+    const color = panic ? PANIC_COLOR : routeColor(position.get(r.id) ?? 0);
+    const noLine = panic !== null && !panic.serving;
     keep(
       {
         id: `pipe:${r.id}`,
@@ -88,14 +112,49 @@ export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string,
         sourceHandle: "out",
         target: DISTRIBUTION_NODE_ID,
         targetHandle: "in",
-        animated: topology.routes.length <= MAX_ANIMATED_ROUTES,
+        animated: !noLine && topology.routes.length <= MAX_ANIMATED_ROUTES,
         ariaLabel: `Pipe from ${r.name} to the subscription`,
-        style: { stroke: color, strokeWidth: 3.5 },
+        style: noLine ? { stroke: color, strokeWidth: 2, strokeDasharray: NO_LINE_DASH } : { stroke: color, strokeWidth: 3.5 },
         focusable: false,
         selectable: false,
       },
-      `${color}|${r.name}`,
+      `${color}|${r.name}|${noLine}`,
     );
   }
   return { edges, cache };
+}
+
+export interface InboundTraffic {
+  bps: number;
+  /** True when the server's traffic was split between several inbounds (agents report per server). */
+  estimated: boolean;
+}
+
+/**
+ * The traffic each inbound carries now. Agents report traffic per server, so a server's
+ * traffic is split between its inbounds by the users the balancer assigned to each (evenly
+ * when none has any); a server's only inbound carries all of it, exactly.
+ */
+export function inboundTraffic(
+  servers: ReadonlyArray<{ id: string; trafficBps: number }>,
+  inbounds: ReadonlyArray<{ id: string; serverId: string; users: number }>,
+): Map<string, InboundTraffic> {
+  const byServer = new Map<string, { count: number; users: number }>();
+  for (const i of inbounds) {
+    const t = byServer.get(i.serverId);
+    const users = Math.max(0, i.users || 0);
+    if (t) {
+      t.count++;
+      t.users += users;
+    } else byServer.set(i.serverId, { count: 1, users });
+  }
+  const traffic = new Map(servers.map((s) => [s.id, Number.isFinite(s.trafficBps) && s.trafficBps > 0 ? s.trafficBps : 0]));
+  const out = new Map<string, InboundTraffic>();
+  for (const i of inbounds) {
+    const total = traffic.get(i.serverId) ?? 0;
+    const t = byServer.get(i.serverId)!;
+    if (t.count === 1) out.set(i.id, { bps: total, estimated: false });
+    else out.set(i.id, { bps: t.users > 0 ? (total * Math.max(0, i.users || 0)) / t.users : total / t.count, estimated: true });
+  }
+  return out;
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { createDiagramStore, selectIsCarried, selectIsCarryTarget, selectIsHighlighted, type DiagramState, type DiagramStore } from "./store";
+import {
+  createDiagramStore,
+  selectIsCarried,
+  selectIsCarryTarget,
+  selectIsHighlighted,
+  selectIsRouteHighlighted,
+  type DiagramState,
+  type DiagramStore,
+} from "./store";
 
 const targets = [null, "r1", "r2", "r3"];
 
@@ -28,12 +36,14 @@ function nodeSelectors() {
     "route:r1": selectIsCarryTarget(targets, "r1"),
     "route:r2": selectIsCarryTarget(targets, "r2"),
     "route:r3": selectIsCarryTarget(targets, "r3"),
+    "flash:r1": selectIsRouteHighlighted("r1"),
+    "flash:r2": selectIsRouteHighlighted("r2"),
   };
 }
 
 describe("diagram store", () => {
   it("starts with nothing carried or highlighted", () => {
-    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null });
+    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null, highlightRoute: null });
   });
 
   it("picking up touches only the carried chip and the target it is over", () => {
@@ -72,6 +82,16 @@ describe("diagram store", () => {
     w.changed.clear();
     store.setState({ highlight: "b" });
     expect([...w.changed].sort()).toEqual(["hl:a", "hl:b"]);
+  });
+
+  it("a route's flash touches only the routes flashed before and after, and no chip", () => {
+    const store = createDiagramStore();
+    const w = watch(store, nodeSelectors());
+    store.setState({ highlightRoute: "r1" });
+    expect([...w.changed]).toEqual(["flash:r1"]);
+    w.changed.clear();
+    store.setState({ highlightRoute: "r2" });
+    expect([...w.changed].sort()).toEqual(["flash:r1", "flash:r2"]);
   });
 
   it("an index past the targets (a route deleted meanwhile) is over nothing", () => {

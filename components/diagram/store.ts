@@ -19,18 +19,21 @@ export interface DiagramState {
   carry: Carry | null;
   /** Inbound whose chip is briefly highlighted (after "Show …" in the warnings). */
   highlight: string | null;
+  /** Route whose box briefly flashes (after "Show route"). */
+  highlightRoute: string | null;
 }
 
 export type DiagramStore = StoreApi<DiagramState>;
 
 export function createDiagramStore(): DiagramStore {
-  return createStore<DiagramState>(() => ({ carry: null, highlight: null }));
+  return createStore<DiagramState>(() => ({ carry: null, highlight: null, highlightRoute: null }));
 }
 
 export const selectCarry = (s: DiagramState) => s.carry;
 /** Whether this inbound is the one being carried. */
 export const selectIsCarried = (inboundId: string) => (s: DiagramState) => s.carry?.inboundId === inboundId;
 export const selectIsHighlighted = (inboundId: string) => (s: DiagramState) => s.highlight === inboundId;
+export const selectIsRouteHighlighted = (routeId: string) => (s: DiagramState) => s.highlightRoute === routeId;
 /** Whether the carried inbound is over this target (a route id, or null for Unassigned). */
 export const selectIsCarryTarget = (targets: readonly Target[], target: Target) => (s: DiagramState) =>
   s.carry !== null && targets[s.carry.index] === target;

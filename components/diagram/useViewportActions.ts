@@ -25,10 +25,10 @@ export function useViewportActions(opts: {
   const routes = index.data.routes.length;
 
   const fitToLayout = useCallback(
-    (duration = 0) => {
+    (duration = 0, mode: "readable" | "all" = "readable") => {
       const el = container.current;
       if (!el) return;
-      void rf.setViewport(fitViewport(layout, { width: el.clientWidth, height: el.clientHeight }, { servers, routes }), { duration });
+      void rf.setViewport(fitViewport(layout, { width: el.clientWidth, height: el.clientHeight }, { servers, routes }, mode), { duration });
     },
     [container, layout, rf, routes, servers],
   );
@@ -73,8 +73,14 @@ export function useViewportActions(opts: {
       if (!box) return;
       const c = boxCenter(box);
       void rf.setCenter(c.x, c.y, { zoom: showZoom(rf.getZoom()), duration: 300 });
+      // The box flashes once the pan has landed (a CSS animation keyed on the store's flag).
+      store.setState({ highlightRoute: null });
+      setTimeout(() => store.setState({ highlightRoute: routeId }), 300);
+      setTimeout(() => {
+        if (store.getState().highlightRoute === routeId) store.setState({ highlightRoute: null });
+      }, 300 + HIGHLIGHT_MS);
     },
-    [boxById, rf],
+    [boxById, rf, store],
   );
 
   return { fitToLayout, reveal, showInbound, showRoute };

@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { CHIP_HEIGHT, chipTop, type Box } from "./layout";
-import { boxCenter, chipCenter, fitViewport, FIT_ALL_MAX_SERVERS, revealBox, showZoom } from "./viewport";
+import {
+  boxCenter,
+  chipCenter,
+  COMPACT_BELOW_ZOOM,
+  COMPACT_FONT_PX,
+  fitViewport,
+  FIT_ALL_MAX_SERVERS,
+  FULL_MIN_FONT_PX,
+  MIN_TEXT_PX,
+  OVERVIEW_BELOW_ZOOM,
+  revealBox,
+  showZoom,
+  zoomLevel,
+} from "./viewport";
 
 const box = (x: number, y: number, width = 300, height = 200): Box => ({ id: "b", kind: "route", refId: "r", x, y, width, height });
 const screen = { width: 1200, height: 800 };
@@ -13,17 +26,27 @@ describe("fitViewport", () => {
     expect(v.y).toBe(100);
   });
 
-  it("shrinks a small but wide diagram to fit, not below 0.3", () => {
-    const v = fitViewport({ width: 2304, height: 600 }, screen, { servers: 3, routes: 3 });
-    expect(v.zoom).toBeCloseTo(0.5);
-    expect(fitViewport({ width: 100_000, height: 600 }, screen, { servers: 3, routes: 3 }).zoom).toBe(0.3);
-  });
-
-  it("opens a big cluster at the top, at a readable zoom", () => {
-    const v = fitViewport({ width: 4000, height: 20_000 }, screen, { servers: FIT_ALL_MAX_SERVERS + 1, routes: 3 });
-    expect(v.zoom).toBe(0.45);
+  it("opens a small but wide diagram at the smallest full-detail zoom, at the top", () => {
+    const v = fitViewport({ width: 2304, height: 1600 }, screen, { servers: 3, routes: 7 });
+    expect(v.zoom).toBe(COMPACT_BELOW_ZOOM);
     expect(v.y).toBe(24);
     expect(v.x).toBe(24);
+  });
+
+  it("fits it whole on the Fit button, compact if need be, but never below the overview zoom", () => {
+    const v = fitViewport({ width: 2304, height: 600 }, screen, { servers: 3, routes: 3 }, "all");
+    expect(v.zoom).toBeCloseTo(0.5);
+    expect(zoomLevel(v.zoom)).toBe("compact");
+    expect(fitViewport({ width: 100_000, height: 600 }, screen, { servers: 3, routes: 3 }, "all").zoom).toBe(OVERVIEW_BELOW_ZOOM);
+  });
+
+  it("opens a big cluster at the top, at a readable zoom, whatever the mode", () => {
+    for (const mode of ["readable", "all"] as const) {
+      const v = fitViewport({ width: 4000, height: 20_000 }, screen, { servers: FIT_ALL_MAX_SERVERS + 1, routes: 3 }, mode);
+      expect(v.zoom).toBe(COMPACT_BELOW_ZOOM);
+      expect(v.y).toBe(24);
+      expect(v.x).toBe(24);
+    }
     const narrow = fitViewport({ width: 1000, height: 20_000 }, screen, { servers: 100, routes: 40 });
     expect(narrow.zoom).toBe(0.85);
   });
@@ -31,7 +54,31 @@ describe("fitViewport", () => {
   it("copes with an empty layout and a zero-sized screen", () => {
     const v = fitViewport({ width: 0, height: 0 }, { width: 0, height: 0 }, { servers: 0, routes: 0 });
     expect(Number.isFinite(v.zoom) && Number.isFinite(v.x) && Number.isFinite(v.y)).toBe(true);
-    expect(v.zoom).toBe(0.3);
+    expect(v.zoom).toBe(COMPACT_BELOW_ZOOM);
+    expect(fitViewport({ width: 0, height: 0 }, { width: 0, height: 0 }, { servers: 0, routes: 0 }, "all").zoom).toBe(OVERVIEW_BELOW_ZOOM);
+  });
+});
+
+describe("zoomLevel", () => {
+  it("keeps every text at 9 px or more on screen", () => {
+    expect(MIN_TEXT_PX).toBe(9);
+    expect(FULL_MIN_FONT_PX * COMPACT_BELOW_ZOOM).toBeGreaterThanOrEqual(MIN_TEXT_PX);
+    expect(COMPACT_FONT_PX * OVERVIEW_BELOW_ZOOM).toBeGreaterThanOrEqual(MIN_TEXT_PX);
+  });
+
+  it("switches at the thresholds: full at and above 0.75, compact down to 0.3, then colours only", () => {
+    expect(COMPACT_BELOW_ZOOM).toBe(0.75);
+    expect(OVERVIEW_BELOW_ZOOM).toBe(0.3);
+    expect(zoomLevel(2)).toBe("full");
+    expect(zoomLevel(0.75)).toBe("full");
+    expect(zoomLevel(0.7499)).toBe("compact");
+    expect(zoomLevel(0.3)).toBe("compact");
+    expect(zoomLevel(0.2999)).toBe("overview");
+    expect(zoomLevel(0.05)).toBe("overview");
+  });
+
+  it("treats a broken zoom as the overview", () => {
+    expect(zoomLevel(Number.NaN)).toBe("overview");
   });
 });
 
@@ -41,9 +88,9 @@ describe("revealBox", () => {
     expect(revealBox(box(10, 10), view, screen)).toBeNull();
   });
 
-  it("centres a box that is off screen, never zooming out below 0.6", () => {
+  it("centres a box that is off screen, at full detail at least", () => {
     expect(revealBox(box(2000, 100), view, screen)).toEqual({ center: { x: 2150, y: 200 }, zoom: 1 });
-    expect(revealBox(box(7000, 100), { x: 0, y: 0, zoom: 0.2 }, screen)?.zoom).toBe(0.6);
+    expect(revealBox(box(7000, 100), { x: 0, y: 0, zoom: 0.2 }, screen)?.zoom).toBe(COMPACT_BELOW_ZOOM);
   });
 
   it("only needs the top of a box taller than the screen", () => {

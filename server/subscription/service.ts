@@ -40,6 +40,7 @@ import {
 import { renderSubscriberPage, SUBSCRIBER_PAGE_CSP } from "./page";
 import { formatForUserAgent, type DetectedFormat } from "./user-agent";
 import { subscriptionUrl } from "@/lib/subscription-links";
+import { isRouteInPanic } from "@/core/panic";
 import {
   balancerMetrics,
   choicesByRoute,
@@ -578,7 +579,7 @@ function countPanicRoutes(topology: FleetSnapshot, metrics: ReadonlyMap<string, 
   let n = 0;
   for (const c of topology.clusters.values()) {
     for (const r of c.routes) {
-      if (r.inbounds.length > 0 && !r.inbounds.some((ib) => metrics.get(ib.serverId)?.available)) n++;
+      if (isRouteInPanic(r.inbounds, (id) => metrics.get(id)?.available === true)) n++;
     }
   }
   return n;

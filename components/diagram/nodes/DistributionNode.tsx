@@ -2,11 +2,14 @@
 import { Handle, Position, type NodeProps } from "@xyflow/react";
 import { memo } from "react";
 import { useDiagram } from "../context";
+import { useZoomLevel } from "../useZoomLevel";
+import { COMPACT_FONT_PX } from "../viewport";
 import type { DiagramNode } from "./types";
 
 /** Where every non-empty route's pipe ends: the subscription users' apps fetch. */
 export const DistributionNode = memo(function DistributionNode(_props: NodeProps<DiagramNode>) {
   const { index } = useDiagram();
+  const level = useZoomLevel();
   const lines = index.data.routes.filter((r) => (index.inboundsByRoute.get(r.id)?.length ?? 0) > 0).length;
   return (
     <section
@@ -15,12 +18,23 @@ export const DistributionNode = memo(function DistributionNode(_props: NodeProps
       data-testid="distribution"
     >
       <Handle type="target" id="in" position={Position.Left} isConnectable={false} className="!h-3 !w-3 !border-2 !border-white !bg-slate-900" />
-      <p className="text-sm text-slate-300">
-        <strong className="text-[15px] font-semibold text-white">Subscription</strong> — what users&apos; apps fetch
-      </p>
-      <div className="mt-2 text-xs text-slate-200">
-        {lines === 1 ? "1 line" : `${lines} lines`} — one per non-empty route
-      </div>
+      {level === "full" ? (
+        <>
+          <p className="text-sm text-slate-300">
+            <strong className="text-[15px] font-semibold text-white">Subscription</strong> — what users&apos; apps fetch
+          </p>
+          <div className="mt-2 text-xs text-slate-200">
+            {lines === 1 ? "1 line" : `${lines} lines`} — one per non-empty route
+          </div>
+        </>
+      ) : (
+        level === "compact" && (
+          <div style={{ fontSize: COMPACT_FONT_PX, lineHeight: 1.2 }}>
+            <div className="font-semibold">Subscription</div>
+            <div className="text-slate-200">{lines === 1 ? "1 line" : `${lines} lines`}</div>
+          </div>
+        )
+      )}
     </section>
   );
 });

@@ -1,18 +1,46 @@
 "use client";
-import { useUpdateNodeInternals, type NodeProps } from "@xyflow/react";
+import { Handle, Position, useUpdateNodeInternals, type NodeProps } from "@xyflow/react";
 import { memo, useEffect, useRef } from "react";
-import { useDiagram } from "../context";
+import { effectiveRouteId } from "@/core/topology";
+import { useDiagram, type DiagramIndex, type InboundData } from "../context";
 import { InboundChip } from "../InboundChip";
-import { formatBps, plural, statusStyle } from "@/core/format";
-import { CHIP_GAP, SERVER_HEADER, SERVER_PAD } from "../layout";
+import { formatBps, plural, routeColor, statusStyle } from "@/core/format";
+import { CHIP_GAP, CHIP_HEIGHT, chipTop, SERVER_HEADER, SERVER_PAD } from "../layout";
+import { useZoomLevel } from "../useZoomLevel";
+import { COMPACT_FONT_PX } from "../viewport";
 import type { DiagramNode } from "./types";
 
-/** A server: name, status, load, and its inbounds as chips. */
+/**
+ * Where each chip's edge starts while the chips are not drawn (zoomed out): the same spots
+ * as the chips' own handles, so the edges do not jump when the zoom crosses the threshold.
+ */
+function ChipHandles({ inbounds, index }: { inbounds: InboundData[]; index: DiagramIndex }) {
+  return inbounds.map((i, k) => {
+    const routeId = effectiveRouteId(i, index.routeById);
+    return (
+      <Handle
+        key={i.id}
+        type="source"
+        id={`ib:${i.id}`}
+        position={Position.Right}
+        isConnectable={false}
+        className="!pointer-events-none !h-2 !w-2 !min-w-0 !border-0"
+        style={{ top: chipTop(k) + CHIP_HEIGHT / 2, right: -1, background: routeId === null ? "transparent" : routeColor(index.routeIndex.get(routeId) ?? 0) }}
+      />
+    );
+  });
+}
+
+/**
+ * A server: name, status, load, and its inbounds as chips. Zoomed out, a compact summary in
+ * large type (name, status dot, inbound count); further out, its status colour only.
+ */
 export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<DiagramNode>) {
   const { index } = useDiagram();
   const server = index.serverById.get(data.refId ?? "");
   const inbounds = server ? (index.inboundsByServer.get(server.id) ?? []) : [];
   const updateInternals = useUpdateNodeInternals();
+  const level = useZoomLevel();
   const handlesKey = inbounds.map((i) => `${i.id}:${i.routeId ?? ""}`).join(",");
   // Chips moved, came or went: React Flow must re-measure where their edges start. Not on
   // mount (React Flow measures new nodes itself; doing it per node again thrashes layout).
@@ -24,11 +52,39 @@ export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<Diagr
   }, [handlesKey, id, updateInternals]);
   if (!server) return null;
   const st = statusStyle(server.status);
+  if (level !== "full") {
+    return (
+      <div
+        role="group"
+        aria-label={`${server.name}: ${st.label}, ${plural(inbounds.length, "inbound")}`}
+        className={`pointer-events-auto relative h-full w-full overflow-hidden rounded-xl border-2 bg-slate-50 shadow-sm ${st.border} ${server.status === "disabled" ? "opacity-75" : ""}`}
+        data-server-id={server.id}
+        data-status={server.status}
+        data-zoom-level={level}
+      >
+        {level === "compact" ? (
+          <div className="flex flex-col gap-1 px-3 pt-2" style={{ fontSize: COMPACT_FONT_PX, lineHeight: 1.2 }} data-testid="server-compact">
+            <div className="truncate font-semibold text-slate-900" title={server.address}>
+              {server.name}
+            </div>
+            <div className="flex items-center gap-2 text-slate-600" title={server.statusReason ?? st.label}>
+              <span aria-hidden className={`inline-block h-6 w-6 shrink-0 rounded-full ${st.dot}`} />
+              <span className="truncate">{plural(inbounds.length, "inbound")}</span>
+            </div>
+          </div>
+        ) : (
+          <span aria-hidden className={`absolute left-3 top-3 h-10 w-10 rounded-full ${st.dot}`} />
+        )}
+        <ChipHandles inbounds={inbounds} index={index} />
+      </div>
+    );
+  }
   return (
     <div
       className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 bg-slate-50 shadow-sm ${st.border} ${server.status === "disabled" ? "opacity-75" : ""}`}
       data-server-id={server.id}
       data-status={server.status}
+      data-zoom-level={level}
     >
       <div className="flex flex-col justify-center gap-0.5 px-3" style={{ height: SERVER_HEADER }}>
         <div className="flex items-baseline gap-2">
