@@ -4,7 +4,7 @@
  * unique per cluster.
  */
 import type { Page } from "@playwright/test";
-import { trpcMutation, trpcQuery } from "./api";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { expect, test, type TestCluster } from "./fixtures";
 
 const MB = 1024 ** 2;
