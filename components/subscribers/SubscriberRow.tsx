@@ -120,7 +120,7 @@ export function SubscriberRow({
         </Link>
       </td>
       <td className="px-3 py-2.5">
-        <span className={`rounded-full px-2 py-0.5 text-xs font-medium ${badge.className}`} data-testid="subscriber-status">
+        <span className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ${badge.className}`} data-testid="subscriber-status">
           {badge.label}
         </span>
       </td>
