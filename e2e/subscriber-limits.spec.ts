@@ -95,3 +95,20 @@ test("a subscriber on hold until first connection: the form sets the length, the
   await expect(row).toContainText("On hold");
   await expect(row.getByTestId("subscriber-expiry")).toHaveText("30 d from first connection");
 });
+
+test("a reset of a subscriber deleted meanwhile says so in the confirmation, which stays open", async ({ page, cluster }) => {
+  const gone = await trpcMutation<{ id: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Gone Gina", expiresAt: null, trafficLimitGb: 1 });
+  await page.goto(`/clusters/${cluster.id}/subscribers`);
+  const row = page.getByTestId("subscriber-row").filter({ hasText: "Gone Gina" });
+  await row.getByRole("button", { name: "Reset usage of Gone Gina" }).click();
+  const confirm = page.getByRole("dialog", { name: "Reset the usage of Gone Gina?" });
+  await expect(confirm).toContainText("0 KB used now is kept as a previous period");
+  await expect(confirm).not.toContainText("can connect again at once");
+  // Deleted from another session while the dialog is open.
+  await trpcMutation(page.request, "subscribers.delete", { subscriberId: gone.id });
+  await confirm.getByRole("button", { name: "Reset usage" }).click();
+  await expect(confirm.getByRole("alert")).toHaveText("This subscriber no longer exists");
+  await expect(confirm).toBeVisible();
+  await confirm.getByRole("button", { name: "Cancel" }).click();
+  await expect(confirm).toBeHidden();
+});

@@ -1,5 +1,5 @@
 "use client";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
@@ -8,7 +8,7 @@ import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/core/validation";
-import { formatBytes, formatUtcDay } from "./format";
+import { UsagePeriods } from "./UsagePeriods";
 
 const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema, trafficResetDay: resetDaySchema, holdDays: holdDaysSchema });
 
@@ -25,7 +25,6 @@ export interface SubscriberValues {
 }
 
 const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
-const REASONS: Record<string, string> = { schedule: "Scheduled", manual: "Reset by hand", bulk: "Bulk reset" };
 
 /** yyyy-mm-dd of a date in local time, for <input type="date">. */
 function dateInput(d: Date | null): string {
@@ -44,7 +43,6 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const [resetDay, setResetDay] = useState(subscriber?.trafficResetDay ? String(subscriber.trafficResetDay) : "1");
   const [onHold, setOnHold] = useState(subscriber ? subscriber.holdDays !== null : false);
   const [holdDays, setHoldDays] = useState(subscriber?.holdDays ? String(subscriber.holdDays) : "30");
-  const periods = useQuery({ ...trpc.subscribers.usagePeriods.queryOptions({ subscriberId: subscriber?.id ?? "" }), enabled: !!subscriber });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.pathKey() });
   const create = useMutation(
@@ -228,31 +226,7 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
             </div>
           )}
         </div>
-        {subscriber && periods.data && periods.data.length > 0 && (
-          <section aria-label="Previous periods">
-            <h3 className="mb-1 text-sm font-medium text-slate-700">Previous periods</h3>
-            <table className="w-full text-left text-xs text-slate-600" data-testid="usage-periods">
-              <thead className="text-slate-500">
-                <tr>
-                  <th className="py-1 font-medium">Period</th>
-                  <th className="py-1 font-medium">Used</th>
-                  <th className="py-1 font-medium">Ended by</th>
-                </tr>
-              </thead>
-              <tbody>
-                {periods.data.map((p) => (
-                  <tr key={`${p.periodEnd.toISOString()}-${p.reason}`} data-testid="usage-period">
-                    <td className="py-1">
-                      {formatUtcDay(p.periodStart)} – {formatUtcDay(p.periodEnd)}
-                    </td>
-                    <td className="py-1">{formatBytes(p.upBytes + p.downBytes)}</td>
-                    <td className="py-1">{REASONS[p.reason] ?? p.reason}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </section>
-        )}
+        {subscriber && <UsagePeriods subscriberId={subscriber.id} />}
         <FormFooter error={general} pending={mutation.isPending} submitLabel={subscriber ? "Save subscriber" : "Create subscriber"} onCancel={onClose} />
       </form>
     </Dialog>
