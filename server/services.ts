@@ -3,8 +3,8 @@
  * Each domain registers here: the subscription endpoint, agent reports, metrics, prober.
  */
 import type { RouteHandler } from "@/server/http/util";
-import { agentReportHandler } from "@/server/monitoring/agent-route";
-import { agentConfigHandler } from "@/server/dataplane/config-route";
+import { agentReportHandler } from "@/server/dataplane/report-http";
+import { agentConfigHandler } from "@/server/dataplane/config-http";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { reportBatcher } from "@/server/dataplane/report-batcher";
 import { startMonitoring, stopMonitoring } from "@/server/monitoring/service";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decideRoute } from "./decide";
-import { MBIT, route, srv } from "./testkit";
+import { MBIT, route, srv } from "./testing";
 import type { DecideInput, ServerMetrics } from "./types";
 
 const base = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}): DecideInput => ({

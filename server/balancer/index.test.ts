@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Balancer } from "./index";
 import { decideRoute } from "./decide";
-import { MBIT, route, srv } from "./testkit";
+import { MBIT, route, srv } from "./testing";
 import type { RouteInput, ServerMetrics } from "./types";
 
 const noPrev = new Map<string, string>();

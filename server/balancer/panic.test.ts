@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { routePanic } from "@/core/panic";
 import { isAvailable, SERVER_STATUSES } from "@/core/status";
 import { decideRoute } from "./decide";
-import { MBIT, route, srv } from "./testkit";
+import { MBIT, route, srv } from "./testing";
 import type { ServerMetrics } from "./types";
 
 /** Metrics as the subscription snapshot builds them from a status (balancerMetrics). */

@@ -14,7 +14,7 @@ import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse, type AgentServer } from "@/server/dataplane/agent-auth";
 import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
 import { reportBatcher, type ReportBatcher } from "@/server/dataplane/report-batcher";
-import { parseReport, REPORT_BODY_LIMIT } from "./store";
+import { parseReport, REPORT_BODY_LIMIT } from "@/server/monitoring/store";
 
 const reports = counter("routeboard_agent_reports_total", "POST /api/agent/report answers by outcome");
 const tooLarge = () => ({ error: `body larger than ${REPORT_BODY_LIMIT / 1024 / 1024} MB` });
