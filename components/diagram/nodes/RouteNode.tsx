@@ -4,7 +4,7 @@ import { Handle, Position, type NodeProps } from "@xyflow/react";
 import { memo } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
 import { routeDomId, useDiagram } from "../context";
-import { selectIsCarryTarget, useDiagramStore } from "../store";
+import { selectIsCarryTarget, selectIsRouteHighlighted, useDiagramStore } from "../store";
 import { algorithmLabel, routeColor, routeFlagPrefix } from "@/core/format";
 import { ITEM_HEIGHT, ROUTE_HEADER } from "../layout";
 import type { DiagramNode } from "./types";
@@ -21,6 +21,7 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
   const route = index.routeById.get(data.refId ?? "");
   const routeId = route?.id ?? "";
   const carriedHere = useDiagramStore(selectIsCarryTarget(index.targets, routeId));
+  const highlighted = useDiagramStore(selectIsRouteHighlighted(routeId));
   const { setNodeRef: setDropRef, isOver, active } = useDroppable({
     id: routeDropId(routeId),
     data: { type: "route", routeId, accepts: ["inbound", "route"] },
@@ -43,7 +44,8 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
       data-empty={empty}
       data-has-pipe={!empty}
       data-drop-target={dropping || undefined}
-      className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 bg-white shadow-sm transition-colors ${
+      data-highlighted={highlighted || undefined}
+      className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 bg-white shadow-sm transition-colors ${highlighted ? "ring-4 ring-amber-300" : ""} ${
         empty ? "border-dashed border-slate-400 bg-slate-50" : ""
       } ${dropping ? "!border-sky-500 !bg-sky-50 ring-4 ring-sky-200" : ""} ${drag.isDragging ? "opacity-50" : ""}`}
       style={empty || dropping ? undefined : { borderColor: color }}
