@@ -100,10 +100,18 @@ export function writeToast(
   const v = asVars(vars);
   const given = spec.nameKey && typeof v[spec.nameKey] === "string" ? (v[spec.nameKey] as string) : null;
   const subject = given ?? name;
-  if (outcome.ok) return { kind: "success", text: spec.ok(subject ?? `the ${spec.noun}`, v) };
+  if (outcome.ok) {
+    if (subject !== null) return { kind: "success", text: spec.ok(subject, v) };
+    // Name unknown: "Server deleted", "Usage of the subscriber reset to zero".
+    const text = spec.ok(UNKNOWN, v);
+    const noun = spec.noun.charAt(0).toUpperCase() + spec.noun.slice(1);
+    return { kind: "success", text: text.replace(`${noun} ${UNKNOWN}`, noun).replaceAll(UNKNOWN, `the ${spec.noun}`) };
+  }
   const what = spec.noun ? `${spec.noun}${subject ? ` ${subject}` : ""}` : "";
   return { kind: "error", text: `Could not ${[spec.verb(v), what].filter(Boolean).join(" ")}: ${outcome.message}` };
 }
+
+const UNKNOWN = "\u0000";
 
 function asVars(vars: unknown): Vars {
   return vars && typeof vars === "object" ? (vars as Vars) : {};
