@@ -4,7 +4,7 @@ import { useEffect } from "react";
 import { routeNodeId, type Layout } from "./layout";
 import type { DiagramNode } from "./nodes/types";
 import type { DiagramStore } from "./store";
-import { revealBox, showZoom } from "./viewport";
+import { revealBox } from "./viewport";
 
 /** How long a created or edited route stays highlighted. */
 const ROUTE_HIGHLIGHT_MS = 3000;
@@ -25,10 +25,8 @@ export function useRouteFocus(opts: { container: React.RefObject<HTMLDivElement 
       const box = layout.boxes.find((b) => b.id === routeNodeId(routeId));
       // Not laid out yet: the refetch after the write is still on its way.
       if (!box) return;
-      const screen = { width: el.clientWidth, height: el.clientHeight };
-      const view = rf.getViewport();
-      const zoom = showZoom(view.zoom);
-      const to = revealBox(box, { ...view, zoom }, screen) ?? (zoom !== view.zoom ? { center: { x: box.x + box.width / 2, y: box.y + box.height / 2 }, zoom } : null);
+      // Already on screen: only the highlight, the view stays where the operator left it.
+      const to = revealBox(box, rf.getViewport(), { width: el.clientWidth, height: el.clientHeight });
       if (to) void rf.setCenter(to.center.x, to.center.y, { zoom: to.zoom, duration: 300 });
       store.setState({ focusRoute: null, routeHighlight: routeId });
       // Not cleared when the layout changes (live updates): it only ends this highlight.
