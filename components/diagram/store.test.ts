@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createDiagramStore, selectIsCarried, selectIsCarryTarget, selectIsHighlighted, type DiagramState, type DiagramStore } from "./store";
+import { createDiagramStore, selectIsCarried, selectIsCarryTarget, selectIsHighlighted, selectIsRouteHighlighted, type DiagramState, type DiagramStore } from "./store";
 
 const targets = [null, "r1", "r2", "r3"];
 
@@ -33,7 +33,14 @@ function nodeSelectors() {
 
 describe("diagram store", () => {
   it("starts with nothing carried or highlighted", () => {
-    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null });
+    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null, focusRoute: null, routeHighlight: null });
+  });
+
+  it("a highlighted route is the only one whose selector says so", () => {
+    const store = createDiagramStore();
+    store.setState({ routeHighlight: "r1" });
+    expect(selectIsRouteHighlighted("r1")(store.getState())).toBe(true);
+    expect(selectIsRouteHighlighted("r2")(store.getState())).toBe(false);
   });
 
   it("picking up touches only the carried chip and the target it is over", () => {
