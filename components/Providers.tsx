@@ -6,7 +6,7 @@ import superjson from "superjson";
 import type { AppRouter } from "@/server/api/root";
 import { TRPCProvider } from "@/lib/trpc";
 import { BATCH_LINK_MAX_ITEMS, UNBATCHED_PROCEDURES } from "@/lib/trpc-links";
-import { errorMessage } from "@/lib/errors";
+import { errorMessage, fieldErrors } from "@/lib/errors";
 import { ToastContext, Toaster } from "@/components/ui/Toaster";
 import { findName, hasWriteToast, procedurePath, subjectId, writeToast } from "@/components/ui/toast-messages";
 import { createToastStore, type ToastStore } from "@/components/ui/toast-store";
@@ -33,6 +33,9 @@ function makeQueryClient(toasts: ToastStore) {
       if (t) toasts.getState().push(t);
     },
     onError: (err, vars, _ctx, mutation) => {
+      // A refusal naming a field is shown next to that field by its form; a toast would
+      // only repeat it.
+      if (Object.keys(fieldErrors(err)).length > 0) return;
       const path = pathOf(mutation);
       const t = hasWriteToast(path) ? writeToast(path, vars, { ok: false, message: errorMessage(err) }, names.get(mutation) ?? null) : null;
       if (t) toasts.getState().push({ ...t, polite: true });
