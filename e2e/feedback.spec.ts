@@ -225,3 +225,23 @@ test("a viewer sees none of the risky actions", async ({ page, browser, cluster 
     await context.close();
   }
 });
+
+test("deleting a route or a route's last available inbound names what users lose", async ({ page, cluster }) => {
+  const { server, tokyo } = await soloHealthyServer(page, cluster);
+  await page.goto(`/clusters/${cluster.id}/servers`);
+  await page.getByRole("region", { name: `Server ${server.name}` }).getByRole("button", { name: `Delete inbound ${tokyo}` }).click();
+  const confirmInbound = page.getByRole("dialog", { name: `Delete inbound ${tokyo}?` });
+  await expect(confirmInbound.getByRole("list", { name: "Affected routes" })).toHaveText(/🇯🇵 Japan — no available inbound left/);
+  await expect(confirmInbound.getByTestId("impact-users")).toHaveText("5 users get this route.");
+  await confirmInbound.getByRole("button", { name: "Cancel" }).click();
+
+  await page.goto(`/clusters/${cluster.id}`);
+  await page.getByRole("button", { name: "Actions for route 🇯🇵 Japan" }).click();
+  await page.getByRole("menuitem", { name: "Delete route…" }).click();
+  const confirmRoute = page.getByRole("dialog", { name: "Delete route 🇯🇵 Japan?" });
+  await expect(confirmRoute.getByRole("list", { name: "Affected routes" })).toHaveText(/🇯🇵 Japan — deleted/);
+  await expect(confirmRoute.getByTestId("impact-users")).toHaveText("5 users get this route.");
+  await confirmRoute.getByRole("button", { name: "Delete route" }).click();
+  await expect(toasts(page).getByRole("status").filter({ hasText: "Route 🇯🇵 Japan deleted" })).toBeVisible();
+  expect((await topology(page, cluster)).routes.map((r) => r.name)).not.toContain("🇯🇵 Japan");
+});
