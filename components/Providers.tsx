@@ -27,9 +27,9 @@ function makeQueryClient(toasts: ToastStore) {
       const id = subjectId(path, vars);
       if (id) names.set(mutation, findName(client.getQueryCache().getAll().map((q) => q.state.data), id));
     },
-    onSuccess: (_data, vars, _ctx, mutation) => {
+    onSuccess: (data, vars, _ctx, mutation) => {
       const path = pathOf(mutation);
-      const t = hasWriteToast(path) ? writeToast(path, vars, { ok: true }, names.get(mutation) ?? null) : null;
+      const t = hasWriteToast(path) ? writeToast(path, vars, { ok: true, data }, names.get(mutation) ?? null) : null;
       if (t) toasts.getState().push(t);
     },
     onError: (err, vars, _ctx, mutation) => {

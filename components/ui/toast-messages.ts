@@ -15,10 +15,32 @@ interface WriteSpec {
   noun: string;
   /** "create", "delete"…: the failure reads "Could not <verb> <noun> <name>: <why>". */
   verb(v: Vars): string;
-  ok(name: string, v: Vars): string;
+  /** `data` is the server's answer (counts of a bulk change). */
+  ok(name: string, v: Vars, data: Vars): string;
 }
 
 const onOff = (v: Vars) => (v.enabled ? "enable" : "disable");
+
+/** A bulk change of subscribers: what was done to how many (the server counts them). */
+function bulkDone(v: Vars, data: Vars): string {
+  const action = asVars(v.action);
+  const n = typeof data.affected === "number" ? data.affected : 0;
+  const who = `${n} subscriber${n === 1 ? "" : "s"}`;
+  switch (action.kind) {
+    case "enable":
+      return `Enabled ${who}`;
+    case "disable":
+      return `Disabled ${who}`;
+    case "extend":
+      return `Extended ${who} by ${String(action.days)} day${action.days === 1 ? "" : "s"}`;
+    case "resetUsage":
+      return `Reset the usage of ${who}`;
+    case "delete":
+      return `Deleted ${who}`;
+    default:
+      return `Changed ${who}`;
+  }
+}
 
 const WRITES: Readonly<Record<string, WriteSpec>> = {
   "routes.create": { nameKey: "name", noun: "route", verb: () => "create", ok: (n) => `Route ${n} created` },
@@ -47,6 +69,7 @@ const WRITES: Readonly<Record<string, WriteSpec>> = {
   "subscribers.setEnabled": { idKey: "subscriberId", noun: "subscriber", verb: onOff, ok: (n, v) => `Subscriber ${n} ${v.enabled ? "enabled" : "disabled"}` },
   "subscribers.resetUsage": { idKey: "subscriberId", noun: "subscriber", verb: () => "reset the usage of", ok: (n) => `Usage of ${n} reset to zero` },
   "subscribers.rotateToken": { idKey: "subscriberId", noun: "subscriber", verb: () => "rotate the link of", ok: (n) => `New subscription link for ${n}; the old one stopped working` },
+  "subscribers.bulk": { noun: "", verb: () => "change the selected subscribers", ok: (_n, v, data) => bulkDone(v, data) },
   "subscribers.delete": { idKey: "subscriberId", noun: "subscriber", verb: () => "delete", ok: (n) => `Subscriber ${n} deleted` },
   "operators.create": { nameKey: "username", noun: "operator", verb: () => "add", ok: (n) => `Operator ${n} added` },
   "operators.delete": { idKey: "operatorId", noun: "operator", verb: () => "remove", ok: (n) => `Operator ${n} removed` },
@@ -92,7 +115,7 @@ export function subjectId(path: string, vars: unknown): string | null {
 export function writeToast(
   path: string,
   vars: unknown,
-  outcome: { ok: true } | { ok: false; message: string },
+  outcome: { ok: true; data?: unknown } | { ok: false; message: string },
   name: string | null,
 ): { kind: "success" | "error"; text: string } | null {
   const spec = WRITES[path];
@@ -101,9 +124,10 @@ export function writeToast(
   const given = spec.nameKey && typeof v[spec.nameKey] === "string" ? (v[spec.nameKey] as string) : null;
   const subject = given ?? name;
   if (outcome.ok) {
-    if (subject !== null) return { kind: "success", text: spec.ok(subject, v) };
+    const data = asVars(outcome.data);
+    if (subject !== null) return { kind: "success", text: spec.ok(subject, v, data) };
     // Name unknown: "Server deleted", "Usage of the subscriber reset to zero".
-    const text = spec.ok(UNKNOWN, v);
+    const text = spec.ok(UNKNOWN, v, data);
     const noun = spec.noun.charAt(0).toUpperCase() + spec.noun.slice(1);
     return { kind: "success", text: text.replace(`${noun} ${UNKNOWN}`, noun).replaceAll(UNKNOWN, `the ${spec.noun}`) };
   }

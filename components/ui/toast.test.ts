@@ -49,6 +49,21 @@ describe("writeToast", () => {
   });
 });
 
+describe("bulk subscriber changes", () => {
+  it("say what was done to how many, as the server counted", () => {
+    const bulk = (action: Record<string, unknown>, affected: unknown) => writeToast("subscribers.bulk", { clusterId: "c", action }, { ok: true, data: { affected } }, null)?.text;
+    expect(bulk({ kind: "disable" }, 3)).toBe("Disabled 3 subscribers");
+    expect(bulk({ kind: "enable" }, 1)).toBe("Enabled 1 subscriber");
+    expect(bulk({ kind: "extend", days: 30 }, 2)).toBe("Extended 2 subscribers by 30 days");
+    expect(bulk({ kind: "resetUsage" }, 0)).toBe("Reset the usage of 0 subscribers");
+    expect(bulk({ kind: "delete" }, 5)).toBe("Deleted 5 subscribers");
+    expect(bulk({ kind: "delete" }, undefined)).toBe("Deleted 0 subscribers");
+    expect(writeToast("subscribers.bulk", { action: { kind: "delete" } }, { ok: false, message: "The selection changed" }, null)?.text).toBe(
+      "Could not change the selected subscribers: The selection changed",
+    );
+  });
+});
+
 describe("findName", () => {
   const topology = { servers: [{ id: "s1", name: "de-fra-1" }], inbounds: [{ id: "i1", name: "Frankfurt", serverId: "s1" }], routes: [] };
   it("finds a name anywhere in cached data, or a username", () => {
