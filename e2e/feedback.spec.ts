@@ -129,7 +129,7 @@ test("a new route from the wizard is brought into view and highlighted", async (
 
   const box = routeBox(page, "Brand new");
   await expect(box).toBeVisible();
-  await expect(box).toHaveAttribute("data-highlighted", "true");
+  await expect(box).toHaveAttribute("data-flash", "true");
   await expect(box).toBeInViewport({ ratio: 0.9 });
   const diagram = await page.getByTestId("diagram").boundingBox();
   const b = await box.boundingBox();

@@ -22,19 +22,19 @@ export interface DiagramState {
   /** A route just created or edited: the diagram pans to it once its box is laid out. */
   focusRoute: string | null;
   /** Route whose box is briefly highlighted (after it was created or edited). */
-  routeHighlight: string | null;
+  highlightRoute: string | null;
 }
 
 export type DiagramStore = StoreApi<DiagramState>;
 
 export function createDiagramStore(): DiagramStore {
-  return createStore<DiagramState>(() => ({ carry: null, highlight: null, focusRoute: null, routeHighlight: null }));
+  return createStore<DiagramState>(() => ({ carry: null, highlight: null, focusRoute: null, highlightRoute: null }));
 }
 
 export const selectCarry = (s: DiagramState) => s.carry;
 /** Whether this inbound is the one being carried. */
 export const selectIsCarried = (inboundId: string) => (s: DiagramState) => s.carry?.inboundId === inboundId;
-export const selectIsRouteHighlighted = (routeId: string) => (s: DiagramState) => s.routeHighlight === routeId;
+export const selectIsRouteHighlighted = (routeId: string) => (s: DiagramState) => s.highlightRoute === routeId;
 export const selectIsHighlighted = (inboundId: string) => (s: DiagramState) => s.highlight === inboundId;
 /** Whether the carried inbound is over this target (a route id, or null for Unassigned). */
 export const selectIsCarryTarget = (targets: readonly Target[], target: Target) => (s: DiagramState) =>

@@ -28,10 +28,10 @@ export function useRouteFocus(opts: { container: React.RefObject<HTMLDivElement 
       // Already on screen: only the highlight, the view stays where the operator left it.
       const to = revealBox(box, rf.getViewport(), { width: el.clientWidth, height: el.clientHeight });
       if (to) void rf.setCenter(to.center.x, to.center.y, { zoom: to.zoom, duration: 300 });
-      store.setState({ focusRoute: null, routeHighlight: routeId });
+      store.setState({ focusRoute: null, highlightRoute: routeId });
       // Not cleared when the layout changes (live updates): it only ends this highlight.
       setTimeout(() => {
-        if (store.getState().routeHighlight === routeId) store.setState({ routeHighlight: null });
+        if (store.getState().highlightRoute === routeId) store.setState({ highlightRoute: null });
       }, ROUTE_HIGHLIGHT_MS);
     };
     tryFocus();

@@ -44,7 +44,7 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
       data-empty={empty}
       data-has-pipe={!empty}
       data-drop-target={dropping || undefined}
-      data-highlighted={highlighted || undefined}
+      data-flash={highlighted || undefined}
       className={`pointer-events-auto h-full w-full overflow-hidden rounded-xl border-2 bg-white shadow-sm transition-colors ${highlighted ? "ring-4 ring-amber-300" : ""} ${
         empty ? "border-dashed border-slate-400 bg-slate-50" : ""
       } ${dropping ? "!border-sky-500 !bg-sky-50 ring-4 ring-sky-200" : ""} ${drag.isDragging ? "opacity-50" : ""}`}
