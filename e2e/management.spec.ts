@@ -106,7 +106,7 @@ test("inbounds: a port in use is refused next to the port field; create, edit, f
 
   // One fallback per route.
   await fra.getByRole("button", { name: "Mark 🇩🇪 Frankfurt as fallback" }).click();
-  await expect(page.getByRole("status")).toContainText("🇩🇪 Frankfurt is now its route's fallback.");
+  await expect(page.getByRole("status").filter({ hasText: "its route's fallback" })).toContainText("🇩🇪 Frankfurt is now its route's fallback.");
   await page.getByRole("region", { name: "Server de-ber-1" }).getByRole("button", { name: "Mark 🇩🇪 Berlin as fallback" }).click();
   await expect(page.getByRole("alert").filter({ hasText: "already has a fallback" })).toHaveText(
     /^Route 🇩🇪 Germany already has a fallback \(🇩🇪 Frankfurt\): a route can have only one\. Unmark it first\./,

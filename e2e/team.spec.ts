@@ -91,7 +91,7 @@ test("an operator changes their own password; their other sessions end, this one
     await expect(dialog.getByText("Current password is wrong")).toBeVisible();
     await dialog.getByLabel("Current password").fill("viewer-password");
     await dialog.getByRole("button", { name: "Change password" }).click();
-    await expect(p.getByRole("status")).toContainText("Password changed. Your other sessions were logged out.");
+    await expect(p.getByRole("status").filter({ hasText: "other sessions" })).toContainText("Password changed. Your other sessions were logged out.");
     expect(await trpcQuery(laptop.request, "auth.me")).toMatchObject({ username });
     expect(((await trpcQuery(phone.request, "auth.me").catch((e: unknown) => e)) as TrpcCallError).status).toBe(401);
   } finally {

@@ -11,11 +11,13 @@ import { buildEdges, buildNodes } from "./flow";
 import { plural } from "@/core/format";
 import { layoutTopology } from "./layout";
 import { Legend } from "./Legend";
-import { AlertToast, Announcer, useAlert, useAnnouncer } from "./messages";
+import { Announcer, useAnnouncer } from "./messages";
+import { SaveStatus } from "./SaveStatus";
 import type { DiagramNode } from "./nodes/types";
 import { createDiagramStore, DiagramStoreContext, selectCarry, useDiagramStore } from "./store";
 import { useKeyboardCarry } from "./useKeyboardCarry";
 import { useLiveTopology } from "./useLiveTopology";
+import { useRouteFocus } from "./useRouteFocus";
 import { useTopologyWrites } from "./useTopologyWrites";
 import { useViewportActions } from "./useViewportActions";
 import { WarningsPanel } from "./WarningsPanel";
@@ -67,10 +69,10 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
     [index],
   );
 
-  const { alert, showAlert, dismiss } = useAlert();
   const { announce, bind } = useAnnouncer();
   const view = useViewportActions({ container: containerRef, layout, index, store });
-  const { move, reorderTo, moveRoute } = useTopologyWrites({ clusterId, index, announce, showAlert, targetName });
+  useRouteFocus({ container: containerRef, layout, store });
+  const { move, reorderTo, moveRoute, confirmDialog } = useTopologyWrites({ clusterId, index, announce, targetName });
   const { startCarry, cancelCarry } = useKeyboardCarry({ store, index, canEdit, move, targetName, announce, reveal: view.reveal });
 
   const onDragStart = useCallback(() => {
@@ -111,6 +113,7 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
             {plural(data.servers.length, "server")} · {plural(data.inbounds.length, "inbound")} · {plural(data.routes.length, "route")}
           </span>
           {!canEdit && <span className="rounded bg-slate-100 px-2 py-0.5 text-xs text-slate-600">Read-only: viewers can look but not change</span>}
+          <SaveStatus />
           <div className="ml-auto flex items-center gap-3">
             <h2 className="font-semibold text-slate-700">Routes</h2>
             <NewRouteButton clusterId={clusterId} />
@@ -141,7 +144,7 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
           <Legend />
           <CarryBanner index={index} targetName={targetName} />
           <Announcer bind={bind} />
-          <AlertToast alert={alert} onDismiss={dismiss} />
+          {confirmDialog}
         </div>
       </DiagramContext.Provider>
     </DiagramStoreContext.Provider>

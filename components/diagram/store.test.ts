@@ -43,7 +43,14 @@ function nodeSelectors() {
 
 describe("diagram store", () => {
   it("starts with nothing carried or highlighted", () => {
-    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null, highlightRoute: null });
+    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null, focusRoute: null, highlightRoute: null });
+  });
+
+  it("a highlighted route is the only one whose selector says so", () => {
+    const store = createDiagramStore();
+    store.setState({ highlightRoute: "r1" });
+    expect(selectIsRouteHighlighted("r1")(store.getState())).toBe(true);
+    expect(selectIsRouteHighlighted("r2")(store.getState())).toBe(false);
   });
 
   it("picking up touches only the carried chip and the target it is over", () => {

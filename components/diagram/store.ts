@@ -19,21 +19,23 @@ export interface DiagramState {
   carry: Carry | null;
   /** Inbound whose chip is briefly highlighted (after "Show …" in the warnings). */
   highlight: string | null;
-  /** Route whose box briefly flashes (after "Show route"). */
+  /** A route just created or edited: the diagram pans to it once its box is laid out. */
+  focusRoute: string | null;
+  /** Route whose box briefly flashes (after "Show route", or after it was created or edited). */
   highlightRoute: string | null;
 }
 
 export type DiagramStore = StoreApi<DiagramState>;
 
 export function createDiagramStore(): DiagramStore {
-  return createStore<DiagramState>(() => ({ carry: null, highlight: null, highlightRoute: null }));
+  return createStore<DiagramState>(() => ({ carry: null, highlight: null, focusRoute: null, highlightRoute: null }));
 }
 
 export const selectCarry = (s: DiagramState) => s.carry;
 /** Whether this inbound is the one being carried. */
 export const selectIsCarried = (inboundId: string) => (s: DiagramState) => s.carry?.inboundId === inboundId;
-export const selectIsHighlighted = (inboundId: string) => (s: DiagramState) => s.highlight === inboundId;
 export const selectIsRouteHighlighted = (routeId: string) => (s: DiagramState) => s.highlightRoute === routeId;
+export const selectIsHighlighted = (inboundId: string) => (s: DiagramState) => s.highlight === inboundId;
 /** Whether the carried inbound is over this target (a route id, or null for Unassigned). */
 export const selectIsCarryTarget = (targets: readonly Target[], target: Target) => (s: DiagramState) =>
   s.carry !== null && targets[s.carry.index] === target;

@@ -3,6 +3,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { useCanEdit } from "@/components/AppShell";
 import { ConfirmDialog } from "@/components/ui/Dialog";
+import { ImpactSummary } from "@/components/ui/ImpactDialog";
+import { impactOf } from "@/core/impact";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { RouteWizard } from "./RouteWizard";
@@ -102,6 +104,7 @@ export function RouteMenu({ clusterId, route }: { clusterId: string; route: { id
               and users lose the <strong>{route.name}</strong> line in their server list.
             </p>
           )}
+          {topology.data && <ImpactSummary impact={impactOf({ kind: "delete-route", routeId: route.id }, topology.data)} />}
           <p className="text-slate-500">The inbounds themselves are kept; you can put them in another route.</p>
         </ConfirmDialog>
       )}

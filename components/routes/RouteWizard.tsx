@@ -1,6 +1,7 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useId, useMemo, useState } from "react";
+import { useContext, useId, useMemo, useState } from "react";
+import { DiagramStoreContext } from "@/components/diagram/store";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { formErrors } from "@/lib/errors";
@@ -33,7 +34,10 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const algoName = useId();
 
-  const done = async () => {
+  // Opened from the diagram: the saved route is scrolled into view and highlighted there.
+  const diagram = useContext(DiagramStoreContext);
+  const done = async (saved: { id: string }) => {
+    diagram?.setState({ focusRoute: saved.id });
     await queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() });
     onClose();
   };

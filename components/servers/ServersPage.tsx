@@ -3,6 +3,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useCanEdit } from "@/components/AppShell";
 import { ConfirmDialog } from "@/components/ui/Dialog";
+import { ImpactDialog, ImpactSummary } from "@/components/ui/ImpactDialog";
+import { impactOf, type Change, type Impact } from "@/core/impact";
 import { buttonClass } from "@/components/ui/Field";
 import { StatusBadge } from "@/components/ui/StatusBadge";
 import { errorMessage } from "@/lib/errors";
@@ -21,6 +23,7 @@ type DialogState =
   | { kind: "add-server" }
   | { kind: "edit-server"; server: ServerRow }
   | { kind: "delete-server"; server: ServerRow }
+  | { kind: "disable-server"; server: ServerRow; impact: Impact }
   | { kind: "token"; serverName: string; token: string; rotated: boolean }
   | { kind: "rotate"; server: ServerRow }
   | { kind: "add-inbound"; server: ServerRow }
@@ -37,6 +40,9 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
   const canEdit = useCanEdit();
   const queryClient = useQueryClient();
   const list = useQuery(trpc.servers.list.queryOptions({ clusterId }));
+  // The whole cluster, for what a disable or delete would cost the routes (core/impact.ts).
+  const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId }), enabled: canEdit });
+  const impact = (change: Change): Impact => (topology.data ? impactOf(change, topology.data) : { routes: [], users: 0 });
   const [dialog, setDialog] = useState<DialogState>(null);
   const [notice, setNotice] = useState<{ text: string; error?: boolean } | null>(null);
 
@@ -46,7 +52,34 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
       queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() }),
     ]);
   const onError = (err: unknown) => setNotice({ text: errorMessage(err), error: true });
-  const setEnabled = useMutation(trpc.servers.setEnabled.mutationOptions({ onSuccess: refresh, onError }));
+  const setEnabled = useMutation(
+    trpc.servers.setEnabled.mutationOptions({
+      onSuccess: async () => {
+        setDialog((d) => (d?.kind === "disable-server" ? null : d));
+        await refresh();
+      },
+      onError,
+    }),
+  );
+  /** Enabling is always safe; disabling asks first when it leaves a route with no available inbound. */
+  const toggle = async (s: ServerRow) => {
+    if (s.enabled) {
+      let t;
+      try {
+        t = await queryClient.fetchQuery(trpc.topology.get.queryOptions({ clusterId }));
+      } catch (err) {
+        onError(err);
+        return;
+      }
+      const cost = impactOf({ kind: "disable-server", serverId: s.id }, t);
+      if (cost.routes.length > 0) {
+        setEnabled.reset();
+        setDialog({ kind: "disable-server", server: s, impact: cost });
+        return;
+      }
+    }
+    setEnabled.mutate({ serverId: s.id, enabled: !s.enabled });
+  };
   const setFallback = useMutation(
     trpc.inbounds.setFallback.mutationOptions({
       onSuccess: async (r) => {
@@ -148,7 +181,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                       className={small}
                       disabled={setEnabled.isPending}
                       aria-label={`${s.enabled ? "Disable" : "Enable"} server ${s.name}`}
-                      onClick={() => setEnabled.mutate({ serverId: s.id, enabled: !s.enabled })}
+                      onClick={() => void toggle(s)}
                     >
                       {s.enabled ? "Disable" : "Enable"}
                     </button>
@@ -286,6 +319,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
             Port {dialog.inbound.port} on {dialog.server.name} is removed
             {dialog.inbound.routeName ? `; users of ${dialog.inbound.routeName} on it move to the route's other inbounds.` : "."}
           </p>
+          <ImpactSummary impact={impact({ kind: "delete-inbound", inboundId: dialog.inbound.id })} />
         </ConfirmDialog>
       )}
       {dialog?.kind === "delete-server" && (
@@ -311,7 +345,19 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
           ) : (
             <p>Its agent token stops working. This cannot be undone.</p>
           )}
+          <ImpactSummary impact={impact({ kind: "delete-server", serverId: dialog.server.id })} />
         </ConfirmDialog>
+      )}
+      {dialog?.kind === "disable-server" && (
+        <ImpactDialog
+          impact={dialog.impact}
+          action={`Disable server ${dialog.server.name}`}
+          confirmLabel="Disable server"
+          pending={setEnabled.isPending}
+          error={setEnabled.error ? errorMessage(setEnabled.error) : null}
+          onClose={() => setDialog(null)}
+          onConfirm={() => setEnabled.mutate({ serverId: dialog.server.id, enabled: false })}
+        />
       )}
     </>
   );

@@ -10,11 +10,12 @@ import { computeWarnings } from "@/core/warnings";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
 import { effectiveStatus } from "@/core/status";
 import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
+import { countRouteUsers } from "./route-users";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
   if (!cluster) return null;
-  const [serverRows, inboundRows, routeRows, userCounts] = await Promise.all([
+  const [serverRows, inboundRows, routeRows, userCounts, routeUsers] = await Promise.all([
     db
       .select({ server: servers, health: serverHealth, metrics: serverMetrics })
       .from(servers)
@@ -26,6 +27,7 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
     db.select().from(routes).where(eq(routes.clusterId, clusterId)).orderBy(asc(routes.position), asc(routes.createdAt)),
     // Users per inbound = the balancer's stored assignments pointing at it.
     countAssignmentsByInbound(db, clusterId),
+    countRouteUsers(db, clusterId),
   ]);
   const usersByInbound = new Map(userCounts.map((r) => [r.inboundId, Number(r.n)]));
   return {
@@ -35,6 +37,8 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
       reportIntervalS: cluster.reportIntervalS,
       probesEnabled: effectiveProbeConfig(cluster.probeConfig, null).enabled,
     },
+    /** Users of each non-empty route (core/impact.ts asks before a change costs them one). */
+    routeUsers,
     servers: serverRows.map(({ server, health, metrics }) => ({
       id: server.id,
       name: server.name,
