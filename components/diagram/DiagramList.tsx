@@ -72,7 +72,7 @@ export function DiagramList() {
           );
         })}
         <li>
-          <section aria-label="Unassigned" data-testid="list-unassigned" className="rounded-xl border-2 border-dashed border-slate-300 bg-slate-50">
+          <section aria-label="Unassigned inbounds" data-testid="list-unassigned" className="rounded-xl border-2 border-dashed border-slate-300 bg-slate-50">
             <header className="border-b border-slate-200 px-3 py-2">
               <h3 className="font-semibold text-slate-700">Unassigned</h3>
               <p className="text-xs text-slate-500">In no route: no user gets these.</p>
