@@ -26,7 +26,7 @@ export function ClusterNav({ clusterId }: { clusterId: string }) {
   // On a narrow screen the tabs scroll sideways: keep the current one in sight.
   useEffect(() => {
     navRef.current?.querySelector<HTMLElement>("[aria-current=page]")?.scrollIntoView({ block: "nearest", inline: "nearest" });
-  }, [pathname]);
+  }, [pathname, cluster.data?.name]);
   return (
     <div className="flex h-[var(--cluster-tabs-h)] items-end gap-3 border-b border-slate-200 bg-white px-4 sm:gap-6 sm:px-5">
       <div className="max-w-[35%] shrink-0 self-center truncate font-semibold text-slate-800 sm:max-w-xs" title={cluster.data?.name}>

@@ -190,7 +190,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                         <tr key={i.id} className="align-middle">
                           <td className="px-4 py-2 font-medium text-slate-900">{i.name}</td>
                           <td data-label="Port" className="px-2 py-2 font-mono">{i.port}</td>
-                          <td data-label="Security" className="px-2 py-2">
+                          <td data-label="Security" className="card-full px-2 py-2 max-sm:order-1">
                             {SECURITY[i.security]}
                             <InboundKeys inbound={i} />
                           </td>
@@ -206,7 +206,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                             )}
                           </td>
                           {canEdit && (
-                            <td className="whitespace-nowrap px-4 py-2 text-right">
+                            <td className="whitespace-nowrap px-4 py-2 text-right max-sm:order-2">
                               {i.routeId && (
                                 <button
                                   type="button"
