@@ -98,14 +98,12 @@ function InboundRows({ inbounds, empty }: { inbounds: readonly InboundData[]; em
             <span aria-hidden className={`h-2.5 w-2.5 shrink-0 rounded-full ${st.dot}`} title={st.label} />
             <div className="min-w-0 flex-1">
               <div className="truncate text-sm font-medium text-slate-900">{inbound.name}</div>
-              <div className="flex flex-wrap gap-x-1.5 text-xs text-slate-600 [&>*+*]:before:mr-1.5 [&>*+*]:before:text-slate-400 [&>*+*]:before:content-['·']">
-                <span>{server?.name ?? "?"}</span>
-                <span className={st.text}>{st.label}</span>
-                <span>
-                  {SECURITY_LABEL[inbound.security] ?? inbound.security} :{inbound.port}
-                </span>
-                <span>{plural(inbound.users, "user")}</span>
-                {inbound.isFallback && <span>fallback</span>}
+              <div className="truncate text-xs text-slate-600">
+                {server?.name ?? "?"} · <span className={st.text}>{st.label}</span>
+              </div>
+              <div className="truncate text-xs text-slate-600">
+                {SECURITY_LABEL[inbound.security] ?? inbound.security} :{inbound.port} · {plural(inbound.users, "user")}
+                {inbound.isFallback ? " · fallback" : ""}
               </div>
             </div>
             {canEdit && <MoveMenu inbound={inbound} />}
