@@ -233,6 +233,11 @@ function MobileMenu(props: { operator: CurrentOperator; onChangePassword(): void
         <div
           ref={panelRef}
           id={panelId}
+          // Tabbing out of the panel closes it, as a click outside does.
+          onBlur={(e) => {
+            const to = e.relatedTarget as Node | null;
+            if (to && !panelRef.current?.contains(to) && !buttonRef.current?.contains(to)) setOpen(false);
+          }}
           className="absolute inset-x-0 top-full z-40 border-b border-slate-800 bg-slate-900 px-4 pb-4 pt-2 text-sm shadow-xl"
         >
           <nav aria-label="Main" className="flex flex-col">

@@ -56,6 +56,12 @@ test("the header folds into a Menu button: it opens, Escape closes it, and a lin
   await expect(menu).toBeFocused();
   await expect(page.getByRole("link", { name: "Team" })).toBeHidden();
 
+  // Tabbing past its last item closes it too.
+  await menu.click();
+  await page.getByRole("button", { name: "Log out" }).focus();
+  await page.keyboard.press("Tab");
+  await expect(menu).toHaveAttribute("aria-expanded", "false");
+
   await menu.click();
   await page.getByRole("link", { name: "Team" }).click();
   await expect(page).toHaveURL(/\/team$/);
