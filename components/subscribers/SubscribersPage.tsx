@@ -87,17 +87,17 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
 
   return (
     <>
-      <main className="mx-auto max-w-6xl p-4 sm:p-6">
+      <main className="mx-auto max-w-6xl p-6">
         <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
           <div>
             <h1 className="text-2xl font-semibold">Subscribers</h1>
             <p className="text-sm text-slate-500">Each subscriber’s VPN app fetches one line per route from their subscription link.</p>
           </div>
-          <div className="flex w-full flex-wrap items-center gap-2 sm:w-auto">
+          <div className="flex items-center gap-2">
             <label className="sr-only" htmlFor="subscriber-search">
               Search subscribers
             </label>
-            <input id="subscriber-search" type="search" className={`${inputClass} min-w-0 flex-1 sm:w-56 sm:flex-none`} placeholder="Search by name" value={search} onChange={(e) => setSearch(e.target.value)} />
+            <input id="subscriber-search" type="search" className={`${inputClass} w-56`} placeholder="Search by name" value={search} onChange={(e) => setSearch(e.target.value)} />
             {canEdit && (
               <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "new" })}>
                 <span aria-hidden="true">+</span> New subscriber
@@ -123,7 +123,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
         )}
         {rows.length > 0 && (
           <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white shadow-sm">
-            <table className="table-cards w-full text-left text-sm">
+            <table className="w-full text-left text-sm">
               <thead className="border-b border-slate-200 bg-slate-50 text-xs uppercase tracking-wide text-slate-500">
                 <tr>
                   <th className="px-4 py-2.5 font-medium">Name</th>
@@ -143,7 +143,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                         {s.name}
                       </Link>
                     </td>
-                    <td className="px-3 py-2.5 max-sm:before:content-['Status']">
+                    <td className="px-3 py-2.5">
                       {!s.enabled ? (
                         <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-700">Disabled</span>
                       ) : s.expired ? (
@@ -156,10 +156,10 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                         <span className="rounded-full bg-green-100 px-2 py-0.5 text-xs font-medium text-green-800">Active</span>
                       )}
                     </td>
-                    <td className="px-3 py-2.5 text-slate-600 max-sm:before:content-['Expires']" data-testid="subscriber-expiry">
+                    <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-expiry">
                       {s.holdDays !== null ? `${s.holdDays} d from first connection` : s.expiresAt ? s.expiresAt.toLocaleDateString("en-CA") : "Never"}
                     </td>
-                    <td className="px-3 py-2.5 text-slate-600 max-sm:before:content-['Usage']" data-testid="subscriber-usage">
+                    <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-usage">
                       <div>
                         {bytes(s.trafficUsedBytes)} / {s.trafficLimitBytes ? bytes(s.trafficLimitBytes) : "unlimited"}
                       </div>
@@ -173,7 +173,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                         </div>
                       )}
                     </td>
-                    <td className="px-3 py-2.5 max-sm:before:content-['Online']" data-testid="subscriber-online">
+                    <td className="px-3 py-2.5" data-testid="subscriber-online">
                       {s.online ? (
                         <span className="inline-flex items-center gap-1 text-xs font-medium text-green-800">
                           <span aria-hidden className="h-2 w-2 rounded-full bg-green-500" />
@@ -183,7 +183,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
                         <span className="text-xs text-slate-500">Offline</span>
                       )}
                     </td>
-                    <td className="px-3 py-2.5 text-slate-600 max-sm:before:content-['Last_seen']" data-testid="subscriber-last-seen" title={s.lastSeenAt ? s.lastSeenAt.toISOString() : undefined}>
+                    <td className="px-3 py-2.5 text-slate-600" data-testid="subscriber-last-seen" title={s.lastSeenAt ? s.lastSeenAt.toISOString() : undefined}>
                       {s.lastSeenAt ? timeAgo(s.lastSeenAt) : "Never"}
                     </td>
                     {canEdit && (
