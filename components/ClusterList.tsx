@@ -24,7 +24,7 @@ export function ClusterList() {
     }),
   );
   return (
-    <main className="mx-auto max-w-4xl p-6">
+    <main className="mx-auto max-w-4xl p-4 sm:p-6">
       <h1 className="mb-4 text-2xl font-semibold">Clusters</h1>
       {clusters.error && <p role="alert" className="text-red-700">{errorMessage(clusters.error)}</p>}
       {clusters.isLoading && <p className="text-slate-500">Loading…</p>}

@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { useEffect, useRef } from "react";
 import { useTRPC } from "@/lib/trpc";
 
 const TABS = [
@@ -21,10 +22,21 @@ export function ClusterNav({ clusterId }: { clusterId: string }) {
   const cluster = useQuery(trpc.clusters.get.queryOptions({ clusterId }));
   const pathname = usePathname();
   const base = `/clusters/${clusterId}`;
+  const navRef = useRef<HTMLElement>(null);
+  // On a narrow screen the tabs scroll sideways: keep the current one in sight.
+  useEffect(() => {
+    navRef.current?.querySelector<HTMLElement>("[aria-current=page]")?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }, [pathname, cluster.data?.name]);
   return (
-    <div className="flex h-[var(--cluster-tabs-h)] items-end gap-6 border-b border-slate-200 bg-white px-5">
-      <div className="self-center font-semibold text-slate-800">{cluster.data?.name ?? "…"}</div>
-      <nav aria-label="Cluster pages" className="flex gap-1 text-sm">
+    <div className="flex h-[var(--cluster-tabs-h)] items-end gap-3 border-b border-slate-200 bg-white px-4 sm:gap-6 sm:px-5">
+      <div className="max-w-[35%] shrink-0 self-center truncate font-semibold text-slate-800 sm:max-w-xs" title={cluster.data?.name}>
+        {cluster.data?.name ?? "…"}
+      </div>
+      <nav
+        ref={navRef}
+        aria-label="Cluster pages"
+        className="flex min-w-0 flex-1 gap-1 overflow-x-auto whitespace-nowrap text-sm [scrollbar-width:none]"
+      >
         {TABS.map((t) => {
           const href = base + t.href;
           const active = pathname === href;
@@ -33,7 +45,7 @@ export function ClusterNav({ clusterId }: { clusterId: string }) {
               key={t.href}
               href={href}
               aria-current={active ? "page" : undefined}
-              className={`border-b-2 px-3 py-2.5 ${active ? "border-sky-600 font-medium text-sky-700" : "border-transparent text-slate-600 hover:text-slate-900"}`}
+              className={`shrink-0 border-b-2 px-3 py-2.5 ${active ? "border-sky-600 font-medium text-sky-700" : "border-transparent text-slate-600 hover:text-slate-900"}`}
             >
               {t.label}
             </Link>

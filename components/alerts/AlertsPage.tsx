@@ -179,10 +179,10 @@ export function AlertsPage() {
       },
     }),
   );
-  if (!allowed) return <main className="mx-auto max-w-3xl p-6 text-slate-600">Only admins and the owner manage alerts.</main>;
+  if (!allowed) return <main className="mx-auto max-w-3xl p-4 sm:p-6 text-slate-600">Only admins and the owner manage alerts.</main>;
   const targets = (list.data ?? []) as Target[];
   return (
-    <main className="mx-auto max-w-5xl p-6">
+    <main className="mx-auto max-w-5xl p-4 sm:p-6">
       <div className="mb-5 flex items-end justify-between gap-4">
         <div>
           <h1 className="mb-1 text-2xl font-semibold">Alerts</h1>
@@ -251,7 +251,7 @@ export function AlertsPage() {
                 )}
               </dl>
               {t.recent.length > 0 && (
-                <table className="mt-3 w-full text-left text-xs">
+                <table className="table-cards mt-3 w-full text-left text-xs">
                   <caption className="sr-only">Recent deliveries to {t.name}</caption>
                   <thead className="text-slate-400">
                     <tr>
@@ -265,9 +265,9 @@ export function AlertsPage() {
                     {t.recent.map((d) => (
                       <tr key={d.id} className="border-t border-slate-100 text-slate-600">
                         <td className="py-1">{ALERT_EVENT_LABELS[d.type as AlertEventType | "test"] ?? d.type}</td>
-                        <td className="py-1">{when(d.occurredAt)}</td>
-                        <td className="py-1">{d.state === "delivered" ? `delivered ${when(d.deliveredAt)}` : d.state === "failed" ? `failed: ${d.lastError ?? ""}` : d.lastError ? `retrying: ${d.lastError}` : "pending"}</td>
-                        <td className="py-1">{d.attempts}</td>
+                        <td data-label="Occurred" className="py-1">{when(d.occurredAt)}</td>
+                        <td data-label="Delivery" className="py-1">{d.state === "delivered" ? `delivered ${when(d.deliveredAt)}` : d.state === "failed" ? `failed: ${d.lastError ?? ""}` : d.lastError ? `retrying: ${d.lastError}` : "pending"}</td>
+                        <td data-label="Attempts" className="py-1">{d.attempts}</td>
                       </tr>
                     ))}
                   </tbody>

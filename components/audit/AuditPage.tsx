@@ -20,7 +20,7 @@ export function AuditPage({ clusterId }: { clusterId: string }) {
   const items = query.data?.pages.flatMap((p) => p.items) ?? [];
   return (
     <>
-      <main className="mx-auto max-w-5xl p-6">
+      <main className="mx-auto max-w-5xl p-4 sm:p-6">
         <h1 className="text-2xl font-semibold">Audit log</h1>
         <p className="mb-5 text-sm text-slate-500">Every change made in this cluster: who, what and when, with the values before and after.</p>
         {query.error && (
@@ -62,7 +62,7 @@ function AuditEntry({
           {when(entry.at)}
         </time>
         <span className="text-sm font-medium text-slate-700">{entry.operatorName}</span>
-        <span className="flex-1 text-sm text-slate-900">{entry.summary}</span>
+        <span className="min-w-0 flex-1 text-sm text-slate-900 [overflow-wrap:anywhere]">{entry.summary}</span>
         <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-600">{entry.action}</span>
         {hasDetail && (
           <button type="button" className="text-xs font-medium text-sky-700 hover:underline" aria-expanded={open} aria-controls={detailId} onClick={() => setOpen((o) => !o)}>
@@ -82,7 +82,7 @@ function AuditEntry({
 
 function Json({ label, value }: { label: string; value: unknown }) {
   return (
-    <div>
+    <div className="min-w-0">
       <div className="mb-1 text-xs font-semibold uppercase tracking-wide text-slate-500">{label}</div>
       <pre className="max-h-64 overflow-auto rounded-md bg-slate-50 p-2 text-xs text-slate-800 ring-1 ring-slate-200">{value == null ? "—" : JSON.stringify(value, null, 2)}</pre>
     </div>

@@ -31,7 +31,7 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
   const explain = useQuery(trpc.balancer.explain.queryOptions({ subscriberId }, { refetchInterval: 5000 }));
   return (
     <>
-      <main className="mx-auto max-w-5xl p-6">
+      <main className="mx-auto max-w-5xl p-4 sm:p-6">
         <Link href={`/clusters/${clusterId}/subscribers`} className="text-sm text-sky-700 hover:underline">
           ← Subscribers
         </Link>
@@ -68,7 +68,7 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
                       <span className={`rounded px-2 py-0.5 text-xs font-semibold ${reason.className}`}>{reason.label}</span>
                     </div>
                     <p className="px-4 pt-2 text-sm text-slate-700">{r.explanation}</p>
-                    <table className="mt-2 w-full text-sm">
+                    <table className="table-cards mt-2 w-full text-sm">
                       <thead className="text-left text-xs uppercase tracking-wide text-slate-500">
                         <tr>
                           <th className="px-4 py-1.5 font-medium">Candidate</th>
@@ -83,8 +83,8 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
                               {c.chosen && <span aria-label="chosen">✓ </span>}
                               {c.name} <span className="text-xs font-normal text-slate-500">on {c.serverName}</span>
                             </td>
-                            <td className="px-3 py-1.5 tabular-nums">{formatScore(c.score)}</td>
-                            <td className="px-3 py-1.5 text-slate-600">{c.excluded ? EXCLUDED_TEXT[c.excluded] : c.note}</td>
+                            <td data-label="Score" className="px-3 py-1.5 tabular-nums">{formatScore(c.score)}</td>
+                            <td data-label="Why" className="px-3 py-1.5 text-slate-600">{c.excluded ? EXCLUDED_TEXT[c.excluded] : c.note}</td>
                           </tr>
                         ))}
                       </tbody>

@@ -113,6 +113,7 @@ export function DiagramCanvas(props: {
       }}
     >
       <ReactFlow<DiagramNode>
+        colorMode="system"
         nodes={props.nodes}
         edges={props.edges}
         nodeTypes={nodeTypes}
@@ -134,7 +135,7 @@ export function DiagramCanvas(props: {
         multiSelectionKeyCode={null}
         proOptions={PRO_OPTIONS}
       >
-        <Background gap={24} color="#cbd5e1" />
+        <Background gap={24} color="var(--color-slate-300)" />
         <Controls showInteractive={false} showFitView={false} position="bottom-left">
           <ControlButton onClick={props.onFit} aria-label="Fit view" title="Fit view">
             <svg aria-hidden viewBox="0 0 20 20" fill="none" stroke="currentColor" strokeWidth="2">

@@ -7,6 +7,7 @@ import { NewRouteButton } from "@/components/routes/NewRouteButton";
 import { errorMessage } from "@/lib/errors";
 import { buildIndex, DiagramContext, type DiagramApi, type Target, type TopologyData } from "./context";
 import { DiagramCanvas } from "./DiagramCanvas";
+import { DiagramList, listInboundDomId, listRouteDomId, useIsNarrow } from "./DiagramList";
 import { buildEdges, buildNodes } from "./flow";
 import { plural } from "@/core/format";
 import { layoutTopology } from "./layout";
@@ -49,7 +50,7 @@ function CarryBanner({ targetName, index }: Pick<DiagramApi, "targetName" | "ind
   const carried = carry ? index.inboundById.get(carry.inboundId) : undefined;
   if (!carry || !carried) return null;
   return (
-    <div className="pointer-events-none absolute left-1/2 top-3 z-10 -translate-x-1/2 rounded-lg bg-slate-900 px-4 py-2 text-sm text-white shadow-lg" aria-hidden>
+    <div className="fixed-palette pointer-events-none absolute left-1/2 top-3 z-10 -translate-x-1/2 rounded-lg bg-slate-900 px-4 py-2 text-sm text-white shadow-lg" aria-hidden>
       Moving <strong>{carried.name}</strong> → <strong>{targetName(index.targets[carry.index] ?? null)}</strong>
       <span className="ml-2 text-slate-300">↑↓ choose · Enter drop · Esc cancel</span>
     </div>
@@ -94,6 +95,18 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
     return built.edges;
   }, [data]);
 
+  // The list by default on a narrow screen, the diagram on a wide one; the toggle overrides either.
+  const narrow = useIsNarrow();
+  const [chosenView, setChosenView] = useState<"diagram" | "list" | null>(null);
+  const listView = (chosenView ?? (narrow ? "list" : "diagram")) === "list";
+  const showInList = (id: string) => {
+    const el = document.getElementById(id);
+    el?.scrollIntoView({ block: "center", behavior: "smooth" });
+    el?.focus({ preventScroll: true });
+  };
+  const onShowInbound = listView ? (id: string) => showInList(listInboundDomId(id)) : view.showInbound;
+  const onShowRoute = listView ? (id: string) => showInList(listRouteDomId(id)) : view.showRoute;
+
   const { fitToLayout } = view;
   const onInit = useCallback(() => fitToLayout(), [fitToLayout]);
   // The first view keeps every label readable; the Fit button shows everything (compact if need be).
@@ -107,15 +120,28 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
   return (
     <DiagramStoreContext.Provider value={store}>
       <DiagramContext.Provider value={api}>
-        <WarningsPanel clusterId={clusterId} warnings={data.warnings} onShowInbound={view.showInbound} onShowRoute={view.showRoute} />
-        <div className="flex items-center gap-4 border-b border-slate-200 bg-white px-5 py-1.5 text-sm">
+        <WarningsPanel clusterId={clusterId} warnings={data.warnings} onShowInbound={onShowInbound} onShowRoute={onShowRoute} />
+        <div className="flex flex-wrap items-center gap-x-4 gap-y-1 border-b border-slate-200 bg-white px-4 py-1.5 text-sm sm:px-5">
           <span className="text-slate-500">
             {plural(data.servers.length, "server")} · {plural(data.inbounds.length, "inbound")} · {plural(data.routes.length, "route")}
           </span>
           {!canEdit && <span className="rounded bg-slate-100 px-2 py-0.5 text-xs text-slate-600">Read-only: viewers can look but not change</span>}
           <SaveStatus />
           <div className="ml-auto flex items-center gap-3">
-            <h2 className="font-semibold text-slate-700">Routes</h2>
+            <div role="group" aria-label="View" className="flex rounded-md border border-slate-300 text-xs">
+              {(["diagram", "list"] as const).map((v) => (
+                <button
+                  key={v}
+                  type="button"
+                  aria-pressed={listView === (v === "list")}
+                  onClick={() => setChosenView(v)}
+                  className="px-2.5 py-1 capitalize first:rounded-l-md last:rounded-r-md aria-pressed:bg-sky-600 aria-pressed:text-white"
+                >
+                  {v}
+                </button>
+              ))}
+            </div>
+            <h2 className="hidden font-semibold text-slate-700 sm:block">Routes</h2>
             <NewRouteButton clusterId={clusterId} />
           </div>
         </div>
@@ -128,21 +154,25 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
             ; the first inbound lands in a default route, so users see it at once.
           </p>
         )}
-        <div ref={containerRef} className="relative min-h-0 flex-1 bg-slate-100" data-testid="diagram">
-          <DiagramCanvas
-            nodes={nodes}
-            edges={edges}
-            index={index}
-            onInit={onInit}
-            onFit={onFit}
-            onDragStart={onDragStart}
-            onDragFinish={resumeRefetch}
-            move={move}
-            reorderTo={reorderTo}
-            targetName={targetName}
-          />
-          <Legend />
-          <CarryBanner index={index} targetName={targetName} />
+        <div ref={containerRef} className="relative min-h-0 flex-1 bg-slate-100" data-testid={listView ? undefined : "diagram"}>
+          {listView ? (
+            <DiagramList />
+          ) : (
+            <DiagramCanvas
+              nodes={nodes}
+              edges={edges}
+              index={index}
+              onInit={onInit}
+              onFit={onFit}
+              onDragStart={onDragStart}
+              onDragFinish={resumeRefetch}
+              move={move}
+              reorderTo={reorderTo}
+              targetName={targetName}
+            />
+          )}
+          {!listView && <Legend />}
+          {!listView && <CarryBanner index={index} targetName={targetName} />}
           <Announcer bind={bind} />
           {confirmDialog}
         </div>

@@ -39,7 +39,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
   const data = health.data;
   return (
     <div>
-      <main className="flex flex-col gap-8 p-6">
+      <main className="flex min-w-0 flex-col gap-8 p-4 sm:p-6">
         {health.error ? (
           <p role="alert" className="text-red-700">
             {errorMessage(health.error)}
@@ -62,7 +62,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                 Server health
               </h1>
               <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-                <table className="min-w-full text-sm">
+                <table className="table-cards min-w-full text-sm">
                   <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
                     <tr>
                       <th className="px-3 py-2">Server</th>
@@ -84,7 +84,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                               {s.probeTarget ? `:${s.probeTarget}` : ""}
                             </div>
                           </td>
-                          <td className="px-3 py-2">
+                          <td data-label="Status" className="px-3 py-2">
                             <span data-testid="health-status" title={s.reason ?? undefined} className={`inline-flex items-center gap-1.5 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${st.badge}`}>
                               <span className={`h-2 w-2 rounded-full ${st.dot}`} aria-hidden />
                               {s.label}
@@ -92,7 +92,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                             <div className="mt-1 text-xs text-slate-500">since {ago(s.since, now)}</div>
                             {s.reason && <div className="mt-1 max-w-xs text-xs text-slate-600">{s.reason}</div>}
                           </td>
-                          <td className="px-3 py-2 text-xs">
+                          <td data-label="Last report" className="px-3 py-2 text-xs">
                             {s.report ? (
                               <>
                                 <div>{ago(s.report.at, now)}</div>
@@ -111,7 +111,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                             )}
                             {s.agent && <AgentState agent={s.agent} />}
                           </td>
-                          <td className="px-3 py-2 text-xs">
+                          <td data-label="Last probe" className="px-3 py-2 text-xs">
                             {!s.probesEnabled ? (
                               <span className="text-slate-500">probes off</span>
                             ) : s.probe ? (
@@ -128,7 +128,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                               <span className="text-slate-500">not probed yet</span>
                             )}
                           </td>
-                          <td className="px-3 py-2 text-xs" data-testid="fail-streak">
+                          <td data-label="Failure streak" className="px-3 py-2 text-xs" data-testid="fail-streak">
                             {s.failStreak}
                           </td>
                         </tr>
@@ -139,7 +139,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
               </div>
             </section>
             <MeshGrid servers={data.servers} mesh={data.mesh} />
-            <section aria-labelledby="probe-settings" className="grid gap-6 lg:grid-cols-2">
+            <section aria-labelledby="probe-settings" className="grid gap-6 lg:grid-cols-2 [&>*]:min-w-0">
               <div>
                 <h2 id="probe-settings" className="mb-3 text-lg font-semibold">
                   Health probe

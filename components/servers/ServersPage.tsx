@@ -118,7 +118,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
 
   return (
     <>
-      <main className="mx-auto max-w-6xl p-6">
+      <main className="mx-auto max-w-6xl p-4 sm:p-6">
         <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
           <div>
             <h1 className="text-2xl font-semibold">Servers &amp; inbounds</h1>
@@ -160,7 +160,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
             <section key={s.id} aria-label={`Server ${s.name}`} className={`rounded-lg border bg-white shadow-sm ${s.enabled ? "border-slate-200" : "border-slate-200 opacity-80"}`}>
               <header className="flex flex-wrap items-center gap-x-4 gap-y-2 border-b border-slate-100 px-4 py-3">
                 <div className="min-w-0">
-                  <h2 className="flex items-center gap-2 text-base font-semibold text-slate-900">
+                  <h2 className="flex flex-wrap items-center gap-2 text-base font-semibold text-slate-900 [overflow-wrap:anywhere]">
                     {s.name} <StatusBadge status={s.status} title={s.statusReason} />
                   </h2>
                   <p className="mt-0.5 text-sm text-slate-500">
@@ -207,7 +207,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                 <p className="px-4 py-3 text-sm text-slate-500">No inbounds on this server.</p>
               ) : (
                 <div className="overflow-x-auto">
-                  <table className="w-full text-left text-sm">
+                  <table className="table-cards w-full text-left text-sm">
                     <thead className="text-xs uppercase tracking-wide text-slate-500">
                       <tr>
                         <th className="px-4 py-2 font-medium">Inbound</th>
@@ -222,13 +222,13 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                       {s.inbounds.map((i) => (
                         <tr key={i.id} className="align-middle">
                           <td className="px-4 py-2 font-medium text-slate-900">{i.name}</td>
-                          <td className="px-2 py-2 font-mono">{i.port}</td>
-                          <td className="px-2 py-2">
+                          <td data-label="Port" className="px-2 py-2 font-mono">{i.port}</td>
+                          <td data-label="Security" className="card-full px-2 py-2 max-sm:order-1">
                             {SECURITY[i.security]}
                             <InboundKeys inbound={i} />
                           </td>
-                          <td className="px-2 py-2 text-slate-600">{i.sni ?? "—"}</td>
-                          <td className="px-2 py-2">
+                          <td data-label="SNI" className="px-2 py-2 text-slate-600">{i.sni ?? "—"}</td>
+                          <td data-label="Route" className="px-2 py-2">
                             {i.routeName ? (
                               <span className="inline-flex items-center gap-1.5">
                                 {i.routeName}
@@ -239,7 +239,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                             )}
                           </td>
                           {canEdit && (
-                            <td className="whitespace-nowrap px-4 py-2 text-right">
+                            <td className="whitespace-nowrap px-4 py-2 text-right max-sm:order-2">
                               {i.routeId && (
                                 <button
                                   type="button"

@@ -74,11 +74,11 @@ export function TeamPage() {
   }
   const { errors: fields, general: formError } = formErrors(create.error);
   return (
-    <main className="mx-auto max-w-3xl p-6">
+    <main className="mx-auto max-w-3xl p-4 sm:p-6">
       <h1 className="mb-1 text-2xl font-semibold">Team</h1>
       <p className="mb-5 text-sm text-slate-500">Who can log in to this Routeboard, and what they may do.</p>
       {team.error && <p role="alert" className="text-red-700">{errorMessage(team.error)}</p>}
-      <table className="w-full overflow-hidden rounded-lg border border-slate-200 bg-white text-sm shadow-sm">
+      <table className="table-cards w-full overflow-hidden rounded-lg border border-slate-200 bg-white text-sm shadow-sm">
         <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
           <tr>
             <th className="px-4 py-2 font-medium">Operator</th>
@@ -93,7 +93,7 @@ export function TeamPage() {
                 {op.username}
                 {op.username === me.username && <span className="ml-2 text-xs text-slate-500">(you)</span>}
               </td>
-              <td className="px-3 py-2.5 text-slate-600">{ROLE_TEXT[op.role]}</td>
+              <td data-label="Role" className="px-3 py-2.5 text-slate-600">{ROLE_TEXT[op.role]}</td>
               <td className="flex items-center justify-end gap-1 px-4 py-2.5">
                 <select
                   aria-label={`Role of ${op.username}`}

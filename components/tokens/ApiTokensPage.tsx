@@ -77,10 +77,10 @@ export function ApiTokensPage() {
       },
     }),
   );
-  if (!allowed) return <main className="mx-auto max-w-4xl p-6 text-slate-600">Only the owner and admins manage API tokens.</main>;
+  if (!allowed) return <main className="mx-auto max-w-4xl p-4 sm:p-6 text-slate-600">Only the owner and admins manage API tokens.</main>;
   const { errors, general } = formErrors(create.error, missingDate ? { expiresAt: "Pick the day it expires" } : {});
   return (
-    <main className="mx-auto max-w-5xl p-6">
+    <main className="mx-auto max-w-5xl p-4 sm:p-6">
       <h1 className="mb-1 text-2xl font-semibold">API tokens</h1>
       <p className="mb-5 text-sm text-slate-500">
         For shops and bots: send <code className="rounded bg-slate-100 px-1">Authorization: Bearer &lt;token&gt;</code> to <code className="rounded bg-slate-100 px-1">/api/trpc</code>. A token does
@@ -93,7 +93,7 @@ export function ApiTokensPage() {
         </p>
       )}
       <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white shadow-sm">
-        <table className="w-full text-sm">
+        <table className="table-cards w-full text-sm">
           <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
             <tr>
               <th className="px-4 py-2 font-medium">Name</th>
@@ -118,7 +118,7 @@ export function ApiTokensPage() {
                 <td className="px-4 py-2.5 font-medium">
                   {t.name} <span className="ml-1 font-mono text-xs text-slate-400">rbt_{t.id}_…</span>
                 </td>
-                <td className="px-3 py-2.5">
+                <td data-label="Scopes" className="px-3 py-2.5">
                   <div className="flex flex-wrap gap-1">
                     {t.scopes.map((s) => (
                       <span key={s} className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-700">
@@ -127,10 +127,10 @@ export function ApiTokensPage() {
                     ))}
                   </div>
                 </td>
-                <td className="px-3 py-2.5">{t.createdBy}</td>
-                <td className="px-3 py-2.5">{day(t.createdAt)}</td>
-                <td className="px-3 py-2.5">{t.expiresAt ? day(t.expiresAt) : "Never"}</td>
-                <td className="px-3 py-2.5">{t.lastUsedAt ? day(t.lastUsedAt) : "Never used"}</td>
+                <td data-label="Created by" className="px-3 py-2.5">{t.createdBy}</td>
+                <td data-label="Created" className="px-3 py-2.5">{day(t.createdAt)}</td>
+                <td data-label="Expires" className="px-3 py-2.5">{t.expiresAt ? day(t.expiresAt) : "Never"}</td>
+                <td data-label="Last used" className="px-3 py-2.5">{t.lastUsedAt ? day(t.lastUsedAt) : "Never used"}</td>
                 <td className="px-4 py-2.5 text-right">
                   {t.status === "active" ? (
                     <button type="button" className="rounded px-2 py-1 text-xs font-medium text-red-700 hover:bg-red-50" aria-label={`Revoke ${t.name}`} onClick={() => setRevoking(t)}>

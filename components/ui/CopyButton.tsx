@@ -26,8 +26,8 @@ export function CopyButton({ text, label = "Copy", className }: { text: string; 
 
 const CODE_TONES = {
   light: "break-all bg-slate-100 text-slate-900",
-  dark: "break-all bg-slate-900 text-slate-100",
-  block: "max-h-48 overflow-auto bg-slate-900 text-slate-100",
+  dark: "fixed-palette break-all bg-slate-900 text-slate-100",
+  block: "fixed-palette max-h-48 overflow-auto bg-slate-900 text-slate-100",
 } as const;
 
 /** A value shown as code with its copy button beside it (tokens, commands, links, files). */

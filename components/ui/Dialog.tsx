@@ -68,7 +68,7 @@ export function Dialog({
   const width = size === "sm" ? "max-w-md" : size === "lg" ? "max-w-3xl" : "max-w-xl";
   if (!host) return null;
   return createPortal(
-    <div className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-slate-900/50 p-4 sm:p-10">
+    <div className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-black/50 p-3 sm:p-10">
       <div
         ref={ref}
         role="dialog"
@@ -77,7 +77,7 @@ export function Dialog({
         aria-describedby={description ? descId : undefined}
         className={`relative w-full ${width} rounded-xl bg-white shadow-2xl ring-1 ring-slate-900/10`}
       >
-        <div className="flex items-start justify-between gap-4 border-b border-slate-200 px-6 py-4">
+        <div className="flex items-start justify-between gap-4 border-b border-slate-200 px-4 py-4 sm:px-6">
           <div>
             <h2 id={titleId} className="text-lg font-semibold text-slate-900">
               {title}
@@ -100,7 +100,7 @@ export function Dialog({
             </span>
           </button>
         </div>
-        <div className="px-6 py-5">{children}</div>
+        <div className="px-4 py-5 sm:px-6">{children}</div>
       </div>
     </div>,
     host,

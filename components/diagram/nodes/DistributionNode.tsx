@@ -14,7 +14,7 @@ export const DistributionNode = memo(function DistributionNode(_props: NodeProps
   return (
     <section
       aria-label="Subscription — what users' apps fetch"
-      className="pointer-events-auto flex h-full w-full flex-col justify-center rounded-2xl border-2 border-slate-800 bg-slate-900 px-4 text-white shadow-lg"
+      className="fixed-palette pointer-events-auto flex h-full w-full flex-col justify-center rounded-2xl border-2 border-slate-800 bg-slate-900 px-4 text-white shadow-lg"
       data-testid="distribution"
     >
       <Handle type="target" id="in" position={Position.Left} isConnectable={false} className="!h-3 !w-3 !border-2 !border-white !bg-slate-900" />

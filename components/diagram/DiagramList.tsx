@@ -1,0 +1,115 @@
+"use client";
+import { useSyncExternalStore } from "react";
+import { RouteMenu } from "@/components/routes/RouteMenu";
+import { algorithmLabel, plural, routeColor, routeFlagPrefix, statusStyle } from "@/core/format";
+import { useDiagram, type InboundData } from "./context";
+import { MoveMenu } from "./MoveMenu";
+
+/** Below this width the diagram's boxes are too small to read or drag: the list is the default. */
+export const NARROW_QUERY = "(max-width: 639.98px)";
+
+const subscribeNarrow = (onChange: () => void) => {
+  const mq = window.matchMedia(NARROW_QUERY);
+  mq.addEventListener("change", onChange);
+  return () => mq.removeEventListener("change", onChange);
+};
+
+/** Whether the screen is narrow now (false while rendering on the server). */
+export function useIsNarrow(): boolean {
+  return useSyncExternalStore(
+    subscribeNarrow,
+    () => window.matchMedia(NARROW_QUERY).matches,
+    () => false,
+  );
+}
+
+export const listInboundDomId = (inboundId: string) => `list-inbound-${inboundId}`;
+export const listRouteDomId = (routeId: string) => `list-route-${routeId}`;
+
+const SECURITY_LABEL: Readonly<Record<string, string>> = { reality: "VLESS Reality", tls: "VLESS TLS", none: "VLESS" };
+
+/**
+ * The topology as a list, for screens too narrow for the diagram: each route in order
+ * with its inbounds, then the Unassigned ones. Moving goes through the same "Move to…"
+ * menu the diagram's chips have, so no drag is needed.
+ */
+export function DiagramList() {
+  const { index, clusterId } = useDiagram();
+  const routes = index.data.routes;
+  return (
+    <div className="h-full overflow-y-auto p-3 sm:p-5" data-testid="diagram-list">
+      <ol className="mx-auto flex max-w-3xl flex-col gap-3" aria-label="Routes">
+        {routes.map((route, position) => {
+          const members = index.inboundsByRoute.get(route.id) ?? [];
+          const flag = routeFlagPrefix(route.name, route.flag);
+          return (
+            <li key={route.id}>
+              <section
+                id={listRouteDomId(route.id)}
+                aria-label={`Route ${route.name}`}
+                data-route-id={route.id}
+                className={`rounded-xl border-2 bg-white shadow-sm ${members.length === 0 ? "border-dashed border-slate-400" : ""}`}
+                style={members.length === 0 ? undefined : { borderColor: routeColor(position) }}
+              >
+                <header className="flex items-start gap-2 border-b border-slate-100 px-3 py-2">
+                  <div className="min-w-0 flex-1">
+                    <h3 className="flex items-center gap-1.5 font-semibold text-slate-900">
+                      <span aria-hidden className="text-xs font-normal tabular-nums text-slate-500">
+                        {position + 1}.
+                      </span>
+                      {flag && <span aria-hidden>{flag}</span>}
+                      <span className="truncate">{route.name}</span>
+                    </h3>
+                    <p className="text-xs text-slate-500">
+                      {algorithmLabel(route.algorithm)} · {members.length === 0 ? "Empty, hidden from users" : plural(members.length, "inbound")}
+                    </p>
+                  </div>
+                  <RouteMenu clusterId={clusterId} route={{ id: route.id, name: route.name, flag: route.flag, algorithm: route.algorithm }} />
+                </header>
+                <InboundRows inbounds={members} empty="No inbounds" />
+              </section>
+            </li>
+          );
+        })}
+        <li>
+          <section aria-label="Unassigned inbounds" data-testid="list-unassigned" className="rounded-xl border-2 border-dashed border-slate-300 bg-slate-50">
+            <header className="border-b border-slate-200 px-3 py-2">
+              <h3 className="font-semibold text-slate-700">Unassigned</h3>
+              <p className="text-xs text-slate-500">In no route: no user gets these.</p>
+            </header>
+            <InboundRows inbounds={index.unassigned} empty="None" />
+          </section>
+        </li>
+      </ol>
+    </div>
+  );
+}
+
+function InboundRows({ inbounds, empty }: { inbounds: readonly InboundData[]; empty: string }) {
+  const { index, canEdit } = useDiagram();
+  if (inbounds.length === 0) return <p className="px-3 py-2 text-sm italic text-slate-500">{empty}</p>;
+  return (
+    <ul className="divide-y divide-slate-100">
+      {inbounds.map((inbound) => {
+        const server = index.serverById.get(inbound.serverId);
+        const st = statusStyle(server?.status ?? "pending");
+        return (
+          <li key={inbound.id} id={listInboundDomId(inbound.id)} tabIndex={-1} data-inbound-id={inbound.id} className="flex items-center gap-2 px-3 py-2 focus:bg-sky-50 focus:outline-none">
+            <span aria-hidden className={`h-2.5 w-2.5 shrink-0 rounded-full ${st.dot}`} title={st.label} />
+            <div className="min-w-0 flex-1">
+              <div className="truncate text-sm font-medium text-slate-900">{inbound.name}</div>
+              <div className="truncate text-xs text-slate-600">
+                {server?.name ?? "?"} · <span className={st.text}>{st.label}</span>
+              </div>
+              <div className="truncate text-xs text-slate-600">
+                {SECURITY_LABEL[inbound.security] ?? inbound.security} :{inbound.port} · {plural(inbound.users, "user")}
+                {inbound.isFallback ? " · fallback" : ""}
+              </div>
+            </div>
+            {canEdit && <MoveMenu inbound={inbound} />}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
