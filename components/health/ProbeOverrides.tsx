@@ -64,7 +64,8 @@ function OverrideRow({ clusterId, row }: { clusterId: string; row: Row }) {
   if (f.path) candidate.path = f.path;
   if (f.intervalS.trim()) candidate.intervalS = Number(f.intervalS);
   const parsed = probeOverrideSchema.safeParse(candidate);
-  const error = parsed.success ? undefined : `${String(parsed.error.issues[0]?.path[0] ?? "")}: ${parsed.error.issues[0]?.message ?? "invalid"}`;
+  // The schema's messages name their field ("Port must be a whole number between 1 and 65535").
+  const error = parsed.success ? undefined : (parsed.error.issues[0]?.message ?? "Invalid override");
   const save = useMutation(
     trpc.monitoring.setServerProbeOverride.mutationOptions({
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.monitoring.health.queryKey({ clusterId }) }),

@@ -15,6 +15,7 @@ import { computeMonitoringWarnings } from "@/core/config-warnings";
 import { effectiveProbeConfig, probeConfigSchema, probeOverrideSchema, safeMergeProbeConfig } from "@/core/monitoring-contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
 import { effectiveStatus, STATUS_LABELS } from "@/core/status";
+import { clusterMetricsHistory } from "@/server/domain/metrics-history";
 import { createTRPCRouter, protectedProcedure, topologyWriteProcedure } from "../trpc";
 
 export async function clusterOr404(db: DbOrTx, clusterId: string) {
@@ -129,6 +130,12 @@ export const monitoringRouter = createTRPCRouter({
         routes: routeRows,
       }),
     };
+  }),
+
+  /** Each server's traffic and users over the last 24 h, ≤ 288 points per server, for the charts. */
+  history: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
+    await clusterOr404(ctx.db, input.clusterId);
+    return clusterMetricsHistory(ctx.db, input.clusterId);
   }),
 
   getProbeConfig: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
