@@ -3,6 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { PageSkeleton } from "@/components/ui/Skeleton";
 
 const REASON_TEXT: Record<string, { label: string; className: string }> = {
   best: { label: "Best score", className: "bg-emerald-100 text-emerald-800" },
@@ -40,7 +41,7 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
             {errorMessage(explain.error)}
           </p>
         )}
-        {explain.isLoading && <p className="mt-4 text-slate-500">Loading…</p>}
+        {explain.isLoading && <PageSkeleton className="mt-4" label="Loading the explanation" rows={4} />}
         {explain.data && (
           <>
             <h1 className="mt-2 text-2xl font-semibold">What {explain.data.subscriber.name}&apos;s app gets right now</h1>

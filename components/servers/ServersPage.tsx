@@ -13,6 +13,7 @@ import { AgentTokenDialog } from "./AgentTokenDialog";
 import { InboundForm } from "./InboundForm";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { ServerForm } from "./ServerForm";
+import { PageSkeleton } from "@/components/ui/Skeleton";
 
 type ServerRow = inferRouterOutputs<AppRouter>["servers"]["list"][number];
 type InboundRow = ServerRow["inbounds"][number];
@@ -115,7 +116,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
             {errorMessage(list.error)}
           </p>
         )}
-        {list.isLoading && <p className="text-slate-500">Loading…</p>}
+        {list.isLoading && <PageSkeleton label="Loading servers" rows={4} />}
         {list.data && servers.length === 0 && (
           <div className="rounded-lg border border-dashed border-slate-300 bg-white p-8 text-center text-slate-600">
             No server yet. {canEdit && "Add the first one: its agent reports health and load, and its inbounds serve your users."}
