@@ -14,6 +14,7 @@ import { InboundForm } from "./InboundForm";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { ServerForm } from "./ServerForm";
 import { PageSkeleton } from "@/components/ui/Skeleton";
+import { routeFlagPrefix } from "@/core/format";
 
 type ServerRow = inferRouterOutputs<AppRouter>["servers"]["list"][number];
 type InboundRow = ServerRow["inbounds"][number];
@@ -199,6 +200,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                           <td className="px-2 py-2">
                             {i.routeName ? (
                               <span className="inline-flex items-center gap-1.5">
+                                {routeFlagPrefix(i.routeName, i.routeFlag) && <span data-testid="route-flag">{routeFlagPrefix(i.routeName, i.routeFlag)}</span>}
                                 {i.routeName}
                                 {i.isFallback && <span className="rounded bg-violet-100 px-1.5 py-0.5 text-xs font-medium text-violet-800">fallback</span>}
                               </span>

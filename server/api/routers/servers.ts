@@ -54,7 +54,7 @@ export const serversRouter = createTRPCRouter({
         .where(eq(servers.clusterId, input.clusterId))
         .orderBy(asc(servers.name)),
       ctx.db
-        .select({ inbound: inbounds, routeName: routes.name })
+        .select({ inbound: inbounds, routeName: routes.name, routeFlag: routes.flag })
         .from(inbounds)
         .leftJoin(routes, eq(routes.id, inbounds.routeId))
         .where(eq(inbounds.clusterId, input.clusterId))
@@ -72,7 +72,7 @@ export const serversRouter = createTRPCRouter({
       status: effectiveStatus(s.enabled, status),
       statusReason: statusReason ?? null,
       createdAt: s.createdAt,
-      inbounds: inboundRows.filter((r) => r.inbound.serverId === s.id).map((r) => ({ ...inboundView(r.inbound), routeName: r.routeName })),
+      inbounds: inboundRows.filter((r) => r.inbound.serverId === s.id).map((r) => ({ ...inboundView(r.inbound), routeName: r.routeName, routeFlag: r.routeFlag })),
     }));
   }),
 
