@@ -15,6 +15,7 @@ import { CopyButton } from "@/components/ui/CopyButton";
 import { ServerForm } from "./ServerForm";
 import { PageSkeleton } from "@/components/ui/Skeleton";
 import { routeFlagPrefix } from "@/core/format";
+import { useClusterChanges } from "@/components/live/useClusterChanges";
 
 type ServerRow = inferRouterOutputs<AppRouter>["servers"]["list"][number];
 type InboundRow = ServerRow["inbounds"][number];
@@ -39,6 +40,8 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
   const canEdit = useCanEdit();
   const queryClient = useQueryClient();
   const list = useQuery(trpc.servers.list.queryOptions({ clusterId }));
+  // Another browser's change (or the monitor's verdict) shows without a reload.
+  useClusterChanges(clusterId, ["topology", "health"], [trpc.servers.list.queryKey({ clusterId })]);
   const [dialog, setDialog] = useState<DialogState>(null);
   const [notice, setNotice] = useState<{ text: string; error?: boolean } | null>(null);
 
@@ -271,8 +274,17 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
       {dialog?.kind === "add-inbound" && (
         <InboundForm
           server={dialog.server}
+          clusterId={clusterId}
           onClose={() => setDialog(null)}
-          onCreated={(route) => setNotice({ text: route ? `Inbound created. As the cluster's first inbound, it was put in a new route “${route}”.` : "Inbound created. It is unassigned until you put it in a route." })}
+          onCreated={(route, chosen) =>
+            setNotice({
+              text: chosen
+                ? `Inbound created in route “${chosen}”.`
+                : route
+                  ? `Inbound created. As the cluster's first inbound, it was put in a new route “${route}”.`
+                  : "Inbound created. It is unassigned until you put it in a route.",
+            })
+          }
         />
       )}
       {dialog?.kind === "edit-inbound" && <InboundForm server={dialog.server} inbound={dialog.inbound} onClose={() => setDialog(null)} />}

@@ -13,6 +13,7 @@ import type { AppRouter } from "@/server/api/root";
 import { LinkDialog, subscriptionLink } from "./LinkDialog";
 import { SubscriberForm } from "./SubscriberForm";
 import { formatBytes as bytes, formatUtcDay } from "./format";
+import { useClusterChanges } from "@/components/live/useClusterChanges";
 
 type Row = inferRouterOutputs<AppRouter>["subscribers"]["list"][number];
 type DialogState = { kind: "new" } | { kind: "edit"; row: Row } | { kind: "link"; name: string; token: string } | { kind: "rotate"; row: Row } | { kind: "reset"; row: Row } | { kind: "delete"; row: Row } | null;
@@ -52,6 +53,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const [search, setSearch] = useState("");
   const deferred = useDeferredValue(search.trim());
   // Refetched every 10 s: usage, "online now" and "last seen" move with agent reports.
+  useClusterChanges(clusterId, ["subscribers", "traffic"], [trpc.subscribers.pathKey()]);
   const list = useQuery({ ...trpc.subscribers.list.queryOptions({ clusterId, search: deferred || undefined }), placeholderData: keepPreviousData, refetchInterval: 10_000 });
   const [dialog, setDialog] = useState<DialogState>(null);
   const [error, setError] = useState<string | null>(null);

@@ -6,7 +6,7 @@ import { inbounds, routes, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { publishChange } from "@/server/bus";
 import { uniqueViolation } from "@/server/db-errors";
-import { auditInbound, createInbound, inboundView, portInUseMessage } from "@/server/domain/inbounds";
+import { auditInbound, createInbound, InboundFieldError, inboundView, portInUseMessage } from "@/server/domain/inbounds";
 import { generateRealityKeys } from "@/server/domain/reality";
 import { idSchema, inboundFieldsSchema } from "@/core/validation";
 import type { Context } from "../trpc";
@@ -20,11 +20,12 @@ async function translate(err: unknown, ctx: Pick<Context, "db">, serverId: strin
   if (c === "inbounds_port_per_server" && serverId) {
     return fieldError("CONFLICT", "port", await portInUseMessage(ctx.db, serverId, port));
   }
+  if (err instanceof InboundFieldError) return fieldError("BAD_REQUEST", err.field, err.message);
   return domainError(err);
 }
 
 export const inboundsRouter = createTRPCRouter({
-  create: topologyWriteProcedure.input(z.object({ serverId: idSchema }).and(inboundFields)).mutation(async ({ ctx, input }) => {
+  create: topologyWriteProcedure.input(z.object({ serverId: idSchema, routeId: idSchema.nullish() }).and(inboundFields)).mutation(async ({ ctx, input }) => {
     try {
       const result = await ctx.db.transaction((tx) => createInbound(tx, ctx.operator, input));
       publishChange("topology", result.server.clusterId);
