@@ -108,20 +108,20 @@ test("a new inbound goes straight into a route, its flag picked from the list", 
   const fra = page.getByRole("region", { name: "Server de-fra-1" });
   await fra.getByRole("button", { name: "+ Inbound" }).click();
   const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
-  await form.getByLabel("Name", { exact: true }).fill("Frankfurt 4");
+  await form.getByLabel("Name", { exact: true }).fill("Frankfurt new");
   await form.getByLabel("Search countries").fill("Germany");
   await form.getByRole("radio", { name: "Germany" }).check();
-  await expect(form.getByLabel("Name", { exact: true })).toHaveValue("🇩🇪 Frankfurt 4");
+  await expect(form.getByLabel("Name", { exact: true })).toHaveValue("🇩🇪 Frankfurt new");
   await form.getByLabel("Port").fill("10443");
   await form.getByLabel("Masquerade SNI").fill("www.samsung.com");
   await form.getByLabel("Route").selectOption({ label: "🇩🇪 Germany" });
   await form.getByRole("button", { name: "Create inbound" }).click();
   await expect(form).toBeHidden();
   await expect(page.getByRole("status").filter({ hasText: "Inbound created in route" })).toContainText("🇩🇪 Germany");
-  await expect(fra.getByRole("row", { name: /🇩🇪 Frankfurt 4/ })).toContainText("🇩🇪 Germany");
+  await expect(fra.getByRole("row", { name: /🇩🇪 Frankfurt new/ })).toContainText("🇩🇪 Germany");
   const topo = await trpcQuery<{ routes: Array<{ id: string; name: string }>; inbounds: Array<{ name: string; routeId: string | null }> }>(page.request, "topology.get", { clusterId: cluster.id });
   const germany = topo.routes.find((r) => r.name === "🇩🇪 Germany")!;
-  expect(topo.inbounds.find((i) => i.name === "🇩🇪 Frankfurt 4")!.routeId).toBe(germany.id);
+  expect(topo.inbounds.find((i) => i.name === "🇩🇪 Frankfurt new")!.routeId).toBe(germany.id);
 });
 
 test("the servers page shows another browser's change without a reload", async ({ page, cluster, browser }) => {
