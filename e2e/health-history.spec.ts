@@ -109,6 +109,7 @@ test("a new inbound goes straight into a route, its flag picked from the list", 
   await fra.getByRole("button", { name: "+ Inbound" }).click();
   const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
   await form.getByLabel("Name", { exact: true }).fill("Frankfurt new");
+  await form.getByRole("button", { name: "Choose a flag…" }).click();
   await form.getByLabel("Search countries").fill("Germany");
   await form.getByRole("radio", { name: "Germany" }).check();
   await expect(form.getByLabel("Name", { exact: true })).toHaveValue("🇩🇪 Frankfurt new");

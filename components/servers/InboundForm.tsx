@@ -53,6 +53,7 @@ export function InboundForm({
   const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId: clusterId ?? "" }), enabled: !inbound && !!clusterId });
   const routeOptions = topology.data?.routes ?? [];
   const [routeId, setRouteId] = useState("");
+  const [pickingFlag, setPickingFlag] = useState(false);
   const [values, setValues] = useState({
     name: inbound?.name ?? "",
     port: inbound ? String(inbound.port) : "443",
@@ -137,7 +138,14 @@ export function InboundForm({
           </Field>
         </div>
         <div className="sm:col-span-2">
-          <FlagPicker value={leadingFlagCode(values.name)} onChange={(code) => setValues((old) => ({ ...old, name: nameWithFlag(old.name, code) }))} />
+          {/* The country list opens on demand: 250 radios would crowd the form. */}
+          {pickingFlag ? (
+            <FlagPicker value={leadingFlagCode(values.name)} onChange={(code) => setValues((old) => ({ ...old, name: nameWithFlag(old.name, code) }))} />
+          ) : (
+            <button type="button" className="text-sm font-medium text-sky-700 hover:underline" onClick={() => setPickingFlag(true)}>
+              {leadingFlagCode(values.name) ? "Change the flag…" : "Choose a flag…"}
+            </button>
+          )}
         </div>
         {!inbound && clusterId && (
           <div className="sm:col-span-2">
