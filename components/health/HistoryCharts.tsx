@@ -82,7 +82,8 @@ function Chart({ spec, points, stepMs, from, to, serverName }: { spec: ChartSpec
           scales: { x: { time: true, range: () => [from / 1000, to / 1000] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
           axes: [
             { ...axis, space: 60 },
-            { ...axis, size: 64, values: (_u, vals) => vals.map((v) => spec.format(v)) },
+            // Wide enough for "100.0 Mbit/s".
+            { ...axis, size: 80, values: (_u, vals) => vals.map((v) => spec.format(v)) },
           ],
           series: [
             { value: (_u, v) => (v == null ? "—" : new Date(v * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })) },
