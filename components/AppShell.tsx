@@ -7,6 +7,7 @@ import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { DatabaseBanner } from "@/components/DatabaseBanner";
 import { ChangePasswordDialog } from "@/components/auth/ChangePasswordDialog";
+import { PageSkeleton } from "@/components/ui/Skeleton";
 
 export interface CurrentOperator {
   username: string;
@@ -79,7 +80,7 @@ export function AppShell({ children }: { children: React.ReactNode }) {
     );
   }
   const operator = status.data?.operator;
-  if (!operator) return <main className="p-8 text-slate-500">Loading…</main>;
+  if (!operator) return <main className="p-8"><PageSkeleton label="Loading" /></main>;
 
   return (
     <OperatorContext.Provider value={operator}>

@@ -133,7 +133,7 @@ describe("probeConfigSchema", () => {
     [{ port: 0 }, /^port: expected number ≥ 1/],
     [{ port: 65536 }, /^port: expected number ≤ 65535/],
     [{ method: "DELETE" }, /^method: expected one of/],
-    [{ path: "health" }, /^path: path must start with \//],
+    [{ path: "health" }, /^path: Path must start with \//],
     [{ path: "/a b" }, /^path: .*spaces/],
     [{ headers: { "Bad Name": "x" } }, /^headers\.Bad Name: invalid key: header names/],
     [{ headers: { Host: "x" } }, /^headers\.Host: invalid key: .*hostHeader/],
@@ -145,8 +145,8 @@ describe("probeConfigSchema", () => {
     [{ timeoutS: 0 }, /^timeoutS: expected number ≥ 1/],
     [{ unhealthyThreshold: 0 }, /^unhealthyThreshold: expected number ≥ 1/],
     [{ healthyThreshold: 101 }, /^healthyThreshold: expected number ≤ 100/],
-    [{ statusCodes: "399-200" }, /^statusCodes: range 399-200 is reversed/],
-    [{ statusCodes: "abc" }, /^statusCodes: "abc" is not a status code/],
+    [{ statusCodes: "399-200" }, /^statusCodes: Status codes: range 399-200 is reversed/],
+    [{ statusCodes: "abc" }, /^statusCodes: Status codes: "abc" is not a status code/],
     [{ bodyContains: "x".repeat(4091) }, /^bodyContains: expected at most 4090 characters/],
     [{ bogus: 1 }, /^bogus: unknown field/],
   ])("rejects %j", (input, re) => {
@@ -213,5 +213,43 @@ describe("mergeProbeConfig", () => {
     expect(probeOverrideSchema.parse({})).toEqual({});
     expect(probeOverrideSchema.safeParse({ statusCodes: "600" }).success).toBe(false);
     expect(probeOverrideSchema.safeParse({ extra: 1 }).success).toBe(false);
+  });
+});
+
+describe("probe field messages the health page shows as is", () => {
+  const messageOf = (schema: typeof probeConfigSchema | typeof probeOverrideSchema, input: unknown) => {
+    const r = schema.safeParse(input);
+    expect(r.success).toBe(false);
+    return r.success ? "" : (r.error.issues[0]?.message ?? "");
+  };
+  it.each([
+    [{ port: 0 }, "Port must be a whole number between 1 and 65535"],
+    [{ port: 70000 }, "Port must be a whole number between 1 and 65535"],
+    [{ port: "abc" }, "Port must be a whole number between 1 and 65535"],
+    [{ port: 1.5 }, "Port must be a whole number between 1 and 65535"],
+    [{ intervalS: 0 }, "Interval must be a whole number of seconds between 1 and 3600"],
+    [{ intervalS: "" }, "Interval must be a whole number of seconds between 1 and 3600"],
+    [{ timeoutS: 3601 }, "Timeout must be a whole number of seconds between 1 and 3600"],
+    [{ unhealthyThreshold: 0 }, "Unhealthy threshold must be a whole number of failures between 1 and 100"],
+    [{ healthyThreshold: 101 }, "Healthy threshold must be a whole number of successes between 1 and 100"],
+    [{ protocol: "udp" }, "Protocol must be one of tcp, http, https"],
+    [{ method: "DELETE" }, "Method must be one of GET, HEAD, POST, PUT, OPTIONS"],
+    [{ path: "health" }, "Path must start with /"],
+    [{ hostHeader: "" }, "Host header must not be empty"],
+    [{ statusCodes: "abc" }, 'Status codes: "abc" is not a status code or range (expected e.g. 200, 204 or 200-399)'],
+    [{ bodyContains: "" }, "Body must contain: enter some text or leave it empty"],
+    [{ enabled: "yes" }, "Probes on/off must be true or false"],
+  ])("%j → %s", (input, message) => {
+    expect(messageOf(probeConfigSchema, input)).toBe(message);
+    expect(messageOf(probeOverrideSchema, input)).toBe(message);
+  });
+
+  it("no probe field falls back to zod's own wording", () => {
+    const bad = { port: -1, intervalS: 0, timeoutS: 0, unhealthyThreshold: 0, healthyThreshold: 0, protocol: 1, method: 1, path: 1, hostHeader: 1, payload: 1, statusCodes: 1, bodyContains: 1, enabled: 1 };
+    const r = probeConfigSchema.safeParse(bad);
+    expect(r.success).toBe(false);
+    if (r.success) return;
+    expect(r.error.issues.length).toBeGreaterThanOrEqual(Object.keys(bad).length);
+    for (const i of r.error.issues) expect(i.message).not.toMatch(/Too small|Too big|Invalid input|expected/);
   });
 });

@@ -62,35 +62,48 @@ const headerMatchRecord = z
   .record(matchHeaderName, headerValue)
   .refine((r) => Object.keys(r).length <= 50, { error: "at most 50 headers" });
 
+/**
+ * A whole number in [min, max] whose every error names the field in words the health page
+ * can show as is ("Interval must be a whole number of seconds between 1 and 3600"), instead
+ * of zod's "Too small: expected number to be >=1".
+ */
+function boundedInt(label: string, min: number, max: number, unit = "") {
+  const what = `${label} must be a whole number${unit ? ` of ${unit}` : ""} between ${min} and ${max}`;
+  return z.int({ error: what }).min(min, { error: what }).max(max, { error: what });
+}
+
 const fields = {
-  protocol: z.enum(PROBE_PROTOCOLS),
-  port: z.int().min(1).max(65535),
-  method: z.enum(PROBE_METHODS),
+  protocol: z.enum(PROBE_PROTOCOLS, { error: `Protocol must be one of ${PROBE_PROTOCOLS.join(", ")}` }),
+  port: boundedInt("Port", 1, 65535),
+  method: z.enum(PROBE_METHODS, { error: `Method must be one of ${PROBE_METHODS.join(", ")}` }),
   path: z
-    .string()
-    .max(2048)
-    .regex(/^\//, { error: "path must start with /" })
-    .regex(/^[^\s\0]*$/, { error: "path must not contain spaces or control characters" }),
+    .string({ error: "Path must be text" })
+    .max(2048, { error: "Path must be at most 2048 characters" })
+    .regex(/^\//, { error: "Path must start with /" })
+    .regex(/^[^\s\0]*$/, { error: "Path must not contain spaces or control characters" }),
   hostHeader: z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[A-Za-z0-9.\-_:[\]]+$/, { error: "host header must be a host name, optionally with :port" }),
+    .string({ error: "Host header must be text" })
+    .min(1, { error: "Host header must not be empty" })
+    .max(255, { error: "Host header must be at most 255 characters" })
+    .regex(/^[A-Za-z0-9.\-_:[\]]+$/, { error: "Host header must be a host name, optionally with :port" }),
   headers: headerRecord,
-  payload: z.string().max(MAX_PAYLOAD),
+  payload: z.string({ error: "Payload must be text" }).max(MAX_PAYLOAD, { error: `Payload must be at most ${MAX_PAYLOAD} characters` }),
   // 1 s minimum: a TCP connect per second per server is cheap, and labs, demos and tests
   // need fast verdicts; the UI recommends ≥ 5 s (Azure's minimum) for production.
-  intervalS: z.int().min(MIN_PROBE_INTERVAL_S).max(3600),
-  timeoutS: z.int().min(1).max(3600),
-  unhealthyThreshold: z.int().min(1).max(100),
-  healthyThreshold: z.int().min(1).max(100),
-  statusCodes: z.string().superRefine((s, ctx) => {
+  intervalS: boundedInt("Interval", MIN_PROBE_INTERVAL_S, 3600, "seconds"),
+  timeoutS: boundedInt("Timeout", 1, 3600, "seconds"),
+  unhealthyThreshold: boundedInt("Unhealthy threshold", 1, 100, "failures"),
+  healthyThreshold: boundedInt("Healthy threshold", 1, 100, "successes"),
+  statusCodes: z.string({ error: "Status codes must be text, e.g. 200-399" }).superRefine((s, ctx) => {
     const r = tryParseStatusCodes(s);
-    if (!r.ok) ctx.addIssue({ code: "custom", message: r.error });
+    if (!r.ok) ctx.addIssue({ code: "custom", message: `Status codes: ${r.error}` });
   }),
   headerMatch: headerMatchRecord,
-  bodyContains: z.string().min(1).max(MAX_BODY_CONTAINS),
-  enabled: z.boolean(),
+  bodyContains: z
+    .string({ error: "Body must contain: must be text" })
+    .min(1, { error: "Body must contain: enter some text or leave it empty" })
+    .max(MAX_BODY_CONTAINS, { error: `Body must contain: at most ${MAX_BODY_CONTAINS} characters` }),
+  enabled: z.boolean({ error: "Probes on/off must be true or false" }),
 };
 
 export const PROBE_DEFAULTS = {

@@ -385,6 +385,9 @@ export const serverMetricsHistory = pgTable(
     usersOnlineAvg: real("users_online_avg").notNull(),
     trafficBpsMax: doublePrecision("traffic_bps_max").notNull(),
     trafficBpsAvg: doublePrecision("traffic_bps_avg").notNull(),
+    /** Download and upload averages, for the health page's charts; 0 in buckets older than these columns. */
+    rxBpsAvg: doublePrecision("rx_bps_avg").notNull().default(0),
+    txBpsAvg: doublePrecision("tx_bps_avg").notNull().default(0),
     cpuAvg: real("cpu_avg").notNull(),
   },
   (t) => [uniqueIndex("server_metrics_history_bucket").on(t.serverId, t.bucketStart)],

@@ -4,6 +4,7 @@ import { useState } from "react";
 import { secondaryButtonClass } from "@/components/ui/Field";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { PageSkeleton } from "@/components/ui/Skeleton";
 
 const PAGE = 50;
 
@@ -28,7 +29,7 @@ export function AuditPage({ clusterId }: { clusterId: string }) {
             {errorMessage(query.error)}
           </p>
         )}
-        {query.isLoading && <p className="text-slate-500">Loading…</p>}
+        {query.isLoading && <PageSkeleton label="Loading the audit log" />}
         {query.data && items.length === 0 && <p className="text-slate-500">Nothing has changed yet.</p>}
         <ol className="divide-y divide-slate-100 overflow-hidden rounded-lg border border-slate-200 bg-white shadow-sm">
           {items.map((e) => (

@@ -3,6 +3,8 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { PageSkeleton } from "@/components/ui/Skeleton";
+import { routeFlagPrefix } from "@/core/format";
 
 const REASON_TEXT: Record<string, { label: string; className: string }> = {
   best: { label: "Best score", className: "bg-emerald-100 text-emerald-800" },
@@ -40,7 +42,7 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
             {errorMessage(explain.error)}
           </p>
         )}
-        {explain.isLoading && <p className="mt-4 text-slate-500">Loading…</p>}
+        {explain.isLoading && <PageSkeleton className="mt-4" label="Loading the explanation" rows={4} />}
         {explain.data && (
           <>
             <h1 className="mt-2 text-2xl font-semibold">What {explain.data.subscriber.name}&apos;s app gets right now</h1>
@@ -60,7 +62,14 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
                 return (
                   <li key={r.routeId} aria-label={`Route ${r.route}`} className="rounded-lg border border-slate-200 bg-white shadow-sm">
                     <div className="flex flex-wrap items-center gap-3 border-b border-slate-100 px-4 py-3">
-                      <h2 className="text-lg font-semibold">{r.route}</h2>
+                      <h2 className="text-lg font-semibold">
+                        {routeFlagPrefix(r.route, r.flag) && (
+                          <span data-testid="route-flag" className="mr-1.5">
+                            {routeFlagPrefix(r.route, r.flag)}
+                          </span>
+                        )}
+                        {r.route}
+                      </h2>
                       <span className="text-slate-400">→</span>
                       <span className="font-medium" data-testid="chosen-inbound">
                         {r.chosen ? `${r.chosen.inbound} on ${r.chosen.server}` : "nothing"}

@@ -22,6 +22,7 @@ import { useRouteFocus } from "./useRouteFocus";
 import { useTopologyWrites } from "./useTopologyWrites";
 import { useViewportActions } from "./useViewportActions";
 import { WarningsPanel } from "./WarningsPanel";
+import { Skeleton } from "@/components/ui/Skeleton";
 
 /** The cluster page: tabs, warnings, and the live diagram. */
 export function TopologyDiagram({ clusterId }: { clusterId: string }) {
@@ -34,7 +35,18 @@ export function TopologyDiagram({ clusterId }: { clusterId: string }) {
           {errorMessage(topology.error)}
         </p>
       ) : !topology.data ? (
-        <p className="p-6 text-slate-500">Loading diagram…</p>
+        <div role="status" aria-busy="true" aria-label="Loading diagram" data-testid="skeleton" className="grid flex-1 grid-cols-2 gap-6 p-6">
+          <span className="sr-only">Loading diagram…</span>
+          <div className="flex flex-col gap-3">
+            <Skeleton className="h-24" />
+            <Skeleton className="h-24" />
+            <Skeleton className="h-24" />
+          </div>
+          <div className="flex flex-col gap-3">
+            <Skeleton className="h-40" />
+            <Skeleton className="h-40" />
+          </div>
+        </div>
       ) : (
         <ReactFlowProvider>
           <DiagramBody clusterId={clusterId} data={topology.data} pauseRefetch={live.pauseRefetch} resumeRefetch={live.resumeRefetch} />

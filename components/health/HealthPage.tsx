@@ -8,8 +8,10 @@ import { ago, formatBps, statusStyle } from "@/core/format";
 import { MeshGrid } from "./MeshGrid";
 import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
 import { ProbeOverrides } from "./ProbeOverrides";
+import { HistoryCharts } from "./HistoryCharts";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/api/root";
+import { PageSkeleton } from "@/components/ui/Skeleton";
 
 type HealthServer = inferRouterOutputs<AppRouter>["monitoring"]["health"]["servers"][number];
 
@@ -45,7 +47,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
             {errorMessage(health.error)}
           </p>
         ) : !data ? (
-          <p className="text-slate-500">Loading…</p>
+          <PageSkeleton label="Loading server health" />
         ) : (
           <>
             {data.warnings.length > 0 && (
@@ -138,6 +140,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                 </table>
               </div>
             </section>
+            <HistoryCharts clusterId={clusterId} servers={data.servers} />
             <MeshGrid servers={data.servers} mesh={data.mesh} />
             <section aria-labelledby="probe-settings" className="grid gap-6 lg:grid-cols-2 [&>*]:min-w-0">
               <div>
@@ -145,12 +148,14 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                   Health probe
                 </h2>
                 <ProbeConfigEditor clusterId={clusterId} config={data.cluster.probeConfig} />
-                <div className="mt-6">
-                  <ReportIntervalEditor clusterId={clusterId} seconds={data.cluster.reportIntervalS} />
-                </div>
               </div>
-              <ProbeOverrides clusterId={clusterId} servers={data.servers} />
+              <div>
+                <h2 className="mb-3 text-lg font-semibold">Agent reports</h2>
+                <ReportIntervalEditor clusterId={clusterId} seconds={data.cluster.reportIntervalS} />
+              </div>
             </section>
+            {/* Full width: seven columns of inputs do not fit half the page without clipping Save. */}
+            <ProbeOverrides clusterId={clusterId} servers={data.servers} />
           </>
         )}
       </main>

@@ -85,7 +85,8 @@ export function validateProbeForm(f: Form): { config?: ProbeConfig; errors: Reco
       const key = String(issue.path[0] ?? "form");
       if (!errors[key]) {
         const sub = issue.path.length > 1 ? `${String(issue.path[1])}: ` : "";
-        errors[key] = issue.code === "invalid_type" ? "Enter a whole number" : `${sub}${issue.message}`;
+        // Every probe field's schema words its own message naming the field (monitoring-contract).
+        errors[key] = `${sub}${issue.message}`;
       }
     }
   }

@@ -15,11 +15,13 @@ interface Row {
 /** Per-server overrides of the most used probe fields (empty = inherit the cluster's). */
 export function ProbeOverrides({ clusterId, servers }: { clusterId: string; servers: ReadonlyArray<Row> }) {
   return (
-    <div>
-      <h2 className="mb-1 text-lg font-semibold">Per-server overrides</h2>
+    <section aria-labelledby="probe-overrides">
+      <h2 id="probe-overrides" className="mb-1 text-lg font-semibold">
+        Per-server overrides
+      </h2>
       <p className="mb-3 text-xs text-slate-500">Empty fields inherit the cluster&apos;s probe.</p>
-      <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-        <table className="min-w-full text-sm">
+      <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white" data-testid="overrides-card">
+        <table className="w-full text-sm">
           <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
             <tr>
               <th className="px-2 py-2">Server</th>
@@ -28,7 +30,9 @@ export function ProbeOverrides({ clusterId, servers }: { clusterId: string; serv
               <th className="px-2 py-2">Port</th>
               <th className="px-2 py-2">Path</th>
               <th className="px-2 py-2">Interval (s)</th>
-              <th className="px-2 py-2" />
+              <th className="px-2 py-2">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -38,7 +42,7 @@ export function ProbeOverrides({ clusterId, servers }: { clusterId: string; serv
           </tbody>
         </table>
       </div>
-    </div>
+    </section>
   );
 }
 
@@ -64,7 +68,8 @@ function OverrideRow({ clusterId, row }: { clusterId: string; row: Row }) {
   if (f.path) candidate.path = f.path;
   if (f.intervalS.trim()) candidate.intervalS = Number(f.intervalS);
   const parsed = probeOverrideSchema.safeParse(candidate);
-  const error = parsed.success ? undefined : `${String(parsed.error.issues[0]?.path[0] ?? "")}: ${parsed.error.issues[0]?.message ?? "invalid"}`;
+  // The schema's messages name their field ("Port must be a whole number between 1 and 65535").
+  const error = parsed.success ? undefined : (parsed.error.issues[0]?.message ?? "Invalid override");
   const save = useMutation(
     trpc.monitoring.setServerProbeOverride.mutationOptions({
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.monitoring.health.queryKey({ clusterId }) }),
@@ -75,7 +80,7 @@ function OverrideRow({ clusterId, row }: { clusterId: string; row: Row }) {
   return (
     <>
       <tr className="border-t border-slate-100" aria-label={`Override for ${row.name}`}>
-        <td className={`${cell} font-medium`}>{row.name}</td>
+        <td className={`${cell} whitespace-nowrap font-medium`}>{row.name}</td>
         <td className={cell}>
           <select aria-label={`Probes for ${row.name}`} className={inputClass} value={f.enabled} onChange={(e) => setF({ ...f, enabled: e.target.value })}>
             <option value="">inherit</option>

@@ -1,5 +1,5 @@
 "use client";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
@@ -7,6 +7,9 @@ import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { inboundFieldsSchema, splitList } from "@/core/validation";
+import { routeFlagPrefix } from "@/core/format";
+import { FlagPicker } from "@/components/routes/FlagPicker";
+import { leadingFlagCode, nameWithFlag } from "./inbound-name";
 
 const formSchema = inboundFieldsSchema;
 
@@ -31,9 +34,26 @@ function newShortId(): string {
 }
 
 /** Create an inbound on a server, or edit one. */
-export function InboundForm({ server, inbound, onClose, onCreated }: { server: { id: string; name: string }; inbound?: InboundValues; onClose: () => void; onCreated?: (defaultRoute: string | null) => void }) {
+export function InboundForm({
+  server,
+  clusterId,
+  inbound,
+  onClose,
+  onCreated,
+}: {
+  server: { id: string; name: string };
+  /** Given on create: the form offers the cluster's routes to put the new inbound in. */
+  clusterId?: string;
+  inbound?: InboundValues;
+  onClose: () => void;
+  onCreated?: (defaultRoute: string | null, chosenRoute: string | null) => void;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId: clusterId ?? "" }), enabled: !inbound && !!clusterId });
+  const routeOptions = topology.data?.routes ?? [];
+  const [routeId, setRouteId] = useState("");
+  const [pickingFlag, setPickingFlag] = useState(false);
   const [values, setValues] = useState({
     name: inbound?.name ?? "",
     port: inbound ? String(inbound.port) : "443",
@@ -55,7 +75,8 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
     trpc.inbounds.create.mutationOptions({
       onSuccess: async (r) => {
         await refresh();
-        onCreated?.(r.defaultRoute?.name ?? null);
+        const chosen = routeOptions.find((x) => x.id === r.inbound.routeId && x.id !== r.defaultRoute?.id);
+        onCreated?.(r.defaultRoute?.name ?? null, chosen ? `${routeFlagPrefix(chosen.name, chosen.flag)} ${chosen.name}`.trim() : null);
         onClose();
       },
     }),
@@ -103,7 +124,7 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
     if (Object.keys(found).length > 0) return;
     const parsed = formSchema.parse(input);
     if (inbound) update.mutate({ inboundId: inbound.id, ...parsed });
-    else create.mutate({ serverId: server.id, ...parsed });
+    else create.mutate({ serverId: server.id, ...(routeId ? { routeId } : {}), ...parsed });
   };
   // Errors of list items ("realityShortIds.1") show on the list's field.
   const err = (k: string) => errors[k] || Object.entries(errors).find(([key, v]) => key.startsWith(`${k}.`) && v)?.[1] || undefined;
@@ -112,10 +133,36 @@ export function InboundForm({ server, inbound, onClose, onCreated }: { server: {
     <Dialog title={inbound ? `Edit inbound ${inbound.name}` : `New inbound on ${server.name}`} onClose={onClose} description="VLESS over TCP. The name is what users see in their VPN app.">
       <form onSubmit={submit} noValidate className="grid gap-4 sm:grid-cols-2">
         <div className="sm:col-span-2">
-          <Field label="Name" error={err("name")} hint="Include the flag, e.g. “🇺🇸 New York”.">
-            {(p) => <input {...p} data-autofocus className={inputClass} value={values.name} onChange={set("name")} placeholder="🇺🇸 New York" />}
+          <Field label="Name" error={err("name")} hint="What users see in their app; pick its flag below.">
+            {(p) => <input {...p} data-autofocus className={inputClass} value={values.name} onChange={set("name")} placeholder="New York" />}
           </Field>
         </div>
+        <div className="sm:col-span-2">
+          {/* The country list opens on demand: 250 radios would crowd the form. */}
+          {pickingFlag ? (
+            <FlagPicker value={leadingFlagCode(values.name)} onChange={(code) => setValues((old) => ({ ...old, name: nameWithFlag(old.name, code) }))} />
+          ) : (
+            <button type="button" className="text-sm font-medium text-sky-700 hover:underline" onClick={() => setPickingFlag(true)}>
+              {leadingFlagCode(values.name) ? "Change the flag…" : "Choose a flag…"}
+            </button>
+          )}
+        </div>
+        {!inbound && clusterId && (
+          <div className="sm:col-span-2">
+            <Field label="Route" error={err("routeId")} hint="Optional: put the new inbound straight into a route, or leave it unassigned.">
+              {(p) => (
+                <select {...p} className={inputClass} value={routeId} onChange={(e) => setRouteId(e.target.value)}>
+                  <option value="">Unassigned</option>
+                  {routeOptions.map((r) => (
+                    <option key={r.id} value={r.id}>
+                      {`${routeFlagPrefix(r.name, r.flag)} ${r.name}`.trim()}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          </div>
+        )}
         <Field label="Port" error={err("port")}>
           {(p) => <input {...p} className={inputClass} inputMode="numeric" value={values.port} onChange={set("port")} />}
         </Field>

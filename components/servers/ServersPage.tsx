@@ -15,6 +15,9 @@ import { AgentTokenDialog } from "./AgentTokenDialog";
 import { InboundForm } from "./InboundForm";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { ServerForm } from "./ServerForm";
+import { PageSkeleton } from "@/components/ui/Skeleton";
+import { routeFlagPrefix } from "@/core/format";
+import { useClusterChanges } from "@/components/live/useClusterChanges";
 
 type ServerRow = inferRouterOutputs<AppRouter>["servers"]["list"][number];
 type InboundRow = ServerRow["inbounds"][number];
@@ -43,6 +46,8 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
   // The whole cluster, for what a disable or delete would cost the routes (core/impact.ts).
   const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId }), enabled: canEdit });
   const impact = (change: Change): Impact => (topology.data ? impactOf(change, topology.data) : { routes: [], users: 0 });
+  // Another browser's change (or the monitor's verdict) shows without a reload.
+  useClusterChanges(clusterId, ["topology", "health"], [trpc.servers.list.queryKey({ clusterId }), trpc.topology.get.queryKey({ clusterId })]);
   const [dialog, setDialog] = useState<DialogState>(null);
   const [notice, setNotice] = useState<{ text: string; error?: boolean } | null>(null);
 
@@ -148,7 +153,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
             {errorMessage(list.error)}
           </p>
         )}
-        {list.isLoading && <p className="text-slate-500">Loading…</p>}
+        {list.isLoading && <PageSkeleton label="Loading servers" rows={4} />}
         {list.data && servers.length === 0 && (
           <div className="rounded-lg border border-dashed border-slate-300 bg-white p-8 text-center text-slate-600">
             No server yet. {canEdit && "Add the first one: its agent reports health and load, and its inbounds serve your users."}
@@ -231,6 +236,7 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
                           <td data-label="Route" className="px-2 py-2">
                             {i.routeName ? (
                               <span className="inline-flex items-center gap-1.5">
+                                {routeFlagPrefix(i.routeName, i.routeFlag) && <span data-testid="route-flag">{routeFlagPrefix(i.routeName, i.routeFlag)}</span>}
                                 {i.routeName}
                                 {i.isFallback && <span className="rounded bg-violet-100 px-1.5 py-0.5 text-xs font-medium text-violet-800">fallback</span>}
                               </span>
@@ -301,8 +307,17 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
       {dialog?.kind === "add-inbound" && (
         <InboundForm
           server={dialog.server}
+          clusterId={clusterId}
           onClose={() => setDialog(null)}
-          onCreated={(route) => setNotice({ text: route ? `Inbound created. As the cluster's first inbound, it was put in a new route “${route}”.` : "Inbound created. It is unassigned until you put it in a route." })}
+          onCreated={(route, chosen) =>
+            setNotice({
+              text: chosen
+                ? `Inbound created in route “${chosen}”.`
+                : route
+                  ? `Inbound created. As the cluster's first inbound, it was put in a new route “${route}”.`
+                  : "Inbound created. It is unassigned until you put it in a route.",
+            })
+          }
         />
       )}
       {dialog?.kind === "edit-inbound" && <InboundForm server={dialog.server} inbound={dialog.inbound} onClose={() => setDialog(null)} />}

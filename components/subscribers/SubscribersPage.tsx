@@ -1,4 +1,5 @@
 "use client";
+import { useClusterChanges } from "@/components/live/useClusterChanges";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useDeferredValue, useEffect, useState } from "react";
 import { useCanEdit, useDashboardOrigin } from "@/components/AppShell";
@@ -33,7 +34,9 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const [dialog, setDialog] = useState<DialogState>(null);
   const [error, setError] = useState<string | null>(null);
   const filter = { search: deferred || undefined, status: filters.status || undefined, online: filters.online || undefined };
-  // Refetched every 10 s: usage, "online now" and "last seen" move with agent reports.
+  // Another browser's change shows at once; usage, "online now" and "last seen" move with
+  // agent reports, refetched every 10 s.
+  useClusterChanges(clusterId, ["subscribers", "traffic"], [trpc.subscribers.pathKey()]);
   const list = useQuery({
     ...trpc.subscribers.page.queryOptions({ clusterId, ...filter, sort: sort.key, dir: sort.dir, page: pageNo, pageSize }),
     placeholderData: keepPreviousData,

@@ -1,11 +1,12 @@
 /**
  * The demo cluster seeded on an empty database, so the product shows itself at once:
  * 6 servers in 3 countries, 2–3 inbounds each, 4 routes of which "🇯🇵 Japan" is empty,
- * and 2 inbounds left unassigned (so the warnings panel has something to say).
+ * and 2 inbounds left unassigned (so the warnings panel has something to say), with a day
+ * of made-up traffic history so the health page's charts are not empty.
  */
 import { count } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { clusters, inbounds, routes, servers, settings, subscribers, serverHealth } from "@/db/schema";
+import { clusters, inbounds, routes, servers, serverMetricsHistory, settings, subscribers, serverHealth } from "@/db/schema";
 import { generateRealityKeys } from "@/server/domain/reality";
 import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
 
@@ -96,6 +97,33 @@ export async function seedDemoIfEmpty(db: Db): Promise<boolean> {
   });
 }
 
+const HISTORY_BUCKET_MS = 5 * 60 * 1000;
+
+/**
+ * Made-up history for a demo server: 24 h of 5-minute buckets with a daily rhythm (busiest in
+ * the evening), a little noise and a size per server, so the health page's charts show
+ * something before the demo's simulated agents have reported for a day. Demo data only:
+ * deterministic for a given server index and time.
+ */
+export function demoHistory(serverId: string, index: number, nowMs: number): Array<typeof serverMetricsHistory.$inferInsert> {
+  const newest = Math.floor(nowMs / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS - HISTORY_BUCKET_MS;
+  const size = 20 + ((index * 37) % 50);
+  let seed = index * 7919 + 17;
+  const noise = () => {
+    seed = (seed * 48271) % 2147483647;
+    return seed / 2147483647 - 0.5;
+  };
+  return Array.from({ length: 288 }, (_, i) => {
+    const t = newest - (287 - i) * HISTORY_BUCKET_MS;
+    const hour = new Date(t).getUTCHours() + new Date(t).getUTCMinutes() / 60;
+    const daily = 0.55 + 0.45 * Math.sin(((hour - 14) / 24) * 2 * Math.PI);
+    const users = Math.max(0, size * daily * (1 + 0.15 * noise()));
+    const rx = users * 1.2e6 * (1 + 0.3 * noise());
+    const tx = rx * (0.15 + 0.05 * noise());
+    return { serverId, bucketStart: new Date(t), samples: 60, usersOnlineAvg: users, rxBpsAvg: rx, txBpsAvg: tx, trafficBpsAvg: Math.max(rx, tx), trafficBpsMax: Math.max(rx, tx) * 1.4, cpuAvg: 5 + users / 3 };
+  });
+}
+
 export async function seedDemoCluster(db: Db, name: string): Promise<string> {
   const [cluster] = await db.insert(clusters).values({ name }).returning();
   const clusterId = cluster!.id;
@@ -104,12 +132,14 @@ export async function seedDemoCluster(db: Db, name: string): Promise<string> {
     .values(DEMO_ROUTES.map((r, position) => ({ clusterId, name: r.name, flag: r.flag, position })))
     .returning();
   const routeId = new Map(routeRows.map((r) => [r.name, r.id]));
-  for (const s of DEMO_SERVERS) {
+  const history: Array<typeof serverMetricsHistory.$inferInsert> = [];
+  for (const [index, s] of DEMO_SERVERS.entries()) {
     const [server] = await db
       .insert(servers)
       .values({ clusterId, name: s.name, address: s.address, role: s.role, agentTokenHash: newAgentToken().hash })
       .returning();
     await db.insert(serverHealth).values({ serverId: server!.id });
+    history.push(...demoHistory(server!.id, index, Date.now()));
     for (const ib of s.inbounds) {
       const keys = generateRealityKeys();
       await db.insert(inbounds).values({
@@ -127,6 +157,7 @@ export async function seedDemoCluster(db: Db, name: string): Promise<string> {
       });
     }
   }
+  await db.insert(serverMetricsHistory).values(history);
   await db.insert(subscribers).values(DEMO_SUBSCRIBERS.map((n) => ({ clusterId, name: n, token: newSubscriptionToken() })));
   return clusterId;
 }

@@ -32,6 +32,8 @@ export interface NewInbound {
   realityShortIds?: string[];
   tlsCertificateFile?: string | null;
   tlsKeyFile?: string | null;
+  /** Put the new inbound straight into this route (of the same cluster); absent/null = unassigned. */
+  routeId?: string | null;
 }
 
 /** Public view of an inbound: never the Reality private key. */
@@ -72,8 +74,15 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
     tx.select({ n: count() }).from(routes).where(eq(routes.clusterId, server.clusterId)),
     tx.select({ n: count() }).from(inbounds).where(eq(inbounds.clusterId, server.clusterId)),
   ]);
+  let chosenRoute: { id: string; name: string } | null = null;
+  if (input.routeId) {
+    const [r] = await tx.select({ id: routes.id, name: routes.name, clusterId: routes.clusterId }).from(routes).where(eq(routes.id, input.routeId));
+    if (!r) throw fieldError("BAD_REQUEST", "routeId", "This route no longer exists");
+    if (r.clusterId !== server.clusterId) throw fieldError("BAD_REQUEST", "routeId", "The route must be in the same cluster as the server");
+    chosenRoute = { id: r.id, name: r.name };
+  }
   let defaultRoute: typeof routes.$inferSelect | null = null;
-  if ((routeCount?.n ?? 0) === 0 && (inboundCount?.n ?? 0) === 0) {
+  if (!chosenRoute && (routeCount?.n ?? 0) === 0 && (inboundCount?.n ?? 0) === 0) {
     const [created] = await tx.insert(routes).values({ clusterId: server.clusterId, name: DEFAULT_ROUTE_NAME, position: 0 }).returning();
     defaultRoute = created!;
     await recordAudit(tx, actor, {
@@ -91,7 +100,7 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
     .values({
       clusterId: server.clusterId,
       serverId: server.id,
-      routeId: defaultRoute?.id ?? null,
+      routeId: chosenRoute?.id ?? defaultRoute?.id ?? null,
       name: input.name,
       port: input.port,
       security: input.security,
@@ -111,7 +120,7 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
     action: "inbound.create",
     entityType: "inbound",
     entityId: inbound.id,
-    summary: `Created inbound ${inbound.name} on ${server.name}:${inbound.port}${defaultRoute ? ` in route ${defaultRoute.name}` : ""}`,
+    summary: `Created inbound ${inbound.name} on ${server.name}:${inbound.port}${chosenRoute || defaultRoute ? ` in route ${(chosenRoute ?? defaultRoute)!.name}` : ""}`,
     after: auditInbound(inbound),
   });
   return { inbound, server, defaultRoute: defaultRoute ? { id: defaultRoute.id, name: defaultRoute.name } : null };

@@ -54,7 +54,7 @@ export async function listServers(db: Db, clusterId: string) {
       .where(eq(servers.clusterId, clusterId))
       .orderBy(asc(servers.name)),
     db
-      .select({ inbound: inbounds, routeName: routes.name })
+      .select({ inbound: inbounds, routeName: routes.name, routeFlag: routes.flag })
       .from(inbounds)
       .leftJoin(routes, eq(routes.id, inbounds.routeId))
       .where(eq(inbounds.clusterId, clusterId))
@@ -72,7 +72,7 @@ export async function listServers(db: Db, clusterId: string) {
     status: effectiveStatus(s.enabled, status),
     statusReason: statusReason ?? null,
     createdAt: s.createdAt,
-    inbounds: inboundRows.filter((r) => r.inbound.serverId === s.id).map((r) => ({ ...inboundView(r.inbound), routeName: r.routeName })),
+    inbounds: inboundRows.filter((r) => r.inbound.serverId === s.id).map((r) => ({ ...inboundView(r.inbound), routeName: r.routeName, routeFlag: r.routeFlag })),
   }));
 }
 

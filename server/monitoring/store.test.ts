@@ -87,7 +87,7 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     expect(m!.peakBps).toBeCloseTo(8e6 * Math.pow(2, -60_000 / 86_400_000), 0);
     const hist = await t.db.select().from(serverMetricsHistory).where(eq(serverMetricsHistory.serverId, ids[1]!));
     expect(hist).toHaveLength(1);
-    expect(hist[0]).toMatchObject({ samples: 2, usersOnlineAvg: 15, trafficBpsMax: 8e6, trafficBpsAvg: 5e6, cpuAvg: 20 });
+    expect(hist[0]).toMatchObject({ samples: 2, usersOnlineAvg: 15, trafficBpsMax: 8e6, trafficBpsAvg: 5e6, rxBpsAvg: 4.5e6, txBpsAvg: 3e6, cpuAvg: 20 });
     expect(hist[0]!.bucketStart.getTime()).toBe(t0);
     // a day later the old peak has halved
     await ingestAgentReport(t.db, auth(1), JSON.stringify(report({ rxBps: 0, txBps: 0 })), t0 + 60_000 + 86_400_000);

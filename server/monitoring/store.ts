@@ -424,7 +424,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
     ),
   );
   const latest = new Map<string, typeof serverMetrics.$inferInsert>();
-  const buckets = new Map<string, { serverId: string; bucketStart: Date; samples: number; users: number; trafficMax: number; trafficSum: number; cpu: number }>();
+  const buckets = new Map<string, { serverId: string; bucketStart: Date; samples: number; users: number; trafficMax: number; trafficSum: number; rxSum: number; txSum: number; cpu: number }>();
   const everHealthy = new Set<string>();
   for (const { server, report: r, nowMs } of items) {
     const id = server.serverId;
@@ -446,11 +446,13 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
     });
     const bucketMs = Math.floor(nowMs / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS;
     const key = `${id}|${bucketMs}`;
-    const b = buckets.get(key) ?? { serverId: id, bucketStart: new Date(bucketMs), samples: 0, users: 0, trafficMax: 0, trafficSum: 0, cpu: 0 };
+    const b = buckets.get(key) ?? { serverId: id, bucketStart: new Date(bucketMs), samples: 0, users: 0, trafficMax: 0, trafficSum: 0, rxSum: 0, txSum: 0, cpu: 0 };
     b.samples++;
     b.users += r.usersOnline;
     b.trafficMax = Math.max(b.trafficMax, traffic);
     b.trafficSum += traffic;
+    b.rxSum += r.rxBps;
+    b.txSum += r.txBps;
     b.cpu += r.cpu;
     buckets.set(key, b);
     if (isHealthyReport(r)) everHealthy.add(id);
@@ -483,6 +485,8 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
         usersOnlineAvg: b.users / b.samples,
         trafficBpsMax: b.trafficMax,
         trafficBpsAvg: b.trafficSum / b.samples,
+        rxBpsAvg: b.rxSum / b.samples,
+        txBpsAvg: b.txSum / b.samples,
         cpuAvg: b.cpu / b.samples,
       })),
     )
@@ -493,6 +497,8 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
         usersOnlineAvg: sql`(${h.usersOnlineAvg} * ${h.samples} + excluded.users_online_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
         trafficBpsMax: sql`greatest(${h.trafficBpsMax}, excluded.traffic_bps_max)`,
         trafficBpsAvg: sql`(${h.trafficBpsAvg} * ${h.samples} + excluded.traffic_bps_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
+        rxBpsAvg: sql`(${h.rxBpsAvg} * ${h.samples} + excluded.rx_bps_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
+        txBpsAvg: sql`(${h.txBpsAvg} * ${h.samples} + excluded.tx_bps_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
         cpuAvg: sql`(${h.cpuAvg} * ${h.samples} + excluded.cpu_avg * excluded.samples) / (${h.samples} + excluded.samples)`,
       },
     });

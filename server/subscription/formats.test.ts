@@ -72,8 +72,12 @@ describe("json, clash and sing-box", () => {
   it("json lists routeId, route, inboundId, inbound, server and link", () => {
     const j = JSON.parse(renderJson(UUID, [reality]));
     expect(j.routes).toEqual([
-      { routeId: "r1", route: "🇺🇸 USA", inboundId: "i1", inbound: "🇺🇸 New York", server: "us-nyc-1", link: vlessShareLink(UUID, reality) },
+      { routeId: "r1", route: "🇺🇸 USA", flag: null, flagCode: null, inboundId: "i1", inbound: "🇺🇸 New York", server: "us-nyc-1", link: vlessShareLink(UUID, reality) },
     ]);
+  });
+  it("json carries the route's flag as an emoji and as its country code", () => {
+    const j = JSON.parse(renderJson(UUID, [{ ...reality, routeFlag: "DE" }]));
+    expect(j.routes[0]).toMatchObject({ route: "🇺🇸 USA", flag: "🇩🇪", flagCode: "DE" });
   });
   it("clash YAML quotes names safely and has a selector group", () => {
     const tricky = { ...reality, inbound: 'He said "hi": #1' };

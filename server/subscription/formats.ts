@@ -3,10 +3,13 @@
  * Clash (mihomo) YAML and sing-box JSON. Pure functions of the chosen entries.
  */
 import type { BlockReason } from "@/server/domain/subscriber-access";
+import { flagEmoji } from "@/core/format";
 
 export interface SubscriptionEntry {
   routeId: string;
   route: string;
+  /** The route's flag as an ISO 3166-1 alpha-2 code, or null/absent for none. */
+  routeFlag?: string | null;
   inboundId: string;
   /** What the user sees in the app: the chosen inbound's name. */
   inbound: string;
@@ -70,6 +73,9 @@ export function renderJson(uuid: string, entries: readonly SubscriptionEntry[]):
     routes: entries.map((e) => ({
       routeId: e.routeId,
       route: e.route,
+      // The flag as apps show it, and its country code for tools.
+      flag: flagEmoji(e.routeFlag) || null,
+      flagCode: e.routeFlag ?? null,
       inboundId: e.inboundId,
       inbound: e.inbound,
       server: e.server,

@@ -540,7 +540,7 @@ export class SubscriptionService {
    */
   async explain(subscriberId: string): Promise<{
     subscriber: SnapshotSubscriber;
-    routes: Array<{ routeId: string; route: string; decision: Decision; entry: SubscriptionEntry | null }>;
+    routes: Array<{ routeId: string; route: string; flag: string | null; decision: Decision; entry: SubscriptionEntry | null }>;
     /** inboundId → what the operator knows it as. */
     names: Map<string, { inbound: string; server: string }>;
   } | null> {
@@ -557,6 +557,7 @@ export class SubscriptionService {
       .map(({ routeId, decision }) => ({
         routeId,
         route: cluster?.routes.find((r) => r.routeId === routeId)?.name ?? "",
+        flag: topology.routeFlags?.get(routeId) ?? null,
         decision,
         entry: decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null,
       }));

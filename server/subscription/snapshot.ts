@@ -65,6 +65,8 @@ export interface FleetSnapshot {
   servers: Map<string, SnapshotServer>;
   inbounds: Map<string, SnapshotInbound>;
   routeNames: Map<string, string>;
+  /** A route's flag (ISO 3166-1 alpha-2), when it has one. */
+  routeFlags?: Map<string, string | null>;
 }
 
 export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
@@ -77,7 +79,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       .from(servers)
       .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id)),
   ]);
-  const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map() };
+  const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map() };
   for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, routes: [] });
   for (const { server: s, status, recoveredAt } of serverRows) {
     topology.servers.set(s.id, {
@@ -97,6 +99,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
     const input = { routeId: r.id, algorithm: r.algorithm, hysteresis: r.hysteresis, name: r.name, inbounds: [] };
     routeInputs.set(r.id, input);
     topology.routeNames.set(r.id, r.name);
+    topology.routeFlags?.set(r.id, r.flag ?? null);
     topology.clusters.get(r.clusterId)?.routes.push(input);
   }
   for (const i of inboundRows) {
@@ -293,6 +296,7 @@ function buildEntry(topology: FleetSnapshot, routeId: string, inboundId: string)
   return {
     routeId,
     route: topology.routeNames.get(routeId) ?? "",
+    routeFlag: topology.routeFlags?.get(routeId) ?? null,
     inboundId,
     inbound: ib.name,
     server: server.name,

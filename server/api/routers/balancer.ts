@@ -18,6 +18,7 @@ export const balancerRouter = createTRPCRouter({
       routes: routes.map((r) => ({
         routeId: r.routeId,
         route: r.route,
+        flag: r.flag,
         reason: r.decision.reason,
         explanation: r.decision.explanation,
         chosen: r.entry ? { inboundId: r.entry.inboundId, inbound: r.entry.inbound, server: r.entry.server } : null,

@@ -56,6 +56,25 @@ describe.each(testDbKinds())("inbounds router on %s", (kind) => {
       expect(r.inbound.routeId).toBeNull();
     });
 
+    it("puts a new inbound straight into a chosen route of the same cluster, and refuses another cluster's route by field", async () => {
+      const c = await admin.clusters.create({ name: "Routed" });
+      const route = await admin.routes.create({ clusterId: c.id, name: "France", flag: "FR" });
+      const s = await admin.servers.create({ clusterId: c.id, name: "fr-1", address: "fr-1.example.com" });
+      const r = await admin.inbounds.create({ serverId: s.id, routeId: route.id, name: "🇫🇷 Paris", port: 443, sni: "www.apple.com" });
+      expect(r.defaultRoute).toBeNull();
+      expect(r.inbound.routeId).toBe(route.id);
+      const other = await admin.clusters.create({ name: "Elsewhere" });
+      const foreign = await admin.routes.create({ clusterId: other.id, name: "Spain", flag: "ES" });
+      const err = await admin.inbounds.create({ serverId: s.id, routeId: foreign.id, name: "🇪🇸 Madrid", port: 8443, sni: "www.apple.com" }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: "BAD_REQUEST", message: "The route must be in the same cluster as the server" });
+      expect((err as { cause?: { issues?: Array<{ path: string[] }> } }).cause?.issues?.[0]?.path).toEqual(["routeId"]);
+      const gone = await admin.inbounds.create({ serverId: s.id, routeId: "00000000-0000-4000-8000-000000000000", name: "x", port: 8444, sni: "www.apple.com" }).catch((e: unknown) => e);
+      expect(gone).toMatchObject({ code: "BAD_REQUEST", message: "This route no longer exists" });
+      // Nothing was created by the refused calls.
+      const topo = await admin.topology.get({ clusterId: c.id });
+      expect(topo.inbounds.map((i) => i.name)).toEqual(["🇫🇷 Paris"]);
+    });
+
     it("createInbound works inside a caller's transaction and rolls back with it", async () => {
       const [c] = await t.db.insert(clusters).values({ name: "Rollback" }).returning();
       const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name: "rb-1", address: "192.0.2.1", agentTokenHash: "rb-1-hash" }).returning();

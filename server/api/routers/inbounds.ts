@@ -7,7 +7,7 @@ import { topologyWriteProcedure, createTRPCRouter } from "../trpc";
 
 export const inboundsRouter = createTRPCRouter({
   create: topologyWriteProcedure
-    .input(z.object({ serverId: idSchema }).and(inboundFieldsSchema))
+    .input(z.object({ serverId: idSchema, routeId: idSchema.nullish() }).and(inboundFieldsSchema))
     .mutation(({ ctx, input }) => publishAfterCommit(addInbound(ctx.db, ctx.operator, input))),
 
   update: topologyWriteProcedure

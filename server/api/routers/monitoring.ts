@@ -7,6 +7,7 @@ import { publishAfterCommit } from "@/server/domain/changes";
 import { clusterHealth, probeSettings, setProbeConfig, setReportInterval, setServerProbeOverride } from "@/server/domain/monitoring";
 import { probeConfigSchema, probeOverrideSchema } from "@/core/monitoring-contract";
 import { idSchema } from "@/core/validation";
+import { clusterHistoryOr404 } from "@/server/domain/metrics-history";
 import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 const reportIntervalSchema = z
@@ -20,6 +21,9 @@ export const monitoringRouter = createTRPCRouter({
   health: protectedProcedure
     .input(z.object({ clusterId: idSchema }))
     .query(({ ctx, input }) => clusterHealth(ctx.db, input.clusterId, ctx.operator.role)),
+
+  /** Each server's traffic and users over the last 24 h, ≤ 288 points per server, for the charts. */
+  history: protectedProcedure.input(z.object({ clusterId: idSchema })).query(({ ctx, input }) => clusterHistoryOr404(ctx.db, input.clusterId)),
 
   getProbeConfig: protectedProcedure
     .input(z.object({ clusterId: idSchema }))

@@ -9,6 +9,7 @@ import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "..
 /** Kinds of change that alter what the diagram shows. */
 // "settings": probe configuration feeds the warnings panel.
 const DIAGRAM_KINDS: ReadonlySet<ChangeKind> = new Set(["topology", "health", "metrics", "settings"]);
+const CHANGE_KINDS = ["topology", "health", "metrics", "settings", "subscribers", "assignments", "traffic"] as const satisfies readonly ChangeKind[];
 
 export interface TopologyChange {
   kinds: ChangeKind[];
@@ -32,11 +33,13 @@ export const topologyRouter = createTRPCRouter({
    * Live changes of one cluster for the dashboard: one small event per burst of changes
    * (topology, health, metrics); the client refetches topology.get on each.
    */
-  onChange: protectedProcedure.input(z.object({ clusterId: idSchema })).subscription(async function* ({ input, signal }) {
+  onChange: protectedProcedure.input(z.object({ clusterId: idSchema, kinds: z.array(z.enum(CHANGE_KINDS)).max(CHANGE_KINDS.length).optional() })).subscription(async function* ({ input, signal }) {
     const queue: ChangeEvent[] = [];
     let wake: (() => void) | null = null;
+    // The diagram's kinds unless the page asks for others (the subscribers page wants "subscribers").
+    const wanted: ReadonlySet<ChangeKind> = input.kinds ? new Set(input.kinds) : DIAGRAM_KINDS;
     const off = onChange((e) => {
-      if (!DIAGRAM_KINDS.has(e.kind)) return;
+      if (!wanted.has(e.kind)) return;
       if (e.clusterId !== null && e.clusterId !== input.clusterId) return;
       queue.push(e);
       wake?.();

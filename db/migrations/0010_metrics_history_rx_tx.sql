@@ -1,0 +1,2 @@
+ALTER TABLE "server_metrics_history" ADD COLUMN "rx_bps_avg" double precision DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "server_metrics_history" ADD COLUMN "tx_bps_avg" double precision DEFAULT 0 NOT NULL;

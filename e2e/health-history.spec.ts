@@ -1,0 +1,146 @@
+/**
+ * The operator's dashboard (issue 13): the health page's 24-hour charts from the demo's
+ * history, the overrides table inside its card, field-named probe messages, route flags on
+ * the servers page, the explain page and ?format=json, a new inbound created straight into a
+ * route with its flag picked from a list, and the servers page following another browser.
+ */
+import { E2E_ADMIN, expect, test } from "./fixtures";
+import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+
+test.use({ viewport: { width: 1440, height: 900 } });
+
+test("health page: every demo server gets traffic and users charts with a legend", async ({ page, cluster }) => {
+  await page.goto(`/clusters/${cluster.id}/health`);
+  const cards = page.getByTestId("server-history");
+  await expect(cards).toHaveCount(6);
+  for (const name of ["de-ber-1", "de-fra-1", "nl-ams-1", "nl-rtm-1", "us-dal-1", "us-nyc-1"]) {
+    const card = page.getByRole("article", { name: `History of ${name}` });
+    const charts = card.getByTestId("history-chart");
+    await expect(charts).toHaveCount(2);
+    for (const chart of await charts.all()) {
+      const canvas = chart.locator("canvas");
+      await expect(canvas).toBeVisible();
+      const box = await canvas.boundingBox();
+      expect(box!.width).toBeGreaterThan(100);
+      expect(box!.height).toBeGreaterThan(50);
+    }
+    await expect(charts.nth(0).locator(".u-legend")).toContainText("↓ rx");
+    await expect(charts.nth(0).locator(".u-legend")).toContainText("↑ tx");
+    await expect(charts.nth(1).locator(".u-legend")).toContainText("users");
+  }
+  // The chart drew something: its canvas is not blank.
+  const painted = await page
+    .getByRole("article", { name: "History of us-nyc-1" })
+    .getByTestId("history-chart")
+    .first()
+    .locator("canvas")
+    .evaluate((c: HTMLCanvasElement) => {
+      const d = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i]! > 0) n++;
+      return n;
+    });
+  expect(painted).toBeGreaterThan(500);
+  await page.screenshot({ path: "test-results/health-history.png", fullPage: true });
+});
+
+test("health page: a cluster without history says so instead of drawing empty charts", async ({ page }) => {
+  const c = await trpcMutation<{ id: string }>(page.request, "clusters.create", { name: `empty ${Math.random().toString(36).slice(2, 8)}` });
+  await trpcMutation(page.request, "servers.create", { clusterId: c.id, name: "solo", address: "127.0.0.1" });
+  await page.goto(`/clusters/${c.id}/health`);
+  await expect(page.getByTestId("history-empty")).toContainText("No history yet");
+  await expect(page.getByTestId("history-chart")).toHaveCount(0);
+});
+
+test("health page: the overrides table fits its card at 1440 px and bad probe values get field-named messages", async ({ page, cluster }) => {
+  await page.goto(`/clusters/${cluster.id}/health`);
+  const card = page.getByTestId("overrides-card");
+  await expect(card.getByRole("button", { name: "Save" })).toHaveCount(6);
+  const cardBox = (await card.boundingBox())!;
+  for (const save of await card.getByRole("button", { name: "Save" }).all()) {
+    const b = (await save.boundingBox())!;
+    expect(b.x).toBeGreaterThanOrEqual(cardBox.x);
+    expect(b.x + b.width).toBeLessThanOrEqual(cardBox.x + cardBox.width);
+  }
+  // Nothing scrolls sideways, and names stay on one line.
+  expect(await card.evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+  const nameCell = card.getByRole("row", { name: "Override for de-ber-1" }).getByRole("cell").first();
+  await expect(nameCell).toHaveText("de-ber-1");
+  const lineHeight = await nameCell.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight));
+  expect((await nameCell.boundingBox())!.height).toBeLessThan(lineHeight * 2 + 8);
+
+  await card.getByLabel("Port for de-ber-1").fill("0");
+  await expect(card.getByRole("alert")).toHaveText("Port must be a whole number between 1 and 65535");
+  await expect(card.getByRole("row", { name: "Override for de-ber-1" }).getByRole("button", { name: "Save" })).toBeDisabled();
+
+  const probe = page.getByRole("form", { name: "Probe configuration" });
+  await probe.getByLabel("Interval (s)").fill("0");
+  await expect(probe.getByText("Interval must be a whole number of seconds between 1 and 3600")).toBeVisible();
+  await probe.getByLabel("Timeout (s)").fill("abc");
+  await expect(probe.getByText("Timeout must be a whole number of seconds between 1 and 3600")).toBeVisible();
+  await expect(page.getByText(/Too small|expected number/)).toHaveCount(0);
+  await page.screenshot({ path: "test-results/health-overrides.png", fullPage: true });
+});
+
+test("route flags show on the servers page, the explain page and in ?format=json", async ({ page, cluster }) => {
+  const route = await trpcMutation<{ id: string }>(page.request, "routes.create", { clusterId: cluster.id, name: "Testland", flag: "FR" });
+  const topo = await trpcQuery<{ inbounds: Array<{ id: string; name: string; routeId: string | null; version: number }> }>(page.request, "topology.get", { clusterId: cluster.id });
+  const alt = topo.inbounds.find((i) => i.name === "🇺🇸 Dallas alt")!;
+  await trpcMutation(page.request, "topology.moveInbound", { inboundId: alt.id, toRouteId: route.id, expectedVersion: alt.version });
+
+  await page.goto(`/clusters/${cluster.id}/servers`);
+  const row = page.getByRole("region", { name: "Server us-dal-1" }).getByRole("row", { name: /Dallas alt/ });
+  await expect(row).toContainText("🇫🇷Testland");
+  await expect(row.getByTestId("route-flag")).toHaveText("🇫🇷");
+
+  const subs = await trpcQuery<Array<{ id: string; name: string; token: string }>>(page.request, "subscribers.list", { clusterId: cluster.id });
+  const alice = subs.find((s) => s.name === "alice")!;
+  const json = (await (await page.request.get(`/sub/${alice.token}?format=json`)).json()) as { routes: Array<{ route: string; flag: string | null; flagCode: string | null }> };
+  expect(json.routes.find((r) => r.route === "Testland")).toMatchObject({ flag: "🇫🇷", flagCode: "FR" });
+  expect(json.routes.find((r) => r.route === "🇺🇸 USA")).toMatchObject({ flag: "🇺🇸", flagCode: "US" });
+
+  await page.goto(`/clusters/${cluster.id}/subscribers/${alice.id}`);
+  await expect(page.getByRole("listitem", { name: "Route Testland" }).getByTestId("route-flag")).toHaveText("🇫🇷");
+});
+
+test("a new inbound goes straight into a route, its flag picked from the list", async ({ page, cluster }) => {
+  await page.goto(`/clusters/${cluster.id}/servers`);
+  const fra = page.getByRole("region", { name: "Server de-fra-1" });
+  await fra.getByRole("button", { name: "+ Inbound" }).click();
+  const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  await form.getByLabel("Name", { exact: true }).fill("Frankfurt new");
+  await form.getByRole("button", { name: "Choose a flag…" }).click();
+  await form.getByLabel("Search countries").fill("Germany");
+  await form.getByRole("radio", { name: "Germany" }).check();
+  await expect(form.getByLabel("Name", { exact: true })).toHaveValue("🇩🇪 Frankfurt new");
+  await form.getByLabel("Port").fill("10443");
+  await form.getByLabel("Masquerade SNI").fill("www.samsung.com");
+  await form.getByLabel("Route").selectOption({ label: "🇩🇪 Germany" });
+  await form.getByRole("button", { name: "Create inbound" }).click();
+  await expect(form).toBeHidden();
+  await expect(page.getByRole("status").filter({ hasText: "Inbound created in route" })).toContainText("🇩🇪 Germany");
+  await expect(fra.getByRole("row", { name: /🇩🇪 Frankfurt new/ })).toContainText("🇩🇪 Germany");
+  const topo = await trpcQuery<{ routes: Array<{ id: string; name: string }>; inbounds: Array<{ name: string; routeId: string | null }> }>(page.request, "topology.get", { clusterId: cluster.id });
+  const germany = topo.routes.find((r) => r.name === "🇩🇪 Germany")!;
+  expect(topo.inbounds.find((i) => i.name === "🇩🇪 Frankfurt new")!.routeId).toBe(germany.id);
+});
+
+test("the servers page shows another browser's change without a reload", async ({ page, cluster, browser }) => {
+  await page.goto(`/clusters/${cluster.id}/servers`);
+  const ams = page.getByRole("region", { name: "Server nl-ams-1" });
+  await expect(ams.getByRole("row", { name: /Amsterdam TLS/ })).toBeVisible();
+  // Mark the page: a reload would lose this.
+  await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+
+  const other = await browser.newContext({ baseURL: new URL(page.url()).origin });
+  try {
+    await login(other.request, E2E_ADMIN.username, E2E_ADMIN.password);
+    const servers = await trpcQuery<Array<{ id: string; name: string }>>(other.request, "servers.list", { clusterId: cluster.id });
+    const amsId = servers.find((s) => s.name === "nl-ams-1")!.id;
+    await trpcMutation(other.request, "inbounds.create", { serverId: amsId, name: "🇳🇱 Amsterdam live", port: 12443, security: "reality", sni: "www.cloudflare.com" });
+  } finally {
+    await other.close();
+  }
+  await expect(ams.getByRole("row", { name: /Amsterdam live/ })).toBeVisible({ timeout: 5000 });
+  expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+});
