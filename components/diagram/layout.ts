@@ -276,8 +276,8 @@ function gridPlacement(order: readonly ServerFacts[], columns: number): Map<stri
 }
 
 /**
- * Servers in order, each into the column whose bottom is highest (ties: the column nearest
- * the routes), stacked without gaps: servers that are next in the order sit side by side,
+ * Servers in order, each into the shortest column so far (ties: the one nearest the
+ * routes), stacked without gaps: servers that are next in the order sit side by side,
  * level with one another, so their edges run to neighbouring routes. Boxes move only when
  * the order changes, not when a route grows or shrinks.
  */
@@ -318,7 +318,8 @@ export function layoutTopology(input: LayoutInput, options: LayoutOptions = {}):
     else unassigned++;
   }
 
-  // The routes column does not depend on the servers: lay it out first, at x = 0 for now.
+  // The routes column does not depend on the servers: lay it out first (its x comes once
+  // the number of server columns is known).
   const uHeight = unassignedHeight(unassigned);
   const routeBoxes: Array<{ id: string; y: number; height: number }> = [];
   let y = uHeight + ROW_GAP * 2;
