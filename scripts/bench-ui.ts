@@ -17,6 +17,7 @@
 import { chromium, type Page } from "@playwright/test";
 import { startApp } from "./harness/app";
 import { loginToApp } from "./harness/trpc";
+import { UNASSIGNED_MAX_ITEMS } from "../components/diagram/layout";
 
 const ADMIN = { username: "bench", password: "bench-admin-password" };
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
@@ -141,7 +142,10 @@ async function main() {
       if (pool.length === 0) throw new Error("no chip fully on screen");
       const ib = pool[k % pool.length]!;
       if (!dropped.has(ib.id)) dropped.set(ib.id, ib.routeId);
-      const choices = onScreen.filter((t) => t.routeId !== ib.routeId);
+      // The Unassigned zone lists only its first few inbounds by name: once it could not
+      // show the dropped one, drop into routes only.
+      const unassignedNow = topo.inbounds.filter((i) => i.routeId === null).length;
+      const choices = onScreen.filter((t) => t.routeId !== ib.routeId && (t.routeId !== null || unassignedNow < UNASSIGNED_MAX_ITEMS));
       const target = choices[k % choices.length]!;
       const chip = page.getByRole("button", { name: ib.name, exact: true });
       const box = page.getByRole("region", { name: target.label, exact: true });
