@@ -138,14 +138,16 @@ async function main() {
           viewport.height,
         ),
       );
-      const pool = topo.inbounds.filter((i) => onScreenChips.has(i.id));
-      if (pool.length === 0) throw new Error("no chip fully on screen");
-      const ib = pool[k % pool.length]!;
-      if (!dropped.has(ib.id)) dropped.set(ib.id, ib.routeId);
       // The Unassigned zone lists only its first few inbounds by name: once it could not
       // show the dropped one, drop into routes only.
       const unassignedNow = topo.inbounds.filter((i) => i.routeId === null).length;
-      const choices = onScreen.filter((t) => t.routeId !== ib.routeId && (t.routeId !== null || unassignedNow < UNASSIGNED_MAX_ITEMS));
+      const targetsFor = (i: Topo["inbounds"][number]) =>
+        onScreen.filter((t) => t.routeId !== i.routeId && (t.routeId !== null || unassignedNow < UNASSIGNED_MAX_ITEMS));
+      const pool = topo.inbounds.filter((i) => onScreenChips.has(i.id) && targetsFor(i).length > 0);
+      if (pool.length === 0) throw new Error("no chip fully on screen with a box on screen to drop it in");
+      const ib = pool[k % pool.length]!;
+      if (!dropped.has(ib.id)) dropped.set(ib.id, ib.routeId);
+      const choices = targetsFor(ib);
       const target = choices[k % choices.length]!;
       const chip = page.getByRole("button", { name: ib.name, exact: true });
       const box = page.getByRole("region", { name: target.label, exact: true });
