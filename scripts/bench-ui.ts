@@ -17,6 +17,7 @@
 import { chromium, type Page } from "@playwright/test";
 import { startApp } from "./harness/app";
 import { loginToApp } from "./harness/trpc";
+import { UNASSIGNED_MAX_ITEMS } from "../components/diagram/layout";
 
 const ADMIN = { username: "bench", password: "bench-admin-password" };
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
@@ -112,25 +113,41 @@ async function main() {
       if (b && b.y >= 0 && b.y + Math.min(60, b.height) < viewport.height) onScreen.push({ routeId: t.id, label: t.name });
     }
     if (onScreen.length < 2) throw new Error("fewer than two drop targets on screen");
+    // Inbounds moved through the API below; the browser drops whatever chips are on screen.
     const firstServers = topo.servers.slice(0, 2).map((s) => s.id);
     const candidates = topo.inbounds.filter((i) => firstServers.includes(i.serverId));
+    /** Inbounds dropped in the browser, with the route each was in first. */
+    const dropped = new Map<string, string | null>();
     const saved: number[] = [];
     const visible: number[] = [];
     let failures = 0;
     for (let k = 0; k < DROPS; k++) {
       topo = await client.query<Topo>("topology.get", { clusterId });
-      // The first chip (in turn) that is fully on screen: the warnings above the diagram may
-      // grow as inbounds leave routes, pushing the lower chips off screen.
-      let ib = topo.inbounds[0]!;
-      for (let j = 0; j < candidates.length; j++) {
-        const c = topo.inbounds.find((i) => i.id === candidates[(k + j) % candidates.length]!.id)!;
-        const b = await page.getByRole("button", { name: c.name, exact: true }).boundingBox();
-        if (b && b.y > 0 && b.y + b.height < viewport.height - 10) {
-          ib = c;
-          break;
-        }
-      }
-      const choices = onScreen.filter((t) => t.routeId !== ib.routeId);
+      // A chip fully on screen, in turn: the diagram renders only what is in view, the
+      // warnings above it may grow as inbounds leave routes, and a move sends the chip's
+      // server beside the routes it now feeds, maybe off screen.
+      const onScreenChips = new Set(
+        await page.locator("[data-inbound-id]").evaluateAll(
+          (els, height) =>
+            els
+              .filter((el) => {
+                const r = el.getBoundingClientRect();
+                return r.top > 0 && r.bottom < height - 10;
+              })
+              .map((el) => el.getAttribute("data-inbound-id")),
+          viewport.height,
+        ),
+      );
+      // The Unassigned zone lists only its first few inbounds by name: once it could not
+      // show the dropped one, drop into routes only.
+      const unassignedNow = topo.inbounds.filter((i) => i.routeId === null).length;
+      const targetsFor = (i: Topo["inbounds"][number]) =>
+        onScreen.filter((t) => t.routeId !== i.routeId && (t.routeId !== null || unassignedNow < UNASSIGNED_MAX_ITEMS));
+      const pool = topo.inbounds.filter((i) => onScreenChips.has(i.id) && targetsFor(i).length > 0);
+      if (pool.length === 0) throw new Error("no chip fully on screen with a box on screen to drop it in");
+      const ib = pool[k % pool.length]!;
+      if (!dropped.has(ib.id)) dropped.set(ib.id, ib.routeId);
+      const choices = targetsFor(ib);
       const target = choices[k % choices.length]!;
       const chip = page.getByRole("button", { name: ib.name, exact: true });
       const box = page.getByRole("region", { name: target.label, exact: true });
@@ -186,6 +203,8 @@ async function main() {
       await page.waitForResponse((r) => r.url().includes("topology.get"), { timeout: 3_000 }).catch(() => {});
       await page.waitForTimeout(200);
     }
+    const afterDrops = await client.query<Topo>("topology.get", { clusterId });
+    const moved = [...dropped].filter(([id, from]) => afterDrops.inbounds.find((i) => i.id === id)?.routeId !== from).length;
     // The same move straight through the API, without a browser: the server's share.
     const api: number[] = [];
     for (let k = 0; k < 10; k++) {
@@ -196,8 +215,6 @@ async function main() {
       await client.mutation("topology.moveInbound", { inboundId: ib.id, toRouteId: to, expectedVersion: ib.version });
       api.push(performance.now() - s0);
     }
-    const after = await client.query<Topo>("topology.get", { clusterId });
-    const moved = candidates.filter((c) => after.inbounds.find((i) => i.id === c.id)?.routeId !== c.routeId).length;
 
     const result = {
       cluster: { servers: topo.servers.length, inbounds: topo.inbounds.length, routes: topo.routes.length },

@@ -76,7 +76,14 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
   const [store] = useState(createDiagramStore);
 
   const index = useMemo(() => buildIndex(data), [data]);
-  const layout = useMemo(() => layoutTopology(data), [data]);
+  // The previous server order is the next layout's starting point: a move reorders only
+  // the servers it changed. Recomputed only when the topology object changes.
+  const serverOrder = useRef<readonly string[]>([]);
+  const layout = useMemo(() => {
+    const next = layoutTopology(data, { previousOrder: serverOrder.current });
+    serverOrder.current = next.serverOrder;
+    return next;
+  }, [data]);
   const targetName = useCallback(
     (t: Target) => (t === null ? "Unassigned" : (index.routeById.get(t)?.name ?? "a route that is gone")),
     [index],

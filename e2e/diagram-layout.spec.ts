@@ -1,0 +1,123 @@
+/**
+ * The diagram's layout: servers are ordered against the operator's route order, so each
+ * server sits beside the routes it feeds, and the order follows moves and route reorders.
+ * Each test has its own demo cluster: alphabetically its servers are de-*, nl-*, us-*,
+ * while the routes are USA, Germany, Netherlands, Japan (empty).
+ */
+import type { Locator, Page } from "@playwright/test";
+import { test, expect, type TestCluster } from "./fixtures";
+import { trpcQuery } from "../scripts/harness/trpc";
+
+interface Topo {
+  inbounds: Array<{ name: string; routeId: string | null }>;
+  routes: Array<{ id: string; name: string }>;
+}
+
+/** The name of the route an inbound is in, per the API (null = unassigned). */
+async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promise<string | null> {
+  const t = await trpcQuery<Topo>(page.request, "topology.get", { clusterId: cluster.id });
+  const ib = t.inbounds.find((i) => i.name === inbound);
+  return t.routes.find((r) => r.id === ib?.routeId)?.name ?? null;
+}
+
+test.use({ viewport: { width: 1440, height: 900 } });
+
+const chip = (page: Page, name: string) => page.getByRole("button", { name, exact: true });
+const routeBox = (page: Page, name: string) => page.getByRole("region", { name: `Route ${name}`, exact: true });
+
+async function openDiagram(page: Page, cluster: TestCluster) {
+  await page.goto(`/clusters/${cluster.id}`);
+  await expect(routeBox(page, "🇺🇸 USA")).toBeVisible();
+  await expect(chip(page, "🇺🇸 Dallas")).toBeVisible();
+}
+
+/** Each server box's top on screen, by server name. */
+async function serverTops(page: Page): Promise<Map<string, number>> {
+  const boxes = await page.locator("[data-server-id]").evaluateAll((els) =>
+    els.map((el) => ({ name: el.querySelector("span")?.textContent ?? "", y: el.getBoundingClientRect().top })),
+  );
+  return new Map(boxes.map((b) => [b.name, b.y]));
+}
+
+/** Whether every server of each group sits above every server of the groups after it. */
+async function groupsTopToBottom(page: Page, groups: string[][]): Promise<boolean> {
+  const tops = await serverTops(page);
+  const at = (name: string) => tops.get(name) ?? NaN;
+  for (let g = 0; g + 1 < groups.length; g++) {
+    for (const upper of groups[g]!) for (const lower of groups.slice(g + 1).flat()) if (!(at(upper) < at(lower))) return false;
+  }
+  return true;
+}
+
+const US = ["us-dal-1", "us-nyc-1"];
+const DE = ["de-ber-1", "de-fra-1"];
+const NL = ["nl-ams-1", "nl-rtm-1"];
+
+async function top(locator: Locator): Promise<number> {
+  const box = await locator.boundingBox();
+  if (!box) throw new Error("not on screen");
+  return box.y;
+}
+
+/** A pointer drag in many small steps, as a person does it. */
+async function drag(page: Page, source: Locator, target: Locator) {
+  const s = await source.boundingBox();
+  const t = await target.boundingBox();
+  if (!s || !t) throw new Error("drag source or target is not on screen");
+  await page.mouse.move(s.x + s.width / 2, s.y + s.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(s.x + s.width / 2 + 10, s.y + s.height / 2 + 6, { steps: 3 });
+  await page.mouse.move(t.x + t.width / 2, t.y + Math.min(t.height / 2, 40), { steps: 12 });
+  await page.mouse.up();
+}
+
+test("servers sit in the order of the routes they feed, not alphabetically", async ({ page, cluster }) => {
+  await openDiagram(page, cluster);
+  // USA is above Germany, above Netherlands: so are the servers feeding them.
+  expect(await top(routeBox(page, "🇺🇸 USA"))).toBeLessThan(await top(routeBox(page, "🇩🇪 Germany")));
+  expect(await top(routeBox(page, "🇩🇪 Germany"))).toBeLessThan(await top(routeBox(page, "🇳🇱 Netherlands")));
+  expect(await groupsTopToBottom(page, [US, DE, NL])).toBe(true);
+
+});
+
+test("reordering the routes reorders the servers beside them", async ({ page, cluster }) => {
+  await openDiagram(page, cluster);
+  await page.getByRole("button", { name: "Move 🇳🇱 Netherlands up" }).click();
+  await expect.poll(async () => top(routeBox(page, "🇳🇱 Netherlands"))).toBeLessThan(await top(routeBox(page, "🇩🇪 Germany")));
+  await expect.poll(() => groupsTopToBottom(page, [US, NL, DE])).toBe(true);
+});
+
+test("a server whose inbounds are dragged to another route moves beside that route's servers", async ({ page, cluster }) => {
+  await openDiagram(page, cluster);
+  // us-nyc-1 feeds USA with both its inbounds; drag both to Netherlands.
+  await drag(page, chip(page, "🇺🇸 New York"), routeBox(page, "🇳🇱 Netherlands"));
+  await expect(routeBox(page, "🇳🇱 Netherlands").getByText("🇺🇸 New York", { exact: true })).toBeVisible();
+  await drag(page, chip(page, "🇺🇸 New York TLS"), routeBox(page, "🇳🇱 Netherlands"));
+  await expect(routeBox(page, "🇳🇱 Netherlands").getByText("🇺🇸 New York TLS", { exact: true })).toBeVisible();
+  await expect.poll(() => routeOf(page, cluster, "🇺🇸 New York TLS")).toBe("🇳🇱 Netherlands");
+  // It leaves the USA servers' row for the Netherlands ones: below us-dal-1, no higher
+  // than any Germany server (the columns fill row by row, so it may sit beside the last of
+  // them) and no lower than the Netherlands servers.
+  await expect
+    .poll(async () => {
+      const tops = await serverTops(page);
+      const nyc = tops.get("us-nyc-1")!;
+      return tops.get("us-dal-1")! < nyc && DE.every((s) => tops.get(s)! <= nyc) && NL.every((s) => nyc <= tops.get(s)!);
+    })
+    .toBe(true);
+
+  // The keyboard still moves chips after the relayout, and the chip keeps the focus:
+  // Dallas from USA into Germany, so us-dal-1 joins the Germany servers.
+  const c = chip(page, "🇺🇸 Dallas");
+  await c.focus();
+  await page.keyboard.press("Space");
+  await page.keyboard.press("ArrowDown");
+  await expect(routeBox(page, "🇩🇪 Germany")).toHaveAttribute("data-drop-target", "true");
+  await page.keyboard.press("Enter");
+  await expect(routeBox(page, "🇩🇪 Germany").getByText("🇺🇸 Dallas", { exact: true })).toBeVisible();
+  await expect.poll(() => routeOf(page, cluster, "🇺🇸 Dallas")).toBe("🇩🇪 Germany");
+  await expect(c).toBeFocused();
+  // us-dal-1 now feeds Germany only: it stays at the top of the Germany servers (ties keep
+  // the previous order), above the Netherlands ones.
+  await expect.poll(() => groupsTopToBottom(page, [["us-dal-1", ...DE], NL])).toBe(true);
+});
