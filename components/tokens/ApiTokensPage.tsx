@@ -147,7 +147,7 @@ export function ApiTokensPage() {
       </div>
 
       <form
-        className="mt-8 grid gap-4 rounded-lg border border-slate-200 bg-white p-5 shadow-sm sm:grid-cols-2"
+        className="mt-8 grid grid-cols-1 gap-4 rounded-lg border border-slate-200 bg-white p-5 shadow-sm sm:grid-cols-2"
         onSubmit={(e) => {
           e.preventDefault();
           // An empty date field would be an invalid Date, which cannot even be sent.
