@@ -3,9 +3,9 @@
  * inbound per server, no server shared between routes), every server healthy, and
  * `subscribers` subscribers. Security "none" keeps the rows short.
  */
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { clusters, inbounds, routes, serverHealth, servers, subscribers } from "@/db/schema";
+import { clusters, inbounds, routes, serverHealth, servers } from "@/db/schema";
 import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
 
 export interface TestFleet {
@@ -37,10 +37,13 @@ export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: nu
     serversOf.set(route.id, srv.map((s) => s.id));
     for (const s of srv) routeOfServer.set(s.id, route.id);
   }
-  const subs = await db
-    .insert(subscribers)
-    .values(Array.from({ length: opts.subscribers }, (_, i) => ({ clusterId, name: `u${i}`, token: newSubscriptionToken() })))
-    .returning({ id: subscribers.id, token: subscribers.token });
+  // Only the columns every migration has: tests of an old migration seed with this too.
+  const tokens = Array.from({ length: opts.subscribers }, () => newSubscriptionToken());
+  const inserted = await db.execute<{ id: string; token: string; name: string }>(
+    sql`insert into subscribers (cluster_id, name, token) select ${clusterId}::uuid, 'u' || (x.i - 1), x.t from jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb) with ordinality as x(t, i) order by x.i returning id::text as id, token, name`,
+  );
+  const rows = Array.isArray(inserted) ? inserted : (inserted as { rows: Array<{ id: string; token: string; name: string }> }).rows;
+  const subs = [...rows].sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1))).map((r) => ({ id: r.id, token: r.token }));
   return { clusterId, routeIds: routeRows.map((r) => r.id), serversOf, routeOfServer, subscribers: subs };
 }
 
