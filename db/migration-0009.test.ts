@@ -51,6 +51,7 @@ describe.each(testDbKinds())("migration 0009 on a database with duplicate subscr
       "subscribers_list_last_seen",
       "subscribers_list_usage",
       "subscribers_name_ci",
+      "subscribers_next_reset",
       "subscribers_pkey",
       "subscribers_token",
       "subscribers_vless_uuid",
