@@ -59,12 +59,13 @@ export function ClusterList() {
             create.mutate({ name });
           }}
         >
-          <div className="flex-1">
+          {/* min-w-0: the input's intrinsic width must not push the button past a phone's edge. */}
+          <div className="min-w-0 flex-1">
             <Field label="New cluster name" error={fieldErrors(create.error).name ?? (create.error ? errorMessage(create.error) : undefined)}>
               {(p) => <input {...p} className={inputClass} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. Europe" />}
             </Field>
           </div>
-          <button className={buttonClass} disabled={create.isPending}>
+          <button className={`${buttonClass} shrink-0`} disabled={create.isPending}>
             Create cluster
           </button>
         </form>

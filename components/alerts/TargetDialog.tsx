@@ -37,7 +37,7 @@ export function TargetDialog({ target, onClose }: { target: Target | null; onClo
   return (
     <Dialog title={target ? `Edit ${target.name}` : "Add an alert target"} onClose={onClose} size="lg">
       <form
-        className="grid gap-4 sm:grid-cols-2"
+        className="grid grid-cols-1 gap-4 sm:grid-cols-2"
         onSubmit={(e) => {
           e.preventDefault();
           const input = {
@@ -106,7 +106,7 @@ export function TargetDialog({ target, onClose }: { target: Target | null; onClo
         )}
         <fieldset className="sm:col-span-2" aria-describedby={errors.events ? "alert-events-error" : undefined}>
           <legend className="mb-1 text-sm font-medium text-slate-700">Events</legend>
-          <div className="grid gap-1 sm:grid-cols-2">
+          <div className="grid grid-cols-1 gap-1 sm:grid-cols-2">
             {ALERT_EVENT_TYPES.map((e) => (
               <label key={e} className="flex items-center gap-2 text-sm text-slate-700">
                 <input type="checkbox" checked={events.includes(e)} onChange={() => toggle(e)} /> {ALERT_EVENT_LABELS[e]}

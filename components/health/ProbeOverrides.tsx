@@ -20,7 +20,9 @@ export function ProbeOverrides({ clusterId, servers }: { clusterId: string; serv
         Per-server overrides
       </h2>
       <p className="mb-3 text-xs text-slate-500">Empty fields inherit the cluster&apos;s probe.</p>
-      <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white" data-testid="overrides-card">
+      {/* relative: the header's sr-only label is absolutely positioned, and without a positioned
+          ancestor here it escapes this scroll box and widens the whole page on a phone. */}
+      <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white" data-testid="overrides-card">
         <table className="w-full text-sm">
           <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
             <tr>
