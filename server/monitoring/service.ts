@@ -17,9 +17,11 @@ import { env } from "@/server/env";
 import { logger } from "@/server/logger";
 import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
-import { recordProbeResult, sweepStatuses } from "./store";
+import { pruneMetricsHistory, recordProbeResult, sweepStatuses } from "./store";
 
 const REFRESH_QUIET_MS = 200;
+/** How often old history buckets are deleted (from the sweep). */
+export const HISTORY_PRUNE_EVERY_MS = 60 * 60 * 1000;
 const REFRESH_MAX_WAIT_MS = 1000;
 
 /** Every enabled server with something to probe. */
@@ -99,12 +101,19 @@ export class MonitoringService {
       if (e.kind === "topology" || e.kind === "settings") this.refreshSoon();
     });
     if (!this.opts.proberByLeaderOnly) await this.startProber();
+    let lastPruneMs: number | null = null;
     const loop = () => {
       if (!this.running) return;
       this.sweeping = (async () => {
         try {
-          const { changedClusters } = await sweepStatuses(db, now());
+          const t = now();
+          const { changedClusters } = await sweepStatuses(db, t);
           for (const c of changedClusters) publishChange("health", c);
+          // Hourly, and at once when the clock was set back by more than that.
+          if (lastPruneMs === null || Math.abs(t - lastPruneMs) >= HISTORY_PRUNE_EVERY_MS) {
+            lastPruneMs = t;
+            await pruneMetricsHistory(db, t);
+          }
         } catch (err) {
           log.warn({ err }, "monitoring: status sweep failed");
         }

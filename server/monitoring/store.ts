@@ -5,7 +5,7 @@
  * events (this module does no I/O but the database).
  */
 import "server-only";
-import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import type { AgentReportAck } from "@/core/agent-wire";
@@ -977,4 +977,16 @@ function statusOf(
     },
     nowMs,
   );
+}
+
+/** How long the 5-minute history buckets are kept: the health page charts 24 h; a week leaves room to look back. */
+export const HISTORY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Deletes history buckets that started before `nowMs - retentionMs`; returns how many went. */
+export async function pruneMetricsHistory(db: DbOrTx, nowMs: number, retentionMs = HISTORY_RETENTION_MS): Promise<number> {
+  const gone = await db
+    .delete(serverMetricsHistory)
+    .where(lt(serverMetricsHistory.bucketStart, new Date(nowMs - retentionMs)))
+    .returning({ id: serverMetricsHistory.id });
+  return gone.length;
 }
