@@ -32,6 +32,8 @@ base("first visit on a new install shows setup, then the demo cluster @pg", asyn
     await expect(page.getByTestId("current-operator")).toContainText("founder");
     await page.getByRole("link", { name: /Demo cluster/ }).click();
     await expect(page.getByText("us-nyc-1").first()).toBeVisible();
+    // The diagram opens at a readable zoom at the top; Fit view shows all four routes.
+    await page.getByRole("button", { name: "Fit view" }).click();
     await expect(page.getByText("🇯🇵 Japan").first()).toBeVisible();
     // Setup is once only.
     await page.goto(`${app.url}/setup`);
