@@ -5,7 +5,7 @@
  * while the routes are USA, Germany, Netherlands, Japan (empty).
  */
 import type { Locator, Page } from "@playwright/test";
-import { test, expect, type TestCluster } from "./fixtures";
+import { test, expect, type TestCluster, drag } from "./fixtures";
 import { trpcQuery } from "../scripts/harness/trpc";
 
 interface Topo {
@@ -57,18 +57,6 @@ async function top(locator: Locator): Promise<number> {
   const box = await locator.boundingBox();
   if (!box) throw new Error("not on screen");
   return box.y;
-}
-
-/** A pointer drag in many small steps, as a person does it. */
-async function drag(page: Page, source: Locator, target: Locator) {
-  const s = await source.boundingBox();
-  const t = await target.boundingBox();
-  if (!s || !t) throw new Error("drag source or target is not on screen");
-  await page.mouse.move(s.x + s.width / 2, s.y + s.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(s.x + s.width / 2 + 10, s.y + s.height / 2 + 6, { steps: 3 });
-  await page.mouse.move(t.x + t.width / 2, t.y + Math.min(t.height / 2, 40), { steps: 12 });
-  await page.mouse.up();
 }
 
 test("servers sit in the order of the routes they feed, not alphabetically", async ({ page, cluster }) => {

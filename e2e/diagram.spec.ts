@@ -3,8 +3,8 @@
  * empty routes, warnings, live updates between operators, viewers, and stale drops.
  * Each test has its own demo cluster (fixture `cluster`), so tests never see each other.
  */
-import type { Locator, Page } from "@playwright/test";
-import { test, expect, E2E_ADMIN, type TestCluster } from "./fixtures";
+import type { Page } from "@playwright/test";
+import { test, expect, E2E_ADMIN, type TestCluster, drag } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -39,18 +39,6 @@ async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promi
 
 async function routeOrder(page: Page, cluster: TestCluster): Promise<string[]> {
   return (await topology(page, cluster)).routes.map((r) => r.name);
-}
-
-/** A pointer drag in many small steps, as a person does it. */
-async function drag(page: Page, source: Locator, target: Locator) {
-  const s = await source.boundingBox();
-  const t = await target.boundingBox();
-  if (!s || !t) throw new Error("drag source or target is not on screen");
-  await page.mouse.move(s.x + s.width / 2, s.y + s.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(s.x + s.width / 2 + 10, s.y + s.height / 2 + 6, { steps: 3 });
-  await page.mouse.move(t.x + t.width / 2, t.y + Math.min(t.height / 2, 40), { steps: 12 });
-  await page.mouse.up();
 }
 
 async function expectIn(page: Page, routeName: string | null, inbound: string) {

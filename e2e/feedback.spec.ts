@@ -4,8 +4,8 @@
  * unloading while a write is in flight, a new route brought into view, and the question
  * before a change that leaves a route with no available inbound.
  */
-import type { Locator, Page } from "@playwright/test";
-import { test, expect, type TestCluster } from "./fixtures";
+import type { Page } from "@playwright/test";
+import { test, expect, type TestCluster, drag } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -30,18 +30,6 @@ async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promi
 async function openDiagram(page: Page, cluster: TestCluster) {
   await page.goto(`/clusters/${cluster.id}`);
   await expect(chip(page, "🇺🇸 Dallas")).toBeVisible();
-}
-
-/** A pointer drag in many small steps (dnd-kit needs them). */
-async function drag(page: Page, source: Locator, target: Locator) {
-  const s = await source.boundingBox();
-  const t = await target.boundingBox();
-  if (!s || !t) throw new Error("drag source or target is not on screen");
-  await page.mouse.move(s.x + s.width / 2, s.y + s.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(s.x + s.width / 2 + 10, s.y + s.height / 2 + 6, { steps: 3 });
-  await page.mouse.move(t.x + t.width / 2, t.y + Math.min(t.height / 2, 40), { steps: 12 });
-  await page.mouse.up();
 }
 
 test("a drag's toast gives the server's answer, and Undo moves the inbound back", async ({ page, cluster }) => {

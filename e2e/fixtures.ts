@@ -3,7 +3,7 @@
  * cluster of this test's own (6 servers, 4 routes with "🇯🇵 Japan" empty, 2 unassigned
  * inbounds), so tests running side by side never see each other's changes.
  */
-import { test as base, expect } from "@playwright/test";
+import { test as base, expect, type Locator, type Page } from "@playwright/test";
 import { E2E_ADMIN } from "../playwright.config";
 import { login, trpcMutation } from "../scripts/harness/trpc";
 
@@ -25,3 +25,15 @@ export const test = base.extend<{ cluster: TestCluster }>({
 });
 
 export { expect, E2E_ADMIN };
+
+/** A pointer drag in many small steps, as a person does it (dnd-kit needs them). */
+export async function drag(page: Page, source: Locator, target: Locator) {
+  const s = await source.boundingBox();
+  const t = await target.boundingBox();
+  if (!s || !t) throw new Error("drag source or target is not on screen");
+  await page.mouse.move(s.x + s.width / 2, s.y + s.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(s.x + s.width / 2 + 10, s.y + s.height / 2 + 6, { steps: 3 });
+  await page.mouse.move(t.x + t.width / 2, t.y + Math.min(t.height / 2, 40), { steps: 12 });
+  await page.mouse.up();
+}

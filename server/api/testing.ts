@@ -1,5 +1,8 @@
 /** Tests call procedures directly (createCaller) with the context of a signed-in operator. */
+import { afterAll, beforeAll } from "vitest";
 import type { Db } from "@/db/client";
+import { openTestDatabase, type TestDatabase } from "@/db/testing";
+import { onChange, type ChangeEvent } from "@/server/bus";
 import type { OperatorRole } from "@/server/auth/sessions";
 import type { Context } from "./trpc";
 
@@ -77,4 +80,35 @@ export async function routeNamed(db: Db, clusterId: string, name: string) {
   const { eq } = await import("drizzle-orm");
   const { routes } = await import("@/db/schema");
   return (await db.select().from(routes).where(eq(routes.clusterId, clusterId))).find((r) => r.name === name);
+}
+
+export type Caller = Awaited<ReturnType<typeof adminAndViewer>>["admin"];
+
+/** What a router suite works on: a test database with the demo cluster, an admin and a viewer. */
+export interface SeededSuite {
+  t: TestDatabase;
+  clusterId: string;
+  admin: Caller;
+  viewer: Caller;
+}
+
+/**
+ * Opens the suite's database before its tests (demo cluster, admin, viewer), hands it to
+ * `ready`, collects the change events published meanwhile into `events`, and closes it after.
+ */
+export function seededSuite(kind: Parameters<typeof openTestDatabase>[0], ready: (s: SeededSuite) => void, events?: ChangeEvent[]): void {
+  let suite: SeededSuite | undefined;
+  let stop: (() => void) | undefined;
+  beforeAll(async () => {
+    const t = await openTestDatabase(kind);
+    const { admin, viewer } = await adminAndViewer(t.db);
+    const { seedDemoCluster } = await import("@/server/demo/seed");
+    suite = { t, admin, viewer, clusterId: await seedDemoCluster(t.db, "Demo") };
+    if (events) stop = onChange((e) => events.push(e));
+    ready(suite);
+  });
+  afterAll(async () => {
+    stop?.();
+    await suite?.t.dispose();
+  });
 }

@@ -1,32 +1,19 @@
 /** The inbounds router (and the default route of a first inbound) against a real database. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { clusters, inbounds, routes, servers } from "@/db/schema";
 import { createInbound, DEFAULT_ROUTE_NAME } from "@/server/domain/inbounds";
-import { seedDemoCluster } from "@/server/demo/seed";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
-import type { createCaller } from "@/server/api/root";
-import { adminAndViewer, failure, inboundNamed, tableSnapshot } from "@/server/api/testing";
-import { onChange, type ChangeEvent } from "@/server/bus";
+import { testDbKinds, type TestDatabase } from "@/db/testing";
+import { failure, inboundNamed, tableSnapshot, seededSuite, type Caller } from "@/server/api/testing";
+import { type ChangeEvent } from "@/server/bus";
 
 describe.each(testDbKinds())("inbounds router on %s", (kind) => {
   let t: TestDatabase;
   let clusterId: string;
-  let admin: ReturnType<typeof createCaller>;
+  let admin: Caller;
   const events: ChangeEvent[] = [];
-  let stop: () => void;
   const snapshot = () => tableSnapshot(t.db);
-
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-    ({ admin } = await adminAndViewer(t.db));
-    clusterId = await seedDemoCluster(t.db, "Demo");
-    stop = onChange((e) => events.push(e));
-  });
-  afterAll(async () => {
-    stop?.();
-    await t?.dispose();
-  });
+  seededSuite(kind, (s) => ({ t, clusterId, admin } = s), events);
 
   describe("default route", () => {
     it("puts the first inbound of a cluster with no route in an automatically created default route", async () => {

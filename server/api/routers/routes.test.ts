@@ -1,31 +1,18 @@
 /** The routes router against a real database. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, inbounds } from "@/db/schema";
-import { seedDemoCluster } from "@/server/demo/seed";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
-import type { createCaller } from "@/server/api/root";
-import { adminAndViewer, failure, inboundNamed, routeNamed, tableSnapshot } from "@/server/api/testing";
-import { onChange, type ChangeEvent } from "@/server/bus";
+import { testDbKinds, type TestDatabase } from "@/db/testing";
+import { failure, inboundNamed, routeNamed, tableSnapshot, seededSuite, type Caller } from "@/server/api/testing";
+import { type ChangeEvent } from "@/server/bus";
 
 describe.each(testDbKinds())("routes router on %s", (kind) => {
   let t: TestDatabase;
   let clusterId: string;
-  let admin: ReturnType<typeof createCaller>;
+  let admin: Caller;
   const events: ChangeEvent[] = [];
-  let stop: () => void;
   const snapshot = () => tableSnapshot(t.db);
-
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-    ({ admin } = await adminAndViewer(t.db));
-    clusterId = await seedDemoCluster(t.db, "Demo");
-    stop = onChange((e) => events.push(e));
-  });
-  afterAll(async () => {
-    stop?.();
-    await t?.dispose();
-  });
+  seededSuite(kind, (s) => ({ t, clusterId, admin } = s), events);
 
   describe("routes", () => {
     it("creates a route whose pool moves an inbound away from another route, at position max+1", async () => {

@@ -1,33 +1,20 @@
 /** The servers router against a real database. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, inbounds, serverHealth, servers } from "@/db/schema";
 import { hashAgentToken } from "@/server/domain/tokens";
-import { seedDemoCluster } from "@/server/demo/seed";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
-import type { createCaller } from "@/server/api/root";
-import { adminAndViewer, failure, tableSnapshot } from "@/server/api/testing";
-import { onChange, type ChangeEvent } from "@/server/bus";
+import { testDbKinds, type TestDatabase } from "@/db/testing";
+import { failure, tableSnapshot, seededSuite, type Caller } from "@/server/api/testing";
+import { type ChangeEvent } from "@/server/bus";
 
 describe.each(testDbKinds())("servers router on %s", (kind) => {
   let t: TestDatabase;
   let clusterId: string;
-  let admin: ReturnType<typeof createCaller>;
-  let viewer: ReturnType<typeof createCaller>;
+  let admin: Caller;
+  let viewer: Caller;
   const events: ChangeEvent[] = [];
-  let stop: () => void;
   const snapshot = () => tableSnapshot(t.db);
-
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-    ({ admin, viewer } = await adminAndViewer(t.db));
-    clusterId = await seedDemoCluster(t.db, "Demo");
-    stop = onChange((e) => events.push(e));
-  });
-  afterAll(async () => {
-    stop?.();
-    await t?.dispose();
-  });
+  seededSuite(kind, (s) => ({ t, clusterId, admin, viewer } = s), events);
 
   describe("servers", () => {
     it("adds a server with a one-time agent token (only its hash stored) and a pending health row", async () => {

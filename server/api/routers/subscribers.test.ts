@@ -1,32 +1,19 @@
 /** The subscribers router against a real database. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { TRPCError } from "@trpc/server";
 import { auditLog, subscribers } from "@/db/schema";
-import { seedDemoCluster } from "@/server/demo/seed";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
-import type { createCaller } from "@/server/api/root";
-import { adminAndViewer } from "@/server/api/testing";
-import { onChange, type ChangeEvent } from "@/server/bus";
+import { testDbKinds, type TestDatabase } from "@/db/testing";
+import { seededSuite, type Caller } from "@/server/api/testing";
+import { type ChangeEvent } from "@/server/bus";
 
 describe.each(testDbKinds())("subscribers router on %s", (kind) => {
   let t: TestDatabase;
   let clusterId: string;
-  let admin: ReturnType<typeof createCaller>;
-  let viewer: ReturnType<typeof createCaller>;
+  let admin: Caller;
+  let viewer: Caller;
   const events: ChangeEvent[] = [];
-  let stop: () => void;
-
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-    ({ admin, viewer } = await adminAndViewer(t.db));
-    clusterId = await seedDemoCluster(t.db, "Demo");
-    stop = onChange((e) => events.push(e));
-  });
-  afterAll(async () => {
-    stop?.();
-    await t?.dispose();
-  });
+  seededSuite(kind, (s) => ({ t, clusterId, admin, viewer } = s), events);
 
   it("creates, searches, edits, disables, rotates and deletes, each audited", async () => {
     events.length = 0;
