@@ -226,7 +226,7 @@ async function main() {
       dropToVisibleMs: { median: round(median(visible)), max: round(Math.max(...visible)) },
       failedDrops: failures,
       inboundsMovedInDatabase: moved,
-      goals: { firstRenderUnder2s: median(warm) < 2000 && cold < 2000, dropToSavedUnder300ms: median(saved) < 300 },
+      goals: { firstRenderUnder1500ms: median(warm) < 1500 && cold < 1500, dropToSavedUnder300ms: median(saved) < 300 },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     await context.close();
