@@ -36,7 +36,8 @@ export function WarningsPanel({
             <span aria-hidden className={w.kind === "no-available" || w.kind === "fallback-down" ? "text-red-600" : "text-amber-600"}>
               ⚠
             </span>
-            <span className={w.kind === "no-available" || w.kind === "fallback-down" ? "font-medium text-red-800" : "font-medium"}>{w.message}</span>
+            {/* On a phone the message shares the icon's line and wraps beside it, instead of dropping below it. */}
+            <span className={`max-sm:min-w-0 max-sm:flex-1 max-sm:basis-0 ${w.kind === "no-available" || w.kind === "fallback-down" ? "font-medium text-red-800" : "font-medium"}`}>{w.message}</span>
             {w.kind === "unassigned" ? (
               <span className="flex flex-wrap gap-1">
                 {(allPills ? w.inbounds : w.inbounds.slice(0, PILLS_SHOWN)).map((i) => (
