@@ -1,4 +1,5 @@
 "use client";
+import { PANIC_COLOR } from "./flow";
 import { useSyncExternalStore } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
 import { algorithmLabel, plural, routeColor, routeFlagPrefix, statusStyle } from "@/core/format";
@@ -42,14 +43,16 @@ export function DiagramList() {
         {routes.map((route, position) => {
           const members = index.inboundsByRoute.get(route.id) ?? [];
           const flag = routeFlagPrefix(route.name, route.flag);
+          const panic = index.panicByRoute.get(route.id);
           return (
             <li key={route.id}>
               <section
                 id={listRouteDomId(route.id)}
                 aria-label={`Route ${route.name}`}
                 data-route-id={route.id}
+                data-panic={panic ? true : undefined}
                 className={`rounded-xl border-2 bg-white shadow-sm ${members.length === 0 ? "border-dashed border-slate-400" : ""}`}
-                style={members.length === 0 ? undefined : { borderColor: routeColor(position) }}
+                style={members.length === 0 ? undefined : { borderColor: panic ? PANIC_COLOR : routeColor(position) }}
               >
                 <header className="flex items-start gap-2 border-b border-slate-100 px-3 py-2">
                   <div className="min-w-0 flex-1">
@@ -60,6 +63,7 @@ export function DiagramList() {
                       {flag && <span aria-hidden>{flag}</span>}
                       <span className="truncate">{route.name}</span>
                     </h3>
+                    {panic && <p className="text-xs font-medium text-red-700">{panic.reason}</p>}
                     <p className="text-xs text-slate-500">
                       {algorithmLabel(route.algorithm)} · {members.length === 0 ? "Empty, hidden from users" : plural(members.length, "inbound")}
                     </p>
