@@ -224,7 +224,12 @@ test("deleting a route or a route's last available inbound names what users lose
   await confirmInbound.getByRole("button", { name: "Cancel" }).click();
 
   await page.goto(`/clusters/${cluster.id}`);
-  await page.getByRole("button", { name: "Actions for route 🇯🇵 Japan" }).click();
+  // The Japan box sits below the first view: a live refetch while the page scrolls to it can close
+  // the menu just opened, so open it until its item shows.
+  await expect(async () => {
+    await page.getByRole("button", { name: "Actions for route 🇯🇵 Japan" }).click();
+    await expect(page.getByRole("menuitem", { name: "Delete route…" })).toBeVisible({ timeout: 2_000 });
+  }).toPass({ timeout: 20_000 });
   await page.getByRole("menuitem", { name: "Delete route…" }).click();
   const confirmRoute = page.getByRole("dialog", { name: "Delete route 🇯🇵 Japan?" });
   await expect(confirmRoute.getByRole("list", { name: "Affected routes" })).toHaveText(/🇯🇵 Japan — deleted/);
