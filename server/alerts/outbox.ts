@@ -9,6 +9,8 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { alertDeliveries, alertEvents, clusters, routeAlertState, servers, subscriberAlertState, subscribers } from "@/db/schema";
+import { isRouteInPanic } from "@/core/panic";
+import { effectiveStatus, isAvailable } from "@/core/status";
 import { blockReason } from "@/server/domain/subscriber-access";
 import { routePanicTransition, serverTransitionEvent, subscriberBlockTransition, type AnyAlertEventType } from "./events";
 
@@ -186,27 +188,34 @@ const PANIC_LOCK_KEY = 0x5242_4150; // "RBAP"
 export async function evaluateRoutePanic(db: Db, nowMs: number): Promise<NewAlertEvent[]> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${PANIC_LOCK_KEY})`);
-    const current = rowsOf<{ id: string; name: string; cluster_id: string; inbounds: number; available: number }>(
+    // One row per inbound; the panic rule itself is core/panic.ts, as on the diagram.
+    const members = rowsOf<{ id: string; name: string; cluster_id: string; server_id: string; enabled: boolean; status: string | null }>(
       await tx.execute(sql`
-        select r.id, r.name, r.cluster_id, count(i.id)::int as inbounds,
-          count(i.id) filter (where s.enabled and h.status = 'healthy')::int as available
+        select r.id, r.name, r.cluster_id, s.id as server_id, s.enabled, h.status
         from routes r
         join inbounds i on i.route_id = r.id
         join servers s on s.id = i.server_id
-        left join server_health h on h.server_id = s.id
-        group by r.id, r.name, r.cluster_id`),
+        left join server_health h on h.server_id = s.id`),
     );
+    const byRoute = new Map<string, { id: string; name: string; cluster_id: string; members: { serverId: string; available: boolean }[] }>();
+    for (const m of members) {
+      let r = byRoute.get(m.id);
+      if (!r) byRoute.set(m.id, (r = { id: m.id, name: m.name, cluster_id: m.cluster_id, members: [] }));
+      r.members.push({ serverId: m.server_id, available: isAvailable(effectiveStatus(m.enabled, m.status)) });
+    }
     const stored = new Map((await tx.select().from(routeAlertState)).map((r) => [r.routeId, r]));
     const at = new Date(nowMs);
     const events: NewAlertEvent[] = [];
     const writes: Array<typeof routeAlertState.$inferInsert> = [];
-    for (const r of current) {
+    for (const r of byRoute.values()) {
       const prev = stored.get(r.id) ?? null;
       stored.delete(r.id);
-      const { next, event } = routePanicTransition(prev, r.available === 0);
+      const up = r.members.filter((m) => m.available);
+      const upServers = new Set(up.map((m) => m.serverId));
+      const { next, event } = routePanicTransition(prev, isRouteInPanic(r.members, (id) => upServers.has(id)));
       if (prev && next === prev) continue;
       writes.push({ routeId: r.id, inPanic: next.inPanic, announced: next.announced, changedAt: at });
-      if (event) events.push({ type: event, clusterId: r.cluster_id, data: { route: { id: r.id, name: r.name }, inbounds: r.inbounds, availableInbounds: r.available } });
+      if (event) events.push({ type: event, clusterId: r.cluster_id, data: { route: { id: r.id, name: r.name }, inbounds: r.members.length, availableInbounds: up.length } });
     }
     // Left over: routes that are empty now.
     const emptied = [...stored.values()].filter((r) => r.inPanic);
