@@ -74,4 +74,12 @@ describe("computeMonitoringWarnings", () => {
     );
     expect(many[0]!.message).toBe("Active health probes are turned off for 5 servers (a, b, c and 2 more)");
   });
+
+  it("no-agent comes first and lists at most three names", () => {
+    const servers = ["a", "b", "c", "d", "e"].map((id) => ({ id, name: `srv-${id}`, status: "probe-failing", neverReported: true }));
+    const w = computeMonitoringWarnings(base({ servers }));
+    expect(w[0]).toMatchObject({ kind: "no-agent", serverIds: ["a", "b", "c", "d", "e"] });
+    expect(w[0]!.message).toContain("5 servers have never heard from their agent (srv-a, srv-b, srv-c and 2 more)");
+    expect(computeMonitoringWarnings(base({ servers: servers.map((s) => ({ ...s, neverReported: false })) })).some((x) => x.kind === "no-agent")).toBe(false);
+  });
 });

@@ -3,6 +3,8 @@
  * (`{ kind, id, message, … }`) so the warnings panel can list them with the others:
  *  - "probes-disabled": active probes are off for the whole cluster, or for some servers by
  *    override — a dead listener is then only noticed through the agent's own report;
+ *  - "no-agent": enabled servers whose agent has never reported, so nothing vouches for their
+ *    core and their probes alone decide (on a fresh install: the agent is not installed yet);
  *  - "fallback-down": a route's fallback inbound sits on a server that is itself not healthy,
  *    so the route has no working fallback.
  */
@@ -19,12 +21,15 @@ export interface MonitoringWarningInput {
     enabled?: boolean;
     /** The effective (cluster + override) `enabled`; defaults to the cluster's. */
     probesEnabled?: boolean;
+    /** The agent has never sent a report (absent = unknown, no warning). */
+    neverReported?: boolean;
   }>;
   inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; isFallback: boolean }>;
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
 
 export type MonitoringWarning =
+  | { kind: "no-agent"; id: string; message: string; serverIds: string[] }
   | { kind: "probes-disabled"; id: string; message: string; serverIds: string[] }
   | {
       kind: "fallback-down";
@@ -48,9 +53,21 @@ function list(names: string[]): string {
   return `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`;
 }
 
-/** Warnings in a stable order: probes first, then fallbacks in route order. */
+/** Warnings in a stable order: agents never heard from, probes, then fallbacks in route order. */
 export function computeMonitoringWarnings(input: MonitoringWarningInput): MonitoringWarning[] {
   const out: MonitoringWarning[] = [];
+  const silent = input.servers.filter((s) => s.enabled !== false && s.neverReported === true);
+  if (silent.length > 0) {
+    out.push({
+      kind: "no-agent",
+      id: "no-agent",
+      serverIds: silent.map((s) => s.id),
+      message:
+        silent.length === 1
+          ? `${silent[0]!.name} has never heard from its agent — install the agent on it (the Servers page gives its token and the install command)`
+          : `${silent.length} servers have never heard from their agent (${list(silent.map((s) => s.name))}) — install the agent on each (the Servers page gives their tokens and the install command)`,
+    });
+  }
   if (!input.clusterProbesEnabled) {
     out.push({
       kind: "probes-disabled",

@@ -105,4 +105,17 @@ describe("computeWarnings", () => {
     fb.servers = fb.servers.map((s) => (s.id === "s3" ? { ...s, status: "healthy" } : s));
     expect(computeWarnings(fb).find((w) => w.kind === "fallback-down")).toBeUndefined();
   });
+
+  it("names servers whose agent never reported (reportedAt null), not those never asked (absent) or disabled", () => {
+    const t = topo();
+    expect(kinds(t)).not.toContain("no-agent");
+    const silent = { ...t, servers: t.servers.map((s, i) => ({ ...s, reportedAt: i === 0 ? new Date(0) : null })) };
+    const w = computeWarnings(silent).find((x) => x.kind === "no-agent");
+    expect(w?.message).toMatch(/^\d+ servers have never heard from their agent/);
+    expect(w && "serverIds" in w ? w.serverIds : []).toEqual(t.servers.slice(1).map((s) => s.id));
+    const oneLeft = { ...silent, servers: silent.servers.map((s, i) => (i > 1 ? { ...s, enabled: false } : s)) };
+    expect(computeWarnings(oneLeft).find((x) => x.kind === "no-agent")?.message).toMatch(/has never heard from its agent — install the agent on it/);
+    const allReported = { ...t, servers: t.servers.map((s) => ({ ...s, reportedAt: "2026-11-30T00:00:00Z" })) };
+    expect(kinds(allReported)).not.toContain("no-agent");
+  });
 });

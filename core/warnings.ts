@@ -11,7 +11,15 @@ import { computeMonitoringWarnings, type MonitoringWarning } from "./config-warn
 export interface WarningInput {
   /** Whether the cluster's active probes are on (absent = on). */
   cluster?: { probesEnabled?: boolean };
-  servers: ReadonlyArray<{ id: string; name: string; status: string; enabled?: boolean; probesEnabled?: boolean }>;
+  servers: ReadonlyArray<{
+    id: string;
+    name: string;
+    status: string;
+    enabled?: boolean;
+    probesEnabled?: boolean;
+    /** The agent's last report; null = never reported (absent = unknown). */
+    reportedAt?: Date | string | number | null;
+  }>;
   inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; isFallback?: boolean }>;
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
@@ -81,7 +89,7 @@ export function computeWarnings(topology: WarningInput): Warning[] {
   warnings.push(
     ...computeMonitoringWarnings({
       clusterProbesEnabled: topology.cluster?.probesEnabled ?? true,
-      servers: topology.servers,
+      servers: topology.servers.map((s) => ({ ...s, neverReported: s.reportedAt === null })),
       inbounds: topology.inbounds.map((i) => ({ ...i, isFallback: i.isFallback ?? false })),
       routes: topology.routes,
     }),

@@ -62,6 +62,10 @@ export function WarningsPanel({
                   </button>
                 )}
               </span>
+            ) : w.kind === "no-agent" ? (
+              <Link href={`/clusters/${clusterId}/servers`} className="text-xs font-medium text-sky-700 underline-offset-2 hover:underline">
+                Servers and agent tokens
+              </Link>
             ) : w.kind === "probes-disabled" ? (
               <Link href={`/clusters/${clusterId}/health`} className="text-xs font-medium text-sky-700 underline-offset-2 hover:underline">
                 Probe settings

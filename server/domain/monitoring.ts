@@ -117,7 +117,7 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
     mesh: links.map((l) => ({ observerId: l.observerId, targetId: l.targetId, lastOk: l.lastOk, failStreak: l.failStreak, rttMs: l.rttMs, checkedAt: l.checkedAt })),
     warnings: computeMonitoringWarnings({
       clusterProbesEnabled: clusterCfg.enabled,
-      servers: serversOut.map((s) => ({ id: s.id, name: s.name, status: s.status, enabled: s.enabled, probesEnabled: s.probesEnabled })),
+      servers: serversOut.map((s) => ({ id: s.id, name: s.name, status: s.status, enabled: s.enabled, probesEnabled: s.probesEnabled, neverReported: s.report === null && s.agent === null })),
       inbounds: ibs,
       routes: routeRows,
     }),
