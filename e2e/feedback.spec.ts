@@ -133,7 +133,7 @@ async function soloHealthyServer(page: Page, cluster: TestCluster) {
   const server = await trpcMutation<{ id: string; name: string; agentToken: string }>(page.request, "servers.create", {
     clusterId: cluster.id,
     name: `jp-solo-${tag}`,
-    address: "192.0.2.44",
+    address: "127.0.50.44",
   });
   await trpcMutation(page.request, "inbounds.create", { serverId: server.id, name: `Tokyo ${tag}`, port: 443, security: "none", sni: null });
   const t = await topology(page, cluster);
@@ -224,8 +224,9 @@ test("deleting a route or a route's last available inbound names what users lose
   await confirmInbound.getByRole("button", { name: "Cancel" }).click();
 
   await page.goto(`/clusters/${cluster.id}`);
-  // The Japan box sits below the first view: a live refetch while the page scrolls to it can close
-  // the menu just opened, so open it until its item shows.
+  // The Japan box sits below the first view: bring it in as an operator would, from its warning.
+  await page.getByRole("region", { name: "Warnings" }).getByRole("button", { name: "Show route 🇯🇵 Japan" }).click();
+  // A live refetch can close the menu just opened, so open it until its item shows.
   await expect(async () => {
     await page.getByRole("button", { name: "Actions for route 🇯🇵 Japan" }).click();
     await expect(page.getByRole("menuitem", { name: "Delete route…" })).toBeVisible({ timeout: 2_000 });
@@ -237,4 +238,28 @@ test("deleting a route or a route's last available inbound names what users lose
   await confirmRoute.getByRole("button", { name: "Delete route" }).click();
   await expect(toasts(page).getByRole("status").filter({ hasText: "Route 🇯🇵 Japan deleted" })).toBeVisible();
   expect((await topology(page, cluster)).routes.map((r) => r.name)).not.toContain("🇯🇵 Japan");
+});
+
+test("a route's menu near the bottom of the diagram opens upwards, inside the diagram", async ({ page, cluster }) => {
+  await page.goto(`/clusters/${cluster.id}`);
+  const diagram = page.getByTestId("diagram");
+  const button = page.getByRole("button", { name: "Actions for route 🇺🇸 USA" });
+  await expect(button).toBeVisible();
+  const frame = (await diagram.boundingBox())!;
+  const at = (await button.boundingBox())!;
+  // Pan the empty pane (grabbed left of the boxes, near the top) so the menu button sits 30 px above the diagram's bottom edge.
+  const dy = frame.y + frame.height - 30 - (at.y + at.height / 2);
+  const grab = { x: frame.x + 8, y: frame.y + 40 };
+  await page.mouse.move(grab.x, grab.y);
+  await page.mouse.down();
+  for (let i = 1; i <= 8; i++) await page.mouse.move(grab.x, grab.y + (dy * i) / 8);
+  await page.mouse.up();
+  const moved = (await button.boundingBox())!;
+  expect(moved.y + moved.height).toBeGreaterThan(frame.y + frame.height - 60);
+  await button.click();
+  const item = page.getByRole("menuitem", { name: "Delete route…" });
+  await expect(item).toBeVisible();
+  const box = (await item.boundingBox())!;
+  expect(box.y + box.height).toBeLessThanOrEqual(frame.y + frame.height);
+  expect(box.y + box.height).toBeLessThanOrEqual(moved.y);
 });

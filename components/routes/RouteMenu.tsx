@@ -9,12 +9,17 @@ import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { RouteWizard } from "./RouteWizard";
 
+/** Two items and their padding, with room to spare. */
+const MENU_HEIGHT_PX = 90;
+
 /** Edit / delete actions of one route box; viewers don't see them. */
 export function RouteMenu({ clusterId, route }: { clusterId: string; route: { id: string; name: string; flag: string | null; algorithm: string } }) {
   const canEdit = useCanEdit();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [menuOpen, setMenuOpen] = useState(false);
+  // Opens upwards when the box sits near the bottom of the diagram (or the window), which clips it.
+  const [openUp, setOpenUp] = useState(false);
   const [dialog, setDialog] = useState<"edit" | "delete" | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId }), enabled: dialog === "delete" });
@@ -51,13 +56,19 @@ export function RouteMenu({ clusterId, route }: { clusterId: string; route: { id
         aria-label={`Actions for route ${route.name}`}
         aria-haspopup="menu"
         aria-expanded={menuOpen}
-        onClick={() => setMenuOpen((o) => !o)}
+        onClick={(e) => {
+          const button = e.currentTarget.getBoundingClientRect();
+          const frame = e.currentTarget.closest(".react-flow")?.getBoundingClientRect();
+          const bottom = Math.min(frame?.bottom ?? window.innerHeight, window.innerHeight);
+          setOpenUp(button.bottom + MENU_HEIGHT_PX > bottom);
+          setMenuOpen((o) => !o);
+        }}
         className="nodrag rounded px-1.5 py-0.5 text-slate-500 hover:bg-slate-100 hover:text-slate-900"
       >
         <span aria-hidden="true">⋯</span>
       </button>
       {menuOpen && (
-        <div role="menu" aria-label={`Route ${route.name}`} className="nodrag absolute right-0 z-20 mt-1 w-44 rounded-md border border-slate-200 bg-white py-1 shadow-lg">
+        <div role="menu" aria-label={`Route ${route.name}`} className={`nodrag absolute right-0 z-20 ${openUp ? "bottom-full mb-1" : "mt-1"} w-44 rounded-md border border-slate-200 bg-white py-1 shadow-lg`}>
           <button
             role="menuitem"
             type="button"

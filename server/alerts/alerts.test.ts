@@ -107,6 +107,18 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
     await t.db.delete(alertEvents);
   });
 
+  it("a new server failing from the start, and its first success, alert nobody; its first outage after that does", async () => {
+    await createAlertTarget(t.db, null, { name: "setup hook", kind: "webhook", clusterId, url: `${rx.base}/setup`, secret: SECRET, events: ["server.down", "server.up"], enabled: true });
+    const token = `alert-new-${randomUUID()}`;
+    await t.db.insert(servers).values({ clusterId, name: "fra-new", address: "10.0.0.9", agentTokenHash: hashAgentToken(token) });
+    const send = (over: Parameters<typeof agentReport>[0] = {}) => ingestAgentReport(t.db, `Bearer ${token}`, JSON.stringify(agentReport(over)), (clock += 1000));
+    expect((await send({ listenerAlive: false })).body).toMatchObject({ status: "unavailable" }); // pending → unavailable, never up
+    expect((await send()).body).toMatchObject({ status: "healthy" }); // first success
+    expect(await t.db.select().from(alertEvents)).toHaveLength(0);
+    expect((await send({ listenerAlive: false })).body).toMatchObject({ status: "unavailable" });
+    expect(await eventsOf("server.down")).toBe(1);
+  });
+
   it("a webhook receives a signed server down event, triggered by the agent's report, then server up", async () => {
     const target = await createAlertTarget(t.db, null, { name: "ops hook", kind: "webhook", clusterId, url: `${rx.base}/hook`, secret: SECRET, events: ["server.down", "server.up"], enabled: true });
     const other = await createAlertTarget(t.db, null, { name: "subscribers only", kind: "webhook", clusterId: null, url: `${rx.base}/other`, secret: SECRET, events: ["subscriber.expired"], enabled: true });

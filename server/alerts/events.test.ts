@@ -22,6 +22,14 @@ describe("serverTransitionEvent", () => {
     for (const s of SERVER_STATUSES) expect(serverTransitionEvent(s, s)).toBeNull();
   });
 
+  it("nothing for a server that has never passed a check: failing from the start, or its first success", () => {
+    for (const to of ["no-data", "unavailable", "probe-failing", "unreachable"]) {
+      expect(serverTransitionEvent("pending", to, false)).toBeNull();
+      expect(serverTransitionEvent(to, "healthy", false)).toBeNull();
+    }
+    expect(serverTransitionEvent("probe-failing", "healthy", true)).toBe("server.up");
+  });
+
   it("a flapping server gets one event per status transition, alternating, never two downs in a row", () => {
     const seq = ["healthy", "probe-failing", "healthy", "probe-failing", "unavailable", "no-data", "healthy", "healthy"];
     const events = seq.slice(1).map((to, k) => serverTransitionEvent(seq[k]!, to)).filter(Boolean);

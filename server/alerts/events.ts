@@ -17,11 +17,13 @@ const isDown = (s: string) => DOWN_STATUSES.has(s as ServerStatus);
 /**
  * The event of a server status change, or null. Down: into a down status (no-data,
  * unavailable, probe-failing, unreachable) from one that is not (healthy, pending, disabled);
- * up: from a down status back to healthy. Disabling a down server, or a first success, says
- * nothing; moving between down statuses is the same outage.
+ * up: from a down status back to healthy. Disabling a down server says nothing; moving
+ * between down statuses is the same outage. A server that has never passed a check
+ * (`hadSucceeded` false: a new server whose agent is not installed yet, up to and including
+ * its first success) is being set up, not failing: no event either way.
  */
-export function serverTransitionEvent(from: string, to: string): "server.down" | "server.up" | null {
-  if (from === to) return null;
+export function serverTransitionEvent(from: string, to: string, hadSucceeded = true): "server.down" | "server.up" | null {
+  if (from === to || !hadSucceeded) return null;
   if (isDown(to) && !isDown(from)) return "server.down";
   if (to === "healthy" && isDown(from)) return "server.up";
   return null;

@@ -62,6 +62,8 @@ export interface ServerTransition {
   from: string;
   to: string;
   reason: string;
+  /** Whether a check had passed before this change (false up to and including the first success). */
+  hadSucceeded: boolean;
 }
 
 /**
@@ -69,7 +71,7 @@ export interface ServerTransition {
  * the monitoring store's recompute). Changes that are no outage edge are ignored.
  */
 export async function recordServerTransitions(tx: DbOrTx, changes: readonly ServerTransition[], nowMs: number): Promise<void> {
-  const edges = changes.map((c) => ({ c, type: serverTransitionEvent(c.from, c.to) })).filter((x) => x.type !== null);
+  const edges = changes.map((c) => ({ c, type: serverTransitionEvent(c.from, c.to, c.hadSucceeded) })).filter((x) => x.type !== null);
   if (edges.length === 0) return;
   const info = new Map(
     (await tx.select({ id: servers.id, name: servers.name, address: servers.address }).from(servers).where(inArray(servers.id, edges.map((e) => e.c.serverId)))).map((s) => [s.id, s]),

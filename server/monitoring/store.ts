@@ -98,7 +98,7 @@ export async function recomputeServer(
     patch.updatedAt = new Date(nowMs);
     await tx.update(serverHealth).set(patch).where(eq(serverHealth.serverId, serverId));
   }
-  if (changed) await recordServerTransitions(tx, [{ serverId, clusterId: row.clusterId, from: h.status, to: result.status, reason: result.reason }], nowMs);
+  if (changed) await recordServerTransitions(tx, [{ serverId, clusterId: row.clusterId, from: h.status, to: result.status, reason: result.reason, hadSucceeded: (h.everSucceeded || h.reportEverHealthy) && !firstSuccess }], nowMs);
   return { serverId, clusterId: row.clusterId, status: result.status, changed };
 }
 
@@ -150,7 +150,7 @@ export async function recomputeServers(
     const result = statusOf(row, h, mesh ?? { unreachable: h.meshUnreachable, reason: h.meshReason ?? "" }, nowMs);
     const changed = result.status !== h.status;
     if (changed) {
-      transitions.push({ serverId: row.id, clusterId: row.clusterId, from: h.status, to: result.status, reason: result.reason });
+      transitions.push({ serverId: row.id, clusterId: row.clusterId, from: h.status, to: result.status, reason: result.reason, hadSucceeded: (h.everSucceeded || h.reportEverHealthy) && !firstSuccess.has(row.id) });
       latestMs = Math.max(latestMs, nowMs);
     }
     // As recomputeServer: no-data's reason counts the seconds of silence, rewritten only with the status.
