@@ -174,7 +174,7 @@ test("disabling the only healthy server of a route asks, naming the route and it
   await expect.poll(enabled).toBe(true);
 });
 
-test("dragging a route's last available inbound out asks first; Cancel keeps it", async ({ page, cluster }) => {
+test("dragging a route's last available inbound out asks first; Cancel keeps it; its Undo asks the same", async ({ page, cluster }) => {
   const { tokyo } = await soloHealthyServer(page, cluster);
   await openDiagram(page, cluster);
   await drag(page, chip(page, tokyo), routeBox(page, "🇺🇸 USA"));
@@ -187,6 +187,16 @@ test("dragging a route's last available inbound out asks first; Cancel keeps it"
   await drag(page, chip(page, tokyo), routeBox(page, "🇺🇸 USA"));
   await dialog.getByRole("button", { name: "Move anyway" }).click();
   await expect.poll(() => routeOf(page, cluster, tokyo)).toBe("🇺🇸 USA");
+
+  // Undo takes it out of 🇺🇸 USA, whose only available inbound it now is: that asks too.
+  const toast = toasts(page).getByRole("status").filter({ hasText: tokyo });
+  await toast.getByRole("button", { name: "Undo" }).click();
+  const undoDialog = page.getByRole("dialog", { name: `Undo: move ${tokyo} back to route 🇯🇵 Japan?` });
+  await expect(undoDialog.getByRole("list", { name: "Affected routes" })).toHaveText(/🇺🇸 USA/);
+  expect(await routeOf(page, cluster, tokyo)).toBe("🇺🇸 USA");
+  await undoDialog.getByRole("button", { name: "Move anyway" }).click();
+  await expect.poll(() => routeOf(page, cluster, tokyo)).toBe("🇯🇵 Japan");
+  await expect(toast).toContainText(`Undone: ${tokyo} is back in 🇯🇵 Japan.`);
 });
 
 test("a viewer sees none of the risky actions", async ({ page, browser, cluster }) => {

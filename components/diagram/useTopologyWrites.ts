@@ -37,6 +37,9 @@ export function useTopologyWrites(opts: { clusterId: string; index: DiagramIndex
     latest.current = { targetName };
   }, [targetName]);
 
+  /** A move (or an undo) waiting for the operator's yes: it would leave routes with no available inbound. */
+  const [asking, setAsking] = useState<{ action: string; impact: Impact; run(): void } | null>(null);
+
   const optimisticMove = (vars: MoveVars) => {
     const previous = queryClient.getQueryData(queryKey);
     void queryClient.cancelQueries({ queryKey });
@@ -88,14 +91,22 @@ export function useTopologyWrites(opts: { clusterId: string; index: DiagramIndex
           action: {
             label: "Undo",
             onClick: () => {
-              toast.update(id, { text: `Moving ${name} back…`, action: undefined });
-              mutateUndo(
-                { inboundId: res.inboundId, toRouteId: res.fromRouteId, expectedVersion: res.version },
-                {
-                  onSuccess: () => toast.update(id, { text: undoToastText(name, latest.current.targetName(res.fromRouteId), null) }),
-                  onError: (err) => toast.update(id, { kind: "error", text: undoToastText(name, latest.current.targetName(res.fromRouteId), errorMessage(err)) }),
-                },
-              );
+              const back = latest.current.targetName(res.fromRouteId);
+              const undo = () => {
+                toast.update(id, { text: `Moving ${name} back…`, action: undefined });
+                mutateUndo(
+                  { inboundId: res.inboundId, toRouteId: res.fromRouteId, expectedVersion: res.version },
+                  {
+                    onSuccess: () => toast.update(id, { text: undoToastText(name, latest.current.targetName(res.fromRouteId), null) }),
+                    onError: (err) => toast.update(id, { kind: "error", text: undoToastText(name, latest.current.targetName(res.fromRouteId), errorMessage(err)) }),
+                  },
+                );
+              };
+              // Moving back is a move like any other: it asks first when it would leave a route with no available inbound.
+              const now = queryClient.getQueryData(queryKey);
+              const impact = now ? impactOf({ kind: "move-inbound", inboundId: res.inboundId, toRouteId: res.fromRouteId }, now) : null;
+              if (impact && impact.routes.length > 0) setAsking({ action: `Undo: move ${name} back to ${res.fromRouteId === null ? "Unassigned" : `route ${back}`}`, impact, run: undo });
+              else undo();
             },
           },
         });
@@ -131,8 +142,6 @@ export function useTopologyWrites(opts: { clusterId: string; index: DiagramIndex
   const { mutate: mutateMove } = moveMutation;
   const { mutate: mutateReorder } = reorderMutation;
 
-  /** A move waiting for the operator's yes: it would leave routes with no available inbound. */
-  const [asking, setAsking] = useState<{ vars: MoveVars; name: string; to: string; impact: Impact } | null>(null);
 
   const send = useCallback(
     (vars: MoveVars, name: string, to: string) => {
@@ -151,7 +160,7 @@ export function useTopologyWrites(opts: { clusterId: string; index: DiagramIndex
       const vars = { inboundId, toRouteId: to, expectedVersion: inbound.version };
       const where = to === null ? "Unassigned" : `route ${targetName(to)}`;
       const impact = impactOf({ kind: "move-inbound", inboundId, toRouteId: to }, index.data);
-      if (impact.routes.length > 0) setAsking({ vars, name: inbound.name, to: where, impact });
+      if (impact.routes.length > 0) setAsking({ action: `Move ${inbound.name} to ${where}`, impact, run: () => send(vars, inbound.name, where) });
       else send(vars, inbound.name, where);
     },
     [index, send, targetName],
@@ -160,11 +169,11 @@ export function useTopologyWrites(opts: { clusterId: string; index: DiagramIndex
   const confirmDialog = asking
     ? createElement(ImpactDialog, {
         impact: asking.impact,
-        action: `Move ${asking.name} to ${asking.to}`,
+        action: asking.action,
         confirmLabel: "Move anyway",
         onConfirm: () => {
           setAsking(null);
-          send(asking.vars, asking.name, asking.to);
+          asking.run();
         },
         onClose: () => {
           setAsking(null);
