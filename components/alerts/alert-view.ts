@@ -1,5 +1,6 @@
 /** What the alerts page shows for a target and its deliveries: pure, so it is unit-tested. */
 import { ALERT_EVENT_LABELS, type AlertEventType } from "@/core/alert-events";
+import { randomHex } from "@/lib/random-hex";
 
 export type TargetState = "ok" | "retrying" | "failing" | "new";
 
@@ -49,9 +50,7 @@ export const when = (d: Date | null): string => (d ? new Date(d).toLocaleString(
 
 /** A webhook signing secret: 24 random bytes as 48 hex digits. */
 export function randomSecret(): string {
-  const bytes = new Uint8Array(24);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return randomHex(24);
 }
 
 /** A delivery's event type as people read it; an unknown type (from a newer server) as is. */

@@ -10,6 +10,7 @@ import { inboundFieldsSchema, splitList } from "@/core/validation";
 import { routeFlagPrefix } from "@/core/format";
 import { FlagPicker } from "@/components/routes/FlagPicker";
 import { leadingFlagCode, nameWithFlag } from "./inbound-name";
+import { randomHex } from "@/lib/random-hex";
 
 const formSchema = inboundFieldsSchema;
 
@@ -28,9 +29,7 @@ export interface InboundValues {
 
 /** A fresh Reality short id: 8 random bytes as 16 hex digits (what Xray's docs suggest). */
 function newShortId(): string {
-  const b = new Uint8Array(8);
-  crypto.getRandomValues(b);
-  return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return randomHex(8);
 }
 
 /** Create an inbound on a server, or edit one. */
