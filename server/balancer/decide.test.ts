@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideRoute } from "./decide";
+import { decideRoute, RATE_MIN_USERS } from "./decide";
 import { MBIT, route, srv } from "./testing";
 import type { DecideInput, ServerMetrics } from "./types";
 
@@ -235,9 +235,14 @@ describe("decideRoute: damped fail-back", () => {
     expect(decide(undefined).inboundId).toBe("in-back");
   });
 
-  it("still moves when the returning server is better by more than the fail-back margin", () => {
+  it("still moves a starved server's user when the returning server is better by more than the fail-back margin", () => {
     const s = servers(now - HOUR);
-    s.cur.reportedTrafficBps = 900 * MBIT; // cur: 10 Mbit/s per user; back: 90 → 9×
+    // cur: (1000 − 800) / 50 = 4 Mbit/s free per user, 16 Mbit/s traffic per user;
+    // back: (1000 − 150) / 6 = 142 free, 30 traffic per user: cur is starved (16 × 1.25 < 30).
+    s.cur.reportedTrafficBps = 800 * MBIT;
+    s.cur.reportedUsers = 50;
+    s.back.reportedTrafficBps = 150 * MBIT;
+    s.back.reportedUsers = 5;
     const d = decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now }));
     expect(d.inboundId).toBe("in-back");
     expect(d.explanation).toMatch(/fail-back margin/);
@@ -247,7 +252,8 @@ describe("decideRoute: damped fail-back", () => {
     const s = servers(now - HOUR);
     s.cur.reportedTrafficBps = 1000 * MBIT; // no spare: judged by fair share 100 vs 1000/10 = 100 → stays
     expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-cur");
-    s.cur.reportedUsers = 100; // fair share 10 vs 100 Mbit/s: 10× → moves
+    s.cur.reportedUsers = 100; // fair share 10 vs 1000/10 = 100 Mbit/s: 10×
+    s.back.reportedTrafficBps = 150 * MBIT; // …and cur is starved: 10 Mbit/s per user vs back's 16.7
     expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-back");
   });
 
@@ -316,5 +322,210 @@ describe("decideRoute: ties", () => {
   it("reports a tie in the explanation", () => {
     const d = decideRoute(base({ a: srv(), b: srv() }));
     expect(d.explanation).toMatch(/tie broken by user hash/);
+  });
+});
+
+describe("decideRoute: prior for a server with no learned peak", () => {
+  const score = (servers: Record<string, ServerMetrics>, id: string, over: Partial<DecideInput> = {}) =>
+    decideRoute(base(servers, { nowMs: 0, ...over })).candidates.find((c) => c.serverId === id);
+
+  it("assumes the mean of its peers' peaks, not the best one", () => {
+    const c = score(
+      {
+        small: srv({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 50 }),
+        big: srv({ learnedPeakBps: 900 * MBIT, reportedTrafficBps: 900 * MBIT, reportedUsers: 50 }),
+        blind: srv(),
+      },
+      "blind",
+    );
+    expect(c?.score).toBe(500 * MBIT); // (100 + 900) / 2, nobody on it
+    expect(c?.note).toContain("no data yet: peers' mean peak");
+  });
+
+  it("a blind server is not filled like the biggest: the big peer wins a newcomer", () => {
+    const d = decideRoute(
+      base({
+        big: srv({ learnedPeakBps: 5000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 300 }),
+        small: srv({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 40 }),
+        blind: srv({ reportedUsers: 300 }),
+      }),
+    );
+    // big: 4000 / 301 ≈ 13.3 Mbit/s free per user; blind: 2550 / 301 ≈ 8.5 (best-peer prior: 16.6).
+    expect(d.inboundId).toBe("in-big");
+  });
+
+  it("equals the only peer's peak when just one server has reported", () => {
+    const c = score({ first: srv({ learnedPeakBps: 700 * MBIT, reportedTrafficBps: 0 }), blind: srv() }, "blind");
+    expect(c?.score).toBe(700 * MBIT);
+  });
+
+  it("is the floor when no server has a peak yet (zero users everywhere)", () => {
+    const d = decideRoute(base({ a: srv(), b: srv() }));
+    for (const c of d.candidates) expect(c.score).toBe(100 * MBIT);
+    expect(d.explanation).toMatch(/tie broken by user hash/);
+  });
+
+  it("uses peers' peaks decayed to now, undecayed when the clock went backwards", () => {
+    const day = 24 * 3600 * 1000;
+    const servers = { a: srv({ learnedPeakBps: 1000 * MBIT, reportedAt: 0 }), b: srv({ learnedPeakBps: 600 * MBIT, reportedAt: 0 }), blind: srv() };
+    expect(score(servers, "blind", { nowMs: day })?.score).toBeCloseTo(400 * MBIT); // (500 + 300) / 2
+    expect(score(servers, "blind", { nowMs: -day })?.score).toBe(800 * MBIT);
+  });
+
+  it("only counts servers of the pool: a server that is down does not set the prior", () => {
+    const servers = {
+      up: srv({ learnedPeakBps: 200 * MBIT }),
+      down: srv({ available: false, learnedPeakBps: 10_000 * MBIT }),
+      blind: srv(),
+    };
+    expect(score(servers, "blind")?.score).toBe(200 * MBIT);
+  });
+});
+
+describe("decideRoute: spare capacity needs a fair share at least as large", () => {
+  // tiny: a 50 Mbit/s link at its floor of 100 Mbit/s: (100 − 50) / (24 + 1) = 2 Mbit/s free per
+  // user, fair share 100 / 25 = 4; huge: saturated at its peak, fair share 10000 / 1200 ≈ 8.3.
+  const fleet = () => ({
+    huge: srv({ learnedPeakBps: 10_000 * MBIT, reportedTrafficBps: 10_000 * MBIT, reportedUsers: 1200 }),
+    tiny: srv({ learnedPeakBps: 50 * MBIT, reportedTrafficBps: 50 * MBIT, reportedUsers: 24 }),
+  });
+
+  it("keeps a user for spare capacity on a server with a smaller fair share, and says so", () => {
+    const d = decideRoute(base(fleet(), { previousInboundId: "in-huge" }));
+    expect(d.inboundId).toBe("in-huge");
+    expect(d.reason).toBe("sticky");
+    expect(d.explanation).toMatch(/in-tiny has spare capacity but a smaller fair share \(4\.00 vs 8\.33 Mbit\/s\)/);
+    expect(d.explanation).not.toMatch(/would be needed/);
+  });
+
+  it("moves when the fair share there is at least as large (equal counts)", () => {
+    const s = fleet();
+    s.huge.reportedUsers = 2500; // fair share 4.00 = tiny's 4.00
+    expect(decideRoute(base(s, { previousInboundId: "in-huge" })).inboundId).toBe("in-tiny");
+  });
+
+  it("does not apply to a new user: spare capacity still wins a first placement", () => {
+    expect(decideRoute(base(fleet())).inboundId).toBe("in-tiny");
+  });
+
+  it("does not apply when the destination has no users at all", () => {
+    const s = fleet();
+    s.tiny.reportedUsers = 0;
+    s.tiny.reportedTrafficBps = 0; // free 100 Mbit/s, fair share 100 Mbit/s
+    expect(decideRoute(base(s, { previousInboundId: "in-huge" })).inboundId).toBe("in-tiny");
+  });
+
+  it("a user of a server that is down still goes where spare capacity is", () => {
+    const s = fleet();
+    s.huge.available = false;
+    const d = decideRoute(base(s, { previousInboundId: "in-huge" }));
+    expect(d.inboundId).toBe("in-tiny");
+    expect(d.reason).toBe("best");
+  });
+});
+
+describe("decideRoute: during the fail-back dwell only a starved server gives users back", () => {
+  const HOUR = 3600_000;
+  const now = 100 * HOUR;
+  // cur: saturated 1 Gbit/s, 200 users → 5 Mbit/s each; back: 2 Gbit/s back 1 h ago, 10 users at
+  // 8 Mbit/s each. Fair share 2000 / 11 ≈ 182 vs 1000 / 200 = 5: far beyond the 4× margin.
+  const fleet = () => ({
+    cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 200 }),
+    back: srv({ learnedPeakBps: 2000 * MBIT, reportedTrafficBps: 80 * MBIT, reportedUsers: 10, availableSinceMs: now - HOUR }),
+  });
+  const decide = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) =>
+    decideRoute(base(servers, { previousInboundId: "in-cur", nowMs: now, ...over }));
+
+  it("moves a user whose server gives less than the best per-user traffic ÷ (1 + hysteresis)", () => {
+    const d = decide(fleet()); // 5 × 1.25 < 8
+    expect(d.inboundId).toBe("in-back");
+    expect(d.explanation).toMatch(/fail-back margin/);
+  });
+
+  it("keeps a user whose server gives about what users get anywhere, and says why", () => {
+    const s = fleet();
+    s.cur.reportedUsers = 150; // 6.67 × 1.25 = 8.33 ≥ 8
+    const d = decide(s);
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.reason).toBe("sticky");
+    expect(d.explanation).toMatch(/its users get 6\.67 Mbit\/s each, within 25% of the best \(8\.00 Mbit\/s on in-back\), so it is not starved/);
+    expect(d.explanation).toMatch(/fail-back margin 300%: in-back came back 60 min ago/);
+  });
+
+  it("uses the route's hysteresis as the margin", () => {
+    const s = fleet();
+    s.cur.reportedUsers = 150;
+    const r = route(["cur", "back"], { hysteresis: 0.1 }); // 6.67 × 1.1 < 8: starved
+    expect(decide(s, { route: r }).inboundId).toBe("in-back");
+  });
+
+  it("a server with fewer than RATE_MIN_USERS users does not set the reference", () => {
+    const s = fleet();
+    s.back.reportedUsers = RATE_MIN_USERS - 1;
+    s.back.reportedTrafficBps = 100 * MBIT; // 25 Mbit/s each, but only 4 users
+    s.cur.reportedUsers = 100; // 10 Mbit/s each: the best among servers with ≥ 5 users
+    const d = decide(s);
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.explanation).toMatch(/within 25% of the best \(10\.0 Mbit\/s on in-cur\)/);
+  });
+
+  it("with no reference at all (every server under RATE_MIN_USERS) the fail-back margin alone decides", () => {
+    const s = {
+      cur: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 990 * MBIT, reportedUsers: 3 }),
+      back: srv({ capacityOverrideBps: 1000 * MBIT, reportedUsers: 0, availableSinceMs: now - HOUR }),
+    };
+    expect(decide(s).inboundId).toBe("in-back"); // 10 / 3 vs 1000 free per user
+  });
+
+  it("a current server whose report counts no users (only in-flight ones) counts as starved", () => {
+    const s = fleet();
+    s.cur.reportedUsers = 0;
+    s.cur.reportedTrafficBps = 0;
+    // 50 users in flight at 5 Mbit/s: (1000 − 250) / 50 = 15 free per user vs (2000 − 80) / 11 ≈ 175.
+    const inflight = (id: string) => (id === "cur" ? { users: 50, trafficBps: 250 * MBIT } : undefined);
+    expect(decide(s, { inflight }).inboundId).toBe("in-back");
+  });
+
+  it("is not consulted after the dwell, with a return time in the future (clock backwards), or without one", () => {
+    const s = fleet();
+    s.cur.reportedUsers = 150; // not starved
+    s.back.availableSinceMs = now - 13 * HOUR;
+    expect(decide(s).inboundId).toBe("in-back");
+    s.back.availableSinceMs = now + HOUR;
+    expect(decide(s).inboundId).toBe("in-back");
+    s.back.availableSinceMs = undefined;
+    expect(decide(s).inboundId).toBe("in-back");
+  });
+
+  it("does not hold users of a server that is down, nor new users", () => {
+    const s = fleet();
+    s.cur.reportedUsers = 150;
+    expect(decide(s, { previousInboundId: null }).inboundId).toBe("in-back");
+    s.cur.available = false;
+    expect(decide(s).inboundId).toBe("in-back");
+  });
+
+  it("does not apply to round-robin routes", () => {
+    const s = fleet();
+    s.cur.reportedUsers = 150;
+    s.back.availableSinceMs = now - 13 * HOUR; // outside the dwell: plain hysteresis on users
+    const r = route(["cur", "back"], { algorithm: "round-robin" });
+    expect(decide(s, { route: r }).inboundId).toBe("in-back");
+    s.back.availableSinceMs = now - HOUR; // 1/11 vs 1/150: beyond the 4× margin, starvation not asked
+    expect(decide(s, { route: r }).inboundId).toBe("in-back");
+  });
+
+  it("with every server down nothing is sticky: panic picks among them", () => {
+    const s = fleet();
+    s.cur.available = false;
+    s.back.available = false;
+    const d = decide(s);
+    expect(d.reason).toBe("panic");
+  });
+
+  it("an empty route decides nothing", () => {
+    const d = decide(fleet(), { route: route([]) });
+    expect(d.inboundId).toBeNull();
+    expect(d.reason).toBe("none");
   });
 });

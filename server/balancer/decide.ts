@@ -16,9 +16,22 @@
  *   round-robin    coefficient / (U + 1)  (≡ lowest (U + 1) / coefficient wins).
  *   U and T include in-flight additions. For the user's current server the user is already
  *   in U and T, so the divisor is max(U, 1) instead of U + 1.
+ *   C of a server with no learned peak yet is the mean of the learned peaks of the pool's
+ *   servers that have one (the floor when none has): a blind server is guessed to be a typical
+ *   one, not the best, so a heterogeneous fleet's small links are not filled like its big ones
+ *   before they report.
  * Stickiness: keep the current inbound unless best > current × (1 + hysteresis)
  *   (least-traffic additionally needs an absolute gain ≥ minMoveGainBps, or — when the current
  *   server has no spare capacity — a fair share better by the same margin).
+ *   Least-traffic moves for spare capacity also need the destination's fair share to be at
+ *   least the current one's: spare on a server that offers a smaller share of its link is an
+ *   artefact of its capacity estimate (e.g. the floor on a 50 Mbit/s link), and the user would
+ *   move back as soon as it fills.
+ *   Damped fail-back (least-traffic): during the dwell, a user whose current server works moves
+ *   to the server that came back only if the current server is starved, i.e. its reported
+ *   traffic per user × (1 + hysteresis) is below the best reported traffic per user in the pool
+ *   (servers with at least RATE_MIN_USERS users). Users who already get about what users get
+ *   anywhere stay; reconnecting them would buy little.
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
 import { decayPeak, effectiveCapacity } from "./capacity";
@@ -74,6 +87,33 @@ const mbps = (bps: number): string => {
 };
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 const label = (ib: RouteInbound): string => ib.name ?? ib.inboundId;
+
+/**
+ * A server's reported traffic per user counts as the pool's reference ("what users get where
+ * they are not held back") only with at least this many users: one heavy user alone says
+ * nothing about what others get.
+ */
+export const RATE_MIN_USERS = 5;
+
+/** Reported traffic per user, or null when the server reported no users. */
+function perUserBps(m: ServerMetrics): number | null {
+  const u = m.reportedUsers;
+  if (!(u > 0)) return null;
+  const t = Number.isFinite(m.reportedTrafficBps) && m.reportedTrafficBps > 0 ? m.reportedTrafficBps : 0;
+  return t / u;
+}
+
+/** The best reported traffic per user among the pool's servers with ≥ RATE_MIN_USERS users. */
+function referencePerUser(pool: readonly Row[]): { bps: number; row: Row } | null {
+  let ref: { bps: number; row: Row } | null = null;
+  for (const r of pool) {
+    const m = r.m as ServerMetrics;
+    if (!(m.reportedUsers >= RATE_MIN_USERS)) continue;
+    const v = perUserBps(m) as number;
+    if (!ref || v > ref.bps) ref = { bps: v, row: r };
+  }
+  return ref;
+}
 
 function hashOf(r: Row, userId: string): number {
   if (r.hash < 0) r.hash = rendezvousHash(userId, r.ib.inboundId);
@@ -160,16 +200,24 @@ export function decideRoute(input: DecideInput): Decision {
   }
 
   // ---- score the pool ----
-  // Prior for a server that has never carried traffic (peak 0): assume it is like the best of
-  // its peers rather than the bare floor, so one early report does not drain all new users
-  // onto the server that happened to report first.
+  // Prior for a server that has never carried traffic (peak 0): assume it is like the mean of
+  // its peers with a peak rather than the bare floor, so one early report does not drain all
+  // new users onto the server that happened to report first; and not like the best of them,
+  // which fills every blind server of a mixed fleet (a 100 Mbit/s link among 5 Gbit/s ones)
+  // as if it were the biggest.
   let peerPeak = 0;
   if (lt) {
+    let sum = 0;
+    let n = 0;
     for (const r of pool) {
       const m = r.m as ServerMetrics;
       r.peak = m.learnedPeakBps > 0 ? decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs) : 0;
-      if (r.peak > peerPeak) peerPeak = r.peak;
+      if (r.peak > 0) {
+        sum += r.peak;
+        n++;
+      }
     }
+    if (n > 0) peerPeak = sum / n;
   }
   const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
   for (const r of pool) {
@@ -201,7 +249,7 @@ export function decideRoute(input: DecideInput): Decision {
             : peak < opts.capacityFloorBps
               ? "floor"
               : unknown
-                ? "no data yet: best peer's peak"
+                ? "no data yet: peers' mean peak"
                 : "learned peak";
         r.out.note = `${prefix}${mbps(free)} Mbit/s free per user = max(C ${mbps(C)} [${cSrc}] − T ${mbps(T)}, 0) / ${divNote}; users ${U}`;
       }
@@ -234,6 +282,7 @@ export function decideRoute(input: DecideInput): Decision {
     } else {
       let move: boolean;
       let why: string;
+      let marginSays = true; // "more than X better would be needed" explains the keep
       const since = (best.m as ServerMetrics).availableSinceMs;
       const failBack = since !== undefined && nowMs >= since && nowMs - since < opts.failBackDwellMs;
       const margin = failBack ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
@@ -241,13 +290,25 @@ export function decideRoute(input: DecideInput): Decision {
       if (lt) {
         // During a fail-back dwell a saturated current server (cs = 0) is judged by fair share
         // (bySh) like any other; "spare capacity beats none" alone does not move anyone back.
-        const byFree = (cs > 0 || !failBack) && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
+        // Spare capacity on a server with a smaller fair share is not worth a move (see above).
+        const spare = (cs > 0 || !failBack) && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
+        const smallerShare = spare && best.share < cur.share;
+        const byFree = spare && !smallerShare;
         const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + margin);
-        move = byFree || bySh;
-        if (byFree) {
+        // During the dwell, only a starved current server gives its users back.
+        const ref = failBack && (byFree || bySh) ? referencePerUser(pool) : null;
+        const curRate = ref ? perUserBps(cur.m as ServerMetrics) : null;
+        const satisfied = ref !== null && curRate !== null && curRate * (1 + hysteresis) >= ref.bps;
+        move = (byFree || bySh) && !satisfied;
+        marginSays = !satisfied && !smallerShare;
+        if (satisfied && ref) {
+          why = `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of the best (${mbps(ref.bps)} Mbit/s on ${label(ref.row.ib)}), so it is not starved`;
+        } else if (byFree) {
           why = cs > 0 ? `${pct(bs / cs - 1)} more free bandwidth per user` : `spare capacity while ${label(cur.ib)} has none`;
         } else if (bySh) {
           why = `${label(cur.ib)} has no spare capacity and ${label(best.ib)} offers a ${pct(best.share / cur.share - 1)} larger fair share (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
+        } else if (smallerShare) {
+          why = `${label(best.ib)} has spare capacity but a smaller fair share (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
         } else {
           const gain =
             cs > 0 ? pct(bs / cs - 1) : cs === bs ? "0%" : `${mbps(bs - cs)} Mbit/s`;
@@ -263,7 +324,9 @@ export function decideRoute(input: DecideInput): Decision {
         explanation = `Moved from ${label(cur.ib)} to ${label(best.ib)}: ${why} (${h}).`;
       } else {
         chosen = cur;
-        explanation = `Kept ${label(cur.ib)}: ${why}; more than ${pct(margin)} better would be needed to move (${h}).`;
+        explanation = marginSays
+          ? `Kept ${label(cur.ib)}: ${why}; more than ${pct(margin)} better would be needed to move (${h}).`
+          : `Kept ${label(cur.ib)}: ${why} (${h}).`;
       }
     }
   } else {

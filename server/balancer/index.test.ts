@@ -101,6 +101,9 @@ const serverArb = fc.record({
   reportedUsers: fc.nat(5000),
   reportedTrafficBps: fc.double({ min: 0, max: 1e10, noNaN: true }),
   reportedAt: fc.integer({ min: 0, max: 1e9 }),
+  // When it came back, relative to now (negative: a clock gone backwards); mostly within the
+  // fail-back dwell so its rules are exercised.
+  availableSinceAgoMs: fc.option(fc.integer({ min: -3600_000, max: 24 * 3600_000 }), { nil: undefined }),
 });
 
 const scenarioArb = fc
@@ -114,7 +117,12 @@ const scenarioArb = fc
     nowMs: fc.integer({ min: 0, max: 2e9 }),
   })
   .map((s) => {
-    const servers = new Map(s.servers.map((m, i) => [`s${i}`, m as ServerMetrics]));
+    const servers = new Map(
+      s.servers.map(({ availableSinceAgoMs, ...m }, i) => [
+        `s${i}`,
+        { ...m, availableSinceMs: availableSinceAgoMs === undefined ? undefined : s.nowMs - availableSinceAgoMs } as ServerMetrics,
+      ]),
+    );
     const r: RouteInput = {
       routeId: "r",
       algorithm: s.algorithm,

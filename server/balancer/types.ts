@@ -79,8 +79,10 @@ export interface BalancerOptions {
   /**
    * Damped fail-back: for this long after a server becomes available again, moving a user
    * whose current server still works *to* it needs failBackHysteresis instead of the route's
-   * hysteresis. New users and users of a server that is down go there as usual, so it fills
-   * without reconnecting everyone it lost. Default 12 h.
+   * hysteresis, and (least-traffic) a starved current server: one whose reported traffic per
+   * user × (1 + the route's hysteresis) is below the best reported traffic per user in the pool
+   * (servers with ≥ RATE_MIN_USERS users, decide.ts). New users and users of a server that is
+   * down go there as usual, so it fills without reconnecting everyone it lost. Default 12 h.
    */
   failBackDwellMs: number;
   /** The stickiness margin during the fail-back dwell. Default 3 (a 4× better score). */
