@@ -13,7 +13,7 @@ import { getDatabase } from "@/server/db";
 import { bootstrap } from "@/server/bootstrap";
 import { logger } from "@/server/logger";
 import { createTrpcHandler } from "@/server/http/trpc";
-import { createAppListener } from "@/server/http/app";
+import { createAppListener, KEEP_ALIVE_TIMEOUT_MS } from "@/server/http/app";
 import { startServices, stopServices } from "@/server/services";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { setupCodeFile } from "@/server/auth/setup-code";
@@ -58,7 +58,7 @@ async function main() {
   const trpcHandler = createTrpcHandler();
 
   const server = http.createServer(createAppListener(trpcHandler, (req, res) => void nextHandler(req, res)));
-  server.keepAliveTimeout = 65_000;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => {

@@ -8,7 +8,7 @@ import type net from "node:net";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { operators } from "@/db/schema";
 import { createSession, SESSION_COOKIE, type OperatorRole } from "@/server/auth/sessions";
-import { createAppListener } from "@/server/http/app";
+import { createAppListener, KEEP_ALIVE_TIMEOUT_MS } from "@/server/http/app";
 import { createTrpcHandler } from "@/server/http/trpc";
 import { SubscriptionService, setSubscriptionService } from "@/server/subscription/service";
 import { servedRouter } from "./root";
@@ -35,6 +35,7 @@ export async function startTestApp(opts: { devtools: boolean }): Promise<TestApp
     res.writeHead(404).end();
   });
   const server = http.createServer(listener);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   const cookies = new Map<OperatorRole, string>();

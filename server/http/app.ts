@@ -11,6 +11,13 @@ import { MACHINE_CSP, securityHeaders } from "./headers";
 import { healthHandler } from "./health";
 import { sendText, type RouteHandler } from "./util";
 
+/**
+ * How long an idle keep-alive connection stays open. Longer than the 60 s idle timeout of
+ * common load balancers, so they close first (a server closing first races their next
+ * request on the socket); test apps use it too, so clients see what production does.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export function createAppListener(trpcHandler: RouteHandler, fallback: (req: IncomingMessage, res: ServerResponse) => void) {
   const exact: Record<string, RouteHandler> = { "/api/health": healthHandler, [AGENT_BUNDLE_PATH]: agentBundleHandler(), ...machineRoutes.exact };
   const prefixes: Array<[string, RouteHandler]> = [["/api/trpc/", trpcHandler], ...machineRoutes.prefixes];
