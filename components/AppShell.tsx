@@ -10,6 +10,7 @@ import { PageSkeleton } from "@/components/ui/Skeleton";
 import { AppHeader } from "@/components/shell/AppHeader";
 import { shellRedirect } from "@/components/shell/nav";
 import { OperatorContext } from "@/components/shell/operator";
+import { prefetchDiagram } from "@/components/diagram/prefetch";
 
 // The operator hooks live beside the shell's parts; pages keep importing them from here.
 export { useCanEdit, useDashboardOrigin, useLinkOrigin, useOperator, type CurrentOperator } from "@/components/shell/operator";
@@ -23,6 +24,11 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   const [changingPassword, setChangingPassword] = useState(false);
   const [passwordChanged, setPasswordChanged] = useState(false);
   const status = useQuery(trpc.auth.status.queryOptions(undefined, { refetchOnWindowFocus: true }));
+  // A load straight onto a diagram fetches its topology beside the session check, not after
+  // it (the page below renders only once the session is known). Once: the shell stays
+  // mounted across the dashboard's own navigations, where the page asks for itself.
+  const [firstPath] = useState(pathname);
+  useEffect(() => prefetchDiagram(queryClient, trpc, firstPath), [queryClient, trpc, firstPath]);
   const logout = useMutation(
     trpc.auth.logout.mutationOptions({
       onSettled: async () => {

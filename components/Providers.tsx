@@ -83,9 +83,11 @@ export function Providers({ children }: { children: React.ReactNode }) {
         splitLink({
           condition: (op) => op.type === "subscription",
           true: httpSubscriptionLink({ url: "/api/trpc", transformer: superjson }),
-          // Password checks go alone: the server refuses them inside a batch.
+          // Password checks go alone: the server refuses them inside a batch. So does a
+          // read asked for with `skipBatch` (the diagram's first load): the batch it would
+          // join would wait for it.
           false: splitLink({
-            condition: (op) => UNBATCHED_PROCEDURES.has(op.path),
+            condition: (op) => UNBATCHED_PROCEDURES.has(op.path) || op.context.skipBatch === true,
             true: httpLink({ url: "/api/trpc", transformer: superjson }),
             false: httpBatchLink({ url: "/api/trpc", transformer: superjson, maxItems: BATCH_LINK_MAX_ITEMS }),
           }),

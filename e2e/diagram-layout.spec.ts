@@ -7,6 +7,9 @@
 import type { Locator, Page } from "@playwright/test";
 import { test, expect, type TestCluster, drag } from "./fixtures";
 import { trpcQuery } from "../scripts/harness/trpc";
+import { groupTopology } from "../core/topology";
+import { boxHandles } from "../components/diagram/flow";
+import type { BoxKind } from "../components/diagram/layout";
 
 interface Topo {
   inbounds: Array<{ name: string; routeId: string | null }>;
@@ -108,4 +111,42 @@ test("a server whose inbounds are dragged to another route moves beside that rou
   // us-dal-1 now feeds Germany only: it stays at the top of the Germany servers (ties keep
   // the previous order), above the Netherlands ones.
   await expect.poll(() => groupsTopToBottom(page, [["us-dal-1", ...DE], NL])).toBe(true);
+});
+
+test("the handles given to React Flow before a box is drawn are where the drawn box's handles are", async ({ page, cluster }) => {
+  // React Flow draws the edges of boxes off screen (never rendered, never measured) from
+  // the handles the layout gives; they must match the drawn ones or such edges would jump
+  // once their box scrolls into view.
+  await openDiagram(page, cluster);
+  const t = await trpcQuery<Parameters<typeof groupTopology>[0] & Topo>(page.request, "topology.get", { clusterId: cluster.id });
+  const groups = groupTopology(t);
+  await expect(page.locator(".react-flow__edge")).not.toHaveCount(0);
+  const drawn = await page.locator(".react-flow__node").evaluateAll((els) => {
+    const viewport = document.querySelector(".react-flow__viewport")!;
+    const zoom = new DOMMatrixReadOnly(getComputedStyle(viewport).transform).m22;
+    return els.map((el) => {
+      const n = el.getBoundingClientRect();
+      return {
+        id: el.getAttribute("data-id")!,
+        kind: [...el.classList].find((c) => c.startsWith("react-flow__node-"))!.slice("react-flow__node-".length),
+        width: n.width / zoom,
+        height: n.height / zoom,
+        handles: [...el.querySelectorAll(".react-flow__handle")].map((h) => {
+          const b = h.getBoundingClientRect();
+          return { id: h.getAttribute("data-handleid"), x: (b.left - n.left) / zoom, y: (b.top - n.top) / zoom, width: b.width / zoom, height: b.height / zoom };
+        }),
+      };
+    });
+  });
+  // Every kind of box, a route without a pipe (Japan is empty) among them.
+  expect(new Set(drawn.map((d) => d.kind))).toEqual(new Set(["server", "route", "unassigned", "distribution"]));
+  for (const d of drawn) {
+    const refId = d.id.includes(":") ? d.id.slice(d.id.indexOf(":") + 1) : null;
+    const given = boxHandles({ id: d.id, kind: d.kind as BoxKind, refId, x: 0, y: 0, width: d.width, height: d.height }, groups);
+    expect(given.map((h) => h.id).sort(), d.id).toEqual(d.handles.map((h) => h.id).sort());
+    for (const h of d.handles) {
+      const g = given.find((x) => x.id === h.id)!;
+      for (const k of ["x", "y", "width", "height"] as const) expect(Math.abs(g[k]! - h[k]), `${d.id} ${h.id} ${k}`).toBeLessThan(0.5);
+    }
+  }
 });

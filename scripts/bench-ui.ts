@@ -12,8 +12,14 @@
  *
  * Options: --servers N --inbounds-per-server N --routes N --drops N. Diagnostics (env):
  * BENCH_DEBUG=1 logs requests and each drop, BENCH_PROFILE=1 prints a CPU profile of one
- * drop, BENCH_SCREENSHOT=<file.png> saves screenshots (first drag, failure).
+ * drop (BENCH_PROFILE=render: the requests and main-thread time of each first render, and
+ * its CPU profile in the temporary folder),
+ * BENCH_TRACE=<file.json> a Chromium performance trace of the last warm load,
+ * BENCH_SCREENSHOT=<file.png> saves screenshots (first drag, failure).
  */
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { chromium, type Page } from "@playwright/test";
 import { startApp } from "./harness/app";
 import { loginToApp } from "./harness/trpc";
@@ -51,8 +57,15 @@ interface Topo {
 }
 
 /** Navigation → first route box and first chip rendered; in ms from the navigation start. */
-async function firstRender(page: Page, url: string): Promise<number> {
+async function firstRender(page: Page, url: string, label: string): Promise<number> {
   await page.goto(url, { waitUntil: "commit" });
+  const profiling = process.env.BENCH_PROFILE === "render";
+  const cdp = profiling ? await page.context().newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+    await cdp.send("Profiler.start");
+  }
   const handle = await page.waitForFunction(
     () => {
       const route = document.querySelector('section[aria-label^="Route "]');
@@ -62,7 +75,40 @@ async function firstRender(page: Page, url: string): Promise<number> {
     undefined,
     { polling: "raf", timeout: 30_000 },
   );
-  return (await handle.jsonValue()) as number;
+  const at = (await handle.jsonValue()) as number;
+  if (cdp) {
+    const { profile } = await cdp.send("Profiler.stop");
+    await cdp.detach();
+    const file = path.join(os.tmpdir(), `bench-ui-${label.replace(" ", "-")}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    log(`${label}: CPU profile in ${file}`);
+    // What the page fetched, on the page's own clock, then where its main thread went.
+    const requests = await page.evaluate(() =>
+      performance
+        .getEntriesByType("resource")
+        .map((e) => e as PerformanceResourceTiming)
+        .map((e) => ({ name: e.name.replace(location.origin, "").slice(0, 90), start: e.startTime, end: e.responseEnd, size: e.encodedBodySize })),
+    );
+    const nav = await page.evaluate(() => {
+      const n = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
+      return n ? { responseEnd: n.responseEnd, domInteractive: n.domInteractive, domContentLoaded: n.domContentLoadedEventEnd } : null;
+    });
+    log(`${label}: rendered at ${round(at)} ms; document ${JSON.stringify(nav && { responseEnd: round(nav.responseEnd), domInteractive: round(nav.domInteractive), dcl: round(nav.domContentLoaded) })}`);
+    for (const r of requests.sort((a, b) => a.start - b.start)) log(`  ${round(r.start)}–${round(r.end)} ms ${r.name} (${r.size} B)`);
+    const self = new Map<string, number>();
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    let total = 0;
+    profile.samples!.forEach((id, i) => {
+      const n = byId.get(id)!;
+      const ms = (profile.timeDeltas![i] ?? 0) / 1000;
+      if (n.callFrame.functionName !== "(idle)") total += ms;
+      const key = `${n.callFrame.functionName || "(anon)"} ${n.callFrame.url.split("/").pop()}:${n.callFrame.columnNumber}`;
+      self.set(key, (self.get(key) ?? 0) + ms);
+    });
+    log(`  busy ${Math.round(total)} ms of the main thread; top self time:`);
+    log([...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([key, ms]) => `    ${Math.round(ms)}ms ${key}`).join("\n"));
+  }
+  return at;
 }
 
 async function main() {
@@ -95,9 +141,16 @@ async function main() {
       page.on("request", (r) => log(`request ${r.method()} ${r.url().slice(0, 100)}`));
       page.on("console", (m) => log(`console ${m.type()} ${m.text().slice(0, 300)}`));
     }
-    const cold = await firstRender(page, pageUrl);
+    const cold = await firstRender(page, pageUrl, "cold");
     const warm: number[] = [];
-    for (let i = 0; i < 3; i++) warm.push(await firstRender(page, pageUrl));
+    for (let i = 0; i < 3; i++) {
+      // BENCH_TRACE=<file.json>: a Chromium performance trace of the last warm load (open
+      // it in the DevTools Performance panel).
+      const trace = process.env.BENCH_TRACE && i === 2 ? process.env.BENCH_TRACE : null;
+      if (trace) await browser.startTracing(page, { path: trace, screenshots: false, categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink.user_timing", "loading", "disabled-by-default-v8.cpu_profiler"] });
+      warm.push(await firstRender(page, pageUrl, `warm ${i + 1}`));
+      if (trace) await browser.stopTracing();
+    }
     log(`first render: cold ${round(cold)} ms, warm ${warm.map(round).join(", ")} ms`);
     await page.waitForTimeout(500);
 
@@ -164,7 +217,7 @@ async function main() {
       // Linger over the target until it shows it will take the drop, as a person does.
       await box.and(page.locator("[data-drop-target]")).waitFor({ timeout: 1_000 }).catch(() => {});
       if (process.env.BENCH_DEBUG) log(`before drop ${k} on ${target.label}: drop targets ${JSON.stringify(await page.locator("[data-drop-target]").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label"))))} chip ${JSON.stringify(s)} box ${JSON.stringify(t)}`);
-      const cdp = process.env.BENCH_PROFILE && k === 6 ? await context.newCDPSession(page) : null;
+      const cdp = process.env.BENCH_PROFILE && process.env.BENCH_PROFILE !== "render" && k === 6 ? await context.newCDPSession(page) : null;
       if (cdp) {
         await cdp.send("Profiler.enable");
         await cdp.send("Profiler.start");

@@ -103,10 +103,10 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
 
   const nodeCache = useRef(new Map<string, DiagramNode>());
   const nodes = useMemo(() => {
-    const built = buildNodes(layout, nodeCache.current);
+    const built = buildNodes(layout, index, nodeCache.current);
     nodeCache.current = built.cache;
     return built.nodes;
-  }, [layout]);
+  }, [layout, index]);
   const edgeCache = useRef(new Map<string, Edge>());
   const edges = useMemo(() => {
     const built = buildEdges(data, edgeCache.current);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { buildEdges, buildNodes, DOWN_DASH, inboundTraffic, MAX_ANIMATED_ROUTES, NO_LINE_DASH, PANIC_COLOR, type FlowTopology } from "./flow";
+import { groupTopology } from "@/core/topology";
+import { boxHandles, buildEdges, buildNodes, DOWN_DASH, inboundTraffic, MAX_ANIMATED_ROUTES, NO_LINE_DASH, PANIC_COLOR, type FlowTopology } from "./flow";
 import { routeColor } from "@/core/format";
-import { layoutTopology } from "./layout";
+import { CHIP_HEIGHT, chipTop, layoutTopology, ROUTE_WIDTH, SERVER_WIDTH } from "./layout";
 
 const servers = [
   { id: "s1", status: "healthy" },
@@ -16,8 +17,9 @@ const ib = (id: string, serverId: string, routeId: string | null) => ({ id, name
 
 describe("buildNodes", () => {
   it("makes one fixed, non-interactive node per layout box", () => {
-    const layout = layoutTopology(topo([ib("a", "s1", "r1")]));
-    const { nodes, cache } = buildNodes(layout, new Map());
+    const t = topo([ib("a", "s1", "r1")]);
+    const layout = layoutTopology(t);
+    const { nodes, cache } = buildNodes(layout, groupTopology(t), new Map());
     expect(nodes.map((n) => n.id)).toEqual(layout.boxes.map((b) => b.id));
     const server = nodes.find((n) => n.id === "server:s1")!;
     const box = layout.boxes.find((b) => b.id === "server:s1")!;
@@ -27,9 +29,9 @@ describe("buildNodes", () => {
   });
 
   it("keeps the identity of boxes that did not move and replaces those that did", () => {
-    const first = buildNodes(layoutTopology(topo([ib("a", "s1", "r1"), ib("b", "s2", "r2")])), new Map());
+    const first = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s2", "r2")]), new Map());
     // Moving b from r2 to r1 grows r1 (so r2 shifts down) and leaves the servers as they were.
-    const second = buildNodes(layoutTopology(topo([ib("a", "s1", "r1"), ib("b", "s2", "r1")])), first.cache);
+    const second = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s2", "r1")]), first.cache);
     const same = (id: string) => second.nodes.find((n) => n.id === id) === first.nodes.find((n) => n.id === id);
     expect(same("server:s1")).toBe(true);
     expect(same("server:s2")).toBe(true);
@@ -39,9 +41,67 @@ describe("buildNodes", () => {
   });
 
   it("forgets boxes that are gone", () => {
-    const first = buildNodes(layoutTopology(topo([])), new Map());
-    const second = buildNodes(layoutTopology(topo([], [{ id: "r1", name: "One" }])), first.cache);
+    const first = nodesOf(topo([]), new Map());
+    const second = nodesOf(topo([], [{ id: "r1", name: "One" }]), first.cache);
     expect(second.cache.has("route:r2")).toBe(false);
+  });
+
+  it("replaces a box whose handles changed though it kept its place and size", () => {
+    // a's route empties (its pipe's handle goes; one row or none: the same height), and s1's
+    // two chips swap places (same count, same box).
+    const first = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s1", "r2")]), new Map());
+    const second = nodesOf(topo([ib("b", "s1", "r2"), ib("a", "s1", null)]), first.cache);
+    const pick = (r: typeof first, id: string) => r.nodes.find((n) => n.id === id)!;
+    expect(pick(second, "route:r1").height).toBe(pick(first, "route:r1").height);
+    expect(pick(second, "route:r1")).not.toBe(pick(first, "route:r1"));
+    expect(pick(second, "route:r1").handles!.map((h) => h.id)).toEqual(["in"]);
+    expect(pick(second, "server:s1")).not.toBe(pick(first, "server:s1"));
+    expect(pick(second, "server:s1").handles!.map((h) => h.id)).toEqual(["ib:b", "ib:a"]);
+    expect(pick(second, "route:r2")).toBe(pick(first, "route:r2"));
+  });
+});
+
+function nodesOf(t: ReturnType<typeof topo>, cache: Parameters<typeof buildNodes>[2]) {
+  return buildNodes(layoutTopology(t), groupTopology(t), cache);
+}
+
+describe("boxHandles", () => {
+  const t = topo([ib("a", "s1", "r1"), ib("b", "s1", null), ib("c", "s2", "r1")]);
+  const layout = layoutTopology(t);
+  const groups = groupTopology(t);
+  const box = (id: string) => layout.boxes.find((b) => b.id === id)!;
+  const centre = (h: { x: number; y: number; width?: number; height?: number }) => ({ x: h.x + h.width! / 2, y: h.y + h.height! / 2 });
+
+  it("gives a server one source handle per chip, in chip order, at the chip's middle by the box's right edge", () => {
+    const hs = boxHandles(box("server:s1"), groups);
+    expect(hs.map((h) => [h.id, h.type, h.position])).toEqual([
+      ["ib:a", "source", "right"],
+      ["ib:b", "source", "right"],
+    ]);
+    // Below the box's 2 px border, 2 px inside its right edge (the chip's handle, measured in Chromium).
+    expect(centre(hs[0]!)).toEqual({ x: SERVER_WIDTH - 2, y: 2 + chipTop(0) + CHIP_HEIGHT / 2 });
+    expect(centre(hs[1]!)).toEqual({ x: SERVER_WIDTH - 2, y: 2 + chipTop(1) + CHIP_HEIGHT / 2 });
+    expect(hs[0]).toMatchObject({ width: 8, height: 8 });
+  });
+
+  it("gives a route its entry on the left and, with members, its pipe's start on the right, both half-way down", () => {
+    const r1 = box("route:r1");
+    const hs = boxHandles(r1, groups);
+    expect(hs.map((h) => [h.id, h.type, h.position, centre(h)])).toEqual([
+      ["in", "target", "left", { x: 0, y: r1.height / 2 }],
+      ["out", "source", "right", { x: ROUTE_WIDTH, y: r1.height / 2 }],
+    ]);
+    expect(boxHandles(box("route:r2"), groups).map((h) => h.id)).toEqual(["in"]);
+  });
+
+  it("gives the subscription box one entry and the unassigned zone none", () => {
+    const d = box("distribution");
+    expect(boxHandles(d, groups).map((h) => [h.id, h.type, centre(h)])).toEqual([["in", "target", { x: 0, y: d.height / 2 }]]);
+    expect(boxHandles(box("unassigned"), groups)).toEqual([]);
+  });
+
+  it("gives a server without inbounds no handle", () => {
+    expect(boxHandles({ ...box("server:s2"), refId: "nope" }, groups)).toEqual([]);
   });
 });
 

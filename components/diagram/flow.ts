@@ -4,12 +4,12 @@
  * React Flow only re-processes what moved: at 2,000 inbounds a full rebuild costs a
  * noticeable pause.
  */
-import type { Edge } from "@xyflow/react";
+import { Position, type Edge, type NodeHandle } from "@xyflow/react";
 import { effectiveRouteId } from "@/core/topology";
 import { routeColor } from "@/core/format";
 import { routePanic } from "@/core/panic";
 import { isAvailable } from "@/core/status";
-import { DISTRIBUTION_NODE_ID, routeNodeId, serverNodeId, type Layout } from "./layout";
+import { CHIP_HEIGHT, chipTop, DISTRIBUTION_NODE_ID, routeNodeId, serverNodeId, type Box, type Layout } from "./layout";
 import type { DiagramNode } from "./nodes/types";
 
 export interface FlowTopology {
@@ -30,25 +30,88 @@ export const NO_LINE_DASH = "2 6";
 /** Dozens of animated pipes keep the page repainting: animate only a readable few. */
 export const MAX_ANIMATED_ROUTES = 24;
 
-export function buildNodes(layout: Layout, previous: ReadonlyMap<string, DiagramNode>): { nodes: DiagramNode[]; cache: Map<string, DiagramNode> } {
+/** What a box's handles depend on besides its size: the chips of a server, whether a route has members. */
+export interface FlowGroups {
+  /** In chip order. */
+  inboundsByServer: ReadonlyMap<string, ReadonlyArray<{ id: string }>>;
+  /** Only routes with members have an entry. */
+  inboundsByRoute: ReadonlyMap<string, ReadonlyArray<unknown>>;
+}
+
+/** Border of the server boxes (border-2): chips start below it. */
+const BOX_BORDER = 2;
+/** Sizes of the handles (the nodes' !h-2 / !h-2.5 / !h-3 classes). */
+const CHIP_HANDLE = 8;
+const ROUTE_HANDLE = 10;
+const DIST_HANDLE = 12;
+/** A chip's handle sits this far inside the server box's right edge (the chip's `right: -13`). */
+const CHIP_HANDLE_INSET = 2;
+
+function handle(id: string, type: "source" | "target", position: Position, cx: number, cy: number, size: number): NodeHandle {
+  return { id, type, position, x: cx - size / 2, y: cy - size / 2, width: size, height: size };
+}
+
+/**
+ * A box's handles where React Flow would measure them once the box is drawn (centred on the
+ * box's edge; a chip's at the chip's middle). Given with the node, React Flow can draw
+ * edges to boxes it never rendered; without them it mounts every box once to measure it,
+ * even with onlyRenderVisibleElements (600 boxes and ~50,000 elements at 500 servers, then
+ * drops all but the few on screen), which made the diagram's first render slow.
+ */
+export function boxHandles(b: Box, groups: FlowGroups): NodeHandle[] {
+  switch (b.kind) {
+    case "server":
+      return (groups.inboundsByServer.get(b.refId ?? "") ?? []).map((i, k) =>
+        handle(`ib:${i.id}`, "source", Position.Right, b.width - CHIP_HANDLE_INSET, BOX_BORDER + chipTop(k) + CHIP_HEIGHT / 2, CHIP_HANDLE),
+      );
+    case "route": {
+      const hs = [handle("in", "target", Position.Left, 0, b.height / 2, ROUTE_HANDLE)];
+      if (groups.inboundsByRoute.has(b.refId ?? "")) hs.push(handle("out", "source", Position.Right, b.width, b.height / 2, ROUTE_HANDLE));
+      return hs;
+    }
+    case "distribution":
+      return [handle("in", "target", Position.Left, 0, b.height / 2, DIST_HANDLE)];
+    case "unassigned":
+      return [];
+  }
+}
+
+/** What a box's handles are made of, to tell whether a cached node still fits. */
+function handlesKey(b: Box, groups: FlowGroups): string {
+  if (b.kind === "server") return (groups.inboundsByServer.get(b.refId ?? "") ?? []).map((i) => i.id).join(",");
+  if (b.kind === "route") return String(groups.inboundsByRoute.has(b.refId ?? ""));
+  return "";
+}
+const nodeHandlesKey = new WeakMap<DiagramNode, string>();
+
+export function buildNodes(
+  layout: Layout,
+  groups: FlowGroups,
+  previous: ReadonlyMap<string, DiagramNode>,
+): { nodes: DiagramNode[]; cache: Map<string, DiagramNode> } {
   const cache = new Map<string, DiagramNode>();
   const nodes = layout.boxes.map((b) => {
     const prev = previous.get(b.id);
-    const node: DiagramNode =
-      prev && prev.position.x === b.x && prev.position.y === b.y && prev.width === b.width && prev.height === b.height
-        ? prev
-        : {
-            id: b.id,
-            type: b.kind,
-            position: { x: b.x, y: b.y },
-            width: b.width,
-            height: b.height,
-            data: { refId: b.refId },
-            draggable: false,
-            selectable: false,
-            connectable: false,
-            focusable: false,
-          };
+    const key = handlesKey(b, groups);
+    let node: DiagramNode;
+    if (prev && prev.position.x === b.x && prev.position.y === b.y && prev.width === b.width && prev.height === b.height && nodeHandlesKey.get(prev) === key) {
+      node = prev;
+    } else {
+      node = {
+        id: b.id,
+        type: b.kind,
+        position: { x: b.x, y: b.y },
+        width: b.width,
+        height: b.height,
+        handles: boxHandles(b, groups),
+        data: { refId: b.refId },
+        draggable: false,
+        selectable: false,
+        connectable: false,
+        focusable: false,
+      };
+      nodeHandlesKey.set(node, key);
+    }
     cache.set(b.id, node);
     return node;
   });

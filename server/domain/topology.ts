@@ -15,16 +15,58 @@ import { countRouteUsers } from "./route-users";
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
   if (!cluster) return null;
+  // Only the columns the diagram shows: at 2,000 inbounds the rest (keys, arrays,
+  // timestamps) were most of what the database had to encode and the driver to parse.
   const [serverRows, inboundRows, routeRows, userCounts, routeUsers] = await Promise.all([
     db
-      .select({ server: servers, health: serverHealth, metrics: serverMetrics })
+      .select({
+        server: {
+          id: servers.id,
+          name: servers.name,
+          address: servers.address,
+          role: servers.role,
+          coefficient: servers.coefficient,
+          capacityMbps: servers.capacityMbps,
+          enabled: servers.enabled,
+          probeOverride: servers.probeOverride,
+          version: servers.version,
+        },
+        health: { status: serverHealth.status, statusReason: serverHealth.statusReason, statusSince: serverHealth.statusSince },
+        metrics: { usersOnline: serverMetrics.usersOnline, rxBps: serverMetrics.rxBps, txBps: serverMetrics.txBps, reportedAt: serverMetrics.reportedAt },
+      })
       .from(servers)
       .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
       .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
       .where(eq(servers.clusterId, clusterId))
       .orderBy(asc(servers.name)),
-    db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId)).orderBy(asc(inbounds.name)),
-    db.select().from(routes).where(eq(routes.clusterId, clusterId)).orderBy(asc(routes.position), asc(routes.createdAt)),
+    db
+      .select({
+        id: inbounds.id,
+        serverId: inbounds.serverId,
+        routeId: inbounds.routeId,
+        name: inbounds.name,
+        port: inbounds.port,
+        security: inbounds.security,
+        sni: inbounds.sni,
+        isFallback: inbounds.isFallback,
+        version: inbounds.version,
+      })
+      .from(inbounds)
+      .where(eq(inbounds.clusterId, clusterId))
+      .orderBy(asc(inbounds.name)),
+    db
+      .select({
+        id: routes.id,
+        name: routes.name,
+        flag: routes.flag,
+        algorithm: routes.algorithm,
+        hysteresis: routes.hysteresis,
+        position: routes.position,
+        version: routes.version,
+      })
+      .from(routes)
+      .where(eq(routes.clusterId, clusterId))
+      .orderBy(asc(routes.position), asc(routes.createdAt)),
     // Users per inbound = the balancer's stored assignments pointing at it.
     countAssignmentsByInbound(db, clusterId),
     countRouteUsers(db, clusterId),
