@@ -250,7 +250,7 @@ test("deleting a route or a route's last available inbound names what users lose
   expect((await topology(page, cluster)).routes.map((r) => r.name)).not.toContain("🇯🇵 Japan");
 });
 
-test("a route's menu near the bottom of the diagram opens upwards, inside the diagram", async ({ page, cluster }) => {
+test("a route's actions near the bottom of the diagram open upwards, inside the diagram and on top", async ({ page, cluster }) => {
   await page.goto(`/clusters/${cluster.id}`);
   const diagram = page.getByTestId("diagram");
   const button = page.getByRole("button", { name: "Actions for route 🇺🇸 USA" });
@@ -272,4 +272,9 @@ test("a route's menu near the bottom of the diagram opens upwards, inside the di
   const box = (await item.boundingBox())!;
   expect(box.y + box.height).toBeLessThanOrEqual(frame.y + frame.height);
   expect(box.y + box.height).toBeLessThanOrEqual(moved.y);
+  // On top of the boxes around it: it takes the click.
+  await item.click();
+  const confirm = page.getByRole("dialog", { name: "Delete route 🇺🇸 USA?" });
+  await confirm.getByRole("button", { name: "Cancel" }).click();
+  await expect(confirm).toBeHidden();
 });

@@ -40,7 +40,7 @@ async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promi
 test("the header folds into a Menu button: it opens, Escape closes it, and a link in it navigates", async ({ page }) => {
   await page.goto("/clusters");
   await expectNoHorizontalScroll(page);
-  const menu = page.getByRole("button", { name: "Menu" });
+  const menu = page.getByRole("button", { name: "Menu", exact: true });
   await expect(menu).toBeVisible();
   await expect(menu).toHaveAttribute("aria-expanded", "false");
   // The wide header's links are folded away.

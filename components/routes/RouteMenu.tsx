@@ -1,6 +1,7 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { createPortal } from "react-dom";
 import { useCanEdit } from "@/components/AppShell";
 import { ConfirmDialog } from "@/components/ui/Dialog";
 import { ImpactSummary } from "@/components/ui/ImpactDialog";
@@ -18,8 +19,11 @@ export function RouteMenu({ clusterId, route }: { clusterId: string; route: { id
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [menuOpen, setMenuOpen] = useState(false);
-  // Opens upwards when the box sits near the bottom of the diagram (or the window), which clips it.
-  const [openUp, setOpenUp] = useState(false);
+  // On top of everything (the diagram's boxes overlap and clip what a box holds), below the
+  // button or, near the bottom of the window, above it.
+  const [pos, setPos] = useState<{ right: number; top?: number; bottom?: number } | null>(null);
+  const buttonRef = useRef<HTMLButtonElement>(null);
+  const menuRef = useRef<HTMLDivElement>(null);
   const [dialog, setDialog] = useState<"edit" | "delete" | null>(null);
   const wrapper = useRef<HTMLDivElement>(null);
   const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId }), enabled: dialog === "delete" });
@@ -32,16 +36,32 @@ export function RouteMenu({ clusterId, route }: { clusterId: string; route: { id
     }),
   );
 
+  useLayoutEffect(() => {
+    if (!menuOpen || !buttonRef.current) return;
+    const r = buttonRef.current.getBoundingClientRect();
+    const right = Math.max(8, window.innerWidth - r.right);
+    setPos(r.bottom + 4 + MENU_HEIGHT_PX > window.innerHeight ? { right, bottom: window.innerHeight - r.top + 4 } : { right, top: r.bottom + 4 });
+  }, [menuOpen]);
+
   useEffect(() => {
     if (!menuOpen) return;
+    const inside = (t: EventTarget | null) => wrapper.current?.contains(t as Node) || menuRef.current?.contains(t as Node);
     const close = (e: MouseEvent | KeyboardEvent) => {
-      if (e instanceof KeyboardEvent ? e.key === "Escape" : !wrapper.current?.contains(e.target as Node)) setMenuOpen(false);
+      if (e instanceof KeyboardEvent ? e.key === "Escape" : !inside(e.target)) setMenuOpen(false);
+    };
+    // The menu stays where it opened: panning, zooming or resizing closes it.
+    const closeNow = (e: Event) => {
+      if (!inside(e.target)) setMenuOpen(false);
     };
     document.addEventListener("mousedown", close);
     document.addEventListener("keydown", close);
+    document.addEventListener("wheel", closeNow, { passive: true });
+    window.addEventListener("resize", closeNow);
     return () => {
       document.removeEventListener("mousedown", close);
       document.removeEventListener("keydown", close);
+      document.removeEventListener("wheel", closeNow);
+      window.removeEventListener("resize", closeNow);
     };
   }, [menuOpen]);
 
@@ -56,45 +76,48 @@ export function RouteMenu({ clusterId, route }: { clusterId: string; route: { id
         aria-label={`Actions for route ${route.name}`}
         aria-haspopup="menu"
         aria-expanded={menuOpen}
-        onClick={(e) => {
-          const button = e.currentTarget.getBoundingClientRect();
-          const frame = e.currentTarget.closest(".react-flow")?.getBoundingClientRect();
-          const bottom = Math.min(frame?.bottom ?? window.innerHeight, window.innerHeight);
-          setOpenUp(button.bottom + MENU_HEIGHT_PX > bottom);
-          setMenuOpen((o) => !o);
-        }}
+        ref={buttonRef}
+        onClick={() => setMenuOpen((o) => !o)}
         className="nodrag rounded px-1.5 py-0.5 text-slate-500 hover:bg-slate-100 hover:text-slate-900"
       >
         <span aria-hidden="true">⋯</span>
       </button>
-      {menuOpen && (
-        <div role="menu" aria-label={`Route ${route.name}`} className={`nodrag absolute right-0 z-20 ${openUp ? "bottom-full mb-1" : "mt-1"} w-44 rounded-md border border-slate-200 bg-white py-1 shadow-lg`}>
-          <button
-            role="menuitem"
-            type="button"
-            className={item}
-            autoFocus
-            onClick={() => {
-              setMenuOpen(false);
-              setDialog("edit");
-            }}
+      {menuOpen &&
+        createPortal(
+          <div
+            ref={menuRef}
+            role="menu"
+            aria-label={`Route ${route.name}`}
+            style={{ position: "fixed", right: pos?.right ?? -9999, top: pos?.top, bottom: pos?.bottom }}
+            className="z-50 w-44 rounded-md border border-slate-200 bg-white py-1 shadow-lg"
           >
-            Edit route…
-          </button>
-          <button
-            role="menuitem"
-            type="button"
-            className={`${item} text-red-700`}
-            onClick={() => {
-              setMenuOpen(false);
-              remove.reset();
-              setDialog("delete");
-            }}
-          >
-            Delete route…
-          </button>
-        </div>
-      )}
+            <button
+              role="menuitem"
+              type="button"
+              className={item}
+              autoFocus
+              onClick={() => {
+                setMenuOpen(false);
+                setDialog("edit");
+              }}
+            >
+              Edit route…
+            </button>
+            <button
+              role="menuitem"
+              type="button"
+              className={`${item} text-red-700`}
+              onClick={() => {
+                setMenuOpen(false);
+                remove.reset();
+                setDialog("delete");
+              }}
+            >
+              Delete route…
+            </button>
+          </div>,
+          document.body,
+        )}
       {dialog === "edit" && <RouteWizard clusterId={clusterId} route={route} onClose={() => setDialog(null)} />}
       {dialog === "delete" && (
         <ConfirmDialog
