@@ -117,9 +117,9 @@ export class Balancer {
 
 /**
  * A read-only Map view of the caller's metrics with the facade's learned peaks merged in,
- * resolved on demand (a subscriber's routes name a few hundred servers of the fleet). A
- * server whose metrics already carry the higher peak is the caller's own object; only the
- * others get a copy, made once per view.
+ * resolved on demand (a subscriber's routes name a few hundred servers of the fleet), one
+ * view per subscriber's decisions. A server whose metrics already carry the higher peak is
+ * the caller's own object; only the others get a copy.
  */
 class WithPeaks extends Map<string, ServerMetrics> {
   constructor(
@@ -129,13 +129,15 @@ class WithPeaks extends Map<string, ServerMetrics> {
     super();
   }
   override get(id: string): ServerMetrics | undefined {
+    // Each server is asked for once per route it serves: resolved once per view.
+    let v = super.get(id);
+    if (v !== undefined) return v;
     const m = lookupServer(this.servers, id);
     if (!m) return m;
     const p = this.peaks.get(id);
-    if (!p || p.peakBps <= m.learnedPeakBps) return m;
-    let v = super.get(id);
     // Our peak as of the metrics' reportedAt, so the core's decay stays consistent.
-    if (v === undefined) super.set(id, (v = { ...m, learnedPeakBps: p.peakBps }));
+    v = !p || p.peakBps <= m.learnedPeakBps ? m : { ...m, learnedPeakBps: p.peakBps };
+    super.set(id, v);
     return v;
   }
   override has(id: string): boolean {

@@ -274,17 +274,22 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
   return (res as unknown as { rows: Array<{ inboundId: string; serverId: string; n: number }> }).rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
 
-/** Entries are the same for every subscriber: one object per (topology, route, inbound). */
-const entries = new WeakMap<FleetSnapshot, Map<string, SubscriptionEntry | null>>();
+/**
+ * Entries are the same for every subscriber: one object per (topology, route, inbound).
+ * Keyed route, then inbound (ids the snapshot already holds, their hashes computed once),
+ * not by a joined string made and hashed again for each of a first fetch's 100 routes.
+ */
+const entries = new WeakMap<FleetSnapshot, Map<string, Map<string, SubscriptionEntry | null>>>();
 
 export function entryFor(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
-  let byKey = entries.get(topology);
-  if (!byKey) entries.set(topology, (byKey = new Map()));
-  const key = `${routeId}|${inboundId}`;
-  let e = byKey.get(key);
+  let byRoute = entries.get(topology);
+  if (!byRoute) entries.set(topology, (byRoute = new Map()));
+  let byInbound = byRoute.get(routeId);
+  if (!byInbound) byRoute.set(routeId, (byInbound = new Map()));
+  let e = byInbound.get(inboundId);
   if (e === undefined) {
     e = buildEntry(topology, routeId, inboundId);
-    byKey.set(key, e);
+    byInbound.set(inboundId, e);
   }
   return e;
 }
