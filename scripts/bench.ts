@@ -19,7 +19,7 @@
  * what its statuses did to the figures. Needs a production build (`npm run build`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -219,6 +219,20 @@ function startBare(port: number, size: number): ChildProcess {
   return spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
 }
 
+/**
+ * CPU seconds the process has used (user + system, Linux /proc), or NaN elsewhere. On a
+ * machine shared with other work this moves far less than rates do.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
@@ -241,14 +255,23 @@ async function main() {
     );
     const url = app.url;
     const paths = tokens.map((t) => `/sub/${t}`);
+    // The app's own background work (probes: the storm's servers every second, the others every
+    // 30 s) goes on under every phase; its CPU per second, measured idle, tells it apart.
+    const idleFrom = cpuSeconds(app.child.pid);
+    const idleT0 = performance.now();
+    await sleep(3000);
+    const backgroundCpuMsPerS = Math.round(((cpuSeconds(app.child.pid) - idleFrom) / ((performance.now() - idleT0) / 1000)) * 1000);
     // First fetch of every subscriber (each decides 100 routes).
     process.stderr.write("first fetch of every subscriber…\n");
     const warmStart = performance.now();
+    const cpuStart = cpuSeconds(app.child.pid);
     const first = await firstFetches(url, paths);
     const firstFetchS = (performance.now() - warmStart) / 1000;
+    const cpuFetched = cpuSeconds(app.child.pid);
     // Until the background writer has stored every new assignment.
     while ((await scrape(url)).pendingWrites > 0) await sleep(100);
     const storedAfterS = (performance.now() - warmStart) / 1000;
+    const cpuStored = cpuSeconds(app.child.pid);
     const sample = await fetch(url + paths[0]);
     const bodySize = (await sample.arrayBuffer()).byteLength;
 
@@ -294,6 +317,11 @@ async function main() {
         errors: first.errors,
         allAssignmentsStoredAfterS: Math.round(storedAfterS * 10) / 10,
         storedAfterLastFetchS: Math.round((storedAfterS - firstFetchS) * 10) / 10,
+        /** The app's CPU time per first fetch: until the last answer, and until all is stored. */
+        appCpuMsPerFetch: Math.round(((cpuFetched - cpuStart) / SIZE.subscribers) * 1e5) / 100,
+        appCpuMsPerFetchStored: Math.round(((cpuStored - cpuStart) / SIZE.subscribers) * 1e5) / 100,
+        /** The app's CPU per second while idle before the first fetches (included above, per second of the phase). */
+        appBackgroundCpuMsPerS: backgroundCpuMsPerS,
       },
       endpoint: {
         fleet: { ...SIZE, legacy: LEGACY },
@@ -311,7 +339,7 @@ async function main() {
       `\n${row("steady", steady, `ratio ${ratio(steady)}  decisions/request ${steady.decisionsPerRequest}  status changes ${steady.statusChanges}`)}` +
         (storm ? row("storm", storm, `ratio ${ratio(storm)}  decisions/request ${storm.decisionsPerRequest}  status changes ${storm.statusChanges}`) : "") +
         row("bare", bare) +
-        `first fetches ${out.firstFetch.firstFetchesPerSecond}/s (p99 ${out.firstFetch.p99Ms} ms); all assignments stored ${out.firstFetch.allAssignmentsStoredAfterS} s after the first, ${out.firstFetch.storedAfterLastFetchS} s after the last\n\n`,
+        `first fetches ${out.firstFetch.firstFetchesPerSecond}/s (p99 ${out.firstFetch.p99Ms} ms); all assignments stored ${out.firstFetch.allAssignmentsStoredAfterS} s after the first, ${out.firstFetch.storedAfterLastFetchS} s after the last; app CPU ${out.firstFetch.appCpuMsPerFetch} ms per first fetch (${out.firstFetch.appCpuMsPerFetchStored} ms with storing; idle it uses ${backgroundCpuMsPerS} ms/s)\n\n`,
     );
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {

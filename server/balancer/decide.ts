@@ -35,7 +35,7 @@
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
 import { decayPeak, effectiveCapacity } from "./capacity";
-import { rendezvousHash } from "./hash";
+import { rendezvousHashFrom, rendezvousSeed } from "./hash";
 import {
   DEFAULT_HYSTERESIS,
   DEFAULT_OPTIONS,
@@ -87,6 +87,13 @@ const mbps = (bps: number): string => {
 };
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 const label = (ib: RouteInbound): string => ib.name ?? ib.inboundId;
+// Module-level, not closures made per decision (tsx's keepNames wraps each one it creates).
+const unitLt = (s: number): string => `${mbps(s)} Mbit/s free per user`;
+const unitRr = (s: number): string => `score ${s.toFixed(4)}`;
+
+/** The last user's half of the rendezvous hash: a subscriber's routes are decided one after another. */
+let seedUser: string | undefined;
+let seedValue = 0;
 
 /**
  * A server's reported traffic per user counts as the pool's reference ("what users get where
@@ -116,8 +123,55 @@ function referencePerUser(pool: readonly Row[]): { bps: number; row: Row } | nul
 }
 
 function hashOf(r: Row, userId: string): number {
-  if (r.hash < 0) r.hash = rendezvousHash(userId, r.ib.inboundId);
+  if (r.hash < 0) {
+    if (userId !== seedUser) {
+      seedValue = rendezvousSeed(userId);
+      seedUser = userId;
+    }
+    r.hash = rendezvousHashFrom(seedValue, r.ib.inboundId);
+  }
   return r.hash;
+}
+
+/**
+ * Without explain nothing of the working rows leaves decideRoute (the decision carries ids
+ * and the reason only), so that path reuses these instead of allocating two objects per
+ * inbound per decision: decisions run one at a time and every field is reset before use.
+ */
+const scratchRows: Row[] = [];
+const scratchAll: Row[] = [];
+const scratchCandidates: Row[] = [];
+
+function newRow(ib: RouteInbound, m: ServerMetrics | undefined): Row {
+  const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
+  return { ib, m, out, rank: 0, share: 0, current: false, hash: -1, peak: 0 };
+}
+
+function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined): Row {
+  let r = scratchRows[i];
+  if (!r) {
+    r = newRow(ib, m);
+    // Every field present from the start, so reuse never changes the objects' shape.
+    r.out.excluded = undefined;
+    r.out.share = undefined;
+    scratchRows[i] = r;
+    return r;
+  }
+  r.ib = ib;
+  r.m = m;
+  r.rank = 0;
+  r.share = 0;
+  r.current = false;
+  r.hash = -1;
+  r.peak = 0;
+  const out = r.out;
+  out.inboundId = ib.inboundId;
+  out.serverId = ib.serverId;
+  out.score = null;
+  out.note = "";
+  out.excluded = undefined;
+  out.share = undefined;
+  return r;
 }
 
 /** true when a ranks strictly above b. */
@@ -140,16 +194,18 @@ export function decideRoute(input: DecideInput): Decision {
   const lt = route.algorithm !== "round-robin";
   const explain = input.explain !== false;
 
-  const rows: Row[] = [];
-  const candidates: Row[] = [];
+  const rows: Row[] = explain ? [] : scratchAll;
+  const candidates: Row[] = explain ? [] : scratchCandidates;
+  rows.length = 0;
+  candidates.length = 0;
   let fallback: Row | undefined;
   let previousRow: Row | undefined;
   let currentServerId: string | undefined;
 
   for (const ib of route.inbounds) {
     const m = lookupServer(servers, ib.serverId);
-    const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
-    const row: Row = { ib, m, out, rank: 0, share: 0, current: false, hash: -1, peak: 0 };
+    const row = explain ? newRow(ib, m) : scratchRow(rows.length, ib, m);
+    const out = row.out;
     rows.push(row);
     if (ib.inboundId === previousInboundId) previousRow = row;
     if (!m) {
@@ -184,7 +240,8 @@ export function decideRoute(input: DecideInput): Decision {
     mode = "panic";
   }
 
-  const candidatesOut = rows.map((r) => r.out);
+  // Per-candidate scores and notes only when explaining (the hot path reads ids and reason).
+  const candidatesOut = explain ? rows.map((r) => r.out) : [];
   if (pool.length === 0) {
     return {
       routeId: route.routeId,
@@ -192,8 +249,9 @@ export function decideRoute(input: DecideInput): Decision {
       serverId: null,
       reason: "none",
       candidates: candidatesOut,
-      explanation:
-        rows.length === 0
+      explanation: !explain
+        ? ""
+        : rows.length === 0
           ? "No inbound: the route is empty."
           : "No inbound: every server of this route is disabled (or unknown).",
     };
@@ -223,7 +281,10 @@ export function decideRoute(input: DecideInput): Decision {
   for (const r of pool) {
     const m = r.m as ServerMetrics;
     const wasExcluded = r.out.excluded;
-    if (mode !== "best") delete r.out.excluded;
+    if (mode !== "best") {
+      if (explain) delete r.out.excluded;
+      else r.out.excluded = undefined;
+    }
     // The user is already counted on the server of their current inbound.
     r.current = cur !== undefined && r.ib.serverId === currentServerId;
     const add = inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
@@ -270,8 +331,8 @@ export function decideRoute(input: DecideInput): Decision {
 
   // ---- stickiness ----
   let chosen = best;
-  let explanation: string;
-  const unit = (s: number) => (lt ? `${mbps(s)} Mbit/s free per user` : `score ${s.toFixed(4)}`);
+  let explanation = "";
+  const unit = lt ? unitLt : unitRr;
 
   if (cur) {
     const cs = cur.out.score as number;
@@ -329,7 +390,8 @@ export function decideRoute(input: DecideInput): Decision {
           : `Kept ${label(cur.ib)}: ${why} (${h}).`;
       }
     }
-  } else {
+  } else if (explain) {
+    // Only words from here on: a first pick (no usable current inbound) is `best` as it is.
     let lead = "";
     if (previousInboundId !== null) {
       if (!previousRow) lead = `Previous inbound ${previousInboundId} left the route; `;
@@ -362,6 +424,6 @@ export function decideRoute(input: DecideInput): Decision {
     serverId: chosen.ib.serverId,
     reason,
     candidates: candidatesOut,
-    explanation,
+    explanation: explain ? explanation : "",
   };
 }

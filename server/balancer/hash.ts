@@ -30,8 +30,18 @@ export function hash32(s: string): number {
 
 /** Rendezvous (highest-random-weight) hash of (userId, inboundId), unsigned 32-bit. */
 export function rendezvousHash(userId: string, inboundId: string): number {
-  let h = fnv1aStep(FNV_OFFSET, userId);
-  h ^= 0xff; // separator so ("ab","c") ≠ ("a","bc")
-  h = Math.imul(h, FNV_PRIME);
-  return fmix32(fnv1aStep(h, inboundId));
+  return rendezvousHashFrom(rendezvousSeed(userId), inboundId);
+}
+
+/**
+ * The user's half of rendezvousHash, hashed once for all of the user's candidates:
+ * rendezvousHashFrom(rendezvousSeed(u), i) === rendezvousHash(u, i).
+ */
+export function rendezvousSeed(userId: string): number {
+  const h = fnv1aStep(FNV_OFFSET, userId) ^ 0xff; // separator so ("ab","c") ≠ ("a","bc")
+  return Math.imul(h, FNV_PRIME);
+}
+
+export function rendezvousHashFrom(seed: number, inboundId: string): number {
+  return fmix32(fnv1aStep(seed, inboundId));
 }

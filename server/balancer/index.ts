@@ -111,29 +111,33 @@ export class Balancer {
   /** Merge the facade's learned peaks into the caller's metrics (max of both). */
   private withLearnedPeaks(servers: ServerMetricsLookup): ServerMetricsLookup {
     if (this.peaks.size === 0) return servers;
-    const get = (id: string): ServerMetrics | undefined => {
-      const m = lookupServer(servers, id);
-      if (!m) return m;
-      const p = this.peaks.get(id);
-      if (!p || p.peakBps <= m.learnedPeakBps) return m;
-      // Express our peak as of the metrics' reportedAt so the core's decay stays consistent.
-      return { ...m, learnedPeakBps: p.peakBps };
-    };
-    return new LazyMetrics(get);
+    return new WithPeaks(servers, this.peaks);
   }
 }
 
-/** A read-only Map view that resolves metrics on demand (avoids copying the whole fleet). */
-class LazyMetrics extends Map<string, ServerMetrics> {
-  constructor(private readonly resolve: (id: string) => ServerMetrics | undefined) {
+/**
+ * A read-only Map view of the caller's metrics with the facade's learned peaks merged in,
+ * resolved on demand (a subscriber's routes name a few hundred servers of the fleet), one
+ * view per subscriber's decisions. A server whose metrics already carry the higher peak is
+ * the caller's own object; only the others get a copy.
+ */
+class WithPeaks extends Map<string, ServerMetrics> {
+  constructor(
+    private readonly servers: ServerMetricsLookup,
+    private readonly peaks: ReadonlyMap<string, LearnedPeak>,
+  ) {
     super();
   }
   override get(id: string): ServerMetrics | undefined {
+    // Each server is asked for once per route it serves: resolved once per view.
     let v = super.get(id);
-    if (v === undefined) {
-      v = this.resolve(id);
-      if (v !== undefined) super.set(id, v);
-    }
+    if (v !== undefined) return v;
+    const m = lookupServer(this.servers, id);
+    if (!m) return m;
+    const p = this.peaks.get(id);
+    // Our peak as of the metrics' reportedAt, so the core's decay stays consistent.
+    v = !p || p.peakBps <= m.learnedPeakBps ? m : { ...m, learnedPeakBps: p.peakBps };
+    super.set(id, v);
     return v;
   }
   override has(id: string): boolean {

@@ -8,16 +8,17 @@
  */
 import type { Load } from "./types";
 
-interface Entry {
-  atMs: number;
-  users: number;
-  trafficBps: number;
-}
-
+/**
+ * One server's entries, as parallel arrays of plain numbers: a first-fetch burst records
+ * hundreds of thousands of them, and numbers in arrays cost the garbage collector nothing
+ * per entry, where an object per entry is one more to trace.
+ */
 interface ServerLedger {
-  entries: Entry[];
-  users: number;
-  trafficBps: number;
+  atMs: number[];
+  users: number[];
+  trafficBps: number[];
+  /** Their sums, handed out by additions() (always exactly { users, trafficBps }). */
+  load: Load;
   minAtMs: number;
 }
 
@@ -36,50 +37,67 @@ export class InflightLedger {
   record(serverId: string, atMs: number, users: number, trafficBps: number): void {
     let l = this.servers.get(serverId);
     if (!l) {
-      l = { entries: [], users: 0, trafficBps: 0, minAtMs: atMs };
+      l = { atMs: [], users: [], trafficBps: [], load: { users: 0, trafficBps: 0 }, minAtMs: atMs };
       this.servers.set(serverId, l);
     }
     if (atMs < l.minAtMs) l.minAtMs = atMs;
-    l.entries.push({ atMs, users, trafficBps });
-    l.users += users;
-    l.trafficBps += trafficBps;
+    l.atMs.push(atMs);
+    l.users.push(users);
+    l.trafficBps.push(trafficBps);
+    l.load.users += users;
+    l.load.trafficBps += trafficBps;
   }
 
   /** Drop entries taken before `reportedAtMs` (the report already includes them). */
   prune(serverId: string, reportedAtMs: number): void {
     const l = this.servers.get(serverId);
-    if (!l || l.entries.length === 0) return;
+    if (!l || l.atMs.length === 0) return;
     if (l.minAtMs >= reportedAtMs) return; // fast path: nothing is older than the report
-    const kept = l.entries.filter((e) => e.atMs >= reportedAtMs);
-    if (kept.length === 0) {
-      this.servers.delete(serverId);
-      return;
-    }
-    l.entries = kept;
+    let n = 0;
     let u = 0;
     let t = 0;
     let min = Infinity;
-    for (const e of kept) {
-      u += e.users;
-      t += e.trafficBps;
-      if (e.atMs < min) min = e.atMs;
+    for (let i = 0; i < l.atMs.length; i++) {
+      const at = l.atMs[i] as number;
+      if (at < reportedAtMs) continue;
+      const du = l.users[i] as number;
+      const dt = l.trafficBps[i] as number;
+      l.atMs[n] = at;
+      l.users[n] = du;
+      l.trafficBps[n] = dt;
+      n++;
+      u += du;
+      t += dt;
+      if (at < min) min = at;
     }
-    l.users = u;
-    l.trafficBps = t;
+    if (n === 0) {
+      this.servers.delete(serverId);
+      return;
+    }
+    l.atMs.length = n;
+    l.users.length = n;
+    l.trafficBps.length = n;
+    l.load.users = u;
+    l.load.trafficBps = t;
     l.minAtMs = min;
   }
 
-  /** Additions to U and T for a server whose latest report was taken at reportedAtMs. */
-  additions(serverId: string, reportedAtMs: number): Load | undefined {
-    this.prune(serverId, reportedAtMs);
+  /**
+   * Additions to U and T for a server whose latest report was taken at reportedAtMs. The
+   * ledger's own running sums, not a copy (one lookup per candidate of every decision): read
+   * them at once, and do not change them.
+   */
+  additions(serverId: string, reportedAtMs: number): Readonly<Load> | undefined {
     const l = this.servers.get(serverId);
-    return l ? { users: l.users, trafficBps: l.trafficBps } : undefined;
+    if (!l || l.minAtMs >= reportedAtMs) return l?.load;
+    this.prune(serverId, reportedAtMs);
+    return this.servers.get(serverId)?.load;
   }
 
   /** Number of entries held (for tests / metrics). */
   size(): number {
     let n = 0;
-    for (const l of this.servers.values()) n += l.entries.length;
+    for (const l of this.servers.values()) n += l.atMs.length;
     return n;
   }
 

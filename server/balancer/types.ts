@@ -61,7 +61,7 @@ export interface Load {
   trafficBps: number;
 }
 
-export type InflightLookup = (serverId: string, reportedAt: number) => Load | undefined;
+export type InflightLookup = (serverId: string, reportedAt: number) => Readonly<Load> | undefined;
 
 export interface BalancerOptions {
   /** Floor for learned capacity so a new / idle server is not scored zero. Default 100 Mbit/s. */
@@ -109,8 +109,9 @@ export interface DecideInput {
   inflight?: InflightLookup;
   options?: Partial<BalancerOptions>;
   /**
-   * Per-candidate notes (default true). The subscription hot path may pass false: scores,
-   * the choice and the one-line explanation are unchanged, candidate notes are left empty.
+   * Per-candidate scores and notes and the one-line explanation (default true). The
+   * subscription hot path passes false: the choice (inbound, server, reason) is the same,
+   * `candidates` is empty and `explanation` is "".
    */
   explain?: boolean;
 }
@@ -150,7 +151,7 @@ export interface SubscriberRequest {
   /** routeId → inboundId the user had. */
   previousAssignments: ReadonlyMap<string, string>;
   nowMs: number;
-  /** Per-candidate notes (default true); see DecideInput.explain. */
+  /** Per-candidate scores, notes and explanations (default true); see DecideInput.explain. */
   explain?: boolean;
 }
 

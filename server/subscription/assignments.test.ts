@@ -45,6 +45,19 @@ describe.each(testDbKinds())("stored choices on %s", (kind) => {
     expect(counts.get(a[0]!)).toBeUndefined();
   });
 
+  it("stores many subscribers at once, an empty set of choices too, and refuses an unknown subscriber whole", async () => {
+    const ids = await Promise.all(fleet.routeIds.map((r) => inboundOn(fleet.serversOf.get(r)![0]!)));
+    const [u, v, w] = fleet.subscribers;
+    await storeAssignments(t.db, new Map([[u!.id, ids], [v!.id, []], [w!.id, [...ids].reverse()]]), new Date());
+    const loaded = await loadAssignments(t.db, [u!.id, v!.id, w!.id]);
+    expect(loaded.get(u!.id)).toEqual(ids);
+    expect(loaded.get(v!.id)).toEqual([]);
+    expect(loaded.get(w!.id)).toEqual([...ids].reverse());
+    const ghost = "00000000-0000-4000-8000-000000000000";
+    await expect(storeAssignments(t.db, new Map([[u!.id, [ids[0]!]], [ghost, ids]]), new Date())).rejects.toThrow();
+    expect((await loadAssignments(t.db, [u!.id])).get(u!.id)).toEqual(ids);
+  });
+
   it("reads each id into its inbound's current route; deleted ids are skipped, a route holding two gets neither", async () => {
     const [r0, r1, r2] = fleet.routeIds;
     const i0 = await inboundOn(fleet.serversOf.get(r0!)![0]!);

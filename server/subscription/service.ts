@@ -144,6 +144,8 @@ export class SubscriptionService {
   private storing = new Map<string, Map<string, string>>();
   /** Stored choices of the subscribers asked for within one tick: one query for all of them. */
   private loadBatch: { ids: Set<string>; done: Promise<Map<string, string[]>> } | null = null;
+  /** The read of stored choices in flight, if any: the next batch is sent once it is back. */
+  private loadRunning: Promise<void> | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -389,13 +391,28 @@ export class SubscriptionService {
     return loaded;
   }
 
-  /** One subscriber's stored choices, read together with the others asked for in the same tick. */
+  /**
+   * One subscriber's stored choices, read together with the others asked for in the same
+   * tick, or, while a read is in flight, with every one asked for until it is back: under a
+   * burst of first fetches one read serves many requests instead of one read per tick.
+   */
   private loadStored(subscriberId: string): Promise<string[] | undefined> {
     if (!this.loadBatch) {
       const ids = new Set<string>();
-      const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const ready = this.loadRunning ?? new Promise<void>((resolve) => setImmediate(resolve));
+      const done = ready.then(() => {
         if (this.loadBatch?.ids === ids) this.loadBatch = null;
-        return loadAssignments(this.db, [...ids]);
+        const read = loadAssignments(this.db, [...ids]);
+        const running: Promise<void> = read
+          .then(
+            () => undefined,
+            () => undefined,
+          )
+          .finally(() => {
+            if (this.loadRunning === running) this.loadRunning = null;
+          });
+        this.loadRunning = running;
+        return read;
       });
       this.loadBatch = { ids, done };
     }

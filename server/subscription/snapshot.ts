@@ -248,17 +248,25 @@ export function choicesByRoute(topology: FleetSnapshot, inboundIds: readonly str
   return out;
 }
 
-/** Stores each subscriber's whole set of choices (one row each, a few hundred per statement). */
+/**
+ * Stores each subscriber's whole set of choices (one row each). A few hundred rows go as one
+ * text parameter split by the database ("id:inbound,inbound,…;…"): a first-fetch burst
+ * stores 100 ids per subscriber, and one parameter costs far less to build, send and parse
+ * than a VALUES list with an array literal per row.
+ */
 export async function storeAssignments(db: DbOrTx, choices: ReadonlyMap<string, readonly string[]>, at: Date): Promise<void> {
-  const rows = [...choices].map(([subscriberId, inboundIds]) => ({ subscriberId, inboundIds: [...inboundIds], updatedAt: at }));
+  const rows = [...choices];
   for (let i = 0; i < rows.length; i += 500) {
-    await db
-      .insert(subscriberAssignments)
-      .values(rows.slice(i, i + 500))
-      .onConflictDoUpdate({
-        target: subscriberAssignments.subscriberId,
-        set: { inboundIds: sql`excluded.inbound_ids`, updatedAt: sql`excluded.updated_at` },
-      });
+    // Ids are uuids: no ":", "," or ";" inside one.
+    const payload = rows
+      .slice(i, i + 500)
+      .map(([subscriberId, inboundIds]) => `${subscriberId}:${inboundIds.join(",")}`)
+      .join(";");
+    await db.execute(sql`
+      insert into ${subscriberAssignments} (subscriber_id, inbound_ids, updated_at)
+      select r[1]::uuid, string_to_array(r[2], ',')::uuid[], ${at.toISOString()}::timestamptz
+      from (select string_to_array(x, ':') as r from unnest(string_to_array(${payload}::text, ';')) as x) t
+      on conflict (subscriber_id) do update set inbound_ids = excluded.inbound_ids, updated_at = excluded.updated_at`);
   }
 }
 
@@ -274,17 +282,22 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
   return (res as unknown as { rows: Array<{ inboundId: string; serverId: string; n: number }> }).rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
 
-/** Entries are the same for every subscriber: one object per (topology, route, inbound). */
-const entries = new WeakMap<FleetSnapshot, Map<string, SubscriptionEntry | null>>();
+/**
+ * Entries are the same for every subscriber: one object per (topology, route, inbound).
+ * Keyed route, then inbound (ids the snapshot already holds, their hashes computed once),
+ * not by a joined string made and hashed again for each of a first fetch's 100 routes.
+ */
+const entries = new WeakMap<FleetSnapshot, Map<string, Map<string, SubscriptionEntry | null>>>();
 
 export function entryFor(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
-  let byKey = entries.get(topology);
-  if (!byKey) entries.set(topology, (byKey = new Map()));
-  const key = `${routeId}|${inboundId}`;
-  let e = byKey.get(key);
+  let byRoute = entries.get(topology);
+  if (!byRoute) entries.set(topology, (byRoute = new Map()));
+  let byInbound = byRoute.get(routeId);
+  if (!byInbound) byRoute.set(routeId, (byInbound = new Map()));
+  let e = byInbound.get(inboundId);
   if (e === undefined) {
     e = buildEntry(topology, routeId, inboundId);
-    byKey.set(key, e);
+    byInbound.set(inboundId, e);
   }
   return e;
 }
