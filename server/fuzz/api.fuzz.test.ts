@@ -27,6 +27,8 @@ import { broken, wellFormed, type FuzzIds } from "./zod-arbitrary";
 const RUNS = Math.max(1, Number(process.env.FUZZ_RUNS ?? 200));
 /** Per-case budget: generous, a few procedures hash passwords or build clusters. */
 const CASE_MS = 250;
+/** Accepted writes after which a procedure's run starts again from the template database. */
+const RESET_AFTER_WRITES = 50;
 
 interface Procedure {
   _def: { type: "query" | "mutation" | "subscription"; inputs: unknown[] };
@@ -297,6 +299,7 @@ describe("fuzz", () => {
         );
         let baseline = await snapshot();
         let mark = await writeMark();
+        let writesSinceReset = 0;
         const acceptedBefore = totals.accepted;
         await fc.assert(
           fc.asyncProperty(cases, async (c) => {
@@ -315,6 +318,13 @@ describe("fuzz", () => {
               } else {
                 totals.accepted++;
                 if ((await writeMark()) !== mark) {
+                  // Back to the template now and then: every snapshot hashes every row, and
+                  // a thousand accepted writes (a demo cluster with a day of history each)
+                  // made each procedure's run quadratic.
+                  if (++writesSinceReset >= RESET_AFTER_WRITES) {
+                    await reset();
+                    writesSinceReset = 0;
+                  }
                   await keepOwnerSignedIn();
                   baseline = await snapshot();
                   mark = await writeMark();
