@@ -11,19 +11,25 @@
 import { effectiveRouteId } from "@/core/topology";
 import { STATUS_LABELS, type ServerStatus } from "./status";
 
+/** A server as the warnings see it. */
+export interface WarningServer {
+  id: string;
+  name: string;
+  status: string;
+  enabled?: boolean;
+  /** The effective (cluster + override) `enabled`; defaults to the cluster's. */
+  probesEnabled?: boolean;
+}
+
 export interface MonitoringWarningInput {
   /** Whether the cluster's probe config has `enabled` (null/undefined config = defaults = on). */
   clusterProbesEnabled: boolean;
-  servers: ReadonlyArray<{
-    id: string;
-    name: string;
-    status: string;
-    enabled?: boolean;
-    /** The effective (cluster + override) `enabled`; defaults to the cluster's. */
-    probesEnabled?: boolean;
-    /** The agent has never sent a report (absent = unknown, no warning). */
-    neverReported?: boolean;
-  }>;
+  servers: ReadonlyArray<
+    WarningServer & {
+      /** The agent has never sent a report (absent = unknown, no warning). */
+      neverReported?: boolean;
+    }
+  >;
   inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; isFallback: boolean }>;
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
@@ -53,20 +59,32 @@ function list(names: string[]): string {
   return `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`;
 }
 
+/** A warning about a group of servers, worded for one of them or for several (names listed). */
+function serverGroup<K extends "no-agent" | "probes-disabled">(
+  kind: K,
+  id: string,
+  group: ReadonlyArray<{ id: string; name: string }>,
+  words: { one(name: string): string; many(count: number, names: string): string },
+): { kind: K; id: string; message: string; serverIds: string[] } {
+  return {
+    kind,
+    id,
+    serverIds: group.map((s) => s.id),
+    message: group.length === 1 ? words.one(group[0]!.name) : words.many(group.length, list(group.map((s) => s.name))),
+  };
+}
+
 /** Warnings in a stable order: agents never heard from, probes, then fallbacks in route order. */
 export function computeMonitoringWarnings(input: MonitoringWarningInput): MonitoringWarning[] {
   const out: MonitoringWarning[] = [];
   const silent = input.servers.filter((s) => s.enabled !== false && s.neverReported === true);
   if (silent.length > 0) {
-    out.push({
-      kind: "no-agent",
-      id: "no-agent",
-      serverIds: silent.map((s) => s.id),
-      message:
-        silent.length === 1
-          ? `${silent[0]!.name} has never heard from its agent — install the agent on it (the Servers page gives its token and the install command)`
-          : `${silent.length} servers have never heard from their agent (${list(silent.map((s) => s.name))}) — install the agent on each (the Servers page gives their tokens and the install command)`,
-    });
+    out.push(
+      serverGroup("no-agent", "no-agent", silent, {
+        one: (name) => `${name} has never heard from its agent — install the agent on it (the Servers page gives its token and the install command)`,
+        many: (n, names) => `${n} servers have never heard from their agent (${names}) — install the agent on each (the Servers page gives their tokens and the install command)`,
+      }),
+    );
   }
   if (!input.clusterProbesEnabled) {
     out.push({
@@ -78,15 +96,12 @@ export function computeMonitoringWarnings(input: MonitoringWarningInput): Monito
   } else {
     const off = input.servers.filter((s) => s.enabled !== false && s.probesEnabled === false);
     if (off.length > 0) {
-      out.push({
-        kind: "probes-disabled",
-        id: "probes-disabled:servers",
-        serverIds: off.map((s) => s.id),
-        message:
-          off.length === 1
-            ? `Active health probes are turned off for ${off[0]!.name} — a dead listener there is only noticed when its agent says so`
-            : `Active health probes are turned off for ${off.length} servers (${list(off.map((s) => s.name))})`,
-      });
+      out.push(
+        serverGroup("probes-disabled", "probes-disabled:servers", off, {
+          one: (name) => `Active health probes are turned off for ${name} — a dead listener there is only noticed when its agent says so`,
+          many: (n, names) => `Active health probes are turned off for ${n} servers (${names})`,
+        }),
+      );
     }
   }
   const serverById = new Map(input.servers.map((s) => [s.id, s]));

@@ -6,20 +6,17 @@
 import { groupTopology } from "./topology";
 import { isRouteInPanic } from "./panic";
 import { isAvailable } from "./status";
-import { computeMonitoringWarnings, type MonitoringWarning } from "./config-warnings";
+import { computeMonitoringWarnings, type MonitoringWarning, type WarningServer } from "./config-warnings";
 
 export interface WarningInput {
   /** Whether the cluster's active probes are on (absent = on). */
   cluster?: { probesEnabled?: boolean };
-  servers: ReadonlyArray<{
-    id: string;
-    name: string;
-    status: string;
-    enabled?: boolean;
-    probesEnabled?: boolean;
-    /** The agent's last report; null = never reported (absent = unknown). */
-    reportedAt?: Date | string | number | null;
-  }>;
+  servers: ReadonlyArray<
+    WarningServer & {
+      /** The agent's last report; null = never reported (absent = unknown). */
+      reportedAt?: Date | string | number | null;
+    }
+  >;
   inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; isFallback?: boolean }>;
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
