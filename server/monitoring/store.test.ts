@@ -128,6 +128,15 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     expect(await recordProbeResult(t.db, ids[3]!, { ok: true, code: 200, latencyMs: 3, reason: "status 200" }, th, now + 30)).toMatchObject({ status: "healthy", changed: true });
     [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[3]!));
     expect(h!.recoveredAt?.getTime()).toBe(now + 30);
+    // Another success changes no status input: the probe is stored, the status is not recomputed.
+    expect(await recordProbeResult(t.db, ids[3]!, { ok: true, code: 200, latencyMs: 4, reason: "status 200" }, th, now + 40)).toBeNull();
+    [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[3]!));
+    expect(h).toMatchObject({ status: "healthy", statusReason: "All checks pass.", probeOkStreak: 2, lastProbeLatencyMs: 4 });
+    expect(h!.lastProbeAt?.getTime()).toBe(now + 40);
+    // One failure below the threshold still recomputes (its reason counts failures), and so
+    // does the success that clears it.
+    expect(await recordProbeResult(t.db, ids[3]!, { ok: false, latencyMs: 1, reason: "timeout" }, th, now + 50)).toMatchObject({ status: "healthy", changed: false });
+    expect(await recordProbeResult(t.db, ids[3]!, { ok: true, code: 200, latencyMs: 3, reason: "status 200" }, th, now + 60)).toMatchObject({ status: "healthy", changed: false });
   });
 
   it("mesh links are stored per observer; unknown targets are ignored", async () => {

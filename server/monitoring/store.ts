@@ -810,7 +810,10 @@ function rowsOf<T>(r: unknown): T[] {
 // Probe results
 // ---------------------------------------------------------------------------
 
-/** Folds one probe result into the stored streak and recomputes the status. */
+/**
+ * Folds one probe result into the stored streak and recomputes the status. Returns null for a
+ * server without a health row or a success that leaves every status input as it was.
+ */
 export async function recordProbeResult(
   db: Db,
   serverId: string,
@@ -819,8 +822,12 @@ export async function recordProbeResult(
   nowMs = Date.now(),
 ): Promise<RecomputeResult | null> {
   return db.transaction(async (tx) => {
-    await ensureHealthRow(tx, serverId);
-    const [h] = await tx.select().from(serverHealth).where(eq(serverHealth.serverId, serverId)).for("update");
+    const locked = () => tx.select().from(serverHealth).where(eq(serverHealth.serverId, serverId)).for("update");
+    let [h] = await locked();
+    if (!h) {
+      await ensureHealthRow(tx, serverId);
+      [h] = await locked();
+    }
     if (!h) return null;
     const next = applyProbeResult(
       {
@@ -848,6 +855,11 @@ export async function recordProbeResult(
         updatedAt: new Date(nowMs),
       })
       .where(eq(serverHealth.serverId, serverId));
+    // A success on a server whose probe was already healthy, with no failure streak to clear,
+    // changes no input of its status or its reason: nothing to recompute (what time changes,
+    // such as a silent agent, is the sweep's). Most probes are these; on PGlite the
+    // recomputation was half of each one's cost.
+    if (result.ok && h.probeHealthy === true && next.probeHealthy === true && h.probeFailStreak === 0 && h.everSucceeded === next.everSucceeded) return null;
     return recomputeServer(tx, serverId, nowMs, undefined, !h.everSucceeded && !h.reportEverHealthy && next.everSucceeded);
   });
 }
