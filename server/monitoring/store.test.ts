@@ -176,6 +176,10 @@ describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
     // the disabled server is disabled, and never a probe target
     const [d] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[4]!));
     expect(d!.status).toBe("disabled");
+    // A probe that was under way when it was disabled is dropped: nothing stored.
+    expect(await recordProbeResult(t.db, ids[4]!, { ok: true, code: 200, latencyMs: 2, reason: "status 200" }, { unhealthyThreshold: 1, healthyThreshold: 1 }, now + 40_000)).toBeNull();
+    const [still] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[4]!));
+    expect(still).toEqual(d);
     const targets = await listProbeTargets(t.db);
     expect(targets.map((x) => x.serverId).sort()).toEqual(ids.slice(0, 4).sort());
     expect(targets.find((x) => x.serverId === ids[0])).toMatchObject({ host: "127.0.0.1", port: 20000 });

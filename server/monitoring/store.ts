@@ -811,8 +811,9 @@ function rowsOf<T>(r: unknown): T[] {
 // ---------------------------------------------------------------------------
 
 /**
- * Folds one probe result into the stored streak and recomputes the status. Returns null for a
- * server without a health row or a success that leaves every status input as it was.
+ * Folds one probe result into the stored streak and recomputes the status. Returns null (and
+ * stores nothing) for a disabled server, and null for a success that leaves every status
+ * input as it was.
  */
 export async function recordProbeResult(
   db: Db,
@@ -822,13 +823,24 @@ export async function recordProbeResult(
   nowMs = Date.now(),
 ): Promise<RecomputeResult | null> {
   return db.transaction(async (tx) => {
-    const locked = () => tx.select().from(serverHealth).where(eq(serverHealth.serverId, serverId)).for("update");
-    let [h] = await locked();
-    if (!h) {
+    const locked = async () =>
+      (
+        await tx
+          .select({ health: serverHealth, enabled: servers.enabled })
+          .from(serverHealth)
+          .innerJoin(servers, eq(servers.id, serverHealth.serverId))
+          .where(eq(serverHealth.serverId, serverId))
+          .for("update", { of: serverHealth })
+      )[0];
+    let row = await locked();
+    if (!row) {
       await ensureHealthRow(tx, serverId);
-      [h] = await locked();
+      row = await locked();
     }
-    if (!h) return null;
+    // A probe that was under way when the operator disabled the server is dropped: a disabled
+    // server is not probed, and its last probe stays the one from before.
+    if (!row || !row.enabled) return null;
+    const h = row.health;
     const next = applyProbeResult(
       {
         consecutiveFailures: h.probeFailStreak,
