@@ -45,7 +45,9 @@ export function routeboardPolicy(sc: Scenario, options?: Partial<BalancerOptions
     inbounds: sc.servers.map((s) => ({ inboundId: `in-${s.id}`, serverId: s.id, isFallback: false })),
   };
   const indexOfInbound = new Map(sc.servers.map((s, i) => [`in-${s.id}`, i]));
-  const metrics = new Map<string, ServerMetrics>();
+  // The Balancer keeps what it derives from a lookup while the same lookup is passed: every
+  // change below makes a new one.
+  let metrics = new Map<string, ServerMetrics>();
   const metricList: ServerMetrics[] = sc.servers.map((s) => {
     const m: ServerMetrics = {
       enabled: true,
@@ -81,12 +83,14 @@ export function routeboardPolicy(sc: Scenario, options?: Partial<BalancerOptions
       m.reportedUsers = r.users;
       m.reportedTrafficBps = r.trafficBps;
       m.reportedAt = r.atMs;
+      metrics = new Map(metrics);
       balancer.observeReport(sc.servers[s]?.id as string, r);
     },
     onAvailability(s, up, t) {
       const m = metricList[s] as ServerMetrics;
       m.available = up;
       if (up) m.availableSinceMs = t * 1000;
+      metrics = new Map(metrics);
     },
   };
 }

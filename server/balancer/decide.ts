@@ -44,6 +44,7 @@ import {
   type Decision,
   type DecideInput,
   type DecisionReason,
+  type ResolvedServer,
   type RouteInbound,
   type ServerMetrics,
   type ServerMetricsLookup,
@@ -71,6 +72,8 @@ export function resolveOptions(o?: Partial<BalancerOptions>): BalancerOptions {
 interface Row {
   ib: RouteInbound;
   m: ServerMetrics | undefined;
+  /** The caller's resolved server, when the caller gave them (DecideInput.resolved). */
+  rs: ResolvedServer | undefined;
   out: CandidateScore;
   /** Ranking key 1 (free with crumbs zeroed, or round-robin score). */
   rank: number;
@@ -142,15 +145,15 @@ const scratchRows: Row[] = [];
 const scratchAll: Row[] = [];
 const scratchCandidates: Row[] = [];
 
-function newRow(ib: RouteInbound, m: ServerMetrics | undefined): Row {
+function newRow(ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedServer | undefined): Row {
   const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
-  return { ib, m, out, rank: 0, share: 0, current: false, hash: -1, peak: 0 };
+  return { ib, m, rs, out, rank: 0, share: 0, current: false, hash: -1, peak: 0 };
 }
 
-function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined): Row {
+function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedServer | undefined): Row {
   let r = scratchRows[i];
   if (!r) {
-    r = newRow(ib, m);
+    r = newRow(ib, m, rs);
     // Every field present from the start, so reuse never changes the objects' shape.
     r.out.excluded = undefined;
     r.out.share = undefined;
@@ -159,6 +162,7 @@ function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined): 
   }
   r.ib = ib;
   r.m = m;
+  r.rs = rs;
   r.rank = 0;
   r.share = 0;
   r.current = false;
@@ -202,9 +206,13 @@ export function decideRoute(input: DecideInput): Decision {
   let previousRow: Row | undefined;
   let currentServerId: string | undefined;
 
-  for (const ib of route.inbounds) {
-    const m = lookupServer(servers, ib.serverId);
-    const row = explain ? newRow(ib, m) : scratchRow(rows.length, ib, m);
+  const resolved = input.resolved;
+  const inbounds = route.inbounds;
+  for (let i = 0; i < inbounds.length; i++) {
+    const ib = inbounds[i] as RouteInbound;
+    const rs = resolved ? resolved[i] : undefined;
+    const m = resolved ? rs?.m : lookupServer(servers, ib.serverId);
+    const row = explain ? newRow(ib, m, rs) : scratchRow(rows.length, ib, m, rs);
     const out = row.out;
     rows.push(row);
     if (ib.inboundId === previousInboundId) previousRow = row;
@@ -269,7 +277,12 @@ export function decideRoute(input: DecideInput): Decision {
     let n = 0;
     for (const r of pool) {
       const m = r.m as ServerMetrics;
-      r.peak = m.learnedPeakBps > 0 ? decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs) : 0;
+      r.peak =
+        m.learnedPeakBps > 0
+          ? r.rs
+            ? r.rs.decayedPeak(nowMs, opts.peakHalfLifeMs)
+            : decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs)
+          : 0;
       if (r.peak > 0) {
         sum += r.peak;
         n++;
@@ -287,7 +300,7 @@ export function decideRoute(input: DecideInput): Decision {
     }
     // The user is already counted on the server of their current inbound.
     r.current = cur !== undefined && r.ib.serverId === currentServerId;
-    const add = inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
+    const add = r.rs ? r.rs.additions() : inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
     const U = Math.max(0, (m.reportedUsers || 0) + (add ? add.users : 0));
     const T = Math.max(0, (m.reportedTrafficBps || 0) + (add ? add.trafficBps : 0));
     const div = r.current ? Math.max(U, 1) : U + 1;

@@ -7,13 +7,15 @@
  *   const lines = b.decideForSubscriber({ userId, routes, servers, previousAssignments, nowMs: now });
  *   // → [{ routeId, decision }] — one entry per non-empty route, in the given order.
  */
-import { updatePeak, type LearnedPeak } from "./capacity";
+import { decayPeak, updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
-import { expectedUserBps, InflightLedger } from "./inflight";
+import { expectedUserBps, InflightLedger, ledgerAdditions, type ServerLedger } from "./inflight";
 import type {
   BalancerOptions,
-  InflightLookup,
+  Load,
+  ResolvedServer,
   RouteDecision,
+  RouteInput,
   ServerMetrics,
   ServerMetricsLookup,
   ServerReport,
@@ -30,16 +32,18 @@ export class Balancer {
   readonly options: BalancerOptions;
   readonly inflight = new InflightLedger();
   private readonly peaks = new Map<string, LearnedPeak>();
-  private readonly inflightLookup: InflightLookup;
+  /** Bumped whenever a learned peak changes: a view built before it is rebuilt. */
+  private peaksVersion = 0;
+  private view: FleetView | null = null;
 
   constructor(options?: Partial<BalancerOptions>) {
     this.options = resolveOptions(options);
-    this.inflightLookup = (serverId, reportedAt) => this.inflight.additions(serverId, reportedAt);
   }
 
   /** A server's agent report: updates its learned peak and drops in-flight entries it covers. */
   observeReport(serverId: string, report: ServerReport): void {
     this.peaks.set(serverId, updatePeak(this.peaks.get(serverId), report.trafficBps, report.atMs, this.options.peakHalfLifeMs));
+    this.peaksVersion++;
     this.inflight.prune(serverId, report.atMs);
   }
 
@@ -51,11 +55,17 @@ export class Balancer {
   /** Seed a learned peak, e.g. from the database after a restart. */
   restorePeak(serverId: string, peak: LearnedPeak): void {
     this.peaks.set(serverId, { ...peak });
+    this.peaksVersion++;
   }
 
   /**
    * Decide every non-empty route for one subscriber. Records in-flight additions for new or
    * moved assignments only (and the matching departure from the previous server).
+   *
+   * `servers` (the lookup and its objects) is read as it is when a call first sees it, and
+   * `routes` likewise: the balancer keeps what it derived from them (learned peaks merged,
+   * each route's servers resolved) for as long as the same lookup is passed. After changing
+   * any server's metrics, pass a new lookup.
    */
   decideForSubscriber(req: SubscriberRequest): RouteDecision[] {
     return this.decideRoutes(req, true);
@@ -70,8 +80,14 @@ export class Balancer {
     return this.decideRoutes({ ...req, explain: true }, false);
   }
 
+  private viewOf(servers: ServerMetricsLookup): FleetView {
+    const v = this.view;
+    if (v && v.source === servers && v.peaksVersion === this.peaksVersion) return v;
+    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight));
+  }
+
   private decideRoutes(req: SubscriberRequest, record: boolean): RouteDecision[] {
-    const servers = this.withLearnedPeaks(req.servers);
+    const view = this.viewOf(req.servers);
     const out: RouteDecision[] = [];
     for (const route of req.routes) {
       if (route.inbounds.length === 0) continue;
@@ -79,10 +95,10 @@ export class Balancer {
       const decision = decideRoute({
         userId: req.userId,
         route,
-        servers,
+        servers: req.servers,
+        resolved: view.routeServers(route),
         previousInboundId: prev,
         nowMs: req.nowMs,
-        inflight: this.inflightLookup,
         options: this.options,
         explain: req.explain,
       });
@@ -91,56 +107,84 @@ export class Balancer {
         const prevServerId =
           prev === null ? undefined : route.inbounds.find((ib) => ib.inboundId === prev)?.serverId;
         if (prevServerId !== decision.serverId) {
-          this.recordArrival(decision.serverId, servers, req.nowMs, +1);
-          if (prevServerId !== undefined) this.recordArrival(prevServerId, servers, req.nowMs, -1);
+          this.recordArrival(view.server(decision.serverId), req.nowMs, +1);
+          if (prevServerId !== undefined) this.recordArrival(view.server(prevServerId), req.nowMs, -1);
         }
       }
     }
     return out;
   }
 
-  private recordArrival(serverId: string, servers: ServerMetricsLookup, nowMs: number, sign: 1 | -1): void {
-    const m = lookupServer(servers, serverId);
-    if (!m) return;
+  private recordArrival(s: ViewServer | undefined, nowMs: number, sign: 1 | -1): void {
+    if (!s) return;
+    const m = s.m;
     // A departure from a server that is down or whose report does not count the user is moot.
     if (sign < 0 && (!m.available || m.reportedUsers <= 0)) return;
     const bps = expectedUserBps(m.reportedTrafficBps, m.reportedUsers, this.options.defaultUserBps);
-    this.inflight.record(serverId, nowMs, sign, sign * bps);
+    this.inflight.record(s.id, nowMs, sign, sign * bps);
   }
+}
 
-  /** Merge the facade's learned peaks into the caller's metrics (max of both). */
-  private withLearnedPeaks(servers: ServerMetricsLookup): ServerMetricsLookup {
-    if (this.peaks.size === 0) return servers;
-    return new WithPeaks(servers, this.peaks);
+/** One server of a view: the caller's metrics with the learned peak merged in. */
+class ViewServer implements ResolvedServer {
+  private decayAtMs = Number.NaN;
+  private decayHalfLifeMs = Number.NaN;
+  private decayed = 0;
+  constructor(
+    readonly id: string,
+    readonly m: ServerMetrics,
+    private readonly ledger: ServerLedger,
+  ) {}
+  decayedPeak(nowMs: number, halfLifeMs: number): number {
+    // A subscriber's routes share servers and one nowMs: decayed once per server, not per route.
+    if (nowMs !== this.decayAtMs || halfLifeMs !== this.decayHalfLifeMs) {
+      this.decayed = decayPeak(this.m.learnedPeakBps, nowMs - this.m.reportedAt, halfLifeMs);
+      this.decayAtMs = nowMs;
+      this.decayHalfLifeMs = halfLifeMs;
+    }
+    return this.decayed;
+  }
+  additions(): Readonly<Load> | undefined {
+    return ledgerAdditions(this.ledger, this.m.reportedAt);
   }
 }
 
 /**
- * A read-only Map view of the caller's metrics with the facade's learned peaks merged in,
- * resolved on demand (a subscriber's routes name a few hundred servers of the fleet), one
- * view per subscriber's decisions. A server whose metrics already carry the higher peak is
- * the caller's own object; only the others get a copy.
+ * The caller's metrics as decisions read them, built once per (lookup, learned peaks):
+ * learned peaks merged (the max of both), each server's in-flight ledger at hand, and each
+ * route's servers resolved once, not looked up again for every decision of every subscriber.
+ * A server whose metrics already carry the higher peak keeps the caller's own object.
  */
-class WithPeaks extends Map<string, ServerMetrics> {
+class FleetView {
+  private readonly servers = new Map<string, ViewServer | null>();
+  private readonly routes = new WeakMap<RouteInput, (ViewServer | undefined)[]>();
   constructor(
-    private readonly servers: ServerMetricsLookup,
+    readonly source: ServerMetricsLookup,
+    readonly peaksVersion: number,
     private readonly peaks: ReadonlyMap<string, LearnedPeak>,
-  ) {
-    super();
+    private readonly inflight: InflightLedger,
+  ) {}
+
+  server(id: string): ViewServer | undefined {
+    let s = this.servers.get(id);
+    if (s === undefined) {
+      const m = lookupServer(this.source, id);
+      if (m) {
+        const p = this.peaks.get(id);
+        // Our peak as of the metrics' reportedAt, so the core's decay stays consistent.
+        s = new ViewServer(id, !p || p.peakBps <= m.learnedPeakBps ? m : { ...m, learnedPeakBps: p.peakBps }, this.inflight.ledgerOf(id));
+      } else s = null;
+      this.servers.set(id, s);
+    }
+    return s ?? undefined;
   }
-  override get(id: string): ServerMetrics | undefined {
-    // Each server is asked for once per route it serves: resolved once per view.
-    let v = super.get(id);
-    if (v !== undefined) return v;
-    const m = lookupServer(this.servers, id);
-    if (!m) return m;
-    const p = this.peaks.get(id);
-    // Our peak as of the metrics' reportedAt, so the core's decay stays consistent.
-    v = !p || p.peakBps <= m.learnedPeakBps ? m : { ...m, learnedPeakBps: p.peakBps };
-    super.set(id, v);
-    return v;
-  }
-  override has(id: string): boolean {
-    return this.get(id) !== undefined;
+
+  routeServers(route: RouteInput): readonly (ViewServer | undefined)[] {
+    let r = this.routes.get(route);
+    if (!r || r.length !== route.inbounds.length) {
+      r = route.inbounds.map((ib) => this.server(ib.serverId));
+      this.routes.set(route, r);
+    }
+    return r;
   }
 }

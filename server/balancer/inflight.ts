@@ -13,7 +13,7 @@ import type { Load } from "./types";
  * hundreds of thousands of them, and numbers in arrays cost the garbage collector nothing
  * per entry, where an object per entry is one more to trace.
  */
-interface ServerLedger {
+export interface ServerLedger {
   atMs: number[];
   users: number[];
   trafficBps: number[];
@@ -31,15 +31,25 @@ export function expectedUserBps(reportedTrafficBps: number, reportedUsers: numbe
 }
 
 export class InflightLedger {
+  /**
+   * One ledger per server ever recorded, kept (emptied, not deleted) when its entries are
+   * pruned: a decision view holds a server's ledger for as long as it lives (ledgerOf).
+   */
   private readonly servers = new Map<string, ServerLedger>();
+
+  /** The server's ledger, created empty if it has none: the same object for as long as this ledger lives. */
+  ledgerOf(serverId: string): ServerLedger {
+    let l = this.servers.get(serverId);
+    if (!l) {
+      l = { atMs: [], users: [], trafficBps: [], load: { users: 0, trafficBps: 0 }, minAtMs: Infinity };
+      this.servers.set(serverId, l);
+    }
+    return l;
+  }
 
   /** Record `users` (negative for a departure) with `trafficBps` in total, at atMs. */
   record(serverId: string, atMs: number, users: number, trafficBps: number): void {
-    let l = this.servers.get(serverId);
-    if (!l) {
-      l = { atMs: [], users: [], trafficBps: [], load: { users: 0, trafficBps: 0 }, minAtMs: atMs };
-      this.servers.set(serverId, l);
-    }
+    const l = this.ledgerOf(serverId);
     if (atMs < l.minAtMs) l.minAtMs = atMs;
     l.atMs.push(atMs);
     l.users.push(users);
@@ -51,35 +61,7 @@ export class InflightLedger {
   /** Drop entries taken before `reportedAtMs` (the report already includes them). */
   prune(serverId: string, reportedAtMs: number): void {
     const l = this.servers.get(serverId);
-    if (!l || l.atMs.length === 0) return;
-    if (l.minAtMs >= reportedAtMs) return; // fast path: nothing is older than the report
-    let n = 0;
-    let u = 0;
-    let t = 0;
-    let min = Infinity;
-    for (let i = 0; i < l.atMs.length; i++) {
-      const at = l.atMs[i] as number;
-      if (at < reportedAtMs) continue;
-      const du = l.users[i] as number;
-      const dt = l.trafficBps[i] as number;
-      l.atMs[n] = at;
-      l.users[n] = du;
-      l.trafficBps[n] = dt;
-      n++;
-      u += du;
-      t += dt;
-      if (at < min) min = at;
-    }
-    if (n === 0) {
-      this.servers.delete(serverId);
-      return;
-    }
-    l.atMs.length = n;
-    l.users.length = n;
-    l.trafficBps.length = n;
-    l.load.users = u;
-    l.load.trafficBps = t;
-    l.minAtMs = min;
+    if (l) pruneLedger(l, reportedAtMs);
   }
 
   /**
@@ -89,9 +71,7 @@ export class InflightLedger {
    */
   additions(serverId: string, reportedAtMs: number): Readonly<Load> | undefined {
     const l = this.servers.get(serverId);
-    if (!l || l.minAtMs >= reportedAtMs) return l?.load;
-    this.prune(serverId, reportedAtMs);
-    return this.servers.get(serverId)?.load;
+    return l ? ledgerAdditions(l, reportedAtMs) : undefined;
   }
 
   /** Number of entries held (for tests / metrics). */
@@ -102,6 +82,40 @@ export class InflightLedger {
   }
 
   clear(): void {
-    this.servers.clear();
+    for (const l of this.servers.values()) pruneLedger(l, Infinity);
   }
+}
+
+/** additions() of one server's ledger: undefined when it holds no entry. */
+export function ledgerAdditions(l: ServerLedger, reportedAtMs: number): Readonly<Load> | undefined {
+  if (l.atMs.length === 0) return undefined;
+  if (l.minAtMs < reportedAtMs) pruneLedger(l, reportedAtMs);
+  return l.atMs.length === 0 ? undefined : l.load;
+}
+
+function pruneLedger(l: ServerLedger, reportedAtMs: number): void {
+  if (l.atMs.length === 0 || l.minAtMs >= reportedAtMs) return; // fast path: nothing is older than the report
+  let n = 0;
+  let u = 0;
+  let t = 0;
+  let min = Infinity;
+  for (let i = 0; i < l.atMs.length; i++) {
+    const at = l.atMs[i] as number;
+    if (at < reportedAtMs) continue;
+    const du = l.users[i] as number;
+    const dt = l.trafficBps[i] as number;
+    l.atMs[n] = at;
+    l.users[n] = du;
+    l.trafficBps[n] = dt;
+    n++;
+    u += du;
+    t += dt;
+    if (at < min) min = at;
+  }
+  l.atMs.length = n;
+  l.users.length = n;
+  l.trafficBps.length = n;
+  l.load.users = u;
+  l.load.trafficBps = t;
+  l.minAtMs = min;
 }

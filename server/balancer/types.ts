@@ -51,6 +51,15 @@ export interface ServerMetrics {
   name?: string;
 }
 
+/** A server as one decision reads it: metrics, its peak decayed to a time, its in-flight load. */
+export interface ResolvedServer {
+  readonly m: ServerMetrics;
+  /** decayPeak(m.learnedPeakBps, nowMs − m.reportedAt, halfLifeMs). */
+  decayedPeak(nowMs: number, halfLifeMs: number): number;
+  /** The in-flight additions since m.reportedAt (InflightLookup's answer for this server). */
+  additions(): Readonly<Load> | undefined;
+}
+
 export type ServerMetricsLookup =
   | ReadonlyMap<string, ServerMetrics>
   | Readonly<Record<string, ServerMetrics>>;
@@ -107,6 +116,12 @@ export interface DecideInput {
   nowMs: number;
   /** In-flight additions per server (see inflight.ts). */
   inflight?: InflightLookup;
+  /**
+   * The servers of route.inbounds, in order, already resolved by the caller (the Balancer's
+   * view: learned peaks merged, in-flight load at hand). When given, `servers` and `inflight`
+   * are not read.
+   */
+  resolved?: readonly (ResolvedServer | undefined)[];
   options?: Partial<BalancerOptions>;
   /**
    * Per-candidate scores and notes and the one-line explanation (default true). The
