@@ -44,6 +44,7 @@ import {
   type Decision,
   type DecideInput,
   type DecisionReason,
+  type ResolvedInbound,
   type ResolvedServer,
   type RouteInbound,
   type ServerMetrics,
@@ -72,8 +73,8 @@ export function resolveOptions(o?: Partial<BalancerOptions>): BalancerOptions {
 interface Row {
   ib: RouteInbound;
   m: ServerMetrics | undefined;
-  /** The caller's resolved server, when the caller gave them (DecideInput.resolved). */
-  rs: ResolvedServer | undefined;
+  /** The caller's resolved inbound, when the caller gave them (DecideInput.resolved). */
+  rs: ResolvedInbound | undefined;
   out: CandidateScore;
   /** Ranking key 1 (free with crumbs zeroed, or round-robin score). */
   rank: number;
@@ -131,7 +132,7 @@ function hashOf(r: Row, userId: string): number {
       seedValue = rendezvousSeed(userId);
       seedUser = userId;
     }
-    r.hash = rendezvousHashFrom(seedValue, r.ib.inboundId);
+    r.hash = r.rs ? r.rs.key.from(seedValue) : rendezvousHashFrom(seedValue, r.ib.inboundId);
   }
   return r.hash;
 }
@@ -145,12 +146,12 @@ const scratchRows: Row[] = [];
 const scratchAll: Row[] = [];
 const scratchCandidates: Row[] = [];
 
-function newRow(ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedServer | undefined): Row {
+function newRow(ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedInbound | undefined): Row {
   const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
   return { ib, m, rs, out, rank: 0, share: 0, current: false, hash: -1, peak: 0 };
 }
 
-function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedServer | undefined): Row {
+function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedInbound | undefined): Row {
   let r = scratchRows[i];
   if (!r) {
     r = newRow(ib, m, rs);
@@ -211,7 +212,7 @@ export function decideRoute(input: DecideInput): Decision {
   for (let i = 0; i < inbounds.length; i++) {
     const ib = inbounds[i] as RouteInbound;
     const rs = resolved ? resolved[i] : undefined;
-    const m = resolved ? rs?.m : lookupServer(servers, ib.serverId);
+    const m = rs ? rs.server?.m : lookupServer(servers, ib.serverId);
     const row = explain ? newRow(ib, m, rs) : scratchRow(rows.length, ib, m, rs);
     const out = row.out;
     rows.push(row);
@@ -280,7 +281,7 @@ export function decideRoute(input: DecideInput): Decision {
       r.peak =
         m.learnedPeakBps > 0
           ? r.rs
-            ? r.rs.decayedPeak(nowMs, opts.peakHalfLifeMs)
+            ? (r.rs.server as ResolvedServer).decayedPeak(nowMs, opts.peakHalfLifeMs)
             : decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs)
           : 0;
       if (r.peak > 0) {
@@ -300,7 +301,7 @@ export function decideRoute(input: DecideInput): Decision {
     }
     // The user is already counted on the server of their current inbound.
     r.current = cur !== undefined && r.ib.serverId === currentServerId;
-    const add = r.rs ? r.rs.additions() : inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
+    const add = r.rs ? (r.rs.server as ResolvedServer).additions() : inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
     const U = Math.max(0, (m.reportedUsers || 0) + (add ? add.users : 0));
     const T = Math.max(0, (m.reportedTrafficBps || 0) + (add ? add.trafficBps : 0));
     const div = r.current ? Math.max(U, 1) : U + 1;

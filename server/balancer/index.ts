@@ -9,10 +9,12 @@
  */
 import { decayPeak, updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
+import { RendezvousKey } from "./hash";
 import { expectedUserBps, InflightLedger, ledgerAdditions, type ServerLedger } from "./inflight";
 import type {
   BalancerOptions,
   Load,
+  ResolvedInbound,
   ResolvedServer,
   RouteDecision,
   RouteInput,
@@ -83,7 +85,7 @@ export class Balancer {
   private viewOf(servers: ServerMetricsLookup): FleetView {
     const v = this.view;
     if (v && v.source === servers && v.peaksVersion === this.peaksVersion) return v;
-    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight));
+    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight, v));
   }
 
   private decideRoutes(req: SubscriberRequest, record: boolean): RouteDecision[] {
@@ -96,7 +98,7 @@ export class Balancer {
         userId: req.userId,
         route,
         servers: req.servers,
-        resolved: view.routeServers(route),
+        resolved: view.routeInbounds(route),
         previousInboundId: prev,
         nowMs: req.nowMs,
         options: this.options,
@@ -154,16 +156,31 @@ class ViewServer implements ResolvedServer {
  * learned peaks merged (the max of both), each server's in-flight ledger at hand, and each
  * route's servers resolved once, not looked up again for every decision of every subscriber.
  * A server whose metrics already carry the higher peak keeps the caller's own object.
+ * Inbounds' rendezvous keys carry over from the view before (only for inbounds still used).
  */
 class FleetView {
   private readonly servers = new Map<string, ViewServer | null>();
-  private readonly routes = new WeakMap<RouteInput, (ViewServer | undefined)[]>();
+  private readonly routes = new WeakMap<RouteInput, ResolvedInbound[]>();
+  readonly keys = new Map<string, RendezvousKey>();
+  private readonly previousKeys: ReadonlyMap<string, RendezvousKey> | undefined;
   constructor(
     readonly source: ServerMetricsLookup,
     readonly peaksVersion: number,
     private readonly peaks: ReadonlyMap<string, LearnedPeak>,
     private readonly inflight: InflightLedger,
-  ) {}
+    previous: FleetView | null,
+  ) {
+    this.previousKeys = previous?.keys;
+  }
+
+  private key(inboundId: string): RendezvousKey {
+    let k = this.keys.get(inboundId);
+    if (!k) {
+      k = this.previousKeys?.get(inboundId) ?? new RendezvousKey(inboundId);
+      this.keys.set(inboundId, k);
+    }
+    return k;
+  }
 
   server(id: string): ViewServer | undefined {
     let s = this.servers.get(id);
@@ -179,10 +196,10 @@ class FleetView {
     return s ?? undefined;
   }
 
-  routeServers(route: RouteInput): readonly (ViewServer | undefined)[] {
+  routeInbounds(route: RouteInput): readonly ResolvedInbound[] {
     let r = this.routes.get(route);
     if (!r || r.length !== route.inbounds.length) {
-      r = route.inbounds.map((ib) => this.server(ib.serverId));
+      r = route.inbounds.map((ib) => ({ server: this.server(ib.serverId), key: this.key(ib.inboundId) }));
       this.routes.set(route, r);
     }
     return r;

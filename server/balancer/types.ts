@@ -60,6 +60,13 @@ export interface ResolvedServer {
   additions(): Readonly<Load> | undefined;
 }
 
+export interface ResolvedInbound {
+  /** The inbound's server; undefined when the lookup has none. */
+  readonly server: ResolvedServer | undefined;
+  /** Its rendezvous weight for a user: rendezvousHashFrom(seed, inboundId). */
+  readonly key: { from(seed: number): number };
+}
+
 export type ServerMetricsLookup =
   | ReadonlyMap<string, ServerMetrics>
   | Readonly<Record<string, ServerMetrics>>;
@@ -117,11 +124,11 @@ export interface DecideInput {
   /** In-flight additions per server (see inflight.ts). */
   inflight?: InflightLookup;
   /**
-   * The servers of route.inbounds, in order, already resolved by the caller (the Balancer's
-   * view: learned peaks merged, in-flight load at hand). When given, `servers` and `inflight`
-   * are not read.
+   * route.inbounds, in order, already resolved by the caller (the Balancer's view: learned
+   * peaks merged, in-flight load at hand, rendezvous keys kept). When given, `servers` and
+   * `inflight` are not read.
    */
-  resolved?: readonly (ResolvedServer | undefined)[];
+  resolved?: readonly ResolvedInbound[];
   options?: Partial<BalancerOptions>;
   /**
    * Per-candidate scores and notes and the one-line explanation (default true). The
