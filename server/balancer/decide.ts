@@ -337,10 +337,18 @@ export function decideRoute(input: DecideInput): Decision {
     }
   }
 
+  // The pool's maximum under beats, in two passes: the top (rank, share) first, then the hash
+  // among the rows that tie for it. A fleet that fills evenly ties a lot, and folding beats
+  // over the pool hashed every row that tied with a passing leader.
   let best = pool[0] as Row;
   for (let i = 1; i < pool.length; i++) {
     const r = pool[i] as Row;
-    if (beats(r, best, userId)) best = r;
+    if (r.rank > best.rank || (r.rank === best.rank && r.share > best.share)) best = r;
+  }
+  const top = best;
+  for (let i = 0; i < pool.length; i++) {
+    const r = pool[i] as Row;
+    if (r !== top && r.rank === top.rank && r.share === top.share && beats(r, best, userId)) best = r;
   }
 
   // ---- stickiness ----

@@ -9,6 +9,7 @@
  */
 import { decayPeak, updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
+import { firstPick, firstPickTable, type FirstPickTable } from "./first-pick";
 import { RendezvousKey } from "./hash";
 import { expectedUserBps, InflightLedger, ledgerAdditions, type ServerLedger } from "./inflight";
 import type {
@@ -94,16 +95,19 @@ export class Balancer {
     for (const route of req.routes) {
       if (route.inbounds.length === 0) continue;
       const prev = req.previousAssignments.get(route.routeId) ?? null;
-      const decision = decideRoute({
-        userId: req.userId,
-        route,
-        servers: req.servers,
-        resolved: view.routeInbounds(route),
-        previousInboundId: prev,
-        nowMs: req.nowMs,
-        options: this.options,
-        explain: req.explain,
-      });
+      const table = prev === null && req.explain === false ? view.firstPickTable(route) : null;
+      const decision = table
+        ? firstPick(table, route.routeId, req.userId, req.nowMs, this.options)
+        : decideRoute({
+            userId: req.userId,
+            route,
+            servers: req.servers,
+            resolved: view.routeInbounds(route),
+            previousInboundId: prev,
+            nowMs: req.nowMs,
+            options: this.options,
+            explain: req.explain,
+          });
       out.push({ routeId: route.routeId, decision });
       if (record && decision.inboundId !== null && decision.inboundId !== prev && decision.serverId !== null) {
         const prevServerId =
@@ -161,6 +165,7 @@ class ViewServer implements ResolvedServer {
 class FleetView {
   private readonly servers = new Map<string, ViewServer | null>();
   private readonly routes = new WeakMap<RouteInput, ResolvedInbound[]>();
+  private readonly tables = new WeakMap<RouteInput, { resolved: readonly ResolvedInbound[]; table: FirstPickTable | null }>();
   readonly keys = new Map<string, RendezvousKey>();
   private readonly previousKeys: ReadonlyMap<string, RendezvousKey> | undefined;
   constructor(
@@ -194,6 +199,17 @@ class FleetView {
       this.servers.set(id, s);
     }
     return s ?? undefined;
+  }
+
+  /** The route's first-pick table (null: no candidate, decideRoute's fallback and panic rules apply). */
+  firstPickTable(route: RouteInput): FirstPickTable | null {
+    const resolved = this.routeInbounds(route);
+    let t = this.tables.get(route);
+    if (t === undefined || t.resolved !== resolved) {
+      t = { resolved, table: firstPickTable(route, resolved) };
+      this.tables.set(route, t);
+    }
+    return t.table;
   }
 
   routeInbounds(route: RouteInput): readonly ResolvedInbound[] {

@@ -67,6 +67,25 @@ describe("decideRoute without explain", () => {
     );
   });
 
+  it("first picks (no current inbound) of user after user are the explained path's, ties and in-flight load included", () => {
+    fc.assert(
+      fc.property(routeArb(0), fc.integer({ min: 1, max: 60 }), fc.array(fc.record({ idx: fc.nat(8), trafficBps: fc.constantFrom(0, 1e9, 3e10), atMs: fc.constantFrom(0, 2000) }), { maxLength: 6 }), (r, users, reports) => {
+        const lean = new Balancer();
+        const explained = new Balancer();
+        for (const rep of reports) {
+          for (const b of [lean, explained]) b.observeReport(`r0s${rep.idx}`, { users: 1, trafficBps: rep.trafficBps, atMs: rep.atMs });
+        }
+        for (let i = 0; i < users; i++) {
+          const req = { userId: `u${i}`, routes: [r.route, r.route], servers: r.servers, previousAssignments: new Map<string, string>(), nowMs: 3000 + (i >> 2) };
+          const a = lean.decideForSubscriber({ ...req, explain: false });
+          const b = explained.decideForSubscriber(req);
+          expect(a.map((x) => pick(x.decision))).toEqual(b.map((x) => pick(x.decision)));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("the facade makes the same choices, in-flight load and learned peaks included", () => {
     fc.assert(
       fc.property(routeArb(0), fc.array(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 30 }), fc.array(fc.record({ idx: fc.nat(8), trafficBps: fc.constantFrom(0, 1e9, 3e10), atMs: fc.constantFrom(0, 2000) }), { maxLength: 6 }), (r, users, reports) => {
