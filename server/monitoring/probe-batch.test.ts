@@ -358,6 +358,21 @@ describe.each(testDbKinds())("probe results in batches (%s)", (kind) => {
       expect(await health(s1)).toMatchObject({ probeOkStreak: 2, lastProbeLatencyMs: 1 });
     });
 
+    it("writes a batch that met a deadlock again at the next flush", async () => {
+      const f = await fleet("deadlock", 1);
+      let conflicts = 1;
+      const batcher = new ProbeResultBatcher({
+        db: faultyDb(t.db, () => (conflicts-- > 0 ? Object.assign(new Error("deadlock detected"), { code: "40P01" }) : null)),
+        flushMs: 20,
+      });
+      batcher.push(item(f.ids[0]!, ok(11), BASE));
+      await batcher.flush();
+      expect(batcher.size).toBe(1);
+      expect(batcher.databaseDown).toBe(false);
+      await expect.poll(() => batcher.size).toBe(0);
+      expect(await health(f.ids[0]!)).toMatchObject({ lastProbeLatencyMs: 11 });
+    });
+
     it("logs and drops a batch that fails for another reason; later results are stored", async () => {
       const f = await fleet("boom", 1);
       let broken = true;

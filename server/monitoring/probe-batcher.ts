@@ -11,6 +11,8 @@
  *   arrived meanwhile, and is retried at the next flush. Each server keeps its newest
  *   KEEP_PER_SERVER results, so an outage cannot grow memory without bound (older results
  *   only lengthen streaks the newest ones already decide).
+ * - A deadlock with another instance's writes (PostgreSQL: a batch locks many health rows)
+ *   rolled the batch back: it is queued again in the same way.
  * - Any other error would fail the same batch again: it is logged and the batch dropped, as a
  *   result whose own transaction failed was before; each server's next probe comes within
  *   its interval.
@@ -18,7 +20,7 @@
  */
 import "server-only";
 import type { Db } from "@/db/client";
-import { isDatabaseDown } from "@/server/db-errors";
+import { isDatabaseDown, isTransactionConflict } from "@/server/db-errors";
 import { counter } from "@/server/metrics";
 import { recordProbeResults, type ProbeResultToRecord, type RecordedProbes } from "./store";
 
@@ -229,6 +231,11 @@ export class ProbeResultBatcher {
         this.requeue(batch);
         if (!this.down) this.log.warn({ err, results: this.queued }, "probe results: the database is down; keeping them queued");
         this.down = true;
+        return false;
+      }
+      if (isTransactionConflict(err)) {
+        this.requeue(batch);
+        this.log.warn({ err, results: items.length }, "probe results: a batch met a deadlock; writing it again at the next flush");
         return false;
       }
       droppedTotal.inc({ reason: "error" }, items.length);
