@@ -41,6 +41,15 @@ function pgCode(err: unknown, depth = 0): string | undefined {
   return pgCode(e.cause, depth + 1);
 }
 
+/**
+ * A deadlock (40P01) or serialization failure (40001): PostgreSQL rolled the transaction back,
+ * and running it again is expected to succeed.
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  const code = pgCode(err);
+  return code === "40P01" || code === "40001";
+}
+
 /** The name of the unique constraint or index a write ran into, or undefined. */
 export function uniqueViolation(err: unknown): string | true | undefined {
   if (pgCode(err) !== "23505") return undefined;

@@ -3,6 +3,7 @@
  *  (a) the active Prober over every enabled server — host = the server's address, port = its
  *      first inbound's port (oldest inbound; ties by lowest port) unless the probe config sets
  *      `port`; servers with neither are not probed. Config = cluster config + server override.
+ *      Its results are queued and stored in batches (ProbeResultBatcher, probe-batcher.ts).
  *  (b) a sweep every ROUTEBOARD_SWEEP_MS (default 2000) recomputing every status from stored
  *      state: silence → no-data, mesh votes, disabled/enabled flips; only changes are written.
  *  (c) the prober re-reads its targets on "topology"/"settings" bus events.
@@ -17,7 +18,8 @@ import { env } from "@/server/env";
 import { logger } from "@/server/logger";
 import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
-import { pruneMetricsHistory, recordProbeResult, sweepStatuses } from "./store";
+import { pruneMetricsHistory, sweepStatuses } from "./store";
+import { ProbeResultBatcher } from "./probe-batcher";
 
 const REFRESH_QUIET_MS = 200;
 /** How often old history buckets are deleted (from the sweep). */
@@ -62,6 +64,7 @@ export interface MonitoringServiceOptions {
 
 export class MonitoringService {
   private prober: Prober | null = null;
+  private probeResults: ProbeResultBatcher | null = null;
   private sweepTimer: ReturnType<typeof setTimeout> | null = null;
   private sweeping: Promise<void> | null = null;
   private offBus: (() => void) | null = null;
@@ -139,18 +142,26 @@ export class MonitoringService {
     const db = this.db;
     const now = this.opts.now ?? Date.now;
     const log = logger().child({ component: "monitoring" });
+    // Results are queued and stored in batches (probe-batcher.ts); onResult resolves once the
+    // result is queued, so the prober still never probes a target twice at once.
+    const results = new ProbeResultBatcher({
+      db,
+      onChanged: (clusterIds) => {
+        for (const c of clusterIds) publishChange("health", c);
+      },
+      logger: log,
+    });
+    this.probeResults = results;
     this.prober = new Prober({
       listTargets: () => listProbeTargets(db),
       onResult: async (serverId, result, target) => {
         const cfg = target.probe as ProbeTarget["probe"] & { unhealthyThreshold?: number; healthyThreshold?: number };
-        const res = await recordProbeResult(
-          db,
+        results.push({
           serverId,
           result,
-          { unhealthyThreshold: cfg.unhealthyThreshold ?? 3, healthyThreshold: cfg.healthyThreshold ?? 1 },
-          now(),
-        );
-        if (res?.changed) publishChange("health", res.clusterId);
+          thresholds: { unhealthyThreshold: cfg.unhealthyThreshold ?? 3, healthyThreshold: cfg.healthyThreshold ?? 1 },
+          nowMs: now(),
+        });
       },
       logger: log as unknown as ProberLogger,
       now,
@@ -159,10 +170,14 @@ export class MonitoringService {
     log.info("active prober running on this instance");
   }
 
+  /** Stops the prober, then stores the results it queued. */
   async stopProber(): Promise<void> {
     const p = this.prober;
+    const results = this.probeResults;
     this.prober = null;
+    this.probeResults = null;
     await p?.stop();
+    await results?.stop();
   }
 
   get proberRunning(): boolean {
@@ -178,8 +193,7 @@ export class MonitoringService {
     this.offBus = null;
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     this.sweepTimer = null;
-    await this.prober?.stop();
-    this.prober = null;
+    await this.stopProber();
     await this.sweeping?.catch(() => {});
   }
 }
