@@ -132,7 +132,7 @@ function hashOf(r: Row, userId: string): number {
       seedValue = rendezvousSeed(userId);
       seedUser = userId;
     }
-    r.hash = r.rs ? r.rs.key.from(seedValue) : rendezvousHashFrom(seedValue, r.ib.inboundId);
+    r.hash = r.rs ? r.rs.rendezvous.weight(r.rs.index, seedValue) : rendezvousHashFrom(seedValue, r.ib.inboundId);
   }
   return r.hash;
 }

@@ -17,7 +17,9 @@ export interface FirstPickTable {
   readonly leastTraffic: boolean;
   readonly inbounds: readonly RouteInbound[];
   readonly servers: readonly ResolvedServer[];
-  readonly keys: readonly ResolvedInbound["key"][];
+  readonly rendezvous: ResolvedInbound["rendezvous"];
+  /** Each candidate's place in route.inbounds (its index in `rendezvous`). */
+  readonly index: Int32Array;
   readonly reportedUsers: Float64Array;
   readonly reportedTrafficBps: Float64Array;
   /** m.learnedPeakBps as given (0 or less: no peak yet). */
@@ -44,7 +46,8 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
     leastTraffic: route.algorithm !== "round-robin",
     inbounds: idx.map((i) => route.inbounds[i] as RouteInbound),
     servers: idx.map((i) => (resolved[i] as ResolvedInbound).server as ResolvedServer),
-    keys: idx.map((i) => (resolved[i] as ResolvedInbound).key),
+    rendezvous: (resolved[0] as ResolvedInbound).rendezvous,
+    index: Int32Array.from(idx),
     reportedUsers: new Float64Array(n),
     reportedTrafficBps: new Float64Array(n),
     learnedPeakBps: new Float64Array(n),
@@ -122,8 +125,8 @@ export function firstPick(t: FirstPickTable, routeId: string, userId: string, no
       seedValue = rendezvousSeed(userId);
       seedUser = userId;
     }
-    if (bestHash < 0) bestHash = t.keys[best]!.from(seedValue);
-    const h = t.keys[j]!.from(seedValue);
+    if (bestHash < 0) bestHash = t.rendezvous.weight(t.index[best]!, seedValue);
+    const h = t.rendezvous.weight(t.index[j]!, seedValue);
     if (h > bestHash || (h === bestHash && t.inbounds[j]!.inboundId < t.inbounds[best]!.inboundId)) {
       best = j;
       bestHash = h;

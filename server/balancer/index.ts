@@ -10,7 +10,7 @@
 import { decayPeak, updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
 import { firstPick, firstPickTable, type FirstPickTable } from "./first-pick";
-import { RendezvousKey } from "./hash";
+import { RouteRendezvous } from "./hash";
 import { expectedUserBps, InflightLedger, ledgerAdditions, type ServerLedger } from "./inflight";
 import type {
   BalancerOptions,
@@ -18,6 +18,7 @@ import type {
   ResolvedInbound,
   ResolvedServer,
   RouteDecision,
+  RouteInbound,
   RouteInput,
   ServerMetrics,
   ServerMetricsLookup,
@@ -38,6 +39,7 @@ export class Balancer {
   /** Bumped whenever a learned peak changes: a view built before it is rebuilt. */
   private peaksVersion = 0;
   private view: FleetView | null = null;
+  private readonly rendezvous = new WeakMap<readonly RouteInbound[], RouteRendezvous>();
 
   constructor(options?: Partial<BalancerOptions>) {
     this.options = resolveOptions(options);
@@ -86,7 +88,7 @@ export class Balancer {
   private viewOf(servers: ServerMetricsLookup): FleetView {
     const v = this.view;
     if (v && v.source === servers && v.peaksVersion === this.peaksVersion) return v;
-    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight, v));
+    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight, this.rendezvous));
   }
 
   private decideRoutes(req: SubscriberRequest, record: boolean): RouteDecision[] {
@@ -160,32 +162,20 @@ class ViewServer implements ResolvedServer {
  * learned peaks merged (the max of both), each server's in-flight ledger at hand, and each
  * route's servers resolved once, not looked up again for every decision of every subscriber.
  * A server whose metrics already carry the higher peak keeps the caller's own object.
- * Inbounds' rendezvous keys carry over from the view before (only for inbounds still used).
+ * Routes' rendezvous tables are the Balancer's, shared by its views.
  */
 class FleetView {
   private readonly servers = new Map<string, ViewServer | null>();
   private readonly routes = new WeakMap<RouteInput, ResolvedInbound[]>();
   private readonly tables = new WeakMap<RouteInput, { resolved: readonly ResolvedInbound[]; table: FirstPickTable | null }>();
-  readonly keys = new Map<string, RendezvousKey>();
-  private readonly previousKeys: ReadonlyMap<string, RendezvousKey> | undefined;
   constructor(
     readonly source: ServerMetricsLookup,
     readonly peaksVersion: number,
     private readonly peaks: ReadonlyMap<string, LearnedPeak>,
     private readonly inflight: InflightLedger,
-    previous: FleetView | null,
-  ) {
-    this.previousKeys = previous?.keys;
-  }
-
-  private key(inboundId: string): RendezvousKey {
-    let k = this.keys.get(inboundId);
-    if (!k) {
-      k = this.previousKeys?.get(inboundId) ?? new RendezvousKey(inboundId);
-      this.keys.set(inboundId, k);
-    }
-    return k;
-  }
+    /** Per route's inbound list: kept by the Balancer across views (they depend on ids only). */
+    private readonly rendezvous: WeakMap<readonly RouteInbound[], RouteRendezvous>,
+  ) {}
 
   server(id: string): ViewServer | undefined {
     let s = this.servers.get(id);
@@ -215,7 +205,10 @@ class FleetView {
   routeInbounds(route: RouteInput): readonly ResolvedInbound[] {
     let r = this.routes.get(route);
     if (!r || r.length !== route.inbounds.length) {
-      r = route.inbounds.map((ib) => ({ server: this.server(ib.serverId), key: this.key(ib.inboundId) }));
+      let rv = this.rendezvous.get(route.inbounds);
+      if (!rv || rv.n !== route.inbounds.length) this.rendezvous.set(route.inbounds, (rv = new RouteRendezvous(route.inbounds.map((ib) => ib.inboundId))));
+      const hashes = rv;
+      r = route.inbounds.map((ib, index) => ({ server: this.server(ib.serverId), rendezvous: hashes, index }));
       this.routes.set(route, r);
     }
     return r;

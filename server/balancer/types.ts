@@ -63,8 +63,10 @@ export interface ResolvedServer {
 export interface ResolvedInbound {
   /** The inbound's server; undefined when the lookup has none. */
   readonly server: ResolvedServer | undefined;
-  /** Its rendezvous weight for a user: rendezvousHashFrom(seed, inboundId). */
-  readonly key: { from(seed: number): number };
+  /** Its rendezvous weight for a user is rendezvous.weight(index, seed) = rendezvousHashFrom(seed, inboundId). */
+  readonly rendezvous: { weight(index: number, seed: number): number };
+  /** Its place in route.inbounds. */
+  readonly index: number;
 }
 
 export type ServerMetricsLookup =
