@@ -256,7 +256,9 @@ async function main() {
     const url = app.url;
     const paths = tokens.map((t) => `/sub/${t}`);
     // The app's own background work (probes: the storm's servers every second, the others every
-    // 30 s) goes on under every phase; its CPU per second, measured idle, tells it apart.
+    // 30 s) goes on under every phase; its CPU per second, measured idle, tells it apart. Measured
+    // after the start-up's own work has settled (first probes of every server, compilation).
+    await sleep(5000);
     const idleFrom = cpuSeconds(app.child.pid);
     const idleT0 = performance.now();
     await sleep(3000);
