@@ -44,6 +44,20 @@ describe("Balancer facade", () => {
     expect(b.inflight.additions("c", 0)).toEqual({ users: -1, trafficBps: -3 * MBIT });
   });
 
+  it("reads a new lookup afresh, and the same lookup with a newly learned peak", () => {
+    const b = new Balancer();
+    const routes = [route(["a", "b"])];
+    const decide = (servers: Record<string, ServerMetrics>, userId: string) =>
+      b.decideForSubscriber({ userId, routes, servers, previousAssignments: noPrev, nowMs: 100, explain: false })[0]?.decision;
+    const both = { a: srv({ learnedPeakBps: 1000 * MBIT, reportedAt: 0 }), b: srv({ learnedPeakBps: 200 * MBIT, reportedAt: 0 }) };
+    expect(decide(both, "u1")?.serverId).toBe("a");
+    // The operator's view changes: a is down. A new lookup, so the next first pick avoids it.
+    expect(decide({ ...both, a: srv({ available: false, learnedPeakBps: 1000 * MBIT, reportedAt: 0 }) }, "u2")?.serverId).toBe("b");
+    // Back to the first lookup; b's agent reports a peak far above a's: learned peaks count at once.
+    b.observeReport("b", { users: 0, trafficBps: 9000 * MBIT, atMs: 0 });
+    expect(decide(both, "u3")?.serverId).toBe("b");
+  });
+
   it("observeReport learns peaks and prunes in-flight", () => {
     const b = new Balancer();
     const servers = { a: srv({ reportedAt: 0 }) };
