@@ -9,25 +9,63 @@
  * The arithmetic is decideRoute's, in the same order (so the same floating-point values and
  * the same ties); lean.test.ts checks the two against each other, in-flight load included.
  */
-import { effectiveCapacity } from "./capacity";
+import { decayPeak, effectiveCapacity } from "./capacity";
 import { rendezvousSeed } from "./hash";
-import type { BalancerOptions, Decision, Load, ResolvedInbound, ResolvedServer, RouteInbound, RouteInput, ServerMetrics } from "./types";
+import type { InflightLedger } from "./inflight";
+import type { BalancerOptions, Decision, ResolvedInbound, ResolvedServer, RouteInbound, RouteInput, ServerMetrics } from "./types";
+
+/** A resolved server with its slot in the in-flight ledger and its place in the view's PeakMemo. */
+export interface FirstPickServer extends ResolvedServer {
+  readonly slot: number;
+  readonly memoIndex: number;
+}
+
+/**
+ * Each view server's peak decayed to the last nowMs asked for, side by side: a subscriber's
+ * routes share servers and one nowMs, so a peak is decayed once per server, not per route.
+ */
+export class PeakMemo {
+  private readonly atMs: Float64Array;
+  private readonly halfLifeMs: Float64Array;
+  private readonly value: Float64Array;
+  constructor(n: number) {
+    this.atMs = new Float64Array(n).fill(Number.NaN);
+    this.halfLifeMs = new Float64Array(n).fill(Number.NaN);
+    this.value = new Float64Array(n);
+  }
+  /** decayPeak(peakBps, nowMs − reportedAt, halfLifeMs) of server i. */
+  decayed(i: number, peakBps: number, reportedAt: number, nowMs: number, halfLifeMs: number): number {
+    if (this.atMs[i] !== nowMs || this.halfLifeMs[i] !== halfLifeMs) {
+      this.value[i] = decayPeak(peakBps, nowMs - reportedAt, halfLifeMs);
+      this.atMs[i] = nowMs;
+      this.halfLifeMs[i] = halfLifeMs;
+    }
+    return this.value[i] as number;
+  }
+}
+
+/** Per candidate in FirstPickTable.data, in this order. */
+const USERS = 0;
+const TRAFFIC = 1;
+/** m.learnedPeakBps, or 0 when it has none (≤ 0). */
+const PEAK = 2;
+/** NaN when the server has no override. */
+const OVERRIDE = 3;
+/** Round-robin weight, sanitised as decideRoute does. */
+const COEF = 4;
+const REPORTED_AT = 5;
+const SLOT = 6;
+const MEMO = 7;
+const STRIDE = 8;
 
 export interface FirstPickTable {
   readonly leastTraffic: boolean;
   readonly inbounds: readonly RouteInbound[];
-  readonly servers: readonly ResolvedServer[];
   readonly rendezvous: ResolvedInbound["rendezvous"];
   /** Each candidate's place in route.inbounds (its index in `rendezvous`). */
   readonly index: Int32Array;
-  readonly reportedUsers: Float64Array;
-  readonly reportedTrafficBps: Float64Array;
-  /** m.learnedPeakBps as given (0 or less: no peak yet). */
-  readonly learnedPeakBps: Float64Array;
-  /** NaN when the server has no override. */
-  readonly capacityOverrideBps: Float64Array;
-  /** Round-robin weight, sanitised as decideRoute does. */
-  readonly coefficient: Float64Array;
+  /** STRIDE numbers per candidate, side by side: one route's candidates in a few cache lines. */
+  readonly data: Float64Array;
 }
 
 /**
@@ -41,28 +79,27 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
     if (m && m.enabled && m.available && !(route.inbounds[i] as RouteInbound).isFallback) idx.push(i);
   }
   if (idx.length === 0) return null;
-  const n = idx.length;
-  const t = {
+  const data = new Float64Array(idx.length * STRIDE);
+  idx.forEach((i, j) => {
+    const s = (resolved[i] as ResolvedInbound).server as FirstPickServer;
+    const m = s.m as ServerMetrics;
+    const o = j * STRIDE;
+    data[o + USERS] = m.reportedUsers || 0;
+    data[o + TRAFFIC] = m.reportedTrafficBps || 0;
+    data[o + PEAK] = m.learnedPeakBps > 0 ? m.learnedPeakBps : 0;
+    data[o + OVERRIDE] = m.capacityOverrideBps === null ? Number.NaN : m.capacityOverrideBps;
+    data[o + COEF] = Number.isFinite(m.coefficient) && m.coefficient > 0 ? m.coefficient : 0;
+    data[o + REPORTED_AT] = m.reportedAt;
+    data[o + SLOT] = s.slot;
+    data[o + MEMO] = s.memoIndex;
+  });
+  return {
     leastTraffic: route.algorithm !== "round-robin",
     inbounds: idx.map((i) => route.inbounds[i] as RouteInbound),
-    servers: idx.map((i) => (resolved[i] as ResolvedInbound).server as ResolvedServer),
     rendezvous: (resolved[0] as ResolvedInbound).rendezvous,
     index: Int32Array.from(idx),
-    reportedUsers: new Float64Array(n),
-    reportedTrafficBps: new Float64Array(n),
-    learnedPeakBps: new Float64Array(n),
-    capacityOverrideBps: new Float64Array(n),
-    coefficient: new Float64Array(n),
+    data,
   };
-  for (let j = 0; j < n; j++) {
-    const m = t.servers[j]!.m as ServerMetrics;
-    t.reportedUsers[j] = m.reportedUsers || 0;
-    t.reportedTrafficBps[j] = m.reportedTrafficBps || 0;
-    t.learnedPeakBps[j] = m.learnedPeakBps > 0 ? m.learnedPeakBps : 0;
-    t.capacityOverrideBps[j] = m.capacityOverrideBps === null ? Number.NaN : m.capacityOverrideBps;
-    t.coefficient[j] = Number.isFinite(m.coefficient) && m.coefficient > 0 ? m.coefficient : 0;
-  }
-  return t;
 }
 
 let scratchPeak = new Float64Array(64);
@@ -73,13 +110,14 @@ let scratchShare = new Float64Array(64);
 let seedUser: string | undefined;
 let seedValue = 0;
 
-export function firstPick(t: FirstPickTable, routeId: string, userId: string, nowMs: number, opts: BalancerOptions): Decision {
+export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakMemo, routeId: string, userId: string, nowMs: number, opts: BalancerOptions): Decision {
   const n = t.inbounds.length;
   if (scratchPeak.length < n) {
     scratchPeak = new Float64Array(n);
     scratchRank = new Float64Array(n);
     scratchShare = new Float64Array(n);
   }
+  const d = t.data;
   const peaks = scratchPeak;
   const rank = scratchRank;
   const share = scratchShare;
@@ -88,8 +126,9 @@ export function firstPick(t: FirstPickTable, routeId: string, userId: string, no
   if (lt) {
     let sum = 0;
     let k = 0;
-    for (let j = 0; j < n; j++) {
-      const p = t.learnedPeakBps[j]! > 0 ? t.servers[j]!.decayedPeak(nowMs, opts.peakHalfLifeMs) : 0;
+    for (let j = 0, o = 0; j < n; j++, o += STRIDE) {
+      const learned = d[o + PEAK]!;
+      const p = learned > 0 ? memo.decayed(d[o + MEMO]!, learned, d[o + REPORTED_AT]!, nowMs, opts.peakHalfLifeMs) : 0;
       peaks[j] = p;
       if (p > 0) {
         sum += p;
@@ -98,20 +137,30 @@ export function firstPick(t: FirstPickTable, routeId: string, userId: string, no
     }
     if (k > 0) peerPeak = sum / k;
   }
+  // The ledger's arrays are read through it: a prune writes them, never replaces them.
   let best = 0;
-  for (let j = 0; j < n; j++) {
-    const add: Readonly<Load> | undefined = t.servers[j]!.additions();
-    const U = Math.max(0, t.reportedUsers[j]! + (add ? add.users : 0));
+  for (let j = 0, o = 0; j < n; j++, o += STRIDE) {
+    const slot = d[o + SLOT]!;
+    let addUsers = 0;
+    let addTraffic = 0;
+    if (ledger.count[slot] !== 0) {
+      ledger.pruneSlot(slot, d[o + REPORTED_AT]!);
+      if (ledger.count[slot] !== 0) {
+        addUsers = ledger.sumUsers[slot]!;
+        addTraffic = ledger.sumTrafficBps[slot]!;
+      }
+    }
+    const U = Math.max(0, d[o + USERS]! + addUsers);
     const div = U + 1;
     if (lt) {
-      const T = Math.max(0, t.reportedTrafficBps[j]! + (add ? add.trafficBps : 0));
-      const o = t.capacityOverrideBps[j]!;
-      const C = effectiveCapacity(Number.isNaN(o) ? null : o, t.learnedPeakBps[j]! > 0 ? peaks[j]! : peerPeak, opts.capacityFloorBps);
+      const T = Math.max(0, d[o + TRAFFIC]! + addTraffic);
+      const ov = d[o + OVERRIDE]!;
+      const C = effectiveCapacity(Number.isNaN(ov) ? null : ov, d[o + PEAK]! > 0 ? peaks[j]! : peerPeak, opts.capacityFloorBps);
       const free = Math.max(C - T, 0) / div;
       rank[j] = free >= opts.minMoveGainBps ? free : 0;
       share[j] = C / div;
     } else {
-      rank[j] = t.coefficient[j]! / div;
+      rank[j] = d[o + COEF]! / div;
       share[j] = 0;
     }
     if (j > 0 && (rank[j]! > rank[best]! || (rank[j] === rank[best] && share[j]! > share[best]!))) best = j;

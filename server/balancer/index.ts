@@ -7,16 +7,15 @@
  *   const lines = b.decideForSubscriber({ userId, routes, servers, previousAssignments, nowMs: now });
  *   // → [{ routeId, decision }] — one entry per non-empty route, in the given order.
  */
-import { decayPeak, updatePeak, type LearnedPeak } from "./capacity";
+import { updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
-import { firstPick, firstPickTable, type FirstPickTable } from "./first-pick";
+import { firstPick, firstPickTable, PeakMemo, type FirstPickServer, type FirstPickTable } from "./first-pick";
 import { RouteRendezvous } from "./hash";
-import { expectedUserBps, InflightLedger, ledgerAdditions, type ServerLedger } from "./inflight";
+import { expectedUserBps, InflightLedger } from "./inflight";
 import type {
   BalancerOptions,
   Load,
   ResolvedInbound,
-  ResolvedServer,
   RouteDecision,
   RouteInbound,
   RouteInput,
@@ -99,7 +98,7 @@ export class Balancer {
       const prev = req.previousAssignments.get(route.routeId) ?? null;
       const table = prev === null && req.explain === false ? view.firstPickTable(route) : null;
       const decision = table
-        ? firstPick(table, route.routeId, req.userId, req.nowMs, this.options)
+        ? firstPick(table, this.inflight, view.memo, route.routeId, req.userId, req.nowMs, this.options)
         : decideRoute({
             userId: req.userId,
             route,
@@ -134,26 +133,20 @@ export class Balancer {
 }
 
 /** One server of a view: the caller's metrics with the learned peak merged in. */
-class ViewServer implements ResolvedServer {
-  private decayAtMs = Number.NaN;
-  private decayHalfLifeMs = Number.NaN;
-  private decayed = 0;
+class ViewServer implements FirstPickServer {
   constructor(
     readonly id: string,
     readonly m: ServerMetrics,
-    private readonly ledger: ServerLedger,
+    readonly slot: number,
+    readonly memoIndex: number,
+    private readonly memo: PeakMemo,
+    private readonly inflight: InflightLedger,
   ) {}
   decayedPeak(nowMs: number, halfLifeMs: number): number {
-    // A subscriber's routes share servers and one nowMs: decayed once per server, not per route.
-    if (nowMs !== this.decayAtMs || halfLifeMs !== this.decayHalfLifeMs) {
-      this.decayed = decayPeak(this.m.learnedPeakBps, nowMs - this.m.reportedAt, halfLifeMs);
-      this.decayAtMs = nowMs;
-      this.decayHalfLifeMs = halfLifeMs;
-    }
-    return this.decayed;
+    return this.memo.decayed(this.memoIndex, this.m.learnedPeakBps, this.m.reportedAt, nowMs, halfLifeMs);
   }
   additions(): Readonly<Load> | undefined {
-    return ledgerAdditions(this.ledger, this.m.reportedAt);
+    return this.inflight.additionsOf(this.slot, this.m.reportedAt);
   }
 }
 
@@ -166,6 +159,8 @@ class ViewServer implements ResolvedServer {
  */
 class FleetView {
   private readonly servers = new Map<string, ViewServer | null>();
+  readonly memo: PeakMemo;
+  private memoUsed = 0;
   private readonly routes = new WeakMap<RouteInput, ResolvedInbound[]>();
   private readonly tables = new WeakMap<RouteInput, { resolved: readonly ResolvedInbound[]; table: FirstPickTable | null }>();
   constructor(
@@ -175,7 +170,9 @@ class FleetView {
     private readonly inflight: InflightLedger,
     /** Per route's inbound list: kept by the Balancer across views (they depend on ids only). */
     private readonly rendezvous: WeakMap<readonly RouteInbound[], RouteRendezvous>,
-  ) {}
+  ) {
+    this.memo = new PeakMemo(source instanceof Map ? source.size : Object.keys(source).length);
+  }
 
   server(id: string): ViewServer | undefined {
     let s = this.servers.get(id);
@@ -184,7 +181,8 @@ class FleetView {
       if (m) {
         const p = this.peaks.get(id);
         // Our peak as of the metrics' reportedAt, so the core's decay stays consistent.
-        s = new ViewServer(id, !p || p.peakBps <= m.learnedPeakBps ? m : { ...m, learnedPeakBps: p.peakBps }, this.inflight.ledgerOf(id));
+        const merged = !p || p.peakBps <= m.learnedPeakBps ? m : { ...m, learnedPeakBps: p.peakBps };
+        s = new ViewServer(id, merged, this.inflight.slotOf(id), this.memoUsed++, this.memo, this.inflight);
       } else s = null;
       this.servers.set(id, s);
     }
