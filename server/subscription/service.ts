@@ -49,6 +49,7 @@ import {
   loadMetricsSnapshot,
   loadServerStatuses,
   loadSubscribers,
+  loadSubscribersWithChoices,
   loadTopologySnapshot,
   storeAssignments,
   withStatuses,
@@ -142,6 +143,17 @@ export class SubscriptionService {
    */
   private pendingWrites = new Map<string, Map<string, string>>();
   private storing = new Map<string, Map<string, string>>();
+  /**
+   * Subscribers that have, or may have, a stored row; null while unknown. One not in it has
+   * nothing stored, so their first fetch decides without a read. Read whole by the first
+   * reload (and by the next one after an "anyone's choices changed" event), then kept up to
+   * date: every row this instance stores, and every one another instance names, is added.
+   */
+  private withStoredChoices: Set<string> | null = null;
+  /** While the whole set is being read: who was stored or named meanwhile (the read may miss them). */
+  private storedDuringRead: Set<string> | null = null;
+  /** Bumped by an "anyone's choices changed" event: a whole-set read begun before it is dropped. */
+  private storedSetGeneration = 0;
   /** Stored choices of the subscribers asked for within one tick: one query for all of them. */
   private loadBatch: { ids: Set<string>; done: Promise<Map<string, string[]>> } | null = null;
   /** The read of stored choices in flight, if any: the next batch is sent once it is back. */
@@ -181,8 +193,11 @@ export class SubscriptionService {
       if (!e.subscriberIds) {
         this.assignmentCache.clear();
         this.decided.clear();
+        this.withStoredChoices = null;
+        this.storedSetGeneration++;
         return;
       }
+      this.markStored(e.subscriberIds);
       for (const id of e.subscriberIds) {
         this.assignmentCache.delete(id);
         this.decided.delete(id);
@@ -223,14 +238,21 @@ export class SubscriptionService {
   private async reload(): Promise<void> {
     const want = { ...this.dirty };
     this.dirty = { topology: false, health: false, metrics: false, subscribers: false };
+    const storedGeneration = this.storedSetGeneration;
+    const storedMeanwhile = this.withStoredChoices === null ? (this.storedDuringRead = new Set()) : null;
     try {
       const fullTopology = want.topology || !this.topology;
-      const [loadedTopology, statuses, metrics, subs] = await Promise.all([
+      const [loadedTopology, statuses, metrics, subs, withStored] = await Promise.all([
         fullTopology ? loadTopologySnapshot(this.db) : Promise.resolve(this.topology!),
         !fullTopology && want.health ? loadServerStatuses(this.db) : Promise.resolve(null),
         want.metrics || want.topology ? loadMetricsSnapshot(this.db) : Promise.resolve(this.metrics),
         want.subscribers || this.subscribersByToken.size === 0 ? loadSubscribers(this.db) : Promise.resolve(this.subscribersByToken),
+        storedMeanwhile ? loadSubscribersWithChoices(this.db) : Promise.resolve(null),
       ]);
+      if (withStored && storedMeanwhile && this.storedSetGeneration === storedGeneration) {
+        for (const id of storedMeanwhile) withStored.add(id);
+        this.withStoredChoices = withStored;
+      }
       let topology = loadedTopology;
       if (statuses) {
         const next = withStatuses(topology, statuses);
@@ -280,6 +302,16 @@ export class SubscriptionService {
       if (!this.topology) throw err;
       if (!this.stale) logger().warn({ err: (err as Error).message }, "snapshot reload failed; answering from the last good snapshot");
       this.stale = true;
+    } finally {
+      if (this.storedDuringRead === storedMeanwhile) this.storedDuringRead = null;
+    }
+  }
+
+  /** These subscribers have a stored row now (stored here, or named by another instance). */
+  private markStored(subscriberIds: Iterable<string>): void {
+    for (const id of subscriberIds) {
+      this.withStoredChoices?.add(id);
+      this.storedDuringRead?.add(id);
     }
   }
 
@@ -318,7 +350,7 @@ export class SubscriptionService {
     }
     let d = this.decided.get(sub.id);
     if (!d || !this.isCurrent(d, now) || d.statusEpoch !== this.statusEpoch) {
-      const previous = await this.assignmentsOf(sub.id);
+      const previous = this.knownAssignments(sub.id) ?? (await this.assignmentsOf(sub.id));
       d = this.bringUpToDate(sub, previous, this.clock());
     }
     // The page's links name the origin: one cached page per subscriber, for the origin last asked.
@@ -374,9 +406,23 @@ export class SubscriptionService {
     return this.stale ? { ...h, "x-routeboard-stale": "1" } : h;
   }
 
-  private async assignmentsOf(subscriberId: string): Promise<Map<string, string>> {
+  /**
+   * The subscriber's choices when they need no read: cached, not yet stored (those win over
+   * the database), or none because nothing is stored for them. Undefined: read them.
+   */
+  private knownAssignments(subscriberId: string): Map<string, string> | undefined {
     const cached = this.assignmentCache.get(subscriberId);
     if (cached) return cached;
+    const unsaved = this.pendingWrites.get(subscriberId) ?? this.storing.get(subscriberId);
+    if (!unsaved && (this.withStoredChoices === null || this.withStoredChoices.has(subscriberId))) return undefined;
+    const known = new Map(unsaved);
+    this.assignmentCache.set(subscriberId, known);
+    return known;
+  }
+
+  private async assignmentsOf(subscriberId: string): Promise<Map<string, string>> {
+    const known = this.knownAssignments(subscriberId);
+    if (known) return known;
     let stored: string[] = [];
     try {
       stored = (await this.loadStored(subscriberId)) ?? stored;
@@ -509,6 +555,9 @@ export class SubscriptionService {
     const batch = this.pendingWrites;
     this.pendingWrites = new Map();
     this.storing = batch;
+    // Before the write (its outcome may be unknown when the database goes away) and after it
+    // (a whole-set read begun meanwhile may not see the rows).
+    this.markStored(batch.keys());
     // Only inbounds still in the route they were chosen for (the row names no route).
     const topology = this.topology;
     const rows = new Map<string, string[]>();
@@ -521,6 +570,7 @@ export class SubscriptionService {
       try {
         await storeAssignments(this.db, rows, new Date(this.clock()));
         const who = [...batch.keys()];
+        this.markStored(who);
         // Small batches name their subscribers; a storm says "anyone" (NOTIFY payloads are small).
         publishChange("assignments", null, who.length <= 100 ? who : undefined);
       } catch (err) {
@@ -540,6 +590,7 @@ export class SubscriptionService {
             dropped++;
           }
         }
+        this.markStored(stored);
         if (stored.length > 0) publishChange("assignments", null, stored.length <= 100 ? stored : undefined);
         if (dropped > 0) logger().warn({ err: (err as Error).message, subscribers: dropped }, "dropped assignment writes");
       } finally {
