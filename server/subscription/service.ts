@@ -162,6 +162,7 @@ export class SubscriptionService {
   private flushing: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private panicRoutes = 0;
+  private readonly routesCache = new WeakMap<FleetSnapshot, Map<string, readonly RouteInput[]>>();
   readonly balancer = new Balancer();
 
   constructor(
@@ -484,7 +485,7 @@ export class SubscriptionService {
     const d = this.decided.get(sub.id);
     if (!d || !this.isCurrent(d, now)) {
       recomputed.inc({ kind: "full" });
-      const routes = this.topology!.clusters.get(sub.clusterId)?.routes ?? [];
+      const routes = this.nonEmptyRoutes(sub.clusterId);
       const fresh: Decided = {
         topologyVersion: this.topologyVersion,
         metricsVersion: this.metricsVersion,
@@ -493,8 +494,8 @@ export class SubscriptionService {
         slots: [],
         bodies: new Map(),
       };
-      for (const route of routes) if (route.inbounds.length > 0) fresh.slots.push({ route, inboundId: null, serverId: null, watchAll: true, entry: null });
-      this.decideSlots(sub.id, fresh.slots, previous, now);
+      for (const route of routes) fresh.slots.push({ route, inboundId: null, serverId: null, watchAll: true, entry: null });
+      this.decideSlots(sub.id, fresh.slots, routes, previous, now);
       this.decided.set(sub.id, fresh);
       return fresh;
     }
@@ -508,7 +509,8 @@ export class SubscriptionService {
     d.statusEpoch = this.statusEpoch;
     if (touched.length > 0) {
       recomputed.inc({ kind: "partial" });
-      if (this.decideSlots(sub.id, touched, previous, now)) d.bodies.clear();
+      const routes = touched.map((s) => s.route);
+      if (this.decideSlots(sub.id, touched, routes, previous, now)) d.bodies.clear();
     }
     return d;
   }
@@ -517,22 +519,31 @@ export class SubscriptionService {
    * Decides the given routes for one subscriber, fills their slots and queues the choices
    * that changed for storage. True when any slot now names another inbound.
    */
-  private decideSlots(subscriberId: string, slots: RouteSlot[], previous: Map<string, string>, now: number): boolean {
+  private decideSlots(subscriberId: string, slots: RouteSlot[], routes: readonly RouteInput[], previous: Map<string, string>, now: number): boolean {
     const topology = this.topology!;
     const result = this.balancer.decideForSubscriber({
       userId: subscriberId,
-      routes: slots.map((s) => s.route),
+      routes,
       servers: this.serverMetrics,
       previousAssignments: previous,
       nowMs: now,
       explain: false,
     });
+    // Decisions counted by reason in runs (most of an answer's share one reason).
     const byReason = new Map<DecisionReason, number>();
+    let reason: DecisionReason | null = null;
+    let run = 0;
     let moved = false;
+    let changed = false;
     for (let i = 0; i < result.length; i++) {
       const { routeId, decision } = result[i]!;
       const slot = slots[i]!;
-      byReason.set(decision.reason, (byReason.get(decision.reason) ?? 0) + 1);
+      if (decision.reason !== reason) {
+        if (reason !== null) byReason.set(reason, (byReason.get(reason) ?? 0) + run);
+        reason = decision.reason;
+        run = 0;
+      }
+      run++;
       slot.watchAll = decision.reason !== "best" && decision.reason !== "sticky";
       if (slot.inboundId === decision.inboundId && (slot.entry !== null || decision.inboundId === null)) continue;
       moved = true;
@@ -541,11 +552,23 @@ export class SubscriptionService {
       slot.entry = decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null;
       if (decision.inboundId && previous.get(routeId) !== decision.inboundId) {
         previous.set(routeId, decision.inboundId);
-        this.queueWrite(subscriberId, previous);
+        changed = true;
       }
     }
-    for (const [reason, n] of byReason) decisions.inc({ reason }, n);
+    if (reason !== null) byReason.set(reason, (byReason.get(reason) ?? 0) + run);
+    if (changed) this.queueWrite(subscriberId, previous);
+    for (const [r, n] of byReason) decisions.inc({ reason: r }, n);
     return moved;
+  }
+
+  /** A cluster's non-empty routes in order: one array per topology, shared by every full decision. */
+  private nonEmptyRoutes(clusterId: string): readonly RouteInput[] {
+    const topology = this.topology!;
+    let byCluster = this.routesCache.get(topology);
+    if (!byCluster) this.routesCache.set(topology, (byCluster = new Map()));
+    let routes = byCluster.get(clusterId);
+    if (!routes) byCluster.set(clusterId, (routes = (topology.clusters.get(clusterId)?.routes ?? []).filter((r) => r.inbounds.length > 0)));
+    return routes;
   }
 
   /** Stores changed assignments (one row per subscriber); kept for the next try if the database is away. */

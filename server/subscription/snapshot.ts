@@ -298,23 +298,29 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
 }
 
 /**
- * Entries are the same for every subscriber: one object per (topology, route, inbound).
- * Keyed route, then inbound (ids the snapshot already holds, their hashes computed once),
- * not by a joined string made and hashed again for each of a first fetch's 100 routes.
+ * Entries are the same for every subscriber: one object per (topology, inbound). An inbound
+ * is in one route of a topology, so the inbound id alone keys it (one lookup per route of a
+ * first fetch, in the map of the topology asked for last); a route id that is not the
+ * inbound's own gets an entry built for it, uncached.
  */
-const entries = new WeakMap<FleetSnapshot, Map<string, Map<string, SubscriptionEntry | null>>>();
+const entries = new WeakMap<FleetSnapshot, Map<string, SubscriptionEntry | null>>();
+/** The topology asked for last and its map (an older snapshot is held until the next one is asked for). */
+let lastTopology: FleetSnapshot | null = null;
+let lastEntries = new Map<string, SubscriptionEntry | null>();
 
 export function entryFor(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
-  let byRoute = entries.get(topology);
-  if (!byRoute) entries.set(topology, (byRoute = new Map()));
-  let byInbound = byRoute.get(routeId);
-  if (!byInbound) byRoute.set(routeId, (byInbound = new Map()));
-  let e = byInbound.get(inboundId);
-  if (e === undefined) {
-    e = buildEntry(topology, routeId, inboundId);
-    byInbound.set(inboundId, e);
+  if (topology !== lastTopology) {
+    let byInbound = entries.get(topology);
+    if (!byInbound) entries.set(topology, (byInbound = new Map()));
+    lastTopology = topology;
+    lastEntries = byInbound;
   }
-  return e;
+  let e = lastEntries.get(inboundId);
+  if (e === undefined) {
+    e = buildEntry(topology, topology.inbounds.get(inboundId)?.routeId ?? routeId, inboundId);
+    lastEntries.set(inboundId, e);
+  }
+  return e === null || e.routeId === routeId ? e : buildEntry(topology, routeId, inboundId);
 }
 
 function buildEntry(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
