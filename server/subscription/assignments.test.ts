@@ -158,6 +158,30 @@ describe.each(testDbKinds())("stored choices on %s", (kind) => {
       await b.stop();
     }
   });
+
+  it("a subscriber named while the set of stored subscribers is being read counts as stored", async () => {
+    const now = Date.parse("2026-06-01T12:00:00Z");
+    const [u, , , x] = fleet.subscribers;
+    const b = new SubscriptionService(t.db, () => now);
+    b.start();
+    try {
+      const fromU = routesOf((await b.answer(u!.token, "json")).body);
+      deliverRemoteChange({ kind: "assignments", clusterId: null, origin: "instance-a", at: Date.now() });
+      // The next reload reads the set again; x is named while that read is under way, and
+      // its row lands after the read saw the table.
+      publishChange("metrics", fleet.clusterId);
+      const reloading = b.refresh();
+      deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [x!.id], origin: "instance-a", at: Date.now() });
+      await reloading;
+      const topology = await loadTopologySnapshot(t.db);
+      const forX = fleet.routeIds.map((r) => [...topology.inbounds.values()].find((i) => i.routeId === r && i.id !== fromU.get(r))!.id);
+      await storeAssignments(t.db, new Map([[x!.id, forX]]), new Date(now));
+      const fromX = routesOf((await b.answer(x!.token, "json")).body);
+      expect(fleet.routeIds.map((r) => fromX.get(r))).toEqual(forX);
+    } finally {
+      await b.stop();
+    }
+  });
 });
 
 
