@@ -79,6 +79,8 @@ export interface SubscriptionAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The body is ASCII only (share links in base64): its Latin-1 bytes are its UTF-8 bytes, written without a UTF-8 pass. */
+  ascii?: boolean;
 }
 
 /** One non-empty route of a subscriber's answer, as last decided. */
@@ -347,7 +349,7 @@ export class SubscriptionService {
       const message = blockMessage(blocked);
       const entries = [infoEntry(message)];
       const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: blocked, message }) : renderSubscription(format, INFO_UUID, entries);
-      return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body };
+      return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body, ascii: format === "base64" };
     }
     let d = this.decided.get(sub.id);
     if (!d || !this.isCurrent(d, now) || d.statusEpoch !== this.statusEpoch) {
@@ -359,7 +361,7 @@ export class SubscriptionService {
     const cached = d.bodies.get(key);
     if (cached && cached.subscribersVersion === this.subscribersVersion) {
       requests.inc({ outcome: this.stale ? "stale" : "ok" });
-      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: "User-Agent" } : cached.headers), body: cached.body };
+      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: "User-Agent" } : cached.headers), body: cached.body, ascii: format === "base64" };
     }
     const entries: SubscriptionEntry[] = [];
     for (const slot of d.slots) if (slot.entry) entries.push(slot.entry);
@@ -373,7 +375,7 @@ export class SubscriptionService {
     }
     d.bodies.set(key, { subscribersVersion: this.subscribersVersion, body, headers });
     requests.inc({ outcome: this.stale ? "stale" : "ok" });
-    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: "User-Agent" } : headers), body };
+    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: "User-Agent" } : headers), body, ascii: format === "base64" };
   }
 
   private headersFor(sub: SnapshotSubscriber, format: AnswerFormat, vary: boolean): Record<string, string> {
