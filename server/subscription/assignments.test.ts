@@ -81,9 +81,13 @@ describe.each(testDbKinds())("stored choices on %s", (kind) => {
     a.start();
     b.start();
     try {
+      // Both run in this process, so B does not hear A's events by itself: each is handed to it
+      // as a notification from another process would be.
+      const hearA = (subscriberIds?: string[]) => deliverRemoteChange({ kind: "assignments", clusterId: null, ...(subscriberIds ? { subscriberIds } : {}), origin: "instance-a", at: Date.now() });
       for (const s of fleet.subscribers) {
         const fromA = routesOf((await a.answer(s.token, "json")).body);
         await a.flushAssignments();
+        hearA([s.id]);
         const fromB = routesOf((await b.answer(s.token, "json")).body);
         expect(fromB).toEqual(fromA);
         expect(fromA.size).toBe(3);
@@ -100,7 +104,7 @@ describe.each(testDbKinds())("stored choices on %s", (kind) => {
       const afterA = routesOf((await a.answer(u.token, "json")).body);
       expect(afterA.get(route)).not.toBe(before.get(route));
       await a.flushAssignments();
-      deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [u.id], origin: "instance-a", at: Date.now() });
+      hearA([u.id]);
       expect(routesOf((await b.answer(u.token, "json")).body)).toEqual(afterA);
       // A third instance started now reads the same from the database.
       const c = new SubscriptionService(t.db, () => now);
@@ -109,6 +113,72 @@ describe.each(testDbKinds())("stored choices on %s", (kind) => {
       await c.stop();
     } finally {
       await a.stop();
+      await b.stop();
+    }
+  });
+
+  it("reads no stored choices for a subscriber who has none, and reads them once another instance says anyone's changed", async () => {
+    const now = Date.parse("2026-06-01T12:00:00Z");
+    const [u, v, w] = fleet.subscribers;
+    const b = new SubscriptionService(t.db, () => now);
+    b.start();
+    // Reads of stored choices, as the service makes them.
+    let reads = 0;
+    const select = t.db.select.bind(t.db);
+    const counting = (...args: Parameters<typeof select>) => {
+      reads++;
+      return select(...args);
+    };
+    try {
+      expect((await b.answer(u!.token, "json")).status).toBe(200);
+      t.db.select = counting as typeof t.db.select;
+      const first = routesOf((await b.answer(v!.token, "json")).body);
+      expect(reads).toBe(0);
+      t.db.select = select;
+      // Another instance stores other choices for w and v (another inbound of each route)
+      // and, storing many, names no one.
+      const topology = await loadTopologySnapshot(t.db);
+      const other = (choices: Map<string, string>) =>
+        fleet.routeIds.map((r) => [...topology.inbounds.values()].find((i) => i.routeId === r && i.id !== choices.get(r))!.id);
+      const forW = other(routesOf((await b.answer(u!.token, "json")).body));
+      const forV = other(first);
+      await b.flushAssignments();
+      await storeAssignments(t.db, new Map([[w!.id, forW], [v!.id, forV]]), new Date(now));
+      deliverRemoteChange({ kind: "assignments", clusterId: null, origin: "instance-a", at: Date.now() });
+      t.db.select = counting as typeof t.db.select;
+      // The balancer keeps a stored choice while it is as good as the best (one user each).
+      const fromW = routesOf((await b.answer(w!.token, "json")).body);
+      expect(reads).toBe(1);
+      expect(fleet.routeIds.map((r) => fromW.get(r))).toEqual(forW);
+      const fromV = routesOf((await b.answer(v!.token, "json")).body);
+      expect(reads).toBe(2);
+      expect(fleet.routeIds.map((r) => fromV.get(r))).toEqual(forV);
+    } finally {
+      t.db.select = select;
+      await b.stop();
+    }
+  });
+
+  it("a subscriber named while the set of stored subscribers is being read counts as stored", async () => {
+    const now = Date.parse("2026-06-01T12:00:00Z");
+    const [u, , , x] = fleet.subscribers;
+    const b = new SubscriptionService(t.db, () => now);
+    b.start();
+    try {
+      const fromU = routesOf((await b.answer(u!.token, "json")).body);
+      deliverRemoteChange({ kind: "assignments", clusterId: null, origin: "instance-a", at: Date.now() });
+      // The next reload reads the set again; x is named while that read is under way, and
+      // its row lands after the read saw the table.
+      publishChange("metrics", fleet.clusterId);
+      const reloading = b.refresh();
+      deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [x!.id], origin: "instance-a", at: Date.now() });
+      await reloading;
+      const topology = await loadTopologySnapshot(t.db);
+      const forX = fleet.routeIds.map((r) => [...topology.inbounds.values()].find((i) => i.routeId === r && i.id !== fromU.get(r))!.id);
+      await storeAssignments(t.db, new Map([[x!.id, forX]]), new Date(now));
+      const fromX = routesOf((await b.answer(x!.token, "json")).body);
+      expect(fleet.routeIds.map((r) => fromX.get(r))).toEqual(forX);
+    } finally {
       await b.stop();
     }
   });

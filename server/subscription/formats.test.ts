@@ -66,6 +66,58 @@ describe("share links", () => {
   it("an empty subscription is an empty body", () => {
     expect(renderBase64(UUID, [])).toBe("");
   });
+
+  // What the body is defined as: the links joined by newlines, encoded as UTF-8, then base64.
+  const joinedLinks = (uuid: string, entries: readonly SubscriptionEntry[]) =>
+    Buffer.from(entries.map((e) => vlessShareLink(uuid, e)).join("\n"), "utf8").toString("base64");
+
+  it("base64 body is byte for byte the joined links, for non-ASCII names, IPv6 addresses and every security", () => {
+    const entries: SubscriptionEntry[] = [
+      reality,
+      tls,
+      { ...tls, inboundId: "i3", inbound: "Ünïcödé 東京 👩‍👩‍👧 \u200b", security: "none", address: "[2001:db8::2]", sni: null },
+      { ...reality, inboundId: "i4", inbound: "", address: "vpn.example.org", port: 1, sni: null, realityPublicKey: null, realityShortId: null },
+      infoEntry("⛔ Traffic limit reached — renews on 1 Dec"),
+    ];
+    for (let n = 0; n <= entries.length; n++) {
+      const some = entries.slice(0, n);
+      expect(renderBase64(UUID, some)).toBe(joinedLinks(UUID, some));
+      expect(renderBase64(INFO_UUID, some)).toBe(joinedLinks(INFO_UUID, some));
+    }
+    // The same entry twice in a row, and again after its cached bytes exist.
+    expect(renderBase64(UUID, [tls, tls, reality, tls])).toBe(joinedLinks(UUID, [tls, tls, reality, tls]));
+  });
+
+  it("base64 body equals the joined links for any names, hosts, ports and uuids", () => {
+    const security = fc.constantFrom("reality" as const, "tls" as const, "none" as const);
+    const text = fc.oneof(fc.string({ maxLength: 20 }), fc.string({ unit: "grapheme", maxLength: 12 }), fc.string({ unit: "binary", maxLength: 12 }));
+    const address = fc.oneof(fc.ipV4(), fc.ipV6(), fc.domain(), fc.ipV6().map((a) => `[${a}]`));
+    const entry = fc.record({
+      inbound: text,
+      route: text,
+      address,
+      port: fc.integer({ min: 1, max: 65535 }),
+      security,
+      sni: fc.option(text),
+      realityPublicKey: fc.option(text),
+      realityShortId: fc.option(text),
+    });
+    fc.assert(
+      fc.property(fc.oneof(fc.uuid(), text), fc.array(entry, { maxLength: 8 }), (uuid, parts) => {
+        const entries = parts.map((p, i): SubscriptionEntry => ({ ...p, routeId: `r${i}`, inboundId: `i${i}`, server: `s${i}` }));
+        let expected: string;
+        try {
+          expected = joinedLinks(uuid, entries);
+        } catch {
+          // A lone surrogate in a name cannot be URL-encoded: both ways refuse it.
+          expect(() => renderBase64(uuid, entries)).toThrow();
+          return;
+        }
+        expect(renderBase64(uuid, entries)).toBe(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe("json, clash and sing-box", () => {

@@ -1,5 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { subscribers } from "@/db/schema";
+import { startTestApp, type TestApp } from "@/server/api/http-testing";
+import { seedDemoCluster } from "@/server/demo/seed";
 import { publicOrigin } from "./http";
 
 const req = (headers: Record<string, string>) => ({ headers, socket: {} }) as unknown as IncomingMessage;
@@ -16,5 +20,40 @@ describe("the origin of the subscriber's page (no PUBLIC_URL in tests)", () => {
   });
   it("ignores X-Forwarded-Host without TRUST_PROXY", () => {
     expect(publicOrigin(req({ host: "panel.test", "x-forwarded-host": "other.test", "x-forwarded-proto": "https" }))).toBe("http://panel.test");
+  });
+});
+
+describe("GET /sub/<token> over HTTP", () => {
+  let app: TestApp;
+  let token: string;
+  beforeAll(async () => {
+    app = await startTestApp({ devtools: false });
+    const clusterId = await seedDemoCluster(app.database.db, "Café ☕");
+    token = (await app.database.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).limit(1))[0]!.token;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("sends each format's body byte for byte: share links (ASCII) and the others with non-ASCII names", async () => {
+    for (const format of ["base64", "json", "clash", "singbox"]) {
+      const res = await fetch(`${app.url}/sub/${token}?format=${format}`);
+      expect(res.status).toBe(200);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      const expected = await app.subscriptions.answer(token, format);
+      expect(bytes.equals(Buffer.from(expected.body, "utf8"))).toBe(true);
+      expect(res.headers.get("profile-title")).toBe(`base64:${Buffer.from("Café ☕").toString("base64")}`);
+    }
+    const links = Buffer.from(await (await fetch(`${app.url}/sub/${token}`)).text(), "base64").toString("utf8");
+    expect(links.split("\n")[0]).toMatch(/^vless:\/\//);
+    const json = (await (await fetch(`${app.url}/sub/${token}?format=json`)).json()) as { routes: Array<{ route: string }> };
+    expect(json.routes.map((r) => r.route)).toContain("🇺🇸 USA");
+  });
+
+  it("answers HEAD with the headers and no body", async () => {
+    const res = await fetch(`${app.url}/sub/${token}`, { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect((await res.arrayBuffer()).byteLength).toBe(0);
   });
 });

@@ -25,7 +25,8 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
   }
   const answer = await service.answer(token, url.searchParams.get("format"), { userAgent: req.headers["user-agent"] ?? null, origin: publicOrigin(req) });
   res.writeHead(answer.status, answer.headers);
-  res.end(req.method === "HEAD" ? undefined : answer.body);
+  if (req.method === "HEAD") res.end();
+  else res.end(answer.body, answer.ascii ? "latin1" : "utf8");
 };
 
 /**

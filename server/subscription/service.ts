@@ -49,6 +49,7 @@ import {
   loadMetricsSnapshot,
   loadServerStatuses,
   loadSubscribers,
+  loadSubscribersWithChoices,
   loadTopologySnapshot,
   storeAssignments,
   withStatuses,
@@ -78,6 +79,8 @@ export interface SubscriptionAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The body is ASCII only (share links in base64): its Latin-1 bytes are its UTF-8 bytes, written without a UTF-8 pass. */
+  ascii?: boolean;
 }
 
 /** One non-empty route of a subscriber's answer, as last decided. */
@@ -142,6 +145,17 @@ export class SubscriptionService {
    */
   private pendingWrites = new Map<string, Map<string, string>>();
   private storing = new Map<string, Map<string, string>>();
+  /**
+   * Subscribers that have, or may have, a stored row; null while unknown. One not in it has
+   * nothing stored, so their first fetch decides without a read. Read whole by the first
+   * reload (and by the next one after an "anyone's choices changed" event), then kept up to
+   * date: every row this instance stores, and every one another instance names, is added.
+   */
+  private withStoredChoices: Set<string> | null = null;
+  /** While the whole set is being read: who was stored or named meanwhile (the read may miss them). */
+  private storedDuringRead: Set<string> | null = null;
+  /** Bumped by an "anyone's choices changed" event: a whole-set read begun before it is dropped. */
+  private storedSetGeneration = 0;
   /** Stored choices of the subscribers asked for within one tick: one query for all of them. */
   private loadBatch: { ids: Set<string>; done: Promise<Map<string, string[]>> } | null = null;
   /** The read of stored choices in flight, if any: the next batch is sent once it is back. */
@@ -150,6 +164,7 @@ export class SubscriptionService {
   private flushing: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private panicRoutes = 0;
+  private readonly routesCache = new WeakMap<FleetSnapshot, Map<string, readonly RouteInput[]>>();
   readonly balancer = new Balancer();
 
   constructor(
@@ -181,8 +196,11 @@ export class SubscriptionService {
       if (!e.subscriberIds) {
         this.assignmentCache.clear();
         this.decided.clear();
+        this.withStoredChoices = null;
+        this.storedSetGeneration++;
         return;
       }
+      this.markStored(e.subscriberIds);
       for (const id of e.subscriberIds) {
         this.assignmentCache.delete(id);
         this.decided.delete(id);
@@ -223,14 +241,21 @@ export class SubscriptionService {
   private async reload(): Promise<void> {
     const want = { ...this.dirty };
     this.dirty = { topology: false, health: false, metrics: false, subscribers: false };
+    const storedGeneration = this.storedSetGeneration;
+    const storedMeanwhile = this.withStoredChoices === null ? (this.storedDuringRead = new Set()) : null;
     try {
       const fullTopology = want.topology || !this.topology;
-      const [loadedTopology, statuses, metrics, subs] = await Promise.all([
+      const [loadedTopology, statuses, metrics, subs, withStored] = await Promise.all([
         fullTopology ? loadTopologySnapshot(this.db) : Promise.resolve(this.topology!),
         !fullTopology && want.health ? loadServerStatuses(this.db) : Promise.resolve(null),
         want.metrics || want.topology ? loadMetricsSnapshot(this.db) : Promise.resolve(this.metrics),
         want.subscribers || this.subscribersByToken.size === 0 ? loadSubscribers(this.db) : Promise.resolve(this.subscribersByToken),
+        storedMeanwhile ? loadSubscribersWithChoices(this.db) : Promise.resolve(null),
       ]);
+      if (withStored && storedMeanwhile && this.storedSetGeneration === storedGeneration) {
+        for (const id of storedMeanwhile) withStored.add(id);
+        this.withStoredChoices = withStored;
+      }
       let topology = loadedTopology;
       if (statuses) {
         const next = withStatuses(topology, statuses);
@@ -280,6 +305,16 @@ export class SubscriptionService {
       if (!this.topology) throw err;
       if (!this.stale) logger().warn({ err: (err as Error).message }, "snapshot reload failed; answering from the last good snapshot");
       this.stale = true;
+    } finally {
+      if (this.storedDuringRead === storedMeanwhile) this.storedDuringRead = null;
+    }
+  }
+
+  /** These subscribers have a stored row now (stored here, or named by another instance). */
+  private markStored(subscriberIds: Iterable<string>): void {
+    for (const id of subscriberIds) {
+      this.withStoredChoices?.add(id);
+      this.storedDuringRead?.add(id);
     }
   }
 
@@ -314,11 +349,11 @@ export class SubscriptionService {
       const message = blockMessage(blocked);
       const entries = [infoEntry(message)];
       const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: blocked, message }) : renderSubscription(format, INFO_UUID, entries);
-      return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body };
+      return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body, ascii: format === "base64" };
     }
     let d = this.decided.get(sub.id);
     if (!d || !this.isCurrent(d, now) || d.statusEpoch !== this.statusEpoch) {
-      const previous = await this.assignmentsOf(sub.id);
+      const previous = this.knownAssignments(sub.id) ?? (await this.assignmentsOf(sub.id));
       d = this.bringUpToDate(sub, previous, this.clock());
     }
     // The page's links name the origin: one cached page per subscriber, for the origin last asked.
@@ -326,7 +361,7 @@ export class SubscriptionService {
     const cached = d.bodies.get(key);
     if (cached && cached.subscribersVersion === this.subscribersVersion) {
       requests.inc({ outcome: this.stale ? "stale" : "ok" });
-      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: "User-Agent" } : cached.headers), body: cached.body };
+      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: "User-Agent" } : cached.headers), body: cached.body, ascii: format === "base64" };
     }
     const entries: SubscriptionEntry[] = [];
     for (const slot of d.slots) if (slot.entry) entries.push(slot.entry);
@@ -340,7 +375,7 @@ export class SubscriptionService {
     }
     d.bodies.set(key, { subscribersVersion: this.subscribersVersion, body, headers });
     requests.inc({ outcome: this.stale ? "stale" : "ok" });
-    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: "User-Agent" } : headers), body };
+    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: "User-Agent" } : headers), body, ascii: format === "base64" };
   }
 
   private headersFor(sub: SnapshotSubscriber, format: AnswerFormat, vary: boolean): Record<string, string> {
@@ -374,9 +409,23 @@ export class SubscriptionService {
     return this.stale ? { ...h, "x-routeboard-stale": "1" } : h;
   }
 
-  private async assignmentsOf(subscriberId: string): Promise<Map<string, string>> {
+  /**
+   * The subscriber's choices when they need no read: cached, not yet stored (those win over
+   * the database), or none because nothing is stored for them. Undefined: read them.
+   */
+  private knownAssignments(subscriberId: string): Map<string, string> | undefined {
     const cached = this.assignmentCache.get(subscriberId);
     if (cached) return cached;
+    const unsaved = this.pendingWrites.get(subscriberId) ?? this.storing.get(subscriberId);
+    if (!unsaved && (this.withStoredChoices === null || this.withStoredChoices.has(subscriberId))) return undefined;
+    const known = new Map(unsaved);
+    this.assignmentCache.set(subscriberId, known);
+    return known;
+  }
+
+  private async assignmentsOf(subscriberId: string): Promise<Map<string, string>> {
+    const known = this.knownAssignments(subscriberId);
+    if (known) return known;
     let stored: string[] = [];
     try {
       stored = (await this.loadStored(subscriberId)) ?? stored;
@@ -438,7 +487,7 @@ export class SubscriptionService {
     const d = this.decided.get(sub.id);
     if (!d || !this.isCurrent(d, now)) {
       recomputed.inc({ kind: "full" });
-      const routes = this.topology!.clusters.get(sub.clusterId)?.routes ?? [];
+      const routes = this.nonEmptyRoutes(sub.clusterId);
       const fresh: Decided = {
         topologyVersion: this.topologyVersion,
         metricsVersion: this.metricsVersion,
@@ -447,8 +496,8 @@ export class SubscriptionService {
         slots: [],
         bodies: new Map(),
       };
-      for (const route of routes) if (route.inbounds.length > 0) fresh.slots.push({ route, inboundId: null, serverId: null, watchAll: true, entry: null });
-      this.decideSlots(sub.id, fresh.slots, previous, now);
+      for (const route of routes) fresh.slots.push({ route, inboundId: null, serverId: null, watchAll: true, entry: null });
+      this.decideSlots(sub.id, fresh.slots, routes, previous, now);
       this.decided.set(sub.id, fresh);
       return fresh;
     }
@@ -462,7 +511,8 @@ export class SubscriptionService {
     d.statusEpoch = this.statusEpoch;
     if (touched.length > 0) {
       recomputed.inc({ kind: "partial" });
-      if (this.decideSlots(sub.id, touched, previous, now)) d.bodies.clear();
+      const routes = touched.map((s) => s.route);
+      if (this.decideSlots(sub.id, touched, routes, previous, now)) d.bodies.clear();
     }
     return d;
   }
@@ -471,22 +521,31 @@ export class SubscriptionService {
    * Decides the given routes for one subscriber, fills their slots and queues the choices
    * that changed for storage. True when any slot now names another inbound.
    */
-  private decideSlots(subscriberId: string, slots: RouteSlot[], previous: Map<string, string>, now: number): boolean {
+  private decideSlots(subscriberId: string, slots: RouteSlot[], routes: readonly RouteInput[], previous: Map<string, string>, now: number): boolean {
     const topology = this.topology!;
     const result = this.balancer.decideForSubscriber({
       userId: subscriberId,
-      routes: slots.map((s) => s.route),
+      routes,
       servers: this.serverMetrics,
       previousAssignments: previous,
       nowMs: now,
       explain: false,
     });
+    // Decisions counted by reason in runs (most of an answer's share one reason).
     const byReason = new Map<DecisionReason, number>();
+    let reason: DecisionReason | null = null;
+    let run = 0;
     let moved = false;
+    let changed = false;
     for (let i = 0; i < result.length; i++) {
       const { routeId, decision } = result[i]!;
       const slot = slots[i]!;
-      byReason.set(decision.reason, (byReason.get(decision.reason) ?? 0) + 1);
+      if (decision.reason !== reason) {
+        if (reason !== null) byReason.set(reason, (byReason.get(reason) ?? 0) + run);
+        reason = decision.reason;
+        run = 0;
+      }
+      run++;
       slot.watchAll = decision.reason !== "best" && decision.reason !== "sticky";
       if (slot.inboundId === decision.inboundId && (slot.entry !== null || decision.inboundId === null)) continue;
       moved = true;
@@ -495,11 +554,23 @@ export class SubscriptionService {
       slot.entry = decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null;
       if (decision.inboundId && previous.get(routeId) !== decision.inboundId) {
         previous.set(routeId, decision.inboundId);
-        this.queueWrite(subscriberId, previous);
+        changed = true;
       }
     }
-    for (const [reason, n] of byReason) decisions.inc({ reason }, n);
+    if (reason !== null) byReason.set(reason, (byReason.get(reason) ?? 0) + run);
+    if (changed) this.queueWrite(subscriberId, previous);
+    for (const [r, n] of byReason) decisions.inc({ reason: r }, n);
     return moved;
+  }
+
+  /** A cluster's non-empty routes in order: one array per topology, shared by every full decision. */
+  private nonEmptyRoutes(clusterId: string): readonly RouteInput[] {
+    const topology = this.topology!;
+    let byCluster = this.routesCache.get(topology);
+    if (!byCluster) this.routesCache.set(topology, (byCluster = new Map()));
+    let routes = byCluster.get(clusterId);
+    if (!routes) byCluster.set(clusterId, (routes = (topology.clusters.get(clusterId)?.routes ?? []).filter((r) => r.inbounds.length > 0)));
+    return routes;
   }
 
   /** Stores changed assignments (one row per subscriber); kept for the next try if the database is away. */
@@ -509,6 +580,9 @@ export class SubscriptionService {
     const batch = this.pendingWrites;
     this.pendingWrites = new Map();
     this.storing = batch;
+    // Before the write (its outcome may be unknown when the database goes away) and after it
+    // (a whole-set read begun meanwhile may not see the rows).
+    this.markStored(batch.keys());
     // Only inbounds still in the route they were chosen for (the row names no route).
     const topology = this.topology;
     const rows = new Map<string, string[]>();
@@ -521,6 +595,7 @@ export class SubscriptionService {
       try {
         await storeAssignments(this.db, rows, new Date(this.clock()));
         const who = [...batch.keys()];
+        this.markStored(who);
         // Small batches name their subscribers; a storm says "anyone" (NOTIFY payloads are small).
         publishChange("assignments", null, who.length <= 100 ? who : undefined);
       } catch (err) {
@@ -540,6 +615,7 @@ export class SubscriptionService {
             dropped++;
           }
         }
+        this.markStored(stored);
         if (stored.length > 0) publishChange("assignments", null, stored.length <= 100 ? stored : undefined);
         if (dropped > 0) logger().warn({ err: (err as Error).message, subscribers: dropped }, "dropped assignment writes");
       } finally {

@@ -4,7 +4,7 @@
  * database in a few bulk reads and replaced whole when the change bus says it moved, so a
  * request never waits on more than one reload and never sees a half-updated picture.
  */
-import { asc, eq, inArray, sql } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
@@ -218,16 +218,31 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
   );
 }
 
-/** Subscribers' stored choices: subscriberId → the inbound ids they were given (one per route). */
+/**
+ * Subscribers' stored choices: subscriberId → the inbound ids they were given (one per route).
+ * The ids go as one array parameter: on PGlite a list of 50 parameters cost three times as much.
+ */
 export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (subscriberIds.length === 0) return out;
   const rows = await db
     .select({ subscriberId: subscriberAssignments.subscriberId, inboundIds: subscriberAssignments.inboundIds })
     .from(subscriberAssignments)
-    .where(inArray(subscriberAssignments.subscriberId, subscriberIds));
+    .where(sql`${subscriberAssignments.subscriberId} = any(${uuidArray(subscriberIds)}::uuid[])`);
   for (const r of rows) out.set(r.subscriberId, r.inboundIds);
   return out;
+}
+
+/** Every subscriber that has a stored row (read as one string: 10,000 ids in a few ms on PGlite). */
+export async function loadSubscribersWithChoices(db: DbOrTx): Promise<Set<string>> {
+  const res = await db.execute(sql`select string_agg(${subscriberAssignments.subscriberId}::text, ',') as ids from ${subscriberAssignments}`);
+  const ids = (res as unknown as { rows: Array<{ ids: string | null }> }).rows[0]?.ids;
+  return new Set(ids ? ids.split(",") : []);
+}
+
+/** A Postgres array literal of ids, each quoted: anything but a uuid is refused by the cast, as it was as a parameter. */
+function uuidArray(ids: readonly string[]): string {
+  return `{${ids.map((id) => `"${id.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
 }
 
 /**
@@ -283,23 +298,29 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
 }
 
 /**
- * Entries are the same for every subscriber: one object per (topology, route, inbound).
- * Keyed route, then inbound (ids the snapshot already holds, their hashes computed once),
- * not by a joined string made and hashed again for each of a first fetch's 100 routes.
+ * Entries are the same for every subscriber: one object per (topology, inbound). An inbound
+ * is in one route of a topology, so the inbound id alone keys it (one lookup per route of a
+ * first fetch, in the map of the topology asked for last); a route id that is not the
+ * inbound's own gets an entry built for it, uncached.
  */
-const entries = new WeakMap<FleetSnapshot, Map<string, Map<string, SubscriptionEntry | null>>>();
+const entries = new WeakMap<FleetSnapshot, Map<string, SubscriptionEntry | null>>();
+/** The topology asked for last and its map (an older snapshot is held until the next one is asked for). */
+let lastTopology: FleetSnapshot | null = null;
+let lastEntries = new Map<string, SubscriptionEntry | null>();
 
 export function entryFor(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
-  let byRoute = entries.get(topology);
-  if (!byRoute) entries.set(topology, (byRoute = new Map()));
-  let byInbound = byRoute.get(routeId);
-  if (!byInbound) byRoute.set(routeId, (byInbound = new Map()));
-  let e = byInbound.get(inboundId);
-  if (e === undefined) {
-    e = buildEntry(topology, routeId, inboundId);
-    byInbound.set(inboundId, e);
+  if (topology !== lastTopology) {
+    let byInbound = entries.get(topology);
+    if (!byInbound) entries.set(topology, (byInbound = new Map()));
+    lastTopology = topology;
+    lastEntries = byInbound;
   }
-  return e;
+  let e = lastEntries.get(inboundId);
+  if (e === undefined) {
+    e = buildEntry(topology, topology.inbounds.get(inboundId)?.routeId ?? routeId, inboundId);
+    lastEntries.set(inboundId, e);
+  }
+  return e === null || e.routeId === routeId ? e : buildEntry(topology, routeId, inboundId);
 }
 
 function buildEntry(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
