@@ -11,8 +11,8 @@
  */
 import { decayPeak, effectiveCapacity } from "./capacity";
 import { rendezvousSeed } from "./hash";
-import type { InflightLedger } from "./inflight";
-import type { BalancerOptions, Decision, ResolvedInbound, ResolvedServer, RouteInbound, RouteInput, ServerMetrics } from "./types";
+import { expectedUserBps, type InflightLedger } from "./inflight";
+import type { BalancerOptions, ResolvedInbound, ResolvedServer, RouteInbound, RouteInput, ServerMetrics } from "./types";
 
 /** A resolved server with its slot in the in-flight ledger and its place in the view's PeakMemo. */
 export interface FirstPickServer extends ResolvedServer {
@@ -56,7 +56,9 @@ const COEF = 4;
 const REPORTED_AT = 5;
 const SLOT = 6;
 const MEMO = 7;
-const STRIDE = 8;
+/** The traffic an arrival adds in the ledger: expectedUserBps of the server's report. */
+const ARRIVAL_BPS = 8;
+const STRIDE = 9;
 
 export interface FirstPickTable {
   readonly leastTraffic: boolean;
@@ -72,7 +74,7 @@ export interface FirstPickTable {
  * The table of a route's candidates (enabled, available, not the fallback), or null when it
  * has none: then decideRoute's fallback and panic rules apply.
  */
-export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInbound[]): FirstPickTable | null {
+export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInbound[], defaultUserBps: number): FirstPickTable | null {
   const idx: number[] = [];
   for (let i = 0; i < route.inbounds.length; i++) {
     const m = resolved[i]?.server?.m;
@@ -92,6 +94,7 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
     data[o + REPORTED_AT] = m.reportedAt;
     data[o + SLOT] = s.slot;
     data[o + MEMO] = s.memoIndex;
+    data[o + ARRIVAL_BPS] = expectedUserBps(m.reportedTrafficBps, m.reportedUsers, defaultUserBps);
   });
   return {
     leastTraffic: route.algorithm !== "round-robin",
@@ -110,7 +113,8 @@ let scratchShare = new Float64Array(64);
 let seedUser: string | undefined;
 let seedValue = 0;
 
-export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakMemo, routeId: string, userId: string, nowMs: number, opts: BalancerOptions): Decision {
+/** The chosen candidate's index in t.inbounds. */
+export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakMemo, userId: string, nowMs: number, opts: BalancerOptions): number {
   const n = t.inbounds.length;
   if (scratchPeak.length < n) {
     scratchPeak = new Float64Array(n);
@@ -181,6 +185,11 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
       bestHash = h;
     }
   }
-  const ib = t.inbounds[best]!;
-  return { routeId, inboundId: ib.inboundId, serverId: ib.serverId, reason: "best", candidates: [], explanation: "" };
+  return best;
+}
+
+/** The in-flight arrival of a user first-picked onto candidate j (the Balancer's recordArrival, +1). */
+export function recordFirstPick(t: FirstPickTable, j: number, ledger: InflightLedger, nowMs: number): void {
+  const o = j * STRIDE;
+  ledger.recordSlot(t.data[o + SLOT]!, nowMs, 1, t.data[o + ARRIVAL_BPS]!);
 }

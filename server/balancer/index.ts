@@ -9,11 +9,12 @@
  */
 import { updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
-import { firstPick, firstPickTable, PeakMemo, type FirstPickServer, type FirstPickTable } from "./first-pick";
+import { firstPick, firstPickTable, PeakMemo, recordFirstPick, type FirstPickServer, type FirstPickTable } from "./first-pick";
 import { RouteRendezvous } from "./hash";
 import { expectedUserBps, InflightLedger } from "./inflight";
 import type {
   BalancerOptions,
+  CandidateScore,
   Load,
   ResolvedInbound,
   RouteDecision,
@@ -30,6 +31,9 @@ export { decideRoute } from "./decide";
 export { InflightLedger, expectedUserBps } from "./inflight";
 export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, type LearnedPeak } from "./capacity";
 export { rendezvousHash, hash32 } from "./hash";
+
+/** The candidates of an unexplained decision: none (frozen, shared). */
+const NO_CANDIDATES = Object.freeze([]) as unknown as CandidateScore[];
 
 export class Balancer {
   readonly options: BalancerOptions;
@@ -87,7 +91,7 @@ export class Balancer {
   private viewOf(servers: ServerMetricsLookup): FleetView {
     const v = this.view;
     if (v && v.source === servers && v.peaksVersion === this.peaksVersion) return v;
-    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight, this.rendezvous));
+    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight, this.rendezvous, this.options.defaultUserBps));
   }
 
   private decideRoutes(req: SubscriberRequest, record: boolean): RouteDecision[] {
@@ -97,18 +101,24 @@ export class Balancer {
       if (route.inbounds.length === 0) continue;
       const prev = req.previousAssignments.get(route.routeId) ?? null;
       const table = prev === null && req.explain === false ? view.firstPickTable(route) : null;
-      const decision = table
-        ? firstPick(table, this.inflight, view.memo, route.routeId, req.userId, req.nowMs, this.options)
-        : decideRoute({
-            userId: req.userId,
-            route,
-            servers: req.servers,
-            resolved: view.routeInbounds(route),
-            previousInboundId: prev,
-            nowMs: req.nowMs,
-            options: this.options,
-            explain: req.explain,
-          });
+      if (table) {
+        // A first pick: an arrival on the chosen server, no departure.
+        const j = firstPick(table, this.inflight, view.memo, req.userId, req.nowMs, this.options);
+        const ib = table.inbounds[j] as RouteInbound;
+        out.push({ routeId: route.routeId, decision: { routeId: route.routeId, inboundId: ib.inboundId, serverId: ib.serverId, reason: "best", candidates: NO_CANDIDATES, explanation: "" } });
+        if (record) recordFirstPick(table, j, this.inflight, req.nowMs);
+        continue;
+      }
+      const decision = decideRoute({
+        userId: req.userId,
+        route,
+        servers: req.servers,
+        resolved: view.routeInbounds(route),
+        previousInboundId: prev,
+        nowMs: req.nowMs,
+        options: this.options,
+        explain: req.explain,
+      });
       out.push({ routeId: route.routeId, decision });
       if (record && decision.inboundId !== null && decision.inboundId !== prev && decision.serverId !== null) {
         const prevServerId =
@@ -170,6 +180,7 @@ class FleetView {
     private readonly inflight: InflightLedger,
     /** Per route's inbound list: kept by the Balancer across views (they depend on ids only). */
     private readonly rendezvous: WeakMap<readonly RouteInbound[], RouteRendezvous>,
+    private readonly defaultUserBps: number,
   ) {
     this.memo = new PeakMemo(source instanceof Map ? source.size : Object.keys(source).length);
   }
@@ -194,7 +205,7 @@ class FleetView {
     const resolved = this.routeInbounds(route);
     let t = this.tables.get(route);
     if (t === undefined || t.resolved !== resolved) {
-      t = { resolved, table: firstPickTable(route, resolved) };
+      t = { resolved, table: firstPickTable(route, resolved, this.defaultUserBps) };
       this.tables.set(route, t);
     }
     return t.table;
