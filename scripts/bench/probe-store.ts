@@ -20,6 +20,7 @@ import { eq } from "drizzle-orm";
 import { openDatabase, type Db } from "@/db/client";
 import { clusters, serverHealth, servers } from "@/db/schema";
 import { hashAgentToken } from "@/server/domain/tokens";
+import { mulberry32 } from "@/scripts/simulator/prng";
 import { applyReports, recomputeServer, recordProbeResult, recordProbeResults, type ProbeResultToRecord, type RecomputeResult } from "@/server/monitoring/store";
 import { applyProbeResult, type ProbeResultLike } from "@/server/monitoring/probe-streak";
 
@@ -60,17 +61,6 @@ async function legacyRecordProbeResult(db: Db, serverId: string, result: ProbeRe
   });
 }
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A fleet of healthy servers: each has reported and passed one probe. */
 async function seedFleet(db: Db, name: string, n: number, nowMs: number): Promise<string[]> {
@@ -90,7 +80,7 @@ async function seedFleet(db: Db, name: string, n: number, nowMs: number): Promis
 
 /** `count` results, round after round over the fleet in a shuffled order. */
 function workload(ids: string[], count: number, failRate: number, seed: number, nowMs: number): ProbeResultToRecord[] {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const out: ProbeResultToRecord[] = [];
   while (out.length < count) {
     const round = [...ids];

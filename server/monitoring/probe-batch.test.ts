@@ -2,6 +2,7 @@
  * Probe results stored in batches: recordProbeResults (store.ts) against recordProbeResult one
  * by one, and the queue in front of it (ProbeResultBatcher): flush triggers, outage, cap, stop.
  */
+import { mulberry32 } from "@/scripts/simulator/prng";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
@@ -14,17 +15,6 @@ import type { ProbeResultLike } from "./probe-streak";
 import { ProbeResultBatcher } from "./probe-batcher";
 import { agentReport } from "./testing";
 
-/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const BASE = Date.UTC(2030, 5, 1, 12, 0, 0);
 const ok = (latencyMs = 3): ProbeResultLike => ({ ok: true, code: 200, latencyMs, reason: "status 200" });
@@ -102,7 +92,7 @@ describe.each(testDbKinds())("probe results in batches (%s)", (kind) => {
     const n = 60;
     const a = await fleet("a", n, false);
     const b = await fleet("b", n, false);
-    const random = rng(20301);
+    const random = mulberry32(20301);
     // Varied histories, the same for both fleets: agent reports (healthy or listener down),
     // probe streaks of every length, servers with no health row at all, disabled servers.
     const reports: Array<boolean | null> = [];
