@@ -42,6 +42,9 @@ describe("GET /sub/<token> over HTTP", () => {
       const bytes = Buffer.from(await res.arrayBuffer());
       const expected = await app.subscriptions.answer(token, format);
       expect(bytes.equals(Buffer.from(expected.body, "utf8"))).toBe(true);
+      // Sent with its length, not in chunks.
+      expect(res.headers.get("content-length")).toBe(String(bytes.length));
+      expect(res.headers.get("transfer-encoding")).toBeNull();
       expect(res.headers.get("profile-title")).toBe(`base64:${Buffer.from("Café ☕").toString("base64")}`);
     }
     const links = Buffer.from(await (await fetch(`${app.url}/sub/${token}`)).text(), "base64").toString("utf8");
@@ -55,5 +58,8 @@ describe("GET /sub/<token> over HTTP", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect((await res.arrayBuffer()).byteLength).toBe(0);
+    // The length the GET body has.
+    const body = Buffer.from(await (await fetch(`${app.url}/sub/${token}`)).arrayBuffer());
+    expect(res.headers.get("content-length")).toBe(String(body.length));
   });
 });

@@ -24,9 +24,11 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
     token = "";
   }
   const answer = await service.answer(token, url.searchParams.get("format"), { userAgent: req.headers["user-agent"] ?? null, origin: publicOrigin(req) });
-  res.writeHead(answer.status, answer.headers);
+  const encoding = answer.ascii ? "latin1" : "utf8";
+  // A length, not chunks: apps show download progress, and HEAD tells the size it would be.
+  res.writeHead(answer.status, { ...answer.headers, "content-length": String(Buffer.byteLength(answer.body, encoding)) });
   if (req.method === "HEAD") res.end();
-  else res.end(answer.body, answer.ascii ? "latin1" : "utf8");
+  else res.end(answer.body, encoding);
 };
 
 /**
