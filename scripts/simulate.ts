@@ -4,6 +4,8 @@
  * npm run simulate -- --all
  *   Plays every scenario of ../shared/scenarios/ and scripts/simulator/scenarios/ and prints one
  *   Markdown table (every scenario, every policy) with the aims checked per scenario.
+ * --seed N (with either): every scenario played with seed N instead of its own, to see how
+ *   far its figures hold beyond one draw of the users' demand and timing.
  * Exit codes: 0 ok, 2 bad usage or invalid scenario (message on stderr, nothing on stdout).
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -14,7 +16,7 @@ import { aimsMet, renderTable } from "@/scripts/simulator/report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "scripts/simulator/scenarios")];
-const USAGE = "usage: npm run simulate -- --scenario FILE | --all";
+const USAGE = "usage: npm run simulate -- --scenario FILE | --all [--seed N]";
 
 function fail(lines: string[]): never {
   for (const l of lines) process.stderr.write(`scenario error: ${l}\n`);
@@ -54,11 +56,14 @@ function allScenarioFiles(): string[] {
 function main(argv: string[]): void {
   let file: string | undefined;
   let all = false;
+  let seedArg: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (a === "--scenario") file = argv[++i];
     else if (a.startsWith("--scenario=")) file = a.slice("--scenario=".length);
     else if (a === "--all") all = true;
+    else if (a === "--seed") seedArg = argv[++i] ?? "";
+    else if (a.startsWith("--seed=")) seedArg = a.slice("--seed=".length);
     else if (a === "--") continue;
     else {
       process.stderr.write(`${USAGE} (unknown argument ${JSON.stringify(a)})\n`);
@@ -69,11 +74,20 @@ function main(argv: string[]): void {
     process.stderr.write(`${USAGE}\n`);
     process.exit(2);
   }
+  let seed: number | undefined;
+  if (seedArg !== undefined) {
+    seed = /^\d{1,10}$/.test(seedArg) ? Number(seedArg) : Number.NaN;
+    if (!(seed <= 0xffffffff)) {
+      process.stderr.write(`${USAGE}\n--seed: expected an integer from 0 to 4294967295, got ${JSON.stringify(seedArg)}\n`);
+      process.exit(2);
+    }
+  }
+  const play = (sc: Scenario) => simulate(seed === undefined ? sc : { ...sc, seed });
   if (file !== undefined) {
-    process.stdout.write(`${JSON.stringify(simulate(load(file)))}\n`);
+    process.stdout.write(`${JSON.stringify(play(load(file)))}\n`);
     return;
   }
-  const outputs = allScenarioFiles().map((f) => simulate(load(f, true)));
+  const outputs = allScenarioFiles().map((f) => play(load(f, true)));
   process.stdout.write(`${renderTable(outputs)}\n`);
   const misses = outputs.flatMap((o) => aimsMet(o).misses.map((m) => `${o.scenario}: ${m}`));
   process.stdout.write(misses.length === 0 ? "\nEvery aim met on every scenario.\n" : `\nAims missed:\n${misses.map((m) => `- ${m}`).join("\n")}\n`);

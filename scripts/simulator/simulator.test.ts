@@ -122,6 +122,31 @@ describe("CLI", () => {
   });
 });
 
+describe("CLI --seed", () => {
+  it("plays the scenario with the given seed instead of its own", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rb-sim-"));
+    writeFileSync(join(dir, "ok.json"), JSON.stringify(small()));
+    const strip = (stdout: string) => {
+      const o = JSON.parse(stdout) as { results: Record<string, { decisionsPerSecond?: number }> };
+      for (const r of Object.values(o.results)) delete r.decisionsPerSecond;
+      return o;
+    };
+    const own = run(["--scenario", join(dir, "ok.json")]);
+    const seeded = run(["--scenario", join(dir, "ok.json"), "--seed", "4"]);
+    expect(seeded.status).toBe(0);
+    expect(strip(seeded.stdout)).toEqual(strip(JSON.stringify(simulate({ ...parseScenario(small()), seed: 4 }))));
+    expect(strip(seeded.stdout)).not.toEqual(strip(own.stdout));
+  });
+  it("refuses a seed that is not an integer in range, naming --seed", () => {
+    for (const bad of ["x", "-1", "1.5", "4294967296", ""]) {
+      const r = run(["--all", "--seed", bad]);
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain("--seed: expected an integer from 0 to 4294967295");
+    }
+  });
+});
+
 describe("CLI --all", () => {
   it("refuses --all together with --scenario", () => {
     const r = run(["--all", "--scenario", "x.json"]);
