@@ -7,6 +7,7 @@
 import "server-only";
 import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
+import { pgArray } from "@/db/pg-array";
 import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import type { AgentReportAck } from "@/core/agent-wire";
 import { bearerToken } from "@/server/dataplane/agent-auth";
@@ -95,11 +96,6 @@ export async function recomputeServer(
   }
   if (changed) await recordServerTransitions(tx, [{ serverId, clusterId: row.clusterId, from: h.status, to: result.status, reason: result.reason, hadSucceeded: (h.everSucceeded || h.reportEverHealthy) && !firstSuccess }], nowMs);
   return { serverId, clusterId: row.clusterId, status: result.status, changed };
-}
-
-/** A PostgreSQL array literal for unnest(): numbers, uuids, booleans; null → NULL; strings quoted. */
-function pgArray(values: ReadonlyArray<string | number | boolean | null>): string {
-  return `{${values.map((v) => (v === null ? "NULL" : typeof v === "string" ? `"${v.replace(/["\\]/g, "\\$&")}"` : String(v))).join(",")}}`;
 }
 
 /**

@@ -531,21 +531,13 @@ export class SubscriptionService {
       nowMs: now,
       explain: false,
     });
-    // Decisions counted by reason in runs (most of an answer's share one reason).
     const byReason = new Map<DecisionReason, number>();
-    let reason: DecisionReason | null = null;
-    let run = 0;
     let moved = false;
     let changed = false;
     for (let i = 0; i < result.length; i++) {
       const { routeId, decision } = result[i]!;
       const slot = slots[i]!;
-      if (decision.reason !== reason) {
-        if (reason !== null) byReason.set(reason, (byReason.get(reason) ?? 0) + run);
-        reason = decision.reason;
-        run = 0;
-      }
-      run++;
+      byReason.set(decision.reason, (byReason.get(decision.reason) ?? 0) + 1);
       slot.watchAll = decision.reason !== "best" && decision.reason !== "sticky";
       if (slot.inboundId === decision.inboundId && (slot.entry !== null || decision.inboundId === null)) continue;
       moved = true;
@@ -557,7 +549,6 @@ export class SubscriptionService {
         changed = true;
       }
     }
-    if (reason !== null) byReason.set(reason, (byReason.get(reason) ?? 0) + run);
     if (changed) this.queueWrite(subscriberId, previous);
     for (const [r, n] of byReason) decisions.inc({ reason: r }, n);
     return moved;

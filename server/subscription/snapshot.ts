@@ -6,6 +6,7 @@
  */
 import { asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
+import { pgArray } from "@/db/pg-array";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
@@ -228,7 +229,7 @@ export async function loadAssignments(db: DbOrTx, subscriberIds: string[]): Prom
   const rows = await db
     .select({ subscriberId: subscriberAssignments.subscriberId, inboundIds: subscriberAssignments.inboundIds })
     .from(subscriberAssignments)
-    .where(sql`${subscriberAssignments.subscriberId} = any(${uuidArray(subscriberIds)}::uuid[])`);
+    .where(sql`${subscriberAssignments.subscriberId} = any(${pgArray(subscriberIds)}::uuid[])`);
   for (const r of rows) out.set(r.subscriberId, r.inboundIds);
   return out;
 }
@@ -238,11 +239,6 @@ export async function loadSubscribersWithChoices(db: DbOrTx): Promise<Set<string
   const res = await db.execute(sql`select string_agg(${subscriberAssignments.subscriberId}::text, ',') as ids from ${subscriberAssignments}`);
   const ids = (res as unknown as { rows: Array<{ ids: string | null }> }).rows[0]?.ids;
   return new Set(ids ? ids.split(",") : []);
-}
-
-/** A Postgres array literal of ids, each quoted: anything but a uuid is refused by the cast, as it was as a parameter. */
-function uuidArray(ids: readonly string[]): string {
-  return `{${ids.map((id) => `"${id.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
 }
 
 /**
@@ -299,26 +295,18 @@ export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): 
 
 /**
  * Entries are the same for every subscriber: one object per (topology, inbound). An inbound
- * is in one route of a topology, so the inbound id alone keys it (one lookup per route of a
- * first fetch, in the map of the topology asked for last); a route id that is not the
+ * is in one route of a topology, so the inbound id alone keys it; a route id that is not the
  * inbound's own gets an entry built for it, uncached.
  */
 const entries = new WeakMap<FleetSnapshot, Map<string, SubscriptionEntry | null>>();
-/** The topology asked for last and its map (an older snapshot is held until the next one is asked for). */
-let lastTopology: FleetSnapshot | null = null;
-let lastEntries = new Map<string, SubscriptionEntry | null>();
 
 export function entryFor(topology: FleetSnapshot, routeId: string, inboundId: string): SubscriptionEntry | null {
-  if (topology !== lastTopology) {
-    let byInbound = entries.get(topology);
-    if (!byInbound) entries.set(topology, (byInbound = new Map()));
-    lastTopology = topology;
-    lastEntries = byInbound;
-  }
-  let e = lastEntries.get(inboundId);
+  let byInbound = entries.get(topology);
+  if (!byInbound) entries.set(topology, (byInbound = new Map()));
+  let e = byInbound.get(inboundId);
   if (e === undefined) {
     e = buildEntry(topology, topology.inbounds.get(inboundId)?.routeId ?? routeId, inboundId);
-    lastEntries.set(inboundId, e);
+    byInbound.set(inboundId, e);
   }
   return e === null || e.routeId === routeId ? e : buildEntry(topology, routeId, inboundId);
 }
