@@ -171,8 +171,8 @@ class FleetView {
   private readonly servers = new Map<string, ViewServer | null>();
   readonly memo: PeakMemo;
   private memoUsed = 0;
-  private readonly routes = new WeakMap<RouteInput, ResolvedInbound[]>();
-  private readonly tables = new WeakMap<RouteInput, { resolved: readonly ResolvedInbound[]; table: FirstPickTable | null }>();
+  /** Per route: its inbounds resolved, and its first-pick table once asked for (null: no candidate). */
+  private readonly routes = new WeakMap<RouteInput, { resolved: readonly ResolvedInbound[]; table?: FirstPickTable | null }>();
   constructor(
     readonly source: ServerMetricsLookup,
     readonly peaksVersion: number,
@@ -202,22 +202,22 @@ class FleetView {
 
   /** The route's first-pick table (null: no candidate, decideRoute's fallback and panic rules apply). */
   firstPickTable(route: RouteInput): FirstPickTable | null {
-    const resolved = this.routeInbounds(route);
-    let t = this.tables.get(route);
-    if (t === undefined || t.resolved !== resolved) {
-      t = { resolved, table: firstPickTable(route, resolved, this.defaultUserBps) };
-      this.tables.set(route, t);
-    }
-    return t.table;
+    const r = this.route(route);
+    if (r.table === undefined) r.table = firstPickTable(route, r.resolved, this.defaultUserBps);
+    return r.table;
   }
 
   routeInbounds(route: RouteInput): readonly ResolvedInbound[] {
+    return this.route(route).resolved;
+  }
+
+  private route(route: RouteInput): { resolved: readonly ResolvedInbound[]; table?: FirstPickTable | null } {
     let r = this.routes.get(route);
-    if (!r || r.length !== route.inbounds.length) {
+    if (!r || r.resolved.length !== route.inbounds.length) {
       let rv = this.rendezvous.get(route.inbounds);
       if (!rv || rv.n !== route.inbounds.length) this.rendezvous.set(route.inbounds, (rv = new RouteRendezvous(route.inbounds.map((ib) => ib.inboundId))));
       const hashes = rv;
-      r = route.inbounds.map((ib, index) => ({ server: this.server(ib.serverId), rendezvous: hashes, index }));
+      r = { resolved: route.inbounds.map((ib, index) => ({ server: this.server(ib.serverId), rendezvous: hashes, index })) };
       this.routes.set(route, r);
     }
     return r;
