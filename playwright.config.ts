@@ -19,6 +19,8 @@ const appEnv = (port: number, extra: Record<string, string>) => ({
   ROUTEBOARD_DEMO: "1",
   // The monitoring spec enrols a simulated fleet through tooling.*.
   ROUTEBOARD_DEVTOOLS: "1",
+  // The alerts specs deliver to webhook receivers they start on 127.0.0.1.
+  ROUTEBOARD_ALERTS_ALLOW_PRIVATE: "1",
   LOG_LEVEL: "warn",
   ...extra,
 });

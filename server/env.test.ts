@@ -26,6 +26,11 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ ADMIN_USERNAME: "root", ADMIN_PASSWORD: "short" })).toThrow(/ADMIN_PASSWORD must be at least 8/);
     expect(parseEnv({ ADMIN_USERNAME: "root", ADMIN_PASSWORD: "long-enough" }).ADMIN_USERNAME).toBe("root");
   });
+  it("keeps webhooks off private addresses unless ROUTEBOARD_ALERTS_ALLOW_PRIVATE is set", () => {
+    expect(parseEnv({}).ROUTEBOARD_ALERTS_ALLOW_PRIVATE).toBe(false);
+    expect(parseEnv({ ROUTEBOARD_ALERTS_ALLOW_PRIVATE: "1" }).ROUTEBOARD_ALERTS_ALLOW_PRIVATE).toBe(true);
+    expect(() => parseEnv({ ROUTEBOARD_ALERTS_ALLOW_PRIVATE: "sometimes" })).toThrow(/ROUTEBOARD_ALERTS_ALLOW_PRIVATE/);
+  });
   it("turns ROUTEBOARD_DEMO=0 off", () => {
     expect(parseEnv({ ROUTEBOARD_DEMO: "0" }).ROUTEBOARD_DEMO).toBe(false);
   });

@@ -57,6 +57,12 @@ const envSchema = z
         .refine((v) => /^https?:\/\//i.test(v), { message: "must be an http(s) URL such as https://api.telegram.org" })
         .default("https://api.telegram.org"),
     ),
+    /**
+     * Lets webhook alert targets be loopback, private, link-local, CGNAT or ULA addresses
+     * (server/alerts/address-guard.ts). Labs and tests only: off, a webhook URL cannot make
+     * the server call itself or its private network.
+     */
+    ROUTEBOARD_ALERTS_ALLOW_PRIVATE: boolish.default(false),
     /** How often an instance without the prober lock tries to take it (several instances). */
     ROUTEBOARD_LEADER_RETRY_MS: z.coerce.number({ error: "must be milliseconds (100–60000)" }).int().min(100, "must be milliseconds (100–60000)").max(60_000, "must be milliseconds (100–60000)").default(5000),
   })

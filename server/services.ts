@@ -52,7 +52,7 @@ export async function startServices(): Promise<void> {
   // Alerts are sent by one instance: the lock holder when several share PostgreSQL.
   const startAlerts = () => {
     if (alertWorker()) return;
-    const worker = new AlertWorker({ db: database.db, telegramApiUrl: env().ROUTEBOARD_TELEGRAM_API_URL });
+    const worker = new AlertWorker({ db: database.db, telegramApiUrl: env().ROUTEBOARD_TELEGRAM_API_URL, allowPrivate: env().ROUTEBOARD_ALERTS_ALLOW_PRIVATE });
     setAlertWorker(worker);
     worker.start();
   };

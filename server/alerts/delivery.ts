@@ -3,6 +3,7 @@
  * HTTP requests of both target kinds. The worker (worker.ts) does the I/O.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { STATUS_CODES } from "node:http";
 import { alertText, type AlertPayload } from "./events";
 
 export const SIGNATURE_HEADER = "X-Routeboard-Signature";
@@ -82,6 +83,18 @@ export function buildRequest(target: DeliverableTarget, payload: AlertPayload, o
   const base = opts.telegramApiUrl.replace(/\/+$/, "");
   const body = JSON.stringify({ chat_id: target.chatId, text: alertText(payload), disable_web_page_preview: true });
   return { url: `${base}/bot${target.botToken}/sendMessage`, headers: { "content-type": "application/json" }, body };
+}
+
+/** The one reason for every failure without an HTTP answer (refused, reset, timed out, DNS). */
+export const NO_ANSWER_REASON = "could not connect, or no answer in time";
+
+/**
+ * A non-2xx answer as stored and shown: the status code and its standard name, never the
+ * receiver's own reason phrase or body. `said` is a trusted API's own words (Telegram's).
+ */
+export function httpFailureText(status: number, said: string | null = null): string {
+  const name = STATUS_CODES[status];
+  return `HTTP ${status}${name ? ` ${name}` : ""}${said ? `: ${said}` : ""}`;
 }
 
 /** A short, single-line reason for a failed attempt, with secrets (the bot token in a URL) left out. */

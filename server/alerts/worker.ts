@@ -12,9 +12,11 @@ import type { Db } from "@/db/client";
 import { alertDeliveries, alertEvents, alertTargets } from "@/db/schema";
 import { onChange } from "@/server/bus";
 import { logger } from "@/server/logger";
-import { buildRequest, DEFAULT_RETRY, failureText, retryAfterMs, retryDelayMs, type DeliverableTarget, type RetryPolicy } from "./delivery";
+import { PrivateAddressError, PRIVATE_ADDRESS_REASON, type LookupFn } from "./address-guard";
+import { buildRequest, DEFAULT_RETRY, failureText, httpFailureText, retryAfterMs, retryDelayMs, NO_ANSWER_REASON, type DeliverableTarget, type RetryPolicy } from "./delivery";
 import type { AlertPayload, AnyAlertEventType } from "./events";
 import { checkSubscriberBlocks, evaluateRoutePanic } from "./outbox";
+import { postAlert } from "./send";
 
 export const DELIVERY_TIMEOUT_MS = 5000;
 const DEFAULT_POLL_MS = 1000;
@@ -33,7 +35,14 @@ export interface AlertWorkerOptions {
   pollMs?: number;
   /** How often route panic and subscriber expiry are checked without a triggering event. */
   watchMs?: number;
-  fetch?: typeof fetch;
+  /**
+   * Webhooks may reach loopback, private and link-local addresses (ROUTEBOARD_ALERTS_ALLOW_PRIVATE,
+   * labs and tests). Off by default. Telegram goes to the operator's own
+   * ROUTEBOARD_TELEGRAM_API_URL and is not guarded.
+   */
+  allowPrivate?: boolean;
+  /** How webhook host names are resolved (the system resolver by default). */
+  lookup?: LookupFn;
   random?: () => number;
 }
 
@@ -66,13 +75,11 @@ export class AlertWorker {
   private readonly now: () => number;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
-  private readonly doFetch: typeof fetch;
 
   constructor(private readonly opts: AlertWorkerOptions) {
     this.now = opts.now ?? Date.now;
     this.retry = opts.retry ?? DEFAULT_RETRY;
     this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-    this.doFetch = opts.fetch ?? fetch;
   }
 
   start(): void {
@@ -211,20 +218,20 @@ export class AlertWorker {
     let askedDelayMs = 0;
     try {
       const req = buildRequest(spec, payload, { telegramApiUrl: this.opts.telegramApiUrl, deliveryId: String(c.id) });
-      const signal = AbortSignal.timeout(this.timeoutMs);
-      const res = await this.doFetch(req.url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", signal });
-      const text = await res.text().catch(() => "");
-      askedDelayMs = retryAfterMs(res.headers.get("retry-after"), spec.kind === "telegram" ? text : "");
-      if (res.status < 200 || res.status > 299) {
-        error = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${text ? `: ${text.slice(0, 200)}` : ""}`;
-      } else if (spec.kind === "telegram") {
-        const answer = safeJson(text) as { ok?: boolean; description?: string } | null;
-        if (answer?.ok === false) error = `Telegram: ${answer.description ?? "not ok"}`;
-      }
+      const guard = spec.kind === "webhook" && !this.opts.allowPrivate;
+      const res = await postAlert(req.url, req.headers, req.body, { timeoutMs: this.timeoutMs, guard, lookup: this.opts.lookup });
+      askedDelayMs = retryAfterMs(res.retryAfter, spec.kind === "telegram" ? res.text : "");
+      // Only a status code and fixed words: a webhook's answer is never stored or shown (it
+      // could be any page of any host the URL names). Telegram's API is the operator's own
+      // ROUTEBOARD_TELEGRAM_API_URL, so its `description` ("chat not found") is kept.
+      const telegramSays = spec.kind === "telegram" ? (safeJson(res.text) as { ok?: boolean; description?: unknown } | null) : null;
+      const said = typeof telegramSays?.description === "string" ? failureText(new Error(telegramSays.description), secrets).slice(0, 200) : null;
+      if (res.status < 200 || res.status > 299) error = httpFailureText(res.status, said);
+      else if (telegramSays?.ok === false) error = `Telegram: ${said ?? "not ok"}`;
     } catch (err) {
-      error = failureText(err, secrets);
+      // Refused, reset, timed out, no such host: one reason, so errors do not tell open ports from closed ones.
+      error = err instanceof PrivateAddressError ? PRIVATE_ADDRESS_REASON : NO_ANSWER_REASON;
     }
-    if (error !== null) error = failureText(new Error(error), secrets);
     const nowMs = this.now();
     const at = new Date(nowMs);
     if (error === null) {

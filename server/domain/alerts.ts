@@ -15,6 +15,8 @@ import { idSchema, nameSchema } from "@/core/validation";
 import { ALERT_EVENT_TYPES, isAlertEventType, type AlertEventType } from "@/server/alerts/events";
 import { enqueueAlerts } from "@/server/alerts/outbox";
 import { alertWorker } from "@/server/alerts/worker";
+import { privateUrlReason } from "@/server/alerts/address-guard";
+import { env } from "@/server/env";
 
 type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
 
@@ -177,6 +179,19 @@ function storedFields(input: CreateAlertTarget | UpdateAlertTarget, prev: Target
   return { url: null, secret: null, botToken: keepStored(input.botToken) ? (prev?.botToken ?? null) : input.botToken!.trim(), chatId: input.chatId!.trim(), events };
 }
 
+/** Whether webhooks may point at loopback/private addresses (ROUTEBOARD_ALERTS_ALLOW_PRIVATE). */
+export interface AlertAddressPolicy {
+  allowPrivate: boolean;
+}
+const envPolicy = (): AlertAddressPolicy => ({ allowPrivate: env().ROUTEBOARD_ALERTS_ALLOW_PRIVATE });
+
+/** A webhook URL naming this machine or a private network is refused on save, naming `url`. */
+function assertPublicUrl(input: CreateAlertTarget | UpdateAlertTarget, policy: AlertAddressPolicy): void {
+  if (input.kind !== "webhook" || policy.allowPrivate || !input.url) return;
+  const reason = privateUrlReason(input.url.trim());
+  if (reason !== null) throw new AlertInputError("url", reason);
+}
+
 function audited(t: TargetRow) {
   return { name: t.name, kind: t.kind, clusterId: t.clusterId, url: t.url, chatId: t.chatId, events: t.events, enabled: t.enabled, secret: t.secret, botToken: t.botToken };
 }
@@ -186,7 +201,8 @@ function conflictOrRethrow(err: unknown, name: string): never {
   throw err;
 }
 
-export async function createAlertTarget(db: Db, actor: Actor, input: CreateAlertTarget) {
+export async function createAlertTarget(db: Db, actor: Actor, input: CreateAlertTarget, policy: AlertAddressPolicy = envPolicy()) {
+  assertPublicUrl(input, policy);
   try {
     return await db.transaction(async (tx) => {
       await assertCluster(tx, input.clusterId);
@@ -200,7 +216,8 @@ export async function createAlertTarget(db: Db, actor: Actor, input: CreateAlert
   }
 }
 
-export async function updateAlertTarget(db: Db, actor: Actor, input: UpdateAlertTarget) {
+export async function updateAlertTarget(db: Db, actor: Actor, input: UpdateAlertTarget, policy: AlertAddressPolicy = envPolicy()) {
+  assertPublicUrl(input, policy);
   try {
     return await db.transaction(async (tx) => {
       const [prev] = await tx.select().from(alertTargets).where(eq(alertTargets.id, input.targetId)).for("update");
