@@ -11,10 +11,61 @@ import { recordAudit } from "@/server/audit";
 import type { OperatorRole } from "@/server/auth/sessions";
 import { written, type Actor, type Written } from "@/server/domain/changes";
 import { computeMonitoringWarnings } from "@/core/config-warnings";
-import { effectiveProbeConfig, safeMergeProbeConfig, type probeOverrideSchema, type ProbeConfig } from "@/core/monitoring-contract";
+import { effectiveProbeConfig, PROBE_DEFAULTS, safeMergeProbeConfig, type probeOverrideSchema, type ProbeConfig } from "@/core/monitoring-contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
 import { effectiveStatus, STATUS_LABELS } from "@/core/status";
 import { probeConfigAsSeenBy } from "@/server/secrets";
+import { fieldError } from "@/server/db-errors";
+
+/**
+ * Probe fields that choose what the prober sends to a server or reads back from it (issue
+ * 21, point 6): with them a probe of any address becomes a request forger or a yes/no oracle
+ * on a local page. Only an admin signed in to the dashboard sets them; an API token, whatever
+ * its scopes, may leave them as stored but not set or change them.
+ */
+const SESSION_ONLY_PROBE_FIELDS = {
+  method: "methods other than GET",
+  headers: "request headers",
+  payload: "request payloads",
+  headerMatch: "response header checks",
+  bodyContains: "response body checks",
+} as const;
+type SessionOnlyField = keyof typeof SESSION_ONLY_PROBE_FIELDS;
+
+function isCustom(field: SessionOnlyField, v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (field === "method") return v !== PROBE_DEFAULTS.method;
+  if (field === "headers" || field === "headerMatch") return Object.keys(v as Record<string, string>).length > 0;
+  return true;
+}
+
+/** JSON with sorted keys, so two header records with the same entries compare equal. */
+function canonical(v: unknown): string {
+  if (v === undefined) return "undefined";
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  return `{${Object.keys(v as object)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+    .join(",")}}`;
+}
+
+/** The FORBIDDEN an API token gets for setting a session-only probe field, naming it (`path.field`). */
+function refuseTokenProbeFields(path: "config" | "override", next: Record<string, unknown> | null, stored: Record<string, unknown> | null): void {
+  for (const field of Object.keys(SESSION_ONLY_PROBE_FIELDS) as SessionOnlyField[]) {
+    const v = next?.[field];
+    if (!isCustom(field, v) || canonical(v) === canonical(stored?.[field])) continue;
+    throw fieldError(
+      "FORBIDDEN",
+      `${path}.${field}`,
+      `${path}.${field}: probe ${SESSION_ONLY_PROBE_FIELDS[field]} need an admin signed in to the dashboard; API tokens cannot set them, whatever their scopes`,
+    );
+  }
+}
+
+/** How a probe write arrived: an API token may not set the session-only fields. */
+export interface ProbeWriteOptions {
+  viaApiToken?: boolean;
+}
 
 /** The cluster row, or NOT_FOUND. */
 export async function clusterOr404(db: DbOrTx, clusterId: string) {
@@ -139,9 +190,10 @@ export async function probeSettings(db: Db, clusterId: string, role: OperatorRol
   };
 }
 
-export async function setProbeConfig(db: Db, actor: Actor, input: { clusterId: string; config: ProbeConfig }): Promise<Written<{ config: ProbeConfig }>> {
+export async function setProbeConfig(db: Db, actor: Actor, input: { clusterId: string; config: ProbeConfig }, opts: ProbeWriteOptions = {}): Promise<Written<{ config: ProbeConfig }>> {
   await db.transaction(async (tx) => {
     const before = await clusterOr404(tx, input.clusterId);
+    if (opts.viaApiToken) refuseTokenProbeFields("config", input.config, effectiveProbeConfig(before.probeConfig, null));
     await tx.update(clusters).set({ probeConfig: input.config, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
     await recordAudit(tx, actor, {
       clusterId: input.clusterId,
@@ -162,12 +214,14 @@ export async function setServerProbeOverride(
   db: Db,
   actor: Actor,
   input: { serverId: string; override: ProbeOverride | null },
+  opts: ProbeWriteOptions = {},
 ): Promise<Written<{ serverId: string; override: ProbeOverride | null }>> {
   // An empty override means "inherit everything": stored as null.
   const override = input.override && Object.values(input.override).some((v) => v !== undefined) ? input.override : null;
   const clusterId = await db.transaction(async (tx) => {
     const [s] = await tx.select().from(servers).where(eq(servers.id, input.serverId));
     if (!s) throw new TRPCError({ code: "NOT_FOUND", message: "No such server" });
+    if (opts.viaApiToken) refuseTokenProbeFields("override", override, (s.probeOverride ?? null) as Record<string, unknown> | null);
     const [c] = await tx.select().from(clusters).where(eq(clusters.id, s.clusterId));
     // The merged config must be valid too (e.g. an override cannot make it inconsistent).
     const merged = safeMergeProbeConfig(effectiveProbeConfig(c?.probeConfig, null), override);

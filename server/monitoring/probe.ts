@@ -1,6 +1,8 @@
 /**
  * The active probe runner: one probe of one target. I/O (node:net, node:http, node:https).
- * Never rejects: every failure is an outcome with a human reason.
+ * Never rejects: every failure is an outcome with a human reason. A reason quotes nothing
+ * the answer contained but its status code (issue 21, point 6): a header check says which
+ * header did not match, never its value; a body check says the text was not found.
  */
 import net from "node:net";
 import http from "node:http";
@@ -186,7 +188,8 @@ export function runProbe(
           return;
         }
         if (actual.trim() !== expected.trim()) {
-          fail(`header ${name} is "${clip(actual)}", expected "${clip(expected)}"`);
+          // Never the value: reasons are shown to viewers, and a probe may point at any page.
+          fail(`header ${name} did not match`);
           return;
         }
       }
@@ -206,7 +209,7 @@ export function runProbe(
         }
         if (final) {
           const capped = size >= MAX_PROBE_BODY_BYTES ? ` in the first ${MAX_PROBE_BODY_BYTES / 1024} KB` : "";
-          fail(`body does not contain "${clip(needle)}"${capped}`);
+          fail(`body does not contain the expected text${capped}`);
           return true;
         }
         return false;

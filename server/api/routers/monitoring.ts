@@ -31,11 +31,11 @@ export const monitoringRouter = createTRPCRouter({
 
   setProbeConfig: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, config: probeConfigSchema }))
-    .mutation(({ ctx, input }) => publishAfterCommit(setProbeConfig(ctx.db, ctx.operator, input))),
+    .mutation(({ ctx, input }) => publishAfterCommit(setProbeConfig(ctx.db, ctx.operator, input, { viaApiToken: !!ctx.apiToken }))),
 
   setServerProbeOverride: topologyWriteProcedure
     .input(z.object({ serverId: idSchema, override: probeOverrideSchema.nullable() }))
-    .mutation(({ ctx, input }) => publishAfterCommit(setServerProbeOverride(ctx.db, ctx.operator, input))),
+    .mutation(({ ctx, input }) => publishAfterCommit(setServerProbeOverride(ctx.db, ctx.operator, input, { viaApiToken: !!ctx.apiToken }))),
 
   setReportInterval: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, seconds: reportIntervalSchema }))
