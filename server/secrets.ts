@@ -38,11 +38,33 @@ export function probeConfigAsSeenBy<T extends { headers?: Record<string, string>
   return role === "viewer" ? maskProbeSecrets(config) : config;
 }
 
+/** Keys whose string values are URLs (a webhook's `url`): only scheme and host are kept in the audit log. */
+const URL_NAME_RE = /url$/i;
+
+/**
+ * A URL as the audit log keeps it (issue 21, point 10): scheme and host (with port), the
+ * rest masked. Webhook URLs carry their secret in the path or query (Slack's
+ * /services/T…/B…/<secret>, tokens in ?key=), and a user:password@ part is a credential too.
+ * Something that is not a URL is masked whole.
+ */
+export function maskUrl(value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return MASKED;
+  }
+  if (u.host === "") return MASKED;
+  const hidden = u.username !== "" || u.password !== "" || (u.pathname !== "/" && u.pathname !== "") || u.search !== "" || u.hash !== "";
+  return `${u.protocol}//${u.host}/${hidden ? MASKED : ""}`;
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
 
 /**
  * An audit before/after with secrets masked, recursively: all values of any `headers`
- * record (probe configs and overrides), and string values of secret-looking keys. Applied
+ * record (probe configs and overrides), string values of secret-looking keys, and the path
+ * and query of URL-valued keys (maskUrl). Applied
  * when recording, so the database never holds them, and again when reading (older rows).
  */
 export function redactForAudit(value: unknown, depth = 0): unknown {
@@ -53,6 +75,7 @@ export function redactForAudit(value: unknown, depth = 0): unknown {
   for (const [k, v] of Object.entries(value)) {
     if (k === "headers" && isRecord(v)) out[k] = maskHeaderValues(v as Record<string, string>);
     else if (typeof v === "string" && isSecretName(k)) out[k] = MASKED;
+    else if (typeof v === "string" && URL_NAME_RE.test(k)) out[k] = maskUrl(v);
     else out[k] = redactForAudit(v, depth + 1);
   }
   return out;
