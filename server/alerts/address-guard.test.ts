@@ -5,10 +5,10 @@
  * lookup answers 127.0.0.1 (DNS rebinding).
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { guardedLookup, isPrivateAddress, privateUrlReason, PrivateAddressError, type LookupFn } from "./address-guard";
-import { postAlert } from "./send";
+import { peerRefusal, postAlert } from "./send";
 
 describe("isPrivateAddress", () => {
   it.each([
@@ -112,6 +112,19 @@ describe("postAlert", () => {
     // The same name and resolver without the guard does reach it: the refusal was the guard's.
     expect(await send(`http://hooks.example.test:${port}/hook`, false, rebinding)).toMatchObject({ status: 200 });
     expect(hits).toBe(before + 1);
+  });
+
+  it("the socket check reads the connected peer's real address", async () => {
+    const sock = net.connect({ host: "127.0.0.1", port });
+    await new Promise<void>((resolve, reject) => sock.once("connect", resolve).once("error", reject));
+    try {
+      expect(sock.remoteAddress).toBe("127.0.0.1");
+      expect(peerRefusal(sock)).toBeInstanceOf(PrivateAddressError);
+      // What it would say of a public peer (a socket's remoteAddress is read-only: a stand-in).
+      expect(peerRefusal({ remoteAddress: "93.184.216.34" } as net.Socket)).toBeNull();
+    } finally {
+      sock.destroy();
+    }
   });
 
   it("the guarded lookup keeps public answers and drops private ones", async () => {

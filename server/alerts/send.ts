@@ -31,6 +31,11 @@ export class SendTimeoutError extends Error {
   override name = "TimeoutError";
 }
 
+/** A refusal when the connected socket's peer is a refused address (DNS rebinding's last stop), else null. */
+export function peerRefusal(socket: net.Socket): PrivateAddressError | null {
+  return socket.remoteAddress === undefined || isPrivateAddress(socket.remoteAddress) ? new PrivateAddressError() : null;
+}
+
 export function postAlert(url: string, headers: Record<string, string>, body: string, opts: SendOptions): Promise<AlertAnswer> {
   return new Promise<AlertAnswer>((resolve, reject) => {
     let u: URL;
@@ -77,7 +82,8 @@ export function postAlert(url: string, headers: Record<string, string>, body: st
     req.once("socket", (socket) => {
       // The request is written only once the connected peer's address has been checked.
       const check = () => {
-        if (opts.guard && (socket.remoteAddress === undefined || isPrivateAddress(socket.remoteAddress))) done(new PrivateAddressError());
+        const refused = opts.guard ? peerRefusal(socket) : null;
+        if (refused) done(refused);
         else req.end(payload);
       };
       if (socket.connecting) socket.once("connect", check);
