@@ -39,10 +39,11 @@ export interface ClusterConfigs {
 
 /** The JSON body for one server: strings joined, so the users are not serialised per server. */
 export function configBody(c: ClusterConfigs, b: BuiltConfig): string {
-  const { server, reportIntervalS, inbounds: ibs, neighbours } = b.rest;
+  const { server, reportIntervalS, inbounds: ibs, neighbours, allowedPrivateDestinations: allowed } = b.rest;
   return (
     `{"version":${JSON.stringify(b.version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
-    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson},"neighbours":${JSON.stringify(neighbours)}}`
+    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson},"neighbours":${JSON.stringify(neighbours)}` +
+    `${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`
   );
 }
 
@@ -117,7 +118,7 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
 /** Builds the config of every server of one cluster from the database. */
 export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs = Date.now()): Promise<ClusterConfigs> {
   const [[cluster], serverRows, inboundRows, subscriberRows] = await Promise.all([
-    db.select({ reportIntervalS: clusters.reportIntervalS }).from(clusters).where(eq(clusters.id, clusterId)),
+    db.select({ reportIntervalS: clusters.reportIntervalS, allowedPrivateDestinations: clusters.allowedPrivateDestinations }).from(clusters).where(eq(clusters.id, clusterId)),
     db
       .select({ id: servers.id, name: servers.name, address: servers.address, enabled: servers.enabled })
       .from(servers)
@@ -165,6 +166,8 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       reportIntervalS: cluster.reportIntervalS,
       inbounds: (byServerInbounds.get(s.id) ?? []).map(agentInbound),
       neighbours: neighboursOf(neighboursAll, s.id),
+      // Left out when empty: agents from before the field parse the config strictly.
+      ...(cluster.allowedPrivateDestinations.length > 0 ? { allowedPrivateDestinations: cluster.allowedPrivateDestinations } : {}),
     };
     out.byServer.set(s.id, { version: configVersion(rest, usersHash), rest });
   }
