@@ -72,6 +72,11 @@ export function configVersion(rest: Omit<AgentConfig, "version" | "users">, user
 
 type InboundRow = typeof inbounds.$inferSelect;
 
+function evenShortIds(ids: readonly string[]): string[] {
+  const ok = ids.filter((id) => /^([0-9a-f]{2}){0,8}$/.test(id));
+  return ok.length > 0 ? ok : [""];
+}
+
 /** The inbound as the core needs it; null pieces are what the security does not use. */
 export function agentInbound(i: InboundRow): AgentInbound {
   const serverNames = i.realityServerNames.length > 0 ? i.realityServerNames : i.sni ? [i.sni] : [];
@@ -82,7 +87,9 @@ export function agentInbound(i: InboundRow): AgentInbound {
       ? {
           privateKey: i.realityPrivateKey,
           publicKey: i.realityPublicKey,
-          shortIds: i.realityShortIds.length > 0 ? i.realityShortIds : [""],
+          // Only the ids Xray can decode (even-length hex): one odd id stored before the rule
+          // would otherwise make the whole config invalid for every agent.
+          shortIds: evenShortIds(i.realityShortIds),
           serverNames,
           dest,
         }
