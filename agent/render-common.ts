@@ -95,7 +95,9 @@ export function edgePlan(config: AgentConfig, localAddresses: readonly string[] 
  * to the blackhole (before the exceptions, so no allowed range can open it); the operator's
  * exceptions to freedom; the server's own name and every blocked range to the blackhole.
  * With domainStrategy IPIfNonMatch a name that matches no rule is resolved and its addresses
- * go through the same rules, so "localhost" or a name pointing at 10.0.0.5 is caught too.
+ * go through the same rules, so "localhost" or a name pointing at 10.0.0.5 is caught too. Not
+ * IPOnDemand: Xray would then match the IPs of a sniffed name (routeOnly) instead of the
+ * address really dialled, so 127.0.0.1 with a TLS SNI of example.com would pass.
  */
 export function edgeRoutingRules(plan: EdgePlan, apiPort: number): Record<string, unknown>[] {
   const rules: Record<string, unknown>[] = [
