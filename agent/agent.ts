@@ -146,6 +146,14 @@ export class Agent {
             rejected = null;
             if (!(await this.applyConfig(retry))) rejected = retry;
             else log.info(`config ${retry.version} runs now`);
+          } else if (this.config && this.deps.core.awaitingFiles) {
+            // An inbound left out for a missing certificate or key: served once the file is there.
+            const before = this.deps.core.unserved.length;
+            await this.applyConfig(this.config);
+            if (this.deps.core.unserved.length < before) {
+              log.info(`config ${this.config.version}: an inbound left out for its TLS files is served now`);
+              this.reportSoon();
+            }
           }
           continue;
         case "config": {
@@ -182,8 +190,9 @@ export class Agent {
       }
     }
     if (this.reportIntervalS !== intervalBefore) this.scheduleReport(this.reportIntervalS * 1000);
-    // A rejected config is reported now, so the health page shows it without waiting.
-    if (!ok) this.reportSoon();
+    // A rejected config, or one leaving an inbound out for its files, is reported now, so the
+    // health page (and the balancer) know without waiting.
+    if (!ok || this.deps.core.awaitingFiles) this.reportSoon();
     return ok;
   }
 

@@ -7,11 +7,12 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import type { AgentConfig } from "../core/agent-wire";
 import type { CoreBinaries } from "./core-binary";
 import type { Log } from "./log";
-import type { RenderedCore, UnservedInbound } from "./render-common";
+import type { RenderOptions, RenderedCore, TlsFiles, UnservedInbound } from "./render-common";
 import { renderV2ray } from "./render-v2ray";
 import { renderXray } from "./render-xray";
 import { STATE_FILES, writeFileAtomic } from "./state";
@@ -33,8 +34,35 @@ export function run(bin: string, args: string[], timeoutMs: number): Promise<Run
   });
 }
 
-export function render(kind: CoreBinaries["kind"], config: AgentConfig, apiPort: number): RenderedCore {
-  return kind === "xray" ? renderXray(config, { apiPort }) : renderV2ray(config, { apiPort });
+export function render(kind: CoreBinaries["kind"], config: AgentConfig, apiPort: number, extra: Omit<RenderOptions, "apiPort"> = {}): RenderedCore {
+  const options = { apiPort, ...extra };
+  return kind === "xray" ? renderXray(config, options) : renderV2ray(config, options);
+}
+
+/** Every address of this host's network interfaces: the server's own, kept from subscribers. */
+export function interfaceAddresses(): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) out.push(a.address);
+  return out;
+}
+
+/**
+ * Why a TLS inbound's files cannot be used, or null. The core reads them when it loads the
+ * config and refuses the whole config if one is missing, which would block every user change
+ * on the server (removing expired users included): such an inbound is left out instead.
+ */
+export function tlsFileProblem(files: TlsFiles): string | null {
+  for (const [what, file] of [["certificate", files.certificateFile], ["key", files.keyFile]] as const) {
+    try {
+      if (!fs.statSync(file).isFile()) return `the TLS ${what} ${file} is not a file`;
+      fs.accessSync(file, fs.constants.R_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === "ENOENT" ? "does not exist" : code === "EACCES" ? "is not readable by the agent's user" : `cannot be read (${code ?? (err as Error).message})`;
+      return `the TLS ${what} file ${file} ${why} on this server: put it there or fix the path on the inbound`;
+    }
+  }
+  return null;
 }
 
 /** Arguments of the core's config test and of its normal run. */
@@ -101,6 +129,8 @@ export interface CoreManagerOptions {
   /** Called before a deliberate restart: counters live in the core's memory, read them first. */
   beforeRestart?: () => Promise<void>;
   supervisor?: { minBackoffMs?: number; maxBackoffMs?: number; stableMs?: number };
+  /** The server's own addresses (default: its network interfaces', read at every render). */
+  localAddresses?: () => string[];
 }
 
 export class CoreManager {
@@ -108,6 +138,9 @@ export class CoreManager {
   private current: RenderedCore | null = null;
   private currentVersion: string | null = null;
   private lastError: string | null = null;
+  /** The running config leaves out an inbound whose TLS files are missing: try again later. */
+  private filesMissing = false;
+  private pendingFilesMissing = false;
   private readonly notesLogged = new Set<string>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly configFile: string;
@@ -157,6 +190,10 @@ export class CoreManager {
   get configError(): string | null {
     return this.lastError;
   }
+  /** True while an inbound is left out for its TLS files: re-apply the config to pick them up. */
+  get awaitingFiles(): boolean {
+    return this.filesMissing;
+  }
   get unserved(): UnservedInbound[] {
     return this.current?.unserved ?? [];
   }
@@ -196,8 +233,8 @@ export class CoreManager {
       log.warn(note);
     }
     if (this.current && this.supervisor.running && JSON.stringify(this.current.json) === JSON.stringify(rendered.json)) {
-      this.currentVersion = config.version;
-      this.lastError = null;
+      // Same core config, but what it leaves out may differ (an inbound added whose files are missing).
+      this.accept(rendered, config.version);
       return true;
     }
 
@@ -243,16 +280,27 @@ export class CoreManager {
    */
   private async renderWithApiPort(config: AgentConfig): Promise<RenderedCore> {
     const running = this.current !== null && this.supervisor.running;
-    let rendered = render(this.opts.bins.kind, config, running ? this.current!.apiPort : this.opts.apiPort);
+    let missing = false;
+    const extra = {
+      localAddresses: (this.opts.localAddresses ?? interfaceAddresses)(),
+      tlsFileProblem: (files: TlsFiles) => {
+        const problem = tlsFileProblem(files);
+        if (problem) missing = true;
+        return problem;
+      },
+    };
+    let rendered = render(this.opts.bins.kind, config, running ? this.current!.apiPort : this.opts.apiPort, extra);
+    this.pendingFilesMissing = missing;
     if (running) return rendered;
     for (let tries = 0; tries < 100 && !(await portFree(rendered.apiPort)); tries++) {
-      rendered = render(this.opts.bins.kind, config, rendered.apiPort >= 65535 ? 1024 : rendered.apiPort + 1);
+      rendered = render(this.opts.bins.kind, config, rendered.apiPort >= 65535 ? 1024 : rendered.apiPort + 1, extra);
     }
     if (rendered.apiPort !== this.opts.apiPort && this.current?.apiPort !== rendered.apiPort) this.opts.log.info(`the core's API listens on 127.0.0.1:${rendered.apiPort} (${this.opts.apiPort} is taken)`);
     return rendered;
   }
 
   private accept(rendered: RenderedCore, version: string) {
+    this.filesMissing = this.pendingFilesMissing;
     this.current = rendered;
     this.currentVersion = version;
     this.lastError = null;

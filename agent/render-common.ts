@@ -1,8 +1,10 @@
 /**
  * What both cores' configs share: the stats/API plumbing that lets the agent read per-user
- * counters, and the choice of the API port. Pure: config in, JSON out.
+ * counters, the choice of the API port, and the edge routing that keeps subscribers off the
+ * server's own network (core/edge.ts). Pure: config in, JSON out.
  */
 import type { AgentConfig, AgentInbound } from "../core/agent-wire";
+import { BLOCKED_CIDRS, LOCAL_HOST_CIDRS, isBlockedAddress, parseAllowedDestinations, parseIp, type AllowedDestination } from "../core/edge";
 
 export interface UnservedInbound {
   inboundId: string;
@@ -21,13 +23,92 @@ export interface RenderedCore {
   apiPort: number;
 }
 
+export interface TlsFiles {
+  certificateFile: string;
+  keyFile: string;
+}
+
 export interface RenderOptions {
   /** Preferred API port on 127.0.0.1; moved up past any inbound port that takes it. */
   apiPort: number;
+  /** The server's own addresses besides `server.address`: the agent's network interfaces. */
+  localAddresses?: readonly string[];
+  /**
+   * Why a TLS inbound's files cannot be used (missing, unreadable), null when they can. The
+   * core refuses a whole config over one missing file, so such an inbound is left out and
+   * reported unserved instead. Absent: not checked (render stays pure for tests).
+   */
+  tlsFileProblem?: (files: TlsFiles) => string | null;
 }
 
 /** The tag of the API inbound, routing rule and outbound (the core registers the outbound). */
 export const API_TAG = "api";
+/** The freedom outbound: the first one, so it is where unmatched traffic goes. */
+export const DIRECT_TAG = "direct";
+/** The blackhole outbound for what subscribers may not reach. */
+export const BLOCKED_TAG = "blocked";
+
+export const TLS_WITHOUT_FILES = "a TLS inbound needs certificate and key file paths (set them on the inbound in the panel)";
+
+/** A TLS inbound's stream settings, or why it cannot be served. */
+export function tlsStream(inbound: AgentInbound, options: RenderOptions): Record<string, unknown> | string {
+  if (!inbound.tls) return TLS_WITHOUT_FILES;
+  const problem = options.tlsFileProblem?.(inbound.tls) ?? null;
+  if (problem) return problem;
+  return { network: "tcp", security: "tls", tlsSettings: { certificates: [{ certificateFile: inbound.tls.certificateFile, keyFile: inbound.tls.keyFile }] } };
+}
+
+/** What the edge rules are made of for one server. */
+export interface EdgePlan {
+  /** Where the core's API could be reached: loopback, "this host" and the server's own addresses. */
+  apiAddresses: string[];
+  /** The operator's exact exceptions (core/edge.ts), in their order. */
+  allowed: AllowedDestination[];
+  /** `server.address` when it is a name: blocked by name too, whatever it resolves to. */
+  ownHostname: string | null;
+  /** Every blocked range plus the server's own addresses outside them. */
+  blocked: string[];
+}
+
+function bareIp(s: string): string | null {
+  const t = s.trim().replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "").toLowerCase();
+  return parseIp(t) ? t : null;
+}
+
+export function edgePlan(config: AgentConfig, localAddresses: readonly string[] = []): EdgePlan {
+  const own: string[] = [];
+  for (const a of [config.server.address, ...localAddresses]) {
+    const ip = bareIp(a);
+    if (ip && !own.includes(ip)) own.push(ip);
+  }
+  const serverIsName = bareIp(config.server.address) === null;
+  return {
+    apiAddresses: [...LOCAL_HOST_CIDRS, ...own],
+    allowed: parseAllowedDestinations(config.allowedPrivateDestinations ?? []),
+    ownHostname: serverIsName ? config.server.address.trim().replace(/\.$/, "").toLowerCase() : null,
+    blocked: [...BLOCKED_CIDRS, ...own.filter((ip) => !isBlockedAddress(parseIp(ip)!))],
+  };
+}
+
+/**
+ * The routing rules, in order: the API inbound to the API; the API port on any local address
+ * to the blackhole (before the exceptions, so no allowed range can open it); the operator's
+ * exceptions to freedom; the server's own name and every blocked range to the blackhole.
+ * With domainStrategy IPIfNonMatch a name that matches no rule is resolved and its addresses
+ * go through the same rules, so "localhost" or a name pointing at 10.0.0.5 is caught too. Not
+ * IPOnDemand: Xray would then match the IPs of a sniffed name (routeOnly) instead of the
+ * address really dialled, so 127.0.0.1 with a TLS SNI of example.com would pass.
+ */
+export function edgeRoutingRules(plan: EdgePlan, apiPort: number): Record<string, unknown>[] {
+  const rules: Record<string, unknown>[] = [
+    { type: "field", inboundTag: [API_TAG], outboundTag: API_TAG },
+    { type: "field", ip: plan.apiAddresses, port: String(apiPort), outboundTag: BLOCKED_TAG },
+  ];
+  for (const a of plan.allowed) rules.push({ type: "field", ip: [a.ip], ...(a.port !== null ? { port: String(a.port) } : {}), outboundTag: DIRECT_TAG });
+  if (plan.ownHostname) rules.push({ type: "field", domain: [`full:${plan.ownHostname}`], outboundTag: BLOCKED_TAG });
+  rules.push({ type: "field", ip: plan.blocked, outboundTag: BLOCKED_TAG });
+  return rules;
+}
 
 /** The preferred port unless an inbound uses it: then the next one no inbound uses. */
 export function chooseApiPort(preferred: number, inbounds: readonly AgentInbound[]): number {
@@ -38,9 +119,10 @@ export function chooseApiPort(preferred: number, inbounds: readonly AgentInbound
 }
 
 /** The API inbound, stats, policy, routing and outbound parts common to Xray and v2ray. */
-export function commonSections(config: AgentConfig, apiPort: number, services: string[]) {
-  void config;
+export function commonSections(config: AgentConfig, apiPort: number, services: string[], options: Pick<RenderOptions, "localAddresses"> = {}) {
+  const plan = edgePlan(config, options.localAddresses);
   return {
+    plan,
     // Access lines would be one per connection: too many to forward; errors still come.
     log: { loglevel: "warning", access: "none" },
     stats: {},
@@ -50,8 +132,11 @@ export function commonSections(config: AgentConfig, apiPort: number, services: s
       system: { statsInboundUplink: false, statsInboundDownlink: false },
     },
     apiInbound: { tag: API_TAG, listen: "127.0.0.1", port: apiPort, protocol: "dokodemo-door", settings: { address: "127.0.0.1" } },
-    outbounds: [{ tag: "direct", protocol: "freedom", settings: {} }],
-    routing: { rules: [{ type: "field", inboundTag: [API_TAG], outboundTag: API_TAG }] },
+    outbounds: [
+      { tag: DIRECT_TAG, protocol: "freedom", settings: {} as Record<string, unknown> },
+      { tag: BLOCKED_TAG, protocol: "blackhole", settings: {} },
+    ],
+    routing: { domainStrategy: "IPIfNonMatch", rules: edgeRoutingRules(plan, apiPort) },
   };
 }
 

@@ -5,7 +5,7 @@
  * when the link's flow is ignored; the panel is told through the notes in the log).
  */
 import type { AgentConfig, AgentInbound } from "../core/agent-wire";
-import { assemble, chooseApiPort, commonSections, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
+import { assemble, chooseApiPort, commonSections, tlsStream, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
 export const REALITY_ON_V2RAY = "Reality needs Xray-core: v2ray 4.x cannot serve it (run the agent with --core xray)";
 
@@ -23,13 +23,13 @@ export function renderV2ray(config: AgentConfig, options: RenderOptions): Render
       notes.push(`inbound ${inbound.name} (port ${inbound.port}) is skipped: ${REALITY_ON_V2RAY}`);
       continue;
     } else if (inbound.security === "tls") {
-      if (!inbound.tls) {
-        const reason = "a TLS inbound needs certificate and key file paths (set them on the inbound in the panel)";
-        unserved.push({ inboundId: inbound.id, reason });
-        notes.push(`inbound ${inbound.name} (port ${inbound.port}) is not served: ${reason}`);
+      const tls = tlsStream(inbound, options);
+      if (typeof tls === "string") {
+        unserved.push({ inboundId: inbound.id, reason: tls });
+        notes.push(`inbound ${inbound.name} (port ${inbound.port}) is not served: ${tls}`);
         continue;
       }
-      stream = { network: "tcp", security: "tls", tlsSettings: { certificates: [{ certificateFile: inbound.tls.certificateFile, keyFile: inbound.tls.keyFile }] } };
+      stream = tls;
     } else {
       stream = { network: "tcp", security: "none" };
     }
@@ -37,6 +37,6 @@ export function renderV2ray(config: AgentConfig, options: RenderOptions): Render
     served.push(inbound);
     inbounds.push({ tag: inbound.tag, port: inbound.port, protocol: "vless", settings: { clients, decryption: "none" }, streamSettings: stream });
   }
-  const common = commonSections(config, apiPort, ["StatsService"]);
+  const common = commonSections(config, apiPort, ["StatsService"], options);
   return { json: assemble(common, inbounds), served, unserved, notes, apiPort };
 }

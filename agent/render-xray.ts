@@ -5,19 +5,18 @@
  * on so users can be added and removed live (`xray api adu` / `rmu`).
  */
 import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
-import { assemble, chooseApiPort, commonSections, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
+import { assemble, chooseApiPort, commonSections, tlsStream, type EdgePlan, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
 export function xrayClients(inbound: AgentInbound, users: readonly AgentUser[]) {
   return users.map((u) => (inbound.flow ? { id: u.id, email: u.email, level: 0, flow: inbound.flow } : { id: u.id, email: u.email, level: 0 }));
 }
 
-function streamSettings(inbound: AgentInbound): Record<string, unknown> | string {
+function streamSettings(inbound: AgentInbound, options: RenderOptions): Record<string, unknown> | string {
   switch (inbound.security) {
     case "none":
       return { network: "tcp", security: "none" };
     case "tls":
-      if (!inbound.tls) return "a TLS inbound needs certificate and key file paths (set them on the inbound in the panel)";
-      return { network: "tcp", security: "tls", tlsSettings: { certificates: [{ certificateFile: inbound.tls.certificateFile, keyFile: inbound.tls.keyFile }] } };
+      return tlsStream(inbound, options);
     case "reality":
       if (!inbound.reality) return "a Reality inbound needs its keys, short ids, server names and dest";
       return {
@@ -48,6 +47,21 @@ export function xrayInbound(inbound: AgentInbound, users: readonly AgentUser[], 
   };
 }
 
+/**
+ * Freedom's finalRules (Xray-core ≥ 26.5, infra/conf/freedom.go): checked against the address
+ * freedom really dials, after its own DNS lookup, so a name that resolved to a public address
+ * for the router and resolves to a private one for the dial (DNS rebinding) is still refused.
+ * Xray's own default there blocks private ranges, so the operator's exceptions are repeated as
+ * allow rules, after the API port. Older Xray ignores the field (the routing rules still hold).
+ */
+export function xrayFinalRules(plan: EdgePlan, apiPort: number): Record<string, unknown>[] {
+  return [
+    { action: "block", ip: plan.apiAddresses, port: String(apiPort) },
+    ...plan.allowed.map((a) => ({ action: "allow", ip: [a.ip], ...(a.port !== null ? { port: String(a.port) } : {}) })),
+    { action: "block", ip: plan.blocked },
+  ];
+}
+
 export function renderXray(config: AgentConfig, options: RenderOptions): RenderedCore {
   const apiPort = chooseApiPort(options.apiPort, config.inbounds);
   const served: AgentInbound[] = [];
@@ -55,7 +69,7 @@ export function renderXray(config: AgentConfig, options: RenderOptions): Rendere
   const notes: string[] = [];
   const inbounds: unknown[] = [];
   for (const inbound of config.inbounds) {
-    const stream = streamSettings(inbound);
+    const stream = streamSettings(inbound, options);
     if (typeof stream === "string") {
       unserved.push({ inboundId: inbound.id, reason: stream });
       notes.push(`inbound ${inbound.name} (port ${inbound.port}) is not served: ${stream}`);
@@ -64,6 +78,7 @@ export function renderXray(config: AgentConfig, options: RenderOptions): Rendere
     served.push(inbound);
     inbounds.push(xrayInbound(inbound, config.users, stream));
   }
-  const common = commonSections(config, apiPort, ["HandlerService", "StatsService"]);
+  const common = commonSections(config, apiPort, ["HandlerService", "StatsService"], options);
+  common.outbounds[0]!.settings = { finalRules: xrayFinalRules(common.plan, apiPort) };
   return { json: assemble(common, inbounds), served, unserved, notes, apiPort };
 }

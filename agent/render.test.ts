@@ -2,7 +2,9 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { chooseApiPort } from "./render-common";
+import { agentConfigSchema } from "../core/agent-wire";
+import { BLOCKED_CIDRS } from "../core/edge";
+import { chooseApiPort, type RenderOptions } from "./render-common";
 import { REALITY_ON_V2RAY, renderV2ray } from "./render-v2ray";
 import { renderXray } from "./render-xray";
 import { agentConfig, IDS, inbound, makeCert, requireV2ray, tempDir } from "./test-support";
@@ -30,8 +32,8 @@ function expectStatsPlumbing(json: Json, apiPort: number, services: string[]) {
   expect(json.api).toEqual({ tag: "api", services });
   expect(json.policy.levels["0"]).toEqual({ statsUserUplink: true, statsUserDownlink: true });
   expect(inboundByTag(json, "api")).toEqual({ tag: "api", listen: "127.0.0.1", port: apiPort, protocol: "dokodemo-door", settings: { address: "127.0.0.1" } });
-  expect(json.routing.rules).toContainEqual({ type: "field", inboundTag: ["api"], outboundTag: "api" });
-  expect(json.outbounds[0]).toMatchObject({ protocol: "freedom" });
+  expect(json.routing.rules[0]).toEqual({ type: "field", inboundTag: ["api"], outboundTag: "api" });
+  expect(json.outbounds[0]).toMatchObject({ tag: "direct", protocol: "freedom" });
   expect(json.log.loglevel).toBe("warning");
 }
 
@@ -109,6 +111,120 @@ describe("renderV2ray", () => {
       fs.writeFileSync(file, JSON.stringify(out.json));
       expect(execFileSync(bins.bin, ["-test", "-config", file], { encoding: "utf8" })).toContain("Configuration OK");
     });
+  });
+});
+
+/** The routing rules every rendered config carries, whatever the core (issue 21, point 1). */
+function expectEdgeRouting(render: (c: ReturnType<typeof agentConfig>, o: RenderOptions) => { json: Record<string, unknown> }) {
+  const config = agentConfig({
+    server: { id: IDS.server, name: "test", address: "203.0.113.7", enabled: true },
+    inbounds: [none],
+    allowedPrivateDestinations: ["127.0.0.1:8081", "10.0.0.0/24", "[fd00::/64]:443", "127.0.0.1:10085"],
+  });
+  const json = render(config, { apiPort: 10085, localAddresses: ["127.0.0.1", "10.0.0.5", "198.51.100.4", "fe80::1%eth0", "2001:db8::5"] }).json as Json;
+  expect(json.routing.domainStrategy).toBe("IPIfNonMatch");
+  expect(json.outbounds.map((o: Json) => [o.tag, o.protocol])).toEqual([
+    ["direct", "freedom"],
+    ["blocked", "blackhole"],
+  ]);
+  const own = ["203.0.113.7", "127.0.0.1", "10.0.0.5", "198.51.100.4", "fe80::1", "2001:db8::5"];
+  expect(json.routing.rules).toEqual([
+    { type: "field", inboundTag: ["api"], outboundTag: "api" },
+    // The API port on any local address, before the exceptions: allowing it changes nothing.
+    { type: "field", ip: ["0.0.0.0/8", "127.0.0.0/8", "::/128", "::1/128", ...own], port: "10085", outboundTag: "blocked" },
+    { type: "field", ip: ["127.0.0.1"], port: "8081", outboundTag: "direct" },
+    { type: "field", ip: ["10.0.0.0/24"], outboundTag: "direct" },
+    { type: "field", ip: ["fd00::/64"], port: "443", outboundTag: "direct" },
+    { type: "field", ip: ["127.0.0.1"], port: "10085", outboundTag: "direct" },
+    // Every private range and the server's own public addresses.
+    { type: "field", ip: [...BLOCKED_CIDRS, "203.0.113.7", "198.51.100.4", "2001:db8::5"], outboundTag: "blocked" },
+  ]);
+  for (const range of ["127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "::1/128", "fc00::/7", "fe80::/10", "224.0.0.0/4", "ff00::/8"]) {
+    expect(BLOCKED_CIDRS).toContain(range);
+  }
+  // A server known by name: blocked by name too (an IP rule cannot match a name).
+  const named = render(agentConfig({ server: { id: IDS.server, name: "t", address: "VPN1.example.com", enabled: true } }), { apiPort: 10085 }).json as Json;
+  expect(named.routing.rules).toContainEqual({ type: "field", domain: ["full:vpn1.example.com"], outboundTag: "blocked" });
+  expect(named.routing.rules.at(-1)).toEqual({ type: "field", ip: [...BLOCKED_CIDRS], outboundTag: "blocked" });
+  return json;
+}
+
+describe("edge routing: subscribers stay off the server's own network", () => {
+  it("v2ray: blackholes loopback, private, link-local, CGNAT, ULA, multicast and the server's own addresses", () => {
+    const json = expectEdgeRouting(renderV2ray);
+    expect(json.outbounds[0].settings).toEqual({});
+  });
+
+  it("Xray: the same rules, and freedom's finalRules check the address it really dials", () => {
+    const json = expectEdgeRouting(renderXray);
+    const own = ["203.0.113.7", "127.0.0.1", "10.0.0.5", "198.51.100.4", "fe80::1", "2001:db8::5"];
+    expect(json.outbounds[0].settings.finalRules).toEqual([
+      { action: "block", ip: ["0.0.0.0/8", "127.0.0.0/8", "::/128", "::1/128", ...own], port: "10085" },
+      { action: "allow", ip: ["127.0.0.1"], port: "8081" },
+      { action: "allow", ip: ["10.0.0.0/24"] },
+      { action: "allow", ip: ["fd00::/64"], port: "443" },
+      { action: "allow", ip: ["127.0.0.1"], port: "10085" },
+      { action: "block", ip: [...BLOCKED_CIDRS, "203.0.113.7", "198.51.100.4", "2001:db8::5"] },
+    ]);
+  });
+
+  it("the API port rule follows the port the API really gets", () => {
+    const json = renderV2ray(agentConfig({ inbounds: [{ ...none, port: 10085 }] }), { apiPort: 10085 }).json as Json;
+    expect(json.routing.rules[1]).toMatchObject({ port: "10086", outboundTag: "blocked" });
+  });
+
+  it("v2ray 4.34 accepts the rules (explicit CIDRs, full: names, port strings)", () => {
+    const bins = requireV2ray();
+    const dir = tempDir("rb-render-edge-");
+    try {
+      const config = agentConfig({
+        server: { id: IDS.server, name: "t", address: "vpn1.example.com", enabled: true },
+        inbounds: [none],
+        users,
+        allowedPrivateDestinations: ["127.0.0.1:8081", "10.0.0.0/24", "[fd00::/64]:443", "fd00::7", "192.168.1.10:5432"],
+      });
+      const out = renderV2ray(agentConfigSchema.parse(config), { apiPort: 10085, localAddresses: ["127.0.0.1", "10.0.0.5", "2001:db8::5", "fe80::1%eth0"] });
+      const file = path.join(dir, "c.json");
+      fs.writeFileSync(file, JSON.stringify(out.json));
+      expect(execFileSync(bins.bin, ["-test", "-config", file], { encoding: "utf8" })).toContain("Configuration OK");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("TLS files the core cannot read (issue 21, point 11)", () => {
+  const missing = (files: { certificateFile: string; keyFile: string }) => (files.certificateFile.includes("gone") ? `the TLS certificate file ${files.certificateFile} does not exist on this server` : null);
+  const gone = { ...tls, id: IDS.inTls, tls: { certificateFile: "/etc/ssl/gone.pem", keyFile: "/etc/ssl/vpn.key" } };
+  for (const [name, render] of [
+    ["v2ray", renderV2ray],
+    ["Xray", renderXray],
+  ] as const) {
+    it(`${name}: leaves that inbound out as unserved and serves the rest`, () => {
+      const out = render(agentConfig({ inbounds: [none, gone], users }), { apiPort: 10085, tlsFileProblem: missing });
+      expect(out.unserved).toEqual([{ inboundId: IDS.inTls, reason: "the TLS certificate file /etc/ssl/gone.pem does not exist on this server" }]);
+      expect(out.served.map((i) => i.port)).toEqual([8080]);
+      expect(JSON.stringify(out.json)).not.toContain("gone.pem");
+      expect(out.notes.some((n) => n.includes("gone.pem"))).toBe(true);
+    });
+  }
+});
+
+describe("wire schema", () => {
+  it("refuses odd-length short ids (Xray hex-decodes them and would refuse the whole config)", () => {
+    const withShortIds = (shortIds: string[]) => agentConfigSchema.safeParse(agentConfig({ inbounds: [{ ...reality, reality: { ...reality.reality!, shortIds } }] }));
+    expect(withShortIds(["", "ab", "0123456789abcdef"]).success).toBe(true);
+    for (const bad of ["abc", "0", "0123456789abcdef0", "zz"]) {
+      const r = withShortIds([bad]);
+      expect(r.success, bad).toBe(false);
+      expect(r.error!.issues[0]!.message).toMatch(/even number of digits/);
+    }
+  });
+
+  it("checks allowed destinations", () => {
+    expect(agentConfigSchema.safeParse(agentConfig({ allowedPrivateDestinations: ["127.0.0.1:80"] })).success).toBe(true);
+    expect(agentConfigSchema.safeParse(agentConfig()).success).toBe(true);
+    expect(agentConfigSchema.safeParse(agentConfig({ allowedPrivateDestinations: ["localhost:80"] })).success).toBe(false);
   });
 });
 

@@ -9,6 +9,7 @@
  * counters), so a schema-valid report can never fail on insert.
  */
 import { z } from "zod";
+import { parseAllowedDestination } from "./edge";
 
 /** Largest value of a PostgreSQL `integer` column. */
 export const PG_INT_MAX = 2_147_483_647;
@@ -141,7 +142,8 @@ export const agentInboundSchema = z
       .object({
         privateKey: z.string().min(1).max(128),
         publicKey: z.string().min(1).max(128),
-        shortIds: z.array(z.string().regex(/^[0-9a-f]{0,16}$/, { error: "short ids are 0–16 hex digits" })).min(1).max(16),
+        // Xray hex-decodes each one: an odd number of digits fails, and with it the whole config.
+        shortIds: z.array(z.string().regex(/^([0-9a-f]{2}){0,8}$/, { error: "short ids are hex, an even number of digits, at most 16" })).min(1).max(16),
         serverNames: z.array(z.string().min(1).max(253)).min(1).max(32),
         /** Masquerade target, host:port, e.g. "www.microsoft.com:443". */
         dest: z.string().min(3).max(300),
@@ -187,6 +189,25 @@ export const agentConfigSchema = z
     /** Every subscriber of the cluster allowed to connect now (enabled, not expired, under quota). */
     users: z.array(agentUserSchema),
     neighbours: z.array(agentNeighbourSchema).max(MAX_NEIGHBOURS),
+    /**
+     * The cluster's exact exceptions to the edge boundary (core/edge.ts): `ip[:port]` or
+     * `cidr[:port]` a subscriber may reach although it is private or the server's own. Absent
+     * (the panel leaves it out when empty, so older agents keep parsing) = none. The agent
+     * blocks loopback, private, link-local, CGNAT, ULA and multicast ranges, `server.address`
+     * and the addresses of its own network interfaces; the core's API port is never reachable.
+     */
+    allowedPrivateDestinations: z
+      .array(
+        z
+          .string()
+          .max(100)
+          .superRefine((s, ctx) => {
+            const p = parseAllowedDestination(s);
+            if (!p.ok) ctx.addIssue({ code: "custom", message: p.error });
+          }),
+      )
+      .max(256)
+      .optional(),
   })
   .strict();
 

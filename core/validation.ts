@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { API_SCOPES } from "./api-tokens";
+import { MAX_ALLOWED_DESTINATIONS, parseAllowedDestination } from "./edge";
 import { ALGORITHMS } from "./format";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
@@ -257,6 +258,32 @@ export const serverFilePathSchema = z
   .refine((s) => s.startsWith("/"), "Use an absolute path, e.g. /etc/ssl/private/example.key")
   .refine((s) => !/[\0\r\n]/.test(s), "Path must not contain line breaks");
 
+/**
+ * A cluster's allowed private destinations (core/edge.ts): each `ip[:port]` or `cidr[:port]`,
+ * trimmed; an entry's error names it and sits on its index ("destinations.2").
+ */
+export const allowedPrivateDestinationsSchema = z
+  .array(
+    z
+      .string({ error: "Each destination must be text such as 10.0.0.5:5432" })
+      .max(100, "A destination is at most 100 characters")
+      .transform((s) => s.trim())
+      .superRefine((s, ctx) => {
+        const p = parseAllowedDestination(s);
+        if (!p.ok) ctx.addIssue({ code: "custom", message: p.error });
+      }),
+    { error: "Destinations must be a list" },
+  )
+  .max(MAX_ALLOWED_DESTINATIONS, `At most ${MAX_ALLOWED_DESTINATIONS} allowed destinations`)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((s, i) => {
+      const key = s.toLowerCase();
+      if (seen.has(key)) ctx.addIssue({ code: "custom", path: [i], message: `"${s}" is listed twice` });
+      seen.add(key);
+    });
+  });
+
 /** "a, b ,c" → ["a","b","c"] (form fields that hold lists). */
 export function splitList(s: string): string[] {
   return s
@@ -286,6 +313,10 @@ export const inboundFieldsSchema = z
   })
   .superRefine((v, ctx) => {
     if (v.security !== "none" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Reality and TLS need a masquerade SNI" });
+    // Reality refuses a ClientHello whose SNI is not in serverNames: a link with another SNI never connects.
+    if (v.security === "reality" && v.sni !== null && v.realityServerNames.length > 0 && !v.realityServerNames.includes(v.sni)) {
+      ctx.addIssue({ code: "custom", path: ["sni"], message: `The link SNI ${v.sni} must be one of the accepted SNIs (${v.realityServerNames.join(", ")}): Reality refuses any other` });
+    }
     if (v.security === "tls") {
       if (v.tlsCertificateFile === null) ctx.addIssue({ code: "custom", path: ["tlsCertificateFile"], message: "TLS needs the certificate file's path on the server" });
       if (v.tlsKeyFile === null) ctx.addIssue({ code: "custom", path: ["tlsKeyFile"], message: "TLS needs the key file's path on the server" });

@@ -48,6 +48,11 @@ export const clusters = pgTable(
     probeConfig: jsonb("probe_config"),
     /** How often agents are expected to report, in seconds. */
     reportIntervalS: integer("report_interval_s").notNull().default(60),
+    /**
+     * Exact private destinations subscribers may reach through this cluster's servers
+     * (`ip[:port]` / `cidr[:port]`, core/edge.ts); empty = none, the default.
+     */
+    allowedPrivateDestinations: text("allowed_private_destinations").array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -36,8 +36,12 @@ test("@pg inbound form: Reality dest, server names and short ids; TLS paths; the
   await expect(form.getByText("SNI must be a hostname such as www.example.com")).toBeVisible();
   await expect(form.getByText("Short ids are hex digits (0-9, a-f), an even number of them, at most 16")).toBeVisible();
   await form.getByLabel("Dest").fill("www.samsung.com:443");
-  await form.getByLabel("Accepted SNIs").fill("www.samsung.com, samsung.com");
+  // The link SNI must be one Reality accepts: any other never connects (issue 21, point 11).
+  await form.getByLabel("Accepted SNIs").fill("samsung.com, m.samsung.com");
   await form.getByLabel("Short ids").fill("abcd, 0123456789abcdef");
+  await form.getByRole("button", { name: "Create inbound" }).click();
+  await expect(form.getByText("The link SNI www.samsung.com must be one of the accepted SNIs (samsung.com, m.samsung.com): Reality refuses any other")).toBeVisible();
+  await form.getByLabel("Accepted SNIs").fill("www.samsung.com, samsung.com");
   await form.getByRole("button", { name: "Create inbound" }).click();
   await expect(form).toBeHidden();
 

@@ -191,3 +191,36 @@ export async function fetchViaSocks(socksPort: number, url: string, opts: { time
     req.end();
   });
 }
+
+/**
+ * A local TCP port whose connections are carried through the SOCKS5 proxy to host:port: lets a
+ * program that cannot use a proxy (v2ctl's gRPC client) talk to what the tunnel reaches.
+ */
+export async function forwardThroughSocks(socksPort: number, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((local) => {
+    sockets.add(local);
+    local.once("close", () => sockets.delete(local));
+    local.pause();
+    socksConnect(socksPort, host, port, 5000).then(
+      (remote) => {
+        sockets.add(remote);
+        remote.once("close", () => sockets.delete(remote));
+        remote.once("error", () => local.destroy());
+        local.once("error", () => remote.destroy());
+        local.pipe(remote).pipe(local);
+        local.resume();
+      },
+      () => local.destroy(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -4,17 +4,20 @@
  * Everything listens on 127.0.0.1. A subscriber created through the panel's API fetches its
  * subscription, turns the link into a client, and reaches a local HTTP target through the
  * server the balancer chose; then faults: a disabled subscriber, a core that dies and does
- * not come back, and the panel itself going away.
+ * not come back, and the panel itself going away. The edge boundary (issue 21, point 1): the
+ * target is on the servers' loopback, so it is reachable only because the cluster allows exactly
+ * 127.0.0.1:<its port>; another loopback port and the core's API port (even when the operator
+ * lists it) are not reachable through the tunnel.
  */
 import { test as base, expect, request as playwrightRequest, type APIRequestContext } from "@playwright/test";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
-import { fetchViaSocks, startV2rayClient, type V2rayClient } from "./vless-client";
+import { fetchViaSocks, forwardThroughSocks, startV2rayClient, type V2rayClient } from "./vless-client";
 
 const ADMIN = { username: "dataplane", password: "dataplane-e2e-password" };
 const REPORT_INTERVAL_S = 2;
@@ -165,6 +168,24 @@ async function canFetch(client: V2rayClient, url: string): Promise<boolean> {
   }
 }
 
+/** The core config an agent runs now (its state dir's core-config.json). */
+function coreConfigOf(stateDir: string): { inbounds: Array<{ tag: string; port: number }>; routing: { rules: Array<Record<string, unknown>> } } | null {
+  try {
+    return JSON.parse(readFileSync(path.join(stateDir, "core-config.json"), "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** v2ctl's StatsService.QueryStats against 127.0.0.1:port: exit code and output. Asynchronous: the forwarder it may go through runs in this process. */
+function queryStats(port: number, reset: boolean): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile("/usr/bin/v2ctl", ["api", `--server=127.0.0.1:${port}`, "StatsService.QueryStats", `pattern: "" reset: ${reset}`], { timeout: 20_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
 async function statusOf(api: APIRequestContext, clusterId: string, serverId: string): Promise<string> {
   const h = await trpcQuery<{ servers: Array<{ id?: string; serverId?: string; status: string }> }>(api, "monitoring.health", { clusterId });
   return h.servers.find((s) => (s.id ?? s.serverId) === serverId)?.status ?? "missing";
@@ -194,6 +215,7 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
     api = await openApi(app);
     const target = await startTarget();
     cleanups.push(() => target.close());
+    const targetPort = Number(new URL(target.url).port);
     const { cert, key } = makeCertificate(work);
 
     // --- the cluster: two servers on 127.0.0.1, a none and a TLS inbound, one route
@@ -214,6 +236,8 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
       tlsKeyFile: key,
     });
     await trpcMutation(api, "routes.create", { clusterId: cluster.id, name: "Loopback", algorithm: "round-robin", inboundIds: [inA.inbound.id, inB.inbound.id] });
+    // The target listens on the servers' loopback: subscribers reach exactly that port, nothing else there.
+    await trpcMutation(api, "clusters.setAllowedPrivateDestinations", { clusterId: cluster.id, destinations: [`127.0.0.1:${targetPort}`] });
     const alice = await trpcMutation<Subscriber>(api, "subscribers.create", { clusterId: cluster.id, name: "alice" });
     const bob = await trpcMutation<Subscriber>(api, "subscribers.create", { clusterId: cluster.id, name: "bob" });
 
@@ -270,6 +294,35 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
     await page.goto(`/clusters/${cluster.id}/subscribers`);
     await expect(page.getByRole("row", { name: /alice/ })).toContainText(/KB|MB/);
     await page.close();
+
+    // --- the edge boundary: another loopback port answers on the server, not through the tunnel
+    const other = await startTarget();
+    cleanups.push(() => other.close());
+    expect((await fetch(other.url)).status).toBe(200);
+    const aliceClient = clients.get(alice.id)!;
+    expect(await canFetch(aliceClient, other.url)).toBe(false);
+    expect(await canFetch(aliceClient, other.url.replace("127.0.0.1", "localhost"))).toBe(false);
+    expect(await canFetch(aliceClient, target.url)).toBe(true);
+
+    // --- the core's API port stays closed through the tunnel, even when the operator lists it
+    const aliceAgent = byServer.get(aliceEntry.inboundId === inA.inbound.id ? serverA.id : serverB.id)!.agent;
+    const apiPort = coreConfigOf(aliceAgent.stateDir)!.inbounds.find((i) => i.tag === "api")!.port;
+    await trpcMutation(api, "clusters.setAllowedPrivateDestinations", { clusterId: cluster.id, destinations: [`127.0.0.1:${targetPort}`, `127.0.0.1:${apiPort}`] });
+    await until("the servers to run the new allowed list", 15_000, async () =>
+      agents.every((a) => JSON.stringify(coreConfigOf(a.stateDir)?.routing.rules ?? []).includes(`"ip":["127.0.0.1"],"port":"${apiPort}","outboundTag":"direct"`)),
+    );
+    await until("alice's server to serve again", 10_000, async () => canFetch(aliceClient, target.url));
+    // The API answers the agent on the server itself (not through the tunnel)...
+    expect((await queryStats(apiPort, false)).code).toBe(0);
+    // ...but the attack that zeroed every counter before (QueryStats reset:true through the
+    // tunnel) does not get through, by address or by name.
+    for (const host of ["127.0.0.1", "localhost"]) {
+      const forward = await forwardThroughSocks(aliceClient.socksPort, host, apiPort);
+      cleanups.push(() => forward.close());
+      const attack = await queryStats(forward.port, true);
+      expect(attack.code, `${host}: ${attack.out}`).not.toBe(0);
+    }
+    expect(await canFetch(aliceClient, other.url)).toBe(false);
 
     // --- a subscriber disabled in the panel can no longer connect within 2 s
     const bobClient = clients.get(bob.id)!;

@@ -8,6 +8,7 @@ import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { PageSkeleton } from "@/components/ui/Skeleton";
 import { useClusterChanges } from "@/components/live/useClusterChanges";
+import { AllowedDestinations } from "./AllowedDestinations";
 import { ServerCard } from "./ServerCard";
 import { ServerDialogs, useRefreshServers } from "./ServerDialogs";
 import { fallbackNotice, fleetSummary, type DialogState, type ServerRow } from "./servers-view";
@@ -119,6 +120,8 @@ export function ServersPage({ clusterId }: { clusterId: string }) {
             />
           ))}
         </div>
+
+        <AllowedDestinations clusterId={clusterId} canEdit={canEdit} />
       </main>
 
       <ServerDialogs

@@ -37,6 +37,13 @@ describe("agent config pieces", () => {
     expect(agentInbound({ ...base, security: "tls" }).tls).toBeNull();
   });
 
+  it("hands agents only the short ids Xray decodes (even-length hex), so one odd stored id cannot invalidate the config", () => {
+    const i = agentInbound({ ...base, realityShortIds: ["abc", "ab12"] });
+    expect(i.reality!.shortIds).toEqual(["ab12"]);
+    expect(agentInboundSchema.safeParse(i).success).toBe(true);
+    expect(agentInbound({ ...base, realityShortIds: ["abc"] }).reality!.shortIds).toEqual([""]);
+  });
+
   it("who may connect: enabled, not expired, under the limit", () => {
     const now = Date.parse("2026-01-01T00:00:00Z");
     const s = { enabled: true, expiresAt: null, trafficLimitBytes: null, trafficUsedBytes: 0 };

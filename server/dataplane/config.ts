@@ -39,10 +39,11 @@ export interface ClusterConfigs {
 
 /** The JSON body for one server: strings joined, so the users are not serialised per server. */
 export function configBody(c: ClusterConfigs, b: BuiltConfig): string {
-  const { server, reportIntervalS, inbounds: ibs, neighbours } = b.rest;
+  const { server, reportIntervalS, inbounds: ibs, neighbours, allowedPrivateDestinations: allowed } = b.rest;
   return (
     `{"version":${JSON.stringify(b.version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
-    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson},"neighbours":${JSON.stringify(neighbours)}}`
+    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson},"neighbours":${JSON.stringify(neighbours)}` +
+    `${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`
   );
 }
 
@@ -71,6 +72,11 @@ export function configVersion(rest: Omit<AgentConfig, "version" | "users">, user
 
 type InboundRow = typeof inbounds.$inferSelect;
 
+function evenShortIds(ids: readonly string[]): string[] {
+  const ok = ids.filter((id) => /^([0-9a-f]{2}){0,8}$/.test(id));
+  return ok.length > 0 ? ok : [""];
+}
+
 /** The inbound as the core needs it; null pieces are what the security does not use. */
 export function agentInbound(i: InboundRow): AgentInbound {
   const serverNames = i.realityServerNames.length > 0 ? i.realityServerNames : i.sni ? [i.sni] : [];
@@ -81,7 +87,9 @@ export function agentInbound(i: InboundRow): AgentInbound {
       ? {
           privateKey: i.realityPrivateKey,
           publicKey: i.realityPublicKey,
-          shortIds: i.realityShortIds.length > 0 ? i.realityShortIds : [""],
+          // Only the ids Xray can decode (even-length hex): one odd id stored before the rule
+          // would otherwise make the whole config invalid for every agent.
+          shortIds: evenShortIds(i.realityShortIds),
           serverNames,
           dest,
         }
@@ -117,7 +125,7 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
 /** Builds the config of every server of one cluster from the database. */
 export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs = Date.now()): Promise<ClusterConfigs> {
   const [[cluster], serverRows, inboundRows, subscriberRows] = await Promise.all([
-    db.select({ reportIntervalS: clusters.reportIntervalS }).from(clusters).where(eq(clusters.id, clusterId)),
+    db.select({ reportIntervalS: clusters.reportIntervalS, allowedPrivateDestinations: clusters.allowedPrivateDestinations }).from(clusters).where(eq(clusters.id, clusterId)),
     db
       .select({ id: servers.id, name: servers.name, address: servers.address, enabled: servers.enabled })
       .from(servers)
@@ -165,6 +173,8 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       reportIntervalS: cluster.reportIntervalS,
       inbounds: (byServerInbounds.get(s.id) ?? []).map(agentInbound),
       neighbours: neighboursOf(neighboursAll, s.id),
+      // Left out when empty: agents from before the field parse the config strictly.
+      ...(cluster.allowedPrivateDestinations.length > 0 ? { allowedPrivateDestinations: cluster.allowedPrivateDestinations } : {}),
     };
     out.byServer.set(s.id, { version: configVersion(rest, usersHash), rest });
   }

@@ -27,7 +27,36 @@ export async function listClusters(db: Db) {
 export async function getCluster(db: Db, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
   if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
-  return { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS };
+  return { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, allowedPrivateDestinations: cluster.allowedPrivateDestinations };
+}
+
+/**
+ * The exact private destinations subscribers may reach through this cluster's servers
+ * (core/edge.ts). Agents get a new config: a "settings" change rebuilds it.
+ */
+export async function setAllowedPrivateDestinations(
+  db: Db,
+  actor: Actor,
+  input: { clusterId: string; destinations: string[] },
+): Promise<Written<{ clusterId: string; destinations: string[] }>> {
+  await db.transaction(async (tx) => {
+    const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId)).for("update");
+    if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+    await tx.update(clusters).set({ allowedPrivateDestinations: input.destinations, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
+    await recordAudit(tx, actor, {
+      clusterId: input.clusterId,
+      action: "cluster.allowedPrivateDestinations",
+      entityType: "cluster",
+      entityId: input.clusterId,
+      summary:
+        input.destinations.length === 0
+          ? `Closed every private destination of ${before.name} to subscribers`
+          : `Allowed subscribers of ${before.name} to reach ${input.destinations.join(", ")}`,
+      before: { allowedPrivateDestinations: before.allowedPrivateDestinations },
+      after: { allowedPrivateDestinations: input.destinations },
+    });
+  });
+  return written({ clusterId: input.clusterId, destinations: input.destinations }, { kind: "settings", clusterId: input.clusterId });
 }
 
 /** Runs a cluster write, turning a taken name into CONFLICT. */

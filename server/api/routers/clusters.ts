@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/domain/changes";
-import { createCluster, createDemoCluster, getCluster, listClusters, renameCluster } from "@/server/domain/clusters";
-import { idSchema, nameSchema } from "@/core/validation";
-import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { createCluster, createDemoCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/domain/clusters";
+import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
+import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const clustersRouter = createTRPCRouter({
   list: protectedProcedure.query(({ ctx }) => listClusters(ctx.db)),
@@ -16,6 +16,15 @@ export const clustersRouter = createTRPCRouter({
   rename: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, name: nameSchema }))
     .mutation(({ ctx, input }) => publishAfterCommit(renameCluster(ctx.db, ctx.operator, input))),
+
+  /**
+   * Exact private destinations (ip[:port] / cidr[:port]) subscribers may reach through the
+   * cluster's servers; [] closes them all. Admins signed in only: a hole in the trust boundary
+   * is not for API tokens.
+   */
+  setAllowedPrivateDestinations: adminProcedure
+    .input(z.object({ clusterId: idSchema, destinations: allowedPrivateDestinationsSchema }))
+    .mutation(({ ctx, input }) => publishAfterCommit(setAllowedPrivateDestinations(ctx.db, ctx.operator, input))),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
   createDemo: topologyWriteProcedure

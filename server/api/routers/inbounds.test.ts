@@ -128,5 +128,24 @@ describe.each(testDbKinds())("inbounds router on %s", (kind) => {
       expect(f.code).toBe("BAD_REQUEST");
       expect(f.fieldErrors.sni).toBe("Reality and TLS need a masquerade SNI");
     });
+
+    it("refuses a link SNI that is not one of the Reality server names (Reality refuses any other), on save", async () => {
+      const ny = await inboundNamed(t.db, clusterId, "🇺🇸 New York");
+      const before = await snapshot();
+      const fields = { name: "Mismatch", port: 2345, security: "reality" as const, sni: "www.samsung.com", realityServerNames: ["www.microsoft.com", "microsoft.com"] };
+      const f = await failure(admin.inbounds.create({ serverId: ny.serverId, ...fields }));
+      expect(f.code).toBe("BAD_REQUEST");
+      expect(f.fieldErrors.sni).toBe("The link SNI www.samsung.com must be one of the accepted SNIs (www.microsoft.com, microsoft.com): Reality refuses any other");
+      const g = await failure(admin.inbounds.update({ inboundId: ny.id, ...fields, port: ny.port }));
+      expect(g.fieldErrors.sni).toMatch(/must be one of the accepted SNIs/);
+      expect(await snapshot()).toEqual(before);
+      // One of the names, or no names at all (then they are the SNI): accepted.
+      const ok = await admin.inbounds.create({ serverId: ny.serverId, ...fields, sni: "microsoft.com" });
+      expect(ok.inbound.sni).toBe("microsoft.com");
+      await admin.inbounds.create({ serverId: ny.serverId, ...fields, port: 2346, realityServerNames: [] });
+      // Short ids: even-length hex only (Xray hex-decodes them), on their field.
+      const h = await failure(admin.inbounds.create({ serverId: ny.serverId, ...fields, port: 2347, sni: "microsoft.com", realityShortIds: ["abc"] }));
+      expect(h.fieldErrors["realityShortIds.0"]).toMatch(/even number/);
+    });
   });
 });

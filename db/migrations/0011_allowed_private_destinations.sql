@@ -1,0 +1,1 @@
+ALTER TABLE "clusters" ADD COLUMN "allowed_private_destinations" text[] DEFAULT '{}'::text[] NOT NULL;
