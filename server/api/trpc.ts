@@ -13,7 +13,8 @@ import { type Db } from "@/db/client";
 import type { ApiScope } from "@/core/api-tokens";
 import { getDatabase } from "@/server/db";
 import { findSession, readCookie, SESSION_COOKIE, type SessionOperator } from "@/server/auth/sessions";
-import { isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
+import { fieldError, isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
+import { findBadText } from "@/core/text-safety";
 import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/domain/api-tokens";
 import { env } from "@/server/env";
 import { bearerCredential, clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
@@ -136,7 +137,22 @@ const refusedToken = t.middleware(({ ctx, next }) => {
   return next();
 });
 
-export const publicProcedure = t.procedure.use(databaseErrors).use(refusedToken);
+/**
+ * No string of any input may hold U+0000 or a lone surrogate (core/text-safety.ts): refused
+ * here, before the procedure's schema runs (every `.input()` comes after this middleware in
+ * the chain), with a 400 naming the field, e.g. "search: contains a NUL byte (U+0000)".
+ */
+const refuseBadText = t.middleware(async ({ getRawInput, next }) => {
+  const bad = findBadText(await getRawInput());
+  if (bad) {
+    const field = bad.path || "input";
+    const { cause } = fieldError("BAD_REQUEST", bad.path, bad.reason[0]!.toUpperCase() + bad.reason.slice(1));
+    throw new TRPCError({ code: "BAD_REQUEST", message: `${field}: ${bad.reason}`, cause });
+  }
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(databaseErrors).use(refusedToken).use(refuseBadText);
 
 /** Why an API token may not call this procedure, or null if it may. */
 export function tokenRefusal(token: ApiTokenPrincipal, meta: ProcedureMeta | undefined, type: "query" | "mutation" | "subscription", path: string): string | null {
