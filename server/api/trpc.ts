@@ -18,6 +18,7 @@ import { findBadText } from "@/core/text-safety";
 import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/domain/api-tokens";
 import { env } from "@/server/env";
 import { bearerCredential, clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
+import { TokenBuckets } from "@/server/dataplane/rate-limit";
 
 export interface Context {
   db: Db;
@@ -196,4 +197,32 @@ export const ownerProcedure = protectedProcedure.meta({ scope: "owner" }).use(({
   if (ctx.apiToken) throw new TRPCError({ code: "FORBIDDEN", message: "Owner only: API tokens cannot call this, whatever their scopes" });
   if (ctx.operator.role !== "owner") throw new TRPCError({ code: "FORBIDDEN", message: "Only the owner can do this" });
   return next({ ctx });
+});
+
+/**
+ * List queries (the subscribers list and its search) per session, or per API token: a burst of
+ * LIST_QUERY_BURST, refilled at LIST_QUERY_REFILL_PER_S. Typing in the search box, paging and
+ * filtering stay far below it; a script walking the list thousands of times does not. Kept in
+ * memory per instance (each instance of a scale-out counts its own requests).
+ */
+export const LIST_QUERY_BURST = 60;
+export const LIST_QUERY_REFILL_PER_S = 4;
+const LIST_LIMITS_KEY = Symbol.for("routeboard.listQueryLimits");
+export function listQueryLimits(): TokenBuckets {
+  const g = globalThis as typeof globalThis & { [LIST_LIMITS_KEY]?: TokenBuckets };
+  g[LIST_LIMITS_KEY] ??= new TokenBuckets();
+  return g[LIST_LIMITS_KEY];
+}
+
+/** A query over a list: protectedProcedure, rate-limited per session (see listQueryLimits). */
+export const listQueryProcedure = protectedProcedure.use(({ ctx, next }) => {
+  const retryAfter = listQueryLimits().take(ctx.operator.sessionId, LIST_QUERY_BURST, LIST_QUERY_REFILL_PER_S);
+  if (retryAfter > 0) {
+    throw new TRPCError({
+      code: "TOO_MANY_REQUESTS",
+      message: `Too many list queries from this session (at most ${LIST_QUERY_BURST} at once, then ${LIST_QUERY_REFILL_PER_S} a second): try again in ${retryAfter} s`,
+      cause: { retryAfter },
+    });
+  }
+  return next();
 });
