@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { blockDurationMs, pruneThrottle, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
+import { blockDurationMs, blockedSeconds, clearFailures, clearUserFailures, pruneThrottle, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
 import { loginThrottle } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 
@@ -53,12 +53,45 @@ describe.each(testDbKinds())("stored throttle on %s", (kind) => {
     const now = new Date("2026-03-01T00:00:00Z");
     const shared = "192.0.2.10";
     for (let i = 0; i < FREE_ATTEMPTS.ip + 5; i++) await reserveAttempt(t.db, login(`nobody-${i}`, shared), now);
-    // A username that has failed before is held back by the address…
-    for (let i = 0; i < 2; i++) await reserveAttempt(t.db, login("sloppy", "198.51.100.1"), now);
+    // A username that has failed from this address before is held back by the address…
+    await t.db.insert(loginThrottle).values({ key: "user:sloppy|192.0.2.10", failures: 1, lastFailureAt: now });
     expect((await reserveAttempt(t.db, login("sloppy", shared), now)).ok).toBe(false);
-    // …one without failures of its own is not.
+    // …one without failures of its own there is not, even if it failed elsewhere.
+    for (let i = 0; i < 2; i++) await reserveAttempt(t.db, login("colleague", "198.51.100.1"), now);
     const colleague = await reserveAttempt(t.db, login("colleague", shared), now);
     expect(colleague.ok).toBe(true);
+  });
+
+  it("wrong passwords from one address never hold back the same username from another; a success clears only its own (issue 21, point 9)", async () => {
+    const now = new Date("2026-06-01T00:00:00Z");
+    const attacker = "203.0.113.66";
+    for (let i = 0; i < FREE_ATTEMPTS.user + 3; i++) await reserveAttempt(t.db, login("boss", attacker), now);
+    expect((await reserveAttempt(t.db, login("boss", attacker), now)).ok).toBe(false);
+    // The operator, from their own address, types the right password: never refused.
+    const own = await reserveAttempt(t.db, login("boss", "198.51.100.20"), now);
+    expect(own.ok).toBe(true);
+    if (own.ok) await own.release();
+    // Their success does not lift the attacker's backoff.
+    expect(await reserveAttempt(t.db, login("boss", attacker), now)).toEqual({ ok: false, retryAfter: 2 });
+    // An owner's reset forgets the username's failures from every address.
+    await clearUserFailures(t.db, "BOSS");
+    expect((await reserveAttempt(t.db, login("boss", attacker), now)).ok).toBe(true);
+  });
+
+  it("API tokens: counted per token id and address, unknown ones per address; a success clears its own counter", async () => {
+    const now = new Date("2026-07-01T00:00:00Z");
+    const tok = (tokenId: string | null, address = "10.7.0.1") => ({ kind: "token" as const, tokenId, address });
+    for (let i = 0; i < FREE_ATTEMPTS.token; i++) expect((await reserveAttempt(t.db, tok(null), now)).ok).toBe(true);
+    expect((await reserveAttempt(t.db, tok(null), now)).ok).toBe(false);
+    expect(await blockedSeconds(t.db, tok(null), now)).toBeGreaterThan(0);
+    // Unknown tokens from that address hold back no real token's id.
+    expect(await blockedSeconds(t.db, tok("aaaa"), now)).toBe(0);
+    for (let i = 0; i < FREE_ATTEMPTS.token + 1; i++) await reserveAttempt(t.db, tok("aaaa"), now);
+    expect(await blockedSeconds(t.db, tok("aaaa"), now)).toBeGreaterThan(0);
+    expect(await blockedSeconds(t.db, tok("aaaa", "10.7.0.2"), now)).toBe(0);
+    await clearFailures(t.db, tok("aaaa"));
+    expect(await blockedSeconds(t.db, tok("aaaa"), now)).toBe(0);
+    expect(await blockedSeconds(t.db, tok(null), now)).toBeGreaterThan(0);
   });
 
   it("throttles setup codes per address", async () => {
@@ -76,6 +109,6 @@ describe.each(testDbKinds())("stored throttle on %s", (kind) => {
     await pruneThrottle(t.db, new Date(then.getTime() + 2 * 3600_000));
     const after = await t.db.select().from(loginThrottle);
     expect(after.length).toBeLessThan(before);
-    expect(after.some((r) => r.key === "user:forgotten")).toBe(false);
+    expect(after.some((r) => r.key.startsWith("user:forgotten|"))).toBe(false);
   });
 });

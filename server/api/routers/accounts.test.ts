@@ -163,6 +163,19 @@ describe("operators' passwords and roles", () => {
     expect(JSON.stringify(entry)).not.toContain("quiet-meadow");
   });
 
+  it("wrong passwords from one address never refuse the right one from another; the guesser keeps its backoff (issue 21, point 9)", async () => {
+    const hash = await hashPassword(STRONG);
+    await t.db.insert(operators).values({ username: "locksmith", passwordHash: hash, role: "viewer" });
+    const from = (address: string) => createCaller(anonymous(t.db, address));
+    const codes: string[] = [];
+    for (let i = 0; i < 6; i++) codes.push((await failure(from("203.0.113.40").auth.login({ username: "locksmith", password: `guess-${i}-nope` }))).code);
+    expect(codes).toEqual(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS"]);
+    // The operator, elsewhere, with the right password: logged in.
+    expect((await from("198.51.100.40").auth.login({ username: "locksmith", password: STRONG })).username).toBe("locksmith");
+    // The guesser is still held back, with the right password too (it cannot test guesses while held).
+    expect((await failure(from("203.0.113.40").auth.login({ username: "locksmith", password: STRONG }))).code).toBe("TOO_MANY_REQUESTS");
+  });
+
   it("the owner resets a password: the operator's sessions end, the audit log has no password", async () => {
     const s = await createSession(t.db, adaId, "laptop");
     await owner.operators.resetPassword({ operatorId: adaId, password: "velvet-canyon-signal-19" });
