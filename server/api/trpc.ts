@@ -13,6 +13,7 @@ import { type Db } from "@/db/client";
 import type { ApiScope } from "@/core/api-tokens";
 import { getDatabase } from "@/server/db";
 import { findSession, readCookie, SESSION_COOKIE, type SessionOperator } from "@/server/auth/sessions";
+import { DEVICE_COOKIE } from "@/server/auth/device";
 import { fieldError, isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
 import { findBadText } from "@/core/text-safety";
 import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/domain/api-tokens";
@@ -31,6 +32,8 @@ export interface Context {
   /** Why the request's bearer token was refused (401, or 429 while throttled). */
   apiTokenError?: TRPCError | null;
   clientAddress: string;
+  /** The rb_device cookie (server/auth/device.ts), read for login throttling; never with a bearer token. */
+  deviceCookie?: string;
   userAgent: string | undefined;
   secureCookies: boolean;
   setCookie(cookie: string): void;
@@ -80,6 +83,7 @@ export async function createContext(
     apiToken,
     apiTokenError,
     clientAddress: address,
+    deviceCookie: bearer === undefined ? readCookie(req.headers.cookie, DEVICE_COOKIE) : undefined,
     userAgent: req.headers["user-agent"],
     secureCookies: isHttps(req, trust),
     setCookie(cookie) {

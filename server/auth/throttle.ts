@@ -5,26 +5,29 @@
  * password checked; success gives the slot back. So parallel attempts queue on the same
  * counter as sequential ones, and no number of simultaneous requests gets more guesses.
  *
- * Counters are keyed on the failing credential *and* the client's address, so a valid
- * credential is never refused because of failures that are not its own (issue 21, point 9):
- * - a username from one address: after FREE_ATTEMPTS.user failures, each further failure
- *   doubles the wait (2 s … 15 min). Someone guessing an operator's password from elsewhere
- *   does not lock that operator out; a success clears the counter.
- * - a client address: looser (NAT and proxies put many operators on one address), and it
- *   only holds back usernames that have failed themselves from that address. Somebody
- *   failing with many usernames from a shared address cannot lock out a colleague behind
- *   the same address who types their password right the first time.
+ * Counters are keyed so that a valid credential is never refused because of failures that
+ * are not its own (issue 21, point 9):
+ * - a login from a browser with the operator's device cookie (server/auth/device.ts): on
+ *   that device alone. Nobody else's guesses, from any address, hold it back.
+ * - a login from any other client: per username, shared by all such clients (that is what
+ *   stops guessing one account from many addresses), and per address.
+ *   Per username: after FREE_ATTEMPTS.user failures, each further failure doubles the wait
+ *   (2 s … 15 min); a success clears it. Per address: looser (NAT and proxies put many
+ *   operators on one address), and it only holds back usernames that have failed
+ *   themselves, so somebody failing with many usernames from a shared address cannot lock
+ *   out a colleague behind the same address who types their password right.
+ * - a logged-in operator's password check (changing it): on their session.
  * - an API token's id from one address (server/domain/api-tokens.ts): wrong secrets,
  *   expired and revoked tokens; unknown and malformed tokens share one counter per
  *   address. A valid token is checked before its counter and always accepted.
  * First-run setup codes are throttled per address.
  */
-import { eq, inArray, lt, sql } from "drizzle-orm";
+import { eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { loginThrottle } from "@/db/schema";
 
 /** Failures allowed before slowing down. */
-export const FREE_ATTEMPTS = { user: 5, ip: 30, setup: 5, token: 10 } as const;
+export const FREE_ATTEMPTS = { user: 5, device: 5, ip: 30, setup: 5, token: 10 } as const;
 export type ThrottleKind = keyof typeof FREE_ATTEMPTS;
 const BASE_DELAY_MS = 2_000;
 const MAX_DELAY_MS = 15 * 60_000;
@@ -38,7 +41,8 @@ export function blockDurationMs(failures: number, free: number): number {
 }
 
 export type Attempt =
-  | { kind: "login"; username: string; address: string }
+  /** device: the id of the client's device cookie for this username (or its session), if any. */
+  | { kind: "login"; username: string; address: string; device?: string | null }
   | { kind: "setup"; address: string }
   /** tokenId: the id of an existing token; null for unknown and malformed ones. */
   | { kind: "token"; tokenId: string | null; address: string };
@@ -53,15 +57,16 @@ interface Key {
   key: string;
 }
 
-// "|" separates the credential from the address: usernames (letters, digits, . _ @ -) and
+// "|" separates a credential from where it is used: usernames (letters, digits, . _ @ -) and
 // token ids (hex) never contain it.
-const userPrefix = (username: string) => `user:${username.toLowerCase()}|`;
+const devicePrefix = (username: string) => `device:${username.toLowerCase()}|`;
 
 function keysOf(a: Attempt): Key[] {
   if (a.kind === "setup") return [{ kind: "setup", key: `setup:${a.address}` }];
   if (a.kind === "token") return [{ kind: "token", key: `token:${a.tokenId ?? "?"}|${a.address}` }];
+  if (a.device) return [{ kind: "device", key: `${devicePrefix(a.username)}${a.device}` }];
   return [
-    { kind: "user", key: `${userPrefix(a.username)}${a.address}` },
+    { kind: "user", key: `user:${a.username.toLowerCase()}` },
     { kind: "ip", key: `ip:${a.address}` },
   ];
 }
@@ -105,7 +110,7 @@ export async function reserveAttempt(db: Db, attempt: Attempt, now = new Date())
     const userClean = user ? failuresOf(byKey.get(user.key), now) === 0 : false;
     let wait = 0;
     for (const k of keys) {
-      // The address limit does not hold back a username with no recent failure of its own (from this address).
+      // The address limit does not hold back a username with no recent failure of its own.
       if (k.kind === "ip" && userClean) continue;
       wait = Math.max(wait, blockedFor(byKey.get(k.key), now));
     }
@@ -167,7 +172,7 @@ async function release(db: Db, keys: Key[]): Promise<void> {
   });
 }
 
-/** Forgets a username's failures from every address (an owner reset its password). */
+/** Forgets a username's failures, its devices' included (an owner reset its password). */
 export async function clearUserFailures(db: DbOrTx, username: string): Promise<void> {
-  await db.delete(loginThrottle).where(sql`starts_with(${loginThrottle.key}, ${userPrefix(username)})`);
+  await db.delete(loginThrottle).where(or(eq(loginThrottle.key, `user:${username.toLowerCase()}`), sql`starts_with(${loginThrottle.key}, ${devicePrefix(username)})`));
 }
