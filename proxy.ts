@@ -21,13 +21,9 @@ export function proxy(request: NextRequest) {
 
 export const config = {
   matcher: [
-    // Pages only: static files carry no script, and prefetches reuse the page's policy.
-    {
-      source: "/((?!_next/static|_next/image|favicon.svg).*)",
-      missing: [
-        { type: "header", key: "next-router-prefetch" },
-        { type: "header", key: "purpose", value: "prefetch" },
-      ],
-    },
+    // Every page request, prefetches included (Next-Router-Prefetch, RSC, Purpose: prefetch):
+    // a prefetched page is shown without another request, so its answer needs the policy
+    // too (issue 21, point 12). Static files carry no script.
+    { source: "/((?!_next/static|_next/image|favicon.svg).*)" },
   ],
 };

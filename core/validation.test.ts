@@ -223,3 +223,29 @@ describe("safeNextPath (finding 12)", () => {
     },
   );
 });
+
+describe("names that show nothing (issue 21, point 12)", () => {
+  it.each([
+    ["zero-width space", "\u200B"],
+    ["zero-width joiners", "\u200C\u200D"],
+    ["word joiner and BOM", "\u2060\uFEFF"],
+    ["variation selectors", "\uFE0F\uFE0E"],
+    ["bidi marks", "\u200E\u200F\u061C"],
+    ["Hangul filler", "\u3164"],
+    ["braille blank", "\u2800"],
+    ["exotic spaces around a joiner", "\u00A0\u200D\u3000"],
+    ["soft hyphen and CGJ", "\u00AD\u034F"],
+    ["tags", "\u{E0061}\u{E0062}"],
+  ])("refuses a name of only %s", (_label, name) => {
+    expect(message(nameSchema, name)).toBe("Name must have a visible character: this one is only spaces or invisible characters");
+  });
+  it("accepts a visible character among invisible ones, and emoji made with selectors and joiners", () => {
+    expect(ok(nameSchema, "a\u200B")).toBe(true);
+    expect(ok(nameSchema, "❤️")).toBe(true);
+    expect(ok(nameSchema, "👨‍👩‍👧")).toBe(true);
+  });
+  it("refuses a username of Hangul fillers (letters that show nothing)", () => {
+    expect(message(usernameSchema, "\u3164\u3164")).toBe("Username must have a visible character");
+    expect(ok(usernameSchema, "정우")).toBe(true);
+  });
+});

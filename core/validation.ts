@@ -14,6 +14,14 @@ const FORBIDDEN_CHARS = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
 
 export const NAME_MAX = 64;
 
+// Characters that show nothing by themselves: spaces of every kind, zero-width characters
+// (U+200B–U+200D, U+2060, U+FEFF), bidi marks and controls, variation selectors, tags, the
+// Hangul fillers, the braille blank. A name made only of these looks empty in every list.
+const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Cc}\p{Cf}\u2800]*$/u;
+/** Does `s` have at least one character a person can see? */
+export const hasVisibleChar = (s: string) => !INVISIBLE.test(s);
+const INVISIBLE_MESSAGE = "Name must have a visible character: this one is only spaces or invisible characters";
+
 /** A display name: trimmed, 1–64 characters (code points), no control characters. */
 export const nameSchema = z
   .string({ error: "Name is required" })
@@ -21,7 +29,9 @@ export const nameSchema = z
   .transform((s) => s.trim())
   .refine((s) => s.length > 0, "Name is required")
   .refine((s) => [...s].length <= NAME_MAX, `Name must be at most ${NAME_MAX} characters`)
-  .refine((s) => !FORBIDDEN_CHARS.test(s), "Name must not contain control characters");
+  .refine((s) => !FORBIDDEN_CHARS.test(s), "Name must not contain control characters")
+  // Empty is "Name is required" (zod runs every refinement).
+  .refine((s) => s.length === 0 || hasVisibleChar(s), INVISIBLE_MESSAGE);
 
 export const portSchema = z.coerce
   .number({ error: "Port must be a number" })
@@ -158,7 +168,9 @@ export function refineSubscriberLimits(v: SubscriberLimitsInput, ctx: z.Refineme
 export const usernameSchema = z
   .string()
   .transform((s) => s.trim())
-  .refine((s) => /^[\p{L}\p{N}._@-]{1,64}$/u.test(s), "Username: 1–64 letters, digits, dots, dashes, @ or _");
+  .refine((s) => /^[\p{L}\p{N}._@-]{1,64}$/u.test(s), "Username: 1–64 letters, digits, dots, dashes, @ or _")
+  // Hangul fillers are letters that show nothing: a username of them looks empty.
+  .refine((s) => s.length === 0 || hasVisibleChar(s), "Username must have a visible character");
 
 export const passwordSchema = z
   .string()

@@ -27,6 +27,15 @@ test("pages carry a nonce CSP and the diagram renders with no CSP violation (fin
   expect(violations).toEqual([]);
 });
 
+test("prefetches of pages carry the page CSP too (issue 21, point 12)", async ({ request, cluster }) => {
+  const prefetches: Array<Record<string, string>> = [{ "next-router-prefetch": "1", rsc: "1" }, { purpose: "prefetch" }, { rsc: "1" }];
+  for (const headers of prefetches) {
+    const res = await request.get(`/clusters/${cluster.id}`, { headers });
+    expect(res.headers()["content-security-policy"], JSON.stringify(headers)).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'/);
+    expect(res.headers()["x-frame-options"]).toBe("DENY");
+  }
+});
+
 test("machine endpoints carry headers that load nothing; static files are not sniffed or framed", async ({ request }) => {
   const res = await request.get("/api/health");
   expect(res.headers()["content-security-policy"]).toMatch(/^default-src 'none'/);

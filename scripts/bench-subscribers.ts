@@ -17,6 +17,7 @@ import { sql } from "drizzle-orm";
 import { openDatabase } from "@/db/client";
 import { clusters, inbounds, routes, servers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
+import { listQueryLimits } from "@/server/api/trpc";
 import type { SubscriberPageQuery } from "@/core/validation";
 
 const N = Number(process.env.BENCH_SUBSCRIBERS ?? 100_000);
@@ -81,7 +82,7 @@ async function main() {
       ["first page (newest first)", {}],
       ["search name substring 'smith'", { search: "smith" }],
       ["search name 'user-4241'", { search: "user-4241" }],
-      ["search token prefix", { search: token.slice(0, 10) }],
+      ["search whole token", { search: token }],
       ["search VLESS UUID", { search: vlessUuid }],
       ["search, no match", { search: "nobody-by-this-name" }],
       ...(["usage", "lastSeen", "expiry", "created", "name"] as const).flatMap((sort) =>
@@ -104,6 +105,8 @@ async function main() {
       const times: number[] = [];
       let total = 0;
       for (let r = 0; r < RUNS; r++) {
+        // The query is measured, not the per-session rate limit of list queries.
+        listQueryLimits().clear();
         const s = performance.now();
         const res = await admin.subscribers.page({ ...base, ...q });
         const ms = performance.now() - s;

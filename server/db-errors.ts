@@ -85,3 +85,49 @@ export function toTrpcError(err: unknown): unknown {
   if (err instanceof StaleDataError) return new TRPCError({ code: "CONFLICT", message: err.message, cause: err });
   return err;
 }
+
+/**
+ * An error as it may be logged: never a query's values. Drizzle's "Failed query: … params: …"
+ * message (and every wrapper's copy of it, tRPC's included) keeps the SQL and loses the
+ * values; the driver's `params`/`parameters`, `detail` ("Key (name)=(…) already exists"),
+ * `where`, `internalQuery` and every other field not listed below are left out, and a data
+ * exception's message ("invalid input syntax for type uuid: "…"") loses the value it quotes.
+ * Causes are followed (at most 5 deep). Strings (callers logging `err.message`) are scrubbed too.
+ */
+export function loggableError(err: unknown, depth = 0): unknown {
+  if (typeof err === "string") return scrubQueryValues(err);
+  if (!err || typeof err !== "object") return err;
+  const e = err as Record<string, unknown> & { message?: unknown; stack?: unknown; name?: unknown };
+  const raw = typeof e.message === "string" ? e.message : "";
+  const code = typeof e.code === "string" ? e.code : undefined;
+  const message = scrubQueryValues(raw, code);
+  const out: Record<string, unknown> = { type: err.constructor?.name ?? "Object", message };
+  for (const k of LOGGABLE_FIELDS) if (typeof e[k] === "string" || typeof e[k] === "number") out[k] = e[k];
+  if (typeof e.stack === "string") out.stack = scrubStack(e.stack, raw, message);
+  if (e.cause !== undefined && depth < 5) out.cause = loggableError(e.cause, depth + 1);
+  if (Array.isArray(e.errors) && depth < 5) out.errors = e.errors.slice(0, 5).map((x) => loggableError(x, depth + 1));
+  return out;
+}
+
+/** Fields of driver and tRPC errors that say what failed, never with which values. */
+const LOGGABLE_FIELDS = ["name", "code", "severity", "constraint", "table", "column", "schema", "dataType", "routine", "query", "errno", "syscall", "address", "port"] as const;
+
+const PARAMS_MARK = "\nparams: ";
+
+/** Drizzle's "\nparams: …" and everything after it go; a data exception's quoted value too. */
+export function scrubQueryValues(s: string, code?: string): string {
+  let out = s;
+  const at = out.indexOf(PARAMS_MARK);
+  if (at >= 0) out = `${out.slice(0, at)}${PARAMS_MARK}[not logged]`;
+  // Class 22 (data exception) messages end by quoting the value: `…for type uuid: "…"`.
+  if (code?.startsWith("22")) out = out.replace(/: ".*$/s, ": [value not logged]");
+  return out;
+}
+
+function scrubStack(stack: string, rawMessage: string, message: string): string {
+  if (rawMessage === message) return stack;
+  const at = rawMessage ? stack.indexOf(rawMessage) : -1;
+  if (at >= 0) return stack.slice(0, at) + message + stack.slice(at + rawMessage.length);
+  // The message is not where expected: keep only the frames.
+  return [message, ...stack.split("\n").filter((l) => /^\s+at /.test(l))].join("\n");
+}

@@ -13,10 +13,13 @@ import { type Db } from "@/db/client";
 import type { ApiScope } from "@/core/api-tokens";
 import { getDatabase } from "@/server/db";
 import { findSession, readCookie, SESSION_COOKIE, type SessionOperator } from "@/server/auth/sessions";
-import { isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
+import { DEVICE_COOKIE } from "@/server/auth/device";
+import { fieldError, isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
+import { findBadText } from "@/core/text-safety";
 import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/domain/api-tokens";
 import { env } from "@/server/env";
 import { bearerCredential, clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
+import { TokenBuckets } from "@/server/dataplane/rate-limit";
 
 export interface Context {
   db: Db;
@@ -29,6 +32,8 @@ export interface Context {
   /** Why the request's bearer token was refused (401, or 429 while throttled). */
   apiTokenError?: TRPCError | null;
   clientAddress: string;
+  /** The rb_device cookie (server/auth/device.ts), read for login throttling; never with a bearer token. */
+  deviceCookie?: string;
   userAgent: string | undefined;
   secureCookies: boolean;
   setCookie(cookie: string): void;
@@ -78,6 +83,7 @@ export async function createContext(
     apiToken,
     apiTokenError,
     clientAddress: address,
+    deviceCookie: bearer === undefined ? readCookie(req.headers.cookie, DEVICE_COOKIE) : undefined,
     userAgent: req.headers["user-agent"],
     secureCookies: isHttps(req, trust),
     setCookie(cookie) {
@@ -136,7 +142,22 @@ const refusedToken = t.middleware(({ ctx, next }) => {
   return next();
 });
 
-export const publicProcedure = t.procedure.use(databaseErrors).use(refusedToken);
+/**
+ * No string of any input may hold U+0000 or a lone surrogate (core/text-safety.ts): refused
+ * here, before the procedure's schema runs (every `.input()` comes after this middleware in
+ * the chain), with a 400 naming the field, e.g. "search: contains a NUL byte (U+0000)".
+ */
+const refuseBadText = t.middleware(async ({ getRawInput, next }) => {
+  const bad = findBadText(await getRawInput());
+  if (bad) {
+    const field = bad.path || "input";
+    const { cause } = fieldError("BAD_REQUEST", bad.path, bad.reason[0]!.toUpperCase() + bad.reason.slice(1));
+    throw new TRPCError({ code: "BAD_REQUEST", message: `${field}: ${bad.reason}`, cause });
+  }
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(databaseErrors).use(refusedToken).use(refuseBadText);
 
 /** Why an API token may not call this procedure, or null if it may. */
 export function tokenRefusal(token: ApiTokenPrincipal, meta: ProcedureMeta | undefined, type: "query" | "mutation" | "subscription", path: string): string | null {
@@ -180,4 +201,32 @@ export const ownerProcedure = protectedProcedure.meta({ scope: "owner" }).use(({
   if (ctx.apiToken) throw new TRPCError({ code: "FORBIDDEN", message: "Owner only: API tokens cannot call this, whatever their scopes" });
   if (ctx.operator.role !== "owner") throw new TRPCError({ code: "FORBIDDEN", message: "Only the owner can do this" });
   return next({ ctx });
+});
+
+/**
+ * List queries (the subscribers list and its search) per session, or per API token: a burst of
+ * LIST_QUERY_BURST, refilled at LIST_QUERY_REFILL_PER_S. Typing in the search box, paging and
+ * filtering stay far below it; a script walking the list thousands of times does not. Kept in
+ * memory per instance (each instance of a scale-out counts its own requests).
+ */
+export const LIST_QUERY_BURST = 60;
+export const LIST_QUERY_REFILL_PER_S = 4;
+const LIST_LIMITS_KEY = Symbol.for("routeboard.listQueryLimits");
+export function listQueryLimits(): TokenBuckets {
+  const g = globalThis as typeof globalThis & { [LIST_LIMITS_KEY]?: TokenBuckets };
+  g[LIST_LIMITS_KEY] ??= new TokenBuckets();
+  return g[LIST_LIMITS_KEY];
+}
+
+/** A query over a list: protectedProcedure, rate-limited per session (see listQueryLimits). */
+export const listQueryProcedure = protectedProcedure.use(({ ctx, next }) => {
+  const retryAfter = listQueryLimits().take(ctx.operator.sessionId, LIST_QUERY_BURST, LIST_QUERY_REFILL_PER_S);
+  if (retryAfter > 0) {
+    throw new TRPCError({
+      code: "TOO_MANY_REQUESTS",
+      message: `Too many list queries from this session (at most ${LIST_QUERY_BURST} at once, then ${LIST_QUERY_REFILL_PER_S} a second): try again in ${retryAfter} s`,
+      cause: { retryAfter },
+    });
+  }
+  return next();
 });

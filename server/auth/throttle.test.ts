@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { blockDurationMs, pruneThrottle, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
+import { blockDurationMs, blockedSeconds, clearFailures, clearUserFailures, pruneThrottle, reserveAttempt, FREE_ATTEMPTS } from "./throttle";
 import { loginThrottle } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 
@@ -59,6 +59,44 @@ describe.each(testDbKinds())("stored throttle on %s", (kind) => {
     // …one without failures of its own is not.
     const colleague = await reserveAttempt(t.db, login("colleague", shared), now);
     expect(colleague.ok).toBe(true);
+  });
+
+  it("guesses from anywhere never hold back the operator's own device; a success clears only its own counter (issue 21, point 9)", async () => {
+    const now = new Date("2026-06-01T00:00:00Z");
+    // Guesses from many addresses, none with the operator's device cookie.
+    for (let i = 0; i < FREE_ATTEMPTS.user + 3; i++) await reserveAttempt(t.db, login("boss", `203.0.113.${i}`), now);
+    expect((await reserveAttempt(t.db, login("boss", "203.0.113.99"), now)).ok).toBe(false);
+    // The operator, from a browser they logged in with before, even behind the guesser's address.
+    const device = { ...login("boss", "203.0.113.1"), device: "their-laptop" };
+    const own = await reserveAttempt(t.db, device, now);
+    expect(own.ok).toBe(true);
+    if (own.ok) await own.release();
+    // Their success does not lift the guessers' backoff.
+    expect((await reserveAttempt(t.db, login("boss", "203.0.113.1"), now)).ok).toBe(false);
+    // A device is throttled on its own failures, with the same backoff.
+    for (let i = 0; i < FREE_ATTEMPTS.device; i++) expect((await reserveAttempt(t.db, { ...device, device: "stolen-cookie" }, now)).ok).toBe(true);
+    expect(await reserveAttempt(t.db, { ...device, device: "stolen-cookie" }, now)).toEqual({ ok: false, retryAfter: 2 });
+    expect((await reserveAttempt(t.db, device, now)).ok).toBe(true);
+    // An owner's reset forgets the username's failures, its devices' included.
+    await clearUserFailures(t.db, "BOSS");
+    expect((await reserveAttempt(t.db, login("boss", "203.0.113.99"), now)).ok).toBe(true);
+    expect((await reserveAttempt(t.db, { ...device, device: "stolen-cookie" }, now)).ok).toBe(true);
+  });
+
+  it("API tokens: counted per token id and address, unknown ones per address; a success clears its own counter", async () => {
+    const now = new Date("2026-07-01T00:00:00Z");
+    const tok = (tokenId: string | null, address = "10.7.0.1") => ({ kind: "token" as const, tokenId, address });
+    for (let i = 0; i < FREE_ATTEMPTS.token; i++) expect((await reserveAttempt(t.db, tok(null), now)).ok).toBe(true);
+    expect((await reserveAttempt(t.db, tok(null), now)).ok).toBe(false);
+    expect(await blockedSeconds(t.db, tok(null), now)).toBeGreaterThan(0);
+    // Unknown tokens from that address hold back no real token's id.
+    expect(await blockedSeconds(t.db, tok("aaaa"), now)).toBe(0);
+    for (let i = 0; i < FREE_ATTEMPTS.token + 1; i++) await reserveAttempt(t.db, tok("aaaa"), now);
+    expect(await blockedSeconds(t.db, tok("aaaa"), now)).toBeGreaterThan(0);
+    expect(await blockedSeconds(t.db, tok("aaaa", "10.7.0.2"), now)).toBe(0);
+    await clearFailures(t.db, tok("aaaa"));
+    expect(await blockedSeconds(t.db, tok("aaaa"), now)).toBe(0);
+    expect(await blockedSeconds(t.db, tok(null), now)).toBeGreaterThan(0);
   });
 
   it("throttles setup codes per address", async () => {

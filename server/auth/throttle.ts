@@ -5,22 +5,29 @@
  * password checked; success gives the slot back. So parallel attempts queue on the same
  * counter as sequential ones, and no number of simultaneous requests gets more guesses.
  *
- * Two counters per login attempt:
- * - per username: after FREE_ATTEMPTS.user failures, each further failure doubles the wait
- *   (2 s … 15 min). This is what stops guessing one account.
- * - per client address: looser (NAT and proxies put many operators on one address), and it
- *   only holds back usernames that have failed themselves recently. Somebody failing with
- *   many usernames from a shared address cannot lock out a colleague behind the same
- *   address who types their password right the first time.
- * First-run setup codes are throttled per address, and so are API tokens that are wrong,
- * unknown, expired or revoked (server/domain/api-tokens.ts).
+ * Counters are keyed so that a valid credential is never refused because of failures that
+ * are not its own (issue 21, point 9):
+ * - a login from a browser with the operator's device cookie (server/auth/device.ts): on
+ *   that device alone. Nobody else's guesses, from any address, hold it back.
+ * - a login from any other client: per username, shared by all such clients (that is what
+ *   stops guessing one account from many addresses), and per address.
+ *   Per username: after FREE_ATTEMPTS.user failures, each further failure doubles the wait
+ *   (2 s … 15 min); a success clears it. Per address: looser (NAT and proxies put many
+ *   operators on one address), and it only holds back usernames that have failed
+ *   themselves, so somebody failing with many usernames from a shared address cannot lock
+ *   out a colleague behind the same address who types their password right.
+ * - a logged-in operator's password check (changing it): on their session.
+ * - an API token's id from one address (server/domain/api-tokens.ts): wrong secrets,
+ *   expired and revoked tokens; unknown and malformed tokens share one counter per
+ *   address. A valid token is checked before its counter and always accepted.
+ * First-run setup codes are throttled per address.
  */
-import { and, eq, inArray, lt } from "drizzle-orm";
+import { eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { loginThrottle } from "@/db/schema";
 
 /** Failures allowed before slowing down. */
-export const FREE_ATTEMPTS = { user: 5, ip: 30, setup: 5, token: 10 } as const;
+export const FREE_ATTEMPTS = { user: 5, device: 5, ip: 30, setup: 5, token: 10 } as const;
 export type ThrottleKind = keyof typeof FREE_ATTEMPTS;
 const BASE_DELAY_MS = 2_000;
 const MAX_DELAY_MS = 15 * 60_000;
@@ -33,7 +40,12 @@ export function blockDurationMs(failures: number, free: number): number {
   return Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.min(30, failures - free));
 }
 
-export type Attempt = { kind: "login"; username: string; address: string } | { kind: "setup"; address: string } | { kind: "token"; address: string };
+export type Attempt =
+  /** device: the id of the client's device cookie for this username (or its session), if any. */
+  | { kind: "login"; username: string; address: string; device?: string | null }
+  | { kind: "setup"; address: string }
+  /** tokenId: the id of an existing token; null for unknown and malformed ones. */
+  | { kind: "token"; tokenId: string | null; address: string };
 
 export type Reservation =
   | { ok: true; /** Gives the slot back: call after a correct password. */ release(): Promise<void> }
@@ -45,9 +57,14 @@ interface Key {
   key: string;
 }
 
+// "|" separates a credential from where it is used: usernames (letters, digits, . _ @ -) and
+// token ids (hex) never contain it.
+const devicePrefix = (username: string) => `device:${username.toLowerCase()}|`;
+
 function keysOf(a: Attempt): Key[] {
   if (a.kind === "setup") return [{ kind: "setup", key: `setup:${a.address}` }];
-  if (a.kind === "token") return [{ kind: "token", key: `token:${a.address}` }];
+  if (a.kind === "token") return [{ kind: "token", key: `token:${a.tokenId ?? "?"}|${a.address}` }];
+  if (a.device) return [{ kind: "device", key: `${devicePrefix(a.username)}${a.device}` }];
   return [
     { kind: "user", key: `user:${a.username.toLowerCase()}` },
     { kind: "ip", key: `ip:${a.address}` },
@@ -113,16 +130,27 @@ export async function reserveAttempt(db: Db, attempt: Attempt, now = new Date())
 }
 
 /**
- * Seconds this attempt must wait, without taking a slot: for API tokens, which are checked
- * on every request, so a good one costs one read here, not two transactions. A wrong one
- * then records its failure with reserveAttempt. Parallel wrong tokens may each be checked
- * before the first failure is counted: harmless for a 256-bit secret, where the throttle
- * limits the cost of hammering, not the odds of guessing.
+ * Seconds this attempt must wait, without taking a slot: for wrong API tokens, so one that
+ * is already held back costs a read, not a transaction. Parallel wrong tokens may each be
+ * checked before the first failure is counted: harmless for a 256-bit secret, where the
+ * throttle limits the cost of hammering, not the odds of guessing.
  */
 export async function blockedSeconds(db: DbOrTx, attempt: Attempt, now = new Date()): Promise<number> {
   const keys = keysOf(attempt).map((k) => k.key);
   const rows = await db.select().from(loginThrottle).where(inArray(loginThrottle.key, keys));
   return Math.max(0, ...rows.map((r) => blockedFor(r, now)));
+}
+
+/**
+ * A valid credential's success: forgets its own failures (an API token from this address),
+ * if it has any. One read when it has none, as valid tokens are checked on every request.
+ */
+export async function clearFailures(db: DbOrTx, attempt: Attempt): Promise<void> {
+  const keys = keysOf(attempt)
+    .filter((k) => k.kind !== "ip")
+    .map((k) => k.key);
+  const rows = await db.select({ key: loginThrottle.key }).from(loginThrottle).where(inArray(loginThrottle.key, keys));
+  if (rows.length > 0) await db.delete(loginThrottle).where(inArray(loginThrottle.key, rows.map((r) => r.key)));
 }
 
 /** A success forgets the username's (and the setup's) failures, and returns the address's slot. */
@@ -144,7 +172,7 @@ async function release(db: Db, keys: Key[]): Promise<void> {
   });
 }
 
-/** Forgets a username's failures (an owner reset its password). */
+/** Forgets a username's failures, its devices' included (an owner reset its password). */
 export async function clearUserFailures(db: DbOrTx, username: string): Promise<void> {
-  await db.delete(loginThrottle).where(and(eq(loginThrottle.key, `user:${username.toLowerCase()}`)));
+  await db.delete(loginThrottle).where(or(eq(loginThrottle.key, `user:${username.toLowerCase()}`), sql`starts_with(${loginThrottle.key}, ${devicePrefix(username)})`));
 }

@@ -15,6 +15,7 @@ import { agentOrRefuse, type AgentServer } from "@/server/dataplane/agent-auth";
 import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
 import { reportBatcher, type ReportBatcher } from "@/server/dataplane/report-batcher";
 import { parseReport, REPORT_BODY_LIMIT } from "@/server/monitoring/store";
+import { findBadText } from "@/core/text-safety";
 
 const reports = counter("routeboard_agent_reports_total", "POST /api/agent/report answers by outcome");
 const tooLarge = () => ({ error: `body larger than ${REPORT_BODY_LIMIT / 1024 / 1024} MB` });
@@ -71,6 +72,13 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
   if ("error" in parsed) {
     reports.inc({ outcome: "bad_request" });
     sendJson(res, 400, { error: parsed.error });
+    return;
+  }
+  // NUL and lone surrogates cannot be stored (PostgreSQL refuses them): a 400 naming the field.
+  const badText = findBadText(parsed.report);
+  if (badText) {
+    reports.inc({ outcome: "bad_request" });
+    sendJson(res, 400, { error: `${badText.path || "(root)"}: ${badText.reason}` });
     return;
   }
   let outcome;

@@ -69,9 +69,13 @@ export async function setupOwner(
   return written({ id: created.id, username: created.username, role: created.role });
 }
 
-/** The operator these credentials belong to; a wrong pair keeps its throttle slot as the recorded failure. */
-export async function authenticate(db: Db, input: { username: string; password: string }, clientAddress: string) {
-  const slot = await reserve(db, { kind: "login", username: input.username, address: clientAddress }, "logins");
+/**
+ * The operator these credentials belong to; a wrong pair keeps its throttle slot as the
+ * recorded failure. `device`: the id of the client's device cookie for this username
+ * (server/auth/device.ts), which makes the attempt count on that device alone.
+ */
+export async function authenticate(db: Db, input: { username: string; password: string }, clientAddress: string, device: string | null = null) {
+  const slot = await reserve(db, { kind: "login", username: input.username, address: clientAddress, device }, "logins");
   const [op] = await db
     .select()
     .from(operators)
@@ -90,7 +94,8 @@ export async function changeOwnPassword(
   input: { currentPassword: string; newPassword: string },
   clientAddress: string,
 ): Promise<Written<{ ok: true }>> {
-  const slot = await reserve(db, { kind: "login", username: me.username, address: clientAddress }, "password checks");
+  // Counted on this session: nobody else's guesses hold back a signed-in operator's own check.
+  const slot = await reserve(db, { kind: "login", username: me.username, address: clientAddress, device: `session-${me.sessionId}` }, "password checks");
   const [op] = await db.select().from(operators).where(eq(operators.id, me.operatorId));
   if (!op || !(await verifyPassword(op.passwordHash, input.currentPassword))) {
     throw fieldError("BAD_REQUEST", "currentPassword", "Current password is wrong");

@@ -15,7 +15,7 @@ import { API_SCOPES, API_TOKEN_DEFAULT_DAYS, API_TOKEN_PATTERN, API_TOKEN_PREFIX
 import { fieldError } from "@/server/db-errors";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
-import { blockedSeconds, reserveAttempt } from "@/server/auth/throttle";
+import { blockedSeconds, clearFailures, reserveAttempt } from "@/server/auth/throttle";
 import { uniqueViolation } from "@/server/db-errors";
 
 export interface ApiTokenPrincipal {
@@ -66,14 +66,13 @@ function tooMany(retryAfter: number): TokenAuthentication {
 }
 
 /**
- * Who a bearer token is, or why not (401; 429 while its address is throttled). Wrong,
- * unknown, expired and revoked tokens all count as failures of the client's address, like
- * wrong passwords (server/auth/throttle.ts).
+ * Who a bearer token is, or why not (401; 429 while this failure is throttled). The token is
+ * checked first, so a valid one is always accepted, whatever failed before it (issue 21,
+ * point 9); a success forgets its own past failures. Wrong secrets, expired and revoked
+ * tokens count as failures of that token's id from the client's address; unknown and
+ * malformed tokens as failures of the address (server/auth/throttle.ts).
  */
 export async function authenticateApiToken(db: Db, token: string, address: string, now = new Date()): Promise<TokenAuthentication> {
-  const attempt = { kind: "token", address } as const;
-  const wait = await blockedSeconds(db, attempt, now);
-  if (wait > 0) return tooMany(wait);
   const parsed = parseApiToken(token);
   const [row] = parsed
     ? await db
@@ -99,11 +98,16 @@ export async function authenticateApiToken(db: Db, token: string, address: strin
   if (!row || !matches) refusal = "Unknown or wrong API token";
   else if (row.revokedAt) refusal = "This API token was revoked";
   else if (row.expiresAt && row.expiresAt <= now) refusal = `This API token expired on ${row.expiresAt.toISOString()}`;
+  const attempt = { kind: "token", tokenId: row?.id ?? null, address } as const;
   if (refusal || !row) {
+    // Already held back: a read, no write.
+    const wait = await blockedSeconds(db, attempt, now);
+    if (wait > 0) return tooMany(wait);
     const slot = await reserveAttempt(db, attempt, now);
     if (!slot.ok) return tooMany(slot.retryAfter);
     return { ok: false, error: new TRPCError({ code: "UNAUTHORIZED", message: refusal ?? "Unknown or wrong API token" }) };
   }
+  await clearFailures(db, attempt);
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_GRANULARITY_MS) {
     await db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id));
   }

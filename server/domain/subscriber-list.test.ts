@@ -1,13 +1,16 @@
 /** The subscribers list query, its bulk actions and unique names, against a real database. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { TRPCError } from "@trpc/server";
-import { auditLog, clusters, inbounds, routes, servers, subscriberAssignments, subscribers } from "@/db/schema";
+import { auditLog, clusters, inbounds, operators, routes, servers, subscriberAssignments, subscribers } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { adminAndViewer } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
 import { buildClusterConfigs } from "@/server/dataplane/config";
 import { SUBSCRIBER_SORT_KEYS, SUBSCRIBER_STATUSES, type SubscriberPageQuery } from "@/core/validation";
+import { createCaller } from "@/server/api/root";
+import { operatorContext } from "@/server/api/testing";
+import { LIST_QUERY_BURST, LIST_QUERY_REFILL_PER_S } from "@/server/api/trpc";
 import { bulkUpdateSubscribers, filterSql, listSubscriberPage, SelectionChangedError, subscriberStatus } from "./subscriber-list";
 
 async function failure(p: Promise<unknown>): Promise<{ code: string; message: string; fieldErrors: Record<string, string> }> {
@@ -175,7 +178,7 @@ describe.each(testDbKinds())("subscribers list on %s", (kind) => {
       expect(await names({ online: true })).toEqual(["now", "online-disabled"]);
     });
 
-    it("searches names (substring, any case), token prefixes and VLESS UUIDs; LIKE characters are literal", async () => {
+    it("searches names (substring, any case), whole tokens and whole VLESS UUIDs; LIKE characters are literal", async () => {
       const { clusterId } = await cluster([
         { name: "Alice Smith", token: "AbCdEf123456" },
         { name: "bob", token: "zzzAlice0000", vlessUuid: "9b2c1e7a-1111-4222-8333-444455556666" },
@@ -183,15 +186,64 @@ describe.each(testDbKinds())("subscribers list on %s", (kind) => {
       ]);
       const names = async (search: string) => (await page({ clusterId, search, sort: "name", dir: "asc" })).items.map((r) => r.name);
       expect(await names("LICE s")).toEqual(["Alice Smith"]);
-      expect(await names("AbCd")).toEqual(["Alice Smith"]);
-      expect(await names("abcd")).toEqual([]); // tokens are case-sensitive
-      expect(await names("zzzA")).toEqual(["bob"]);
-      expect(await names("Ef12")).toEqual([]); // a token matches from its start only
+      expect(await names("AbCdEf123456")).toEqual(["Alice Smith"]);
+      expect(await names("abcdef123456")).toEqual([]); // tokens are case-sensitive
+      expect(await names("zzzAlice0000")).toEqual(["bob"]);
+      // Never a part of a token: a prefix matched one character at a time gave any token away.
+      expect(await names("AbCd")).toEqual([]);
+      expect(await names("zzzA")).toEqual([]);
+      expect(await names("Ef12")).toEqual([]);
       expect(await names("9B2C1E7A-1111-4222-8333-444455556666")).toEqual(["bob"]);
       expect(await names("9b2c1e7a")).toEqual([]);
       expect(await names("%")).toEqual(["100% carol"]);
       expect(await names("_")).toEqual([]);
       expect(await names("  bob  ")).toEqual(["bob"]);
+    });
+
+    it("matches tokens and VLESS UUIDs only for those who may see them: a viewer's search never does (issue 21, point 4)", async () => {
+      const { clusterId } = await cluster([
+        { name: "Tess", token: "Vt0k3nSecretValue", vlessUuid: "7b2c1e7a-1111-4222-8333-444455556666" },
+        { name: "Uma", token: "Vt0k3nOther" },
+      ]);
+      const asViewer = async (search: string) => (await viewer.subscribers.page({ clusterId, search })).items.map((r) => r.name);
+      const asAdmin = async (search: string) => (await admin.subscribers.page({ clusterId, search })).items.map((r) => r.name);
+      // What the attack did: try each next character and watch the count.
+      for (const probe of ["V", "Vt", "Vt0k3n", "Vt0k3nS", "Vt0k3nSecretValue", "7b2c1e7a-1111-4222-8333-444455556666"]) {
+        expect(await asViewer(probe), probe).toEqual([]);
+        expect((await viewer.subscribers.page({ clusterId, search: probe })).total, probe).toBe(0);
+      }
+      expect(await asAdmin("Vt0k3nSecretValue")).toEqual(["Tess"]);
+      expect(await asAdmin("7b2c1e7a-1111-4222-8333-444455556666")).toEqual(["Tess"]);
+      expect(await asAdmin("Vt0k3n")).toEqual([]);
+      // Names are searched for everybody.
+      expect(await asViewer("tes")).toEqual(["Tess"]);
+    });
+  });
+
+  describe("list queries are rate-limited per session (issue 21, point 4)", () => {
+    it(`allows a burst of ${LIST_QUERY_BURST}, then refuses with TOO_MANY_REQUESTS and Retry-After seconds; other sessions are not affected`, async () => {
+      const { clusterId } = await cluster([{ name: "r1" }]);
+      const [op] = await t.db.insert(operators).values({ username: `rate-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "x", role: "viewer" }).returning();
+      const session = (id: string) => createCaller({ ...operatorContext(t.db, op!.id, op!.username, "viewer"), operator: { sessionId: id, operatorId: op!.id, username: op!.username, role: "viewer" } });
+      const mine = session(`rate-a-${op!.id}`);
+      // The clock stands still (only Date), so no token comes back while the burst is spent.
+      vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+      try {
+        for (let i = 0; i < LIST_QUERY_BURST; i++) await mine.subscribers.page({ clusterId, search: `r${i}` });
+        const refused = await failure(mine.subscribers.page({ clusterId, search: "r" }));
+        expect(refused.code).toBe("TOO_MANY_REQUESTS");
+        expect(refused.message).toBe("Too many list queries from this session (at most 60 at once, then 4 a second): try again in 1 s");
+        // The older list procedure shares the budget.
+        expect((await failure(mine.subscribers.list({ clusterId }))).code).toBe("TOO_MANY_REQUESTS");
+        // The same operator in another session (another browser) is not held back.
+        expect((await session(`rate-b-${op!.id}`).subscribers.page({ clusterId })).total).toBe(1);
+        // A second later, four more.
+        vi.setSystemTime(Date.now() + 1000);
+        for (let i = 0; i < LIST_QUERY_REFILL_PER_S; i++) expect((await mine.subscribers.page({ clusterId })).total).toBe(1);
+        expect((await failure(mine.subscribers.page({ clusterId }))).code).toBe("TOO_MANY_REQUESTS");
+      } finally {
+        vi.useRealTimers();
+      }
     });
   });
 

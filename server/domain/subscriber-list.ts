@@ -56,15 +56,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * The rows of a cluster a filter matches. Search: a VLESS UUID matches exactly; otherwise a
- * case-insensitive substring of the name, or the start of the token (tokens are case-sensitive).
+ * The rows of a cluster a filter matches. Search: a case-insensitive substring of the name;
+ * for callers who may see secrets (`secrets`: not viewers), also the whole subscription token
+ * (case-sensitive) or the whole VLESS UUID. Never a part of a token: matching prefixes let a
+ * viewer read any token one character at a time (issue 21, point 4).
  */
-export function filterSql(clusterId: string, f: SubscriberFilter, now: Date, windowMs: number): SQL {
+export function filterSql(clusterId: string, f: SubscriberFilter, now: Date, windowMs: number, opts: { secrets: boolean } = { secrets: false }): SQL {
   const parts: SQL[] = [eq(subscribers.clusterId, clusterId)];
   const q = f.search?.trim();
   if (q) {
-    if (UUID.test(q)) parts.push(sql`${subscribers.vlessUuid} = ${q.toLowerCase()}::uuid`);
-    else parts.push(sql`(${subscribers.nameLower} like lower(${`%${escapeLike(q)}%`}) or ${subscribers.token} like ${`${escapeLike(q)}%`})`);
+    const name = sql`${subscribers.nameLower} like lower(${`%${escapeLike(q)}%`})`;
+    if (!opts.secrets) parts.push(name);
+    else if (UUID.test(q)) parts.push(sql`(${name} or ${subscribers.vlessUuid} = ${q.toLowerCase()}::uuid)`);
+    else parts.push(sql`(${name} or ${subscribers.token} = ${q})`);
   }
   if (f.status) parts.push(statusSql(f.status, now));
   if (f.online !== undefined) {
@@ -194,7 +198,7 @@ async function readPage(db: DbOrTx, q: SubscriberPageQuery, opts: { showSecrets:
   const nowMs = opts.nowMs ?? Date.now();
   const now = new Date(nowMs);
   const windowMs = await clusterWindowMs(db, q.clusterId);
-  const where = filterSql(q.clusterId, q, now, windowMs);
+  const where = filterSql(q.clusterId, q, now, windowMs, { secrets: opts.showSecrets });
   const offset = (q.page - 1) * q.pageSize;
   const count = async () => Number((await db.select({ n: sql<number>`count(*)::int` }).from(subscribers).where(where))[0]?.n ?? 0);
   let total: number;
@@ -290,7 +294,8 @@ export async function bulkUpdateSubscribers(db: Db, actor: Actor, input: Subscri
   return db.transaction(async (tx) => {
     const where = input.selection.ids
       ? and(eq(subscribers.clusterId, input.clusterId), inArray(subscribers.id, input.selection.ids))!
-      : filterSql(input.clusterId, input.selection.matching ?? {}, now, await clusterWindowMs(tx, input.clusterId));
+      : // Only admins and owners bulk-edit: they may see tokens, so the list they saw matched them too.
+        filterSql(input.clusterId, input.selection.matching ?? {}, now, await clusterWindowMs(tx, input.clusterId), { secrets: true });
     const a = input.action;
     const stamp = { updatedAt: now };
     let touched: Array<{ id: string; name: string }>;

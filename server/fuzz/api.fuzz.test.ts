@@ -21,6 +21,7 @@ import { devtoolsAppRouter } from "@/server/api/root";
 import { startTestApp, type TestApp } from "@/server/api/http-testing";
 import { createApiToken } from "@/server/domain/api-tokens";
 import { newAgentToken } from "@/server/domain/tokens";
+import { findBadText } from "@/core/text-safety";
 import { repairKnownRefinements } from "./hints";
 import { broken, wellFormed, type FuzzIds } from "./zod-arbitrary";
 
@@ -52,8 +53,10 @@ interface Totals {
   refused: number;
   accepted: number;
   failures: number;
+  /** Well-formed inputs with a NUL or lone surrogate in a string (each must be a 400). */
+  badText: number;
 }
-const totals: Totals = { procedures: 0, endpoints: 0, cases: 0, refused: 0, accepted: 0, failures: 0 };
+const totals: Totals = { procedures: 0, endpoints: 0, cases: 0, refused: 0, accepted: 0, failures: 0, badText: 0 };
 
 interface Answer {
   status: number;
@@ -180,7 +183,7 @@ describe("fuzz", () => {
   }, 120_000);
 
   afterAll(async () => {
-    const line = `fuzz totals: ${totals.procedures} procedures + ${totals.endpoints} HTTP endpoints, ${totals.cases} cases, ${totals.refused} refused, ${totals.accepted} accepted, ${totals.failures} failures (FUZZ_RUNS=${RUNS})`;
+    const line = `fuzz totals: ${totals.procedures} procedures + ${totals.endpoints} HTTP endpoints, ${totals.cases} cases, ${totals.refused} refused, ${totals.accepted} accepted (${totals.badText} cases with NUL or a lone surrogate, all refused), ${totals.failures} failures (FUZZ_RUNS=${RUNS})`;
     process.stdout.write(`\n${line}\n`);
     await app?.close();
   });
@@ -308,6 +311,14 @@ describe("fuzz", () => {
             totals.cases++;
             try {
               expect(a.status, `${label}: ${a.text.slice(0, 500)}`).toBeLessThan(500);
+              // A NUL or a lone surrogate in any string of a well-formed input: a 400 naming
+              // that field (before the schema runs), and nothing changes (checked below).
+              const bad = c.kind === "well-formed" && "value" in c.input ? findBadText(c.input.value) : null;
+              if (bad) {
+                totals.badText++;
+                expect(a.status, `${label}: ${a.text.slice(0, 300)}`).toBe(400);
+                expect((a.body as ErrorBody).error?.json?.message, label).toBe(`${bad.path || "input"}: ${bad.reason}`);
+              }
               if (a.status >= 400) {
                 totals.refused++;
                 checkRefusal(label, a);
@@ -386,6 +397,16 @@ describe("fuzz", () => {
           totals.cases++;
           try {
             expect(a.status, `${label}: ${a.text.slice(0, 300)}`).toBeLessThan(500);
+            const bad = c.kind === "well-formed" ? findBadText(JSON.parse(c.body)) : null;
+            if (bad) {
+              totals.badText++;
+              // 429 (this agent's rate limit) is checked before the body is read.
+              if (a.status !== 429) {
+                expect(a.status, label).toBe(400);
+                // The schema's own refusal may come first (it names its field); ours names the spoiled one.
+                expect((a.body as { error?: string }).error ?? "", label).toMatch(/^[\w.()[\]]+: /);
+              }
+            }
             if (a.status >= 400) {
               totals.refused++;
               if (a.status === 400) expect((a.body as { error?: string }).error ?? "", label).toMatch(/\w+/);

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { z } from "zod";
 import { agentReportSchema } from "@/core/agent-wire";
 import { probeConfigSchema } from "@/core/monitoring-contract";
+import { findBadText } from "@/core/text-safety";
 import { repairKnownRefinements } from "./hints";
 import { broken, wellFormed } from "./zod-arbitrary";
 
@@ -14,10 +15,23 @@ describe("zod → fast-check", () => {
     ["probe config", probeConfigSchema],
     ["bounded object", z.object({ id: z.uuid(), n: z.int().min(3).max(9), s: z.string().min(2).max(5), e: z.enum(["a", "b"]), l: z.array(z.boolean()).max(2), o: z.number().nullable().optional(), d: z.string().default("x") })],
   ])("well-formed %s values are (almost always) accepted", (_name, schema) => {
-    const values = fc.sample(wellFormed(schema, ids).map((v) => repairKnownRefinements(v)), 300);
+    // Values spoiled with NUL or a lone surrogate are meant to be refused (by the API, not by zod).
+    const values = fc.sample(wellFormed(schema, ids).map((v) => repairKnownRefinements(v)), 300).filter((v) => findBadText(v) === null);
     const ok = values.filter((v) => schema.safeParse(v).success).length;
     // Refinements the converter cannot see are repaired by hints.ts; a few may still refuse.
     expect(ok / values.length).toBeGreaterThan(0.9);
+  });
+
+  it("every string field sometimes holds a NUL byte or a lone surrogate (issue 21, point 7)", () => {
+    const schema = z.object({ a: z.string().max(20), b: z.uuid(), c: z.array(z.string().regex(/^[a-z]+$/)).min(1).max(2), d: z.string().optional() });
+    const values = fc.sample(wellFormed(schema, ids), 2000) as Array<Record<string, unknown>>;
+    for (const field of ["a", "b", "c", "d"]) {
+      const spoiled = values.filter((v) => findBadText({ [field]: v[field] }) !== null).length;
+      expect(spoiled, field).toBeGreaterThan(20);
+      expect(spoiled, field).toBeLessThan(400);
+    }
+    const kinds = new Set(values.map((v) => findBadText(v)?.reason).filter(Boolean));
+    expect([...kinds].sort()).toEqual(["contains a NUL byte (U+0000)", "contains a lone surrogate (not a Unicode character)"]);
   });
 
   it("broken values are mostly refused", () => {

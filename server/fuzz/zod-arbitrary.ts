@@ -31,7 +31,27 @@ function checksOf(d: Def): Array<Record<string, unknown> & { check: string }> {
 
 const json = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>;
 
+/** What no string field takes (core/text-safety.ts): U+0000 and lone surrogates. */
+export const BAD_TEXT = ["\u0000", "\uD800", "\uDBFF", "\uDC00", "\uDFFF"] as const;
+
+/**
+ * Every string field: now and then (1 in 16) with a NUL or a lone surrogate put somewhere in
+ * an otherwise fitting value. Such a call must be refused with a 400 naming the field.
+ */
+function sometimesBadText(good: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  const spoiled = fc.tuple(good, fc.constantFrom(...BAD_TEXT), fc.nat()).map(([s, bad, n]) => {
+    const at = n % (s.length + 1);
+    // Never between the halves of a surrogate pair (that would make two lone ones, still bad).
+    return s.slice(0, at) + bad + s.slice(at);
+  });
+  return fc.oneof({ arbitrary: good, weight: 15 }, { arbitrary: spoiled, weight: 1 });
+}
+
 function stringArb(d: Def, ids: FuzzIds, field: string | undefined): fc.Arbitrary<string> {
+  return sometimesBadText(fittingString(d, ids, field));
+}
+
+function fittingString(d: Def, ids: FuzzIds, field: string | undefined): fc.Arbitrary<string> {
   let min = 0;
   let max = Infinity;
   const patterns: RegExp[] = [];
@@ -164,7 +184,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 
 /** Values no field of any schema here should accept as they are. */
 export const badScalar: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(null, true, false, 0, -1, 1.5, -1e308, 1e308, 2 ** 53, -(2 ** 53), "", "NaN", "Infinity", "-Infinity", "1e309", "null", "undefined", [], {}, [[[]]], "__proto__", "00000000-0000-0000-0000-000000000000"),
+  fc.constantFrom(null, true, false, 0, -1, 1.5, -1e308, 1e308, 2 ** 53, -(2 ** 53), "", "NaN", "Infinity", "-Infinity", "1e309", "null", "undefined", [], {}, [[[]]], "__proto__", "00000000-0000-0000-0000-000000000000", "a\u0000b", "\u0000", "x\uD800", "\uDC00y"),
   fc.string({ maxLength: 20 }),
   fc.integer({ min: 1000, max: 120_000 }).map((n) => "x".repeat(n)),
   fc.integer(),

@@ -46,6 +46,24 @@ describe("checkOrigin", () => {
     expect(checkOrigin(req({ host: "evil.com", origin: "http://evil.com" }), pub).ok).toBe(false);
     expect(checkOrigin(req({ host: "evil.com", origin: "https://panel.example.com" }), pub).ok).toBe(true);
   });
+  it("compares scheme, host and port exactly (issue 21, point 12)", () => {
+    // Without PUBLIC_URL: the scheme the request came with counts too.
+    const proxied = { trustProxy: 1 };
+    const overHttps = (origin: string) => req({ host: "internal:3000", "x-forwarded-host": "panel.example.com", "x-forwarded-proto": "https", origin });
+    expect(checkOrigin(overHttps("https://panel.example.com"), proxied).ok).toBe(true);
+    expect(checkOrigin(overHttps("https://PANEL.example.com:443"), proxied).ok).toBe(true);
+    expect(checkOrigin(overHttps("http://panel.example.com"), proxied).ok).toBe(false);
+    expect(checkOrigin(overHttps("https://panel.example.com:8443"), proxied).ok).toBe(false);
+    expect(checkOrigin(req({ host: "a:3000", origin: "https://a:3000" }), trust).ok).toBe(false);
+    expect(checkOrigin(req({ host: "a:3000", origin: "http://a:3001" }), trust).ok).toBe(false);
+    expect(checkOrigin(req({ host: "a:3000", origin: "ftp://a:3000" }), trust).ok).toBe(false);
+    // With PUBLIC_URL: its scheme, host and port; a path in it does not matter.
+    const pub = { trustProxy: 0, publicUrl: "https://panel.example.com:8443/routeboard/" };
+    expect(checkOrigin(req({ host: "x", origin: "https://panel.example.com:8443" }), pub).ok).toBe(true);
+    expect(checkOrigin(req({ host: "x", origin: "https://panel.example.com" }), pub).ok).toBe(false);
+    expect(checkOrigin(req({ host: "x", origin: "http://panel.example.com:8443" }), pub).ok).toBe(false);
+    expect(checkOrigin(req({ host: "x", origin: "https://panel.example.com.evil.com:8443" }), pub).ok).toBe(false);
+  });
 });
 
 describe("bearerCredential", () => {

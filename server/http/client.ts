@@ -67,19 +67,30 @@ export function checkOrigin(req: IncomingMessage, trust: ProxyTrust): OriginVerd
   if (site === "same-origin" || site === "none") return { ok: true };
   if (site) return { ok: false, reason: `Cross-site request refused (Sec-Fetch-Site: ${site}): use the dashboard itself` };
   if (!origin) return { ok: true };
-  if (trust.publicUrl) {
-    // The dashboard has one public origin: nothing else is its own, whatever Host says.
-    if (origin === new URL(trust.publicUrl).origin) return { ok: true };
-  } else {
-    let host: string | undefined;
-    try {
-      host = new URL(origin).host.toLowerCase();
-    } catch {
-      host = undefined;
-    }
-    if (host && host === requestHost(req, trust)) return { ok: true };
-  }
+  // Scheme, host and port, exactly: http://panel is not https://panel, nor :8443 :443.
+  const own = ownOrigin(req, trust);
+  if (own && parseOrigin(origin) === own) return { ok: true };
   return { ok: false, reason: `Cross-origin request refused (Origin: ${origin.slice(0, 100)}): use the dashboard itself` };
+}
+
+/** An origin as the URL standard serialises it (lower-case, default port dropped), or null. */
+function parseOrigin(s: string): string | null {
+  try {
+    const u = new URL(s);
+    return u.protocol === "http:" || u.protocol === "https:" ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The dashboard's own origin: PUBLIC_URL's when set (nothing else is its own, whatever Host
+ * says), else the scheme and host this request came to.
+ */
+function ownOrigin(req: IncomingMessage, trust: ProxyTrust): string | null {
+  if (trust.publicUrl) return parseOrigin(trust.publicUrl);
+  const host = requestHost(req, trust);
+  return host ? parseOrigin(`${isHttps(req, trust) ? "https" : "http"}://${host}`) : null;
 }
 
 /**

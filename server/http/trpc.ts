@@ -16,9 +16,15 @@ export const MAX_BATCH_SIZE = 2 * BATCH_LINK_MAX_ITEMS;
 
 const BASE_PATH = "/api/trpc/";
 
+/**
+ * Every tRPC answer: the security headers, and no-store (answers hold subscribers, tokens and
+ * links; no browser or proxy cache may keep them).
+ */
+const trpcHeaders = (): Record<string, string> => ({ ...securityHeaders(), "cache-control": "no-store" });
+
 /** A refusal in tRPC's own error shape, so clients show the message like any other error. */
 function refuse(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}) {
-  sendJson(res, status, { error: { json: { message, code: -32600, data: { code, httpStatus: status } } } }, { ...securityHeaders(), ...headers });
+  sendJson(res, status, { error: { json: { message, code: -32600, data: { code, httpStatus: status } } } }, { ...trpcHeaders(), ...headers });
 }
 
 /**
@@ -37,7 +43,7 @@ export function createTrpcHandler(
     maxBodySize: MAX_BODY_BYTES,
     maxBatchSize: MAX_BATCH_SIZE,
     responseMeta({ errors }) {
-      const headers: Record<string, string> = securityHeaders();
+      const headers: Record<string, string> = trpcHeaders();
       // 429 carries Retry-After (the login throttle puts the seconds in the error's cause).
       for (const e of errors) {
         const retryAfter = (e.cause as { retryAfter?: number } | undefined)?.retryAfter;

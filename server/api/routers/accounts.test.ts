@@ -163,6 +163,29 @@ describe("operators' passwords and roles", () => {
     expect(JSON.stringify(entry)).not.toContain("quiet-meadow");
   });
 
+  it("guesses from elsewhere never refuse the operator on a browser they used before; the guessers keep their backoff (issue 21, point 9)", async () => {
+    const hash = await hashPassword(STRONG);
+    await t.db.insert(operators).values({ username: "locksmith", passwordHash: hash, role: "viewer" });
+    // The operator logs in once: the browser gets a device cookie.
+    const cookies: string[] = [];
+    const browser = createCaller({ ...anonymous(t.db, "198.51.100.40"), setCookie: (c) => cookies.push(c) });
+    await browser.auth.login({ username: "locksmith", password: STRONG });
+    const device = /rb_device=([^;]+)/.exec(cookies.find((c) => c.startsWith("rb_device=")) ?? "")?.[1];
+    expect(device).toBeDefined();
+    expect(cookies.find((c) => c.startsWith("rb_device="))).toMatch(/; Path=\/api\/trpc; HttpOnly; SameSite=Strict; Expires=/);
+    // Somebody guesses from several addresses, without that cookie.
+    const codes: string[] = [];
+    for (let i = 0; i < 6; i++) codes.push((await failure(createCaller(anonymous(t.db, `203.0.113.${40 + i}`)).auth.login({ username: "locksmith", password: `guess-${i}-nope` }))).code);
+    expect(codes).toEqual(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS"]);
+    // The operator's browser, with the right password: logged in, even from a guesser's address.
+    const again = createCaller({ ...anonymous(t.db, "203.0.113.40"), deviceCookie: device });
+    expect((await again.auth.login({ username: "locksmith", password: STRONG })).username).toBe("locksmith");
+    // The cookie is for this username only.
+    expect((await failure(createCaller({ ...anonymous(t.db, "198.51.100.41"), deviceCookie: device }).auth.login({ username: "ada", password: "x-wrong-x-wrong" }))).code).toBe("UNAUTHORIZED");
+    // Without it the right password waits, like the guesses (it cannot test guesses while held).
+    expect((await failure(createCaller(anonymous(t.db, "198.51.100.42")).auth.login({ username: "locksmith", password: STRONG }))).code).toBe("TOO_MANY_REQUESTS");
+  });
+
   it("the owner resets a password: the operator's sessions end, the audit log has no password", async () => {
     const s = await createSession(t.db, adaId, "laptop");
     await owner.operators.resetPassword({ operatorId: adaId, password: "velvet-canyon-signal-19" });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { deviceCookie, deviceOf, newDeviceToken } from "@/server/auth/device";
 import { clearSessionCookie, createSession, revokeSession, sessionCookie } from "@/server/auth/sessions";
 import { authenticate, changeOwnPassword, needsSetup, setupOwner } from "@/server/domain/accounts";
 import { publishAfterCommit } from "@/server/domain/changes";
@@ -27,12 +28,16 @@ export const authRouter = createTRPCRouter({
   setup: publicProcedure.input(credentials.extend({ setupCode: setupCodeSchema })).mutation(async ({ ctx, input }) => {
     const owner = await publishAfterCommit(setupOwner(ctx.db, input, ctx.clientAddress));
     await startSession(ctx, owner.id);
+    ctx.setCookie(deviceCookie(newDeviceToken(owner.username), ctx.secureCookies));
     return { username: owner.username, role: owner.role };
   }),
 
   login: publicProcedure.input(credentials).mutation(async ({ ctx, input }) => {
-    const op = await authenticate(ctx.db, input, ctx.clientAddress);
+    // A browser this operator logged in from before is throttled on its own (server/auth/device.ts).
+    const device = deviceOf(ctx.deviceCookie, input.username);
+    const op = await authenticate(ctx.db, input, ctx.clientAddress, device);
     await startSession(ctx, op.id);
+    ctx.setCookie(deviceCookie(device ? ctx.deviceCookie! : newDeviceToken(op.username), ctx.secureCookies));
     return { username: op.username, role: op.role };
   }),
 

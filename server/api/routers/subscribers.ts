@@ -14,7 +14,7 @@ import {
   updateSubscriber,
 } from "@/server/domain/subscribers";
 import { expirySchema, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, subscriberBulkSchema, subscriberPageSchema, trafficLimitGbSchema } from "@/core/validation";
-import { subscribersWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { subscribersWriteProcedure, createTRPCRouter, listQueryProcedure, protectedProcedure } from "../trpc";
 
 export { ONLINE_INTERVALS };
 
@@ -29,7 +29,7 @@ const subscriberFields = {
 
 export const subscribersRouter = createTRPCRouter({
   /** One page of subscribers, searched, filtered and sorted by the database (any size). */
-  page: protectedProcedure.input(subscriberPageSchema).query(({ ctx, input }) => listSubscriberPage(ctx.db, input, { showSecrets: ctx.operator.role !== "viewer" })),
+  page: listQueryProcedure.input(subscriberPageSchema).query(({ ctx, input }) => listSubscriberPage(ctx.db, input, { showSecrets: ctx.operator.role !== "viewer" })),
 
   /** Enable, disable, extend, reset usage or delete the selected subscribers, or all a filter matches. */
   bulk: subscribersWriteProcedure
@@ -37,7 +37,7 @@ export const subscribersRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => publishAfterCommit(bulkUpdateSubscribers(ctx.db, ctx.operator, input))),
 
   /** Subscribers, newest first; tokens only for those who may change things. */
-  list: protectedProcedure
+  list: listQueryProcedure
     .input(z.object({ clusterId: idSchema, search: z.string().max(200).optional() }))
     .query(({ ctx, input }) => listSubscribers(ctx.db, input, ctx.operator.role !== "viewer")),
 
