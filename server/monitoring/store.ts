@@ -9,7 +9,10 @@ import { and, eq, gt, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { pgArray } from "@/db/pg-array";
 import { alertEvents, clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal, trafficQuarantine } from "@/db/schema";
-import { isDatabaseDown } from "@/server/db-errors";
+import { isDatabaseDown, isTransactionConflict } from "@/server/db-errors";
+
+/** Failures that say nothing about the rows (database away, deadlock): try again later, quarantine nothing. */
+const transient = (err: unknown) => isDatabaseDown(err) || isTransactionConflict(err);
 import { logger } from "@/server/logger";
 import { MAX_USER_BYTES_PER_REPORT, type AgentReportAck } from "@/core/agent-wire";
 import { bearerToken } from "@/server/dataplane/agent-auth";
@@ -817,7 +820,7 @@ export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsF
   try {
     return await db.transaction((tx) => foldTotalsStep(tx, sql`id in (select id from ${trafficJournal} where not totals_folded order by id limit ${maxRows})`));
   } catch (err) {
-    if (isDatabaseDown(err)) throw err;
+    if (transient(err)) throw err;
     // Some row of the step cannot be folded: fold them one by one and quarantine the culprit
     // (issue 21), so one bad batch never holds up anyone else's traffic.
     const out: TotalsFold = { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
@@ -897,7 +900,7 @@ export async function foldTrafficDays(db: Db, maxRows = 1000): Promise<number> {
   try {
     return await db.transaction((tx) => foldDaysStep(tx, sql`id in (select id from ${trafficJournal} where totals_folded order by id limit ${maxRows})`));
   } catch (err) {
-    if (isDatabaseDown(err)) throw err;
+    if (transient(err)) throw err;
     let folded = 0;
     await foldOneByOne(db, "days", maxRows, async (id) => {
       const n = await db.transaction((tx) => foldDaysStep(tx, sql`id = ${id} and totals_folded`));
@@ -966,7 +969,7 @@ async function foldOneByOne(db: Db, stage: "totals" | "days", maxRows: number, f
     try {
       await fold(id);
     } catch (err) {
-      if (isDatabaseDown(err)) throw err;
+      if (transient(err)) throw err;
       ids.push(...(await isolateJournalRow(db, id, stage, failureReason(err))));
     }
   }
