@@ -11,8 +11,8 @@
  *     seq, for BENCH_DURATION_S seconds; /api/health is sampled meanwhile.
  *  4. Checks that the traffic stored equals the traffic acknowledged (nothing acked is lost,
  *     nothing is counted twice).
- *  5. Oversized (issue 21, point 8): from ONE server's token, BENCH_OVERSIZED_ROUNDS rounds of
- *     5 concurrent 12 MB reports (200,000 users each) — with Content-Length, then chunked —
+ *  5. Oversized (issue 21, point 8): from ONE server's token, rounds of 5 concurrent 12 MB
+ *     reports (200,000 users each), a round a second (BENCH_OVERSIZED_EVERY_MS), for BENCH_OVERSIZED_S s — with Content-Length, then chunked —
  *     while /api/health is sampled and the app's RSS is polled; prints the health p99, the
  *     answers and the RSS growth. Stops the app by its PID and prints one JSON summary.
  * BENCH_PHASES (default "flood,oversized") picks the phases.
@@ -35,7 +35,9 @@ const IDLE_S = 5;
 const MAX_IN_FLIGHT = Number(process.env.BENCH_MAX_IN_FLIGHT ?? 512);
 const HEALTH_EVERY_MS = 50;
 const PHASES = new Set((process.env.BENCH_PHASES ?? "flood,oversized").split(",").map((p) => p.trim()));
-const OVERSIZED_ROUNDS = Number(process.env.BENCH_OVERSIZED_ROUNDS ?? 10);
+const OVERSIZED_S = Number(process.env.BENCH_OVERSIZED_S ?? 10);
+/** One round of 5 per this many ms (0: back to back, a flood of 12 MB bodies). */
+const OVERSIZED_EVERY_MS = Number(process.env.BENCH_OVERSIZED_EVERY_MS ?? 1000);
 const OVERSIZED_CONCURRENT = 5;
 const OVERSIZED_USERS = 200_000;
 
@@ -64,13 +66,25 @@ function sendOversized(url: URL, token: string, body: Buffer, chunked: boolean):
       res.on("error", () => resolve(res.statusCode ?? "closed"));
     });
     req.on("error", () => resolve("closed"));
-    for (let k = 0; k < body.length; k += 256 * 1024) req.write(body.subarray(k, k + 256 * 1024));
-    req.end();
+    // With backpressure, so the bench's own event loop (and its /api/health timings) is not held up.
+    let k = 0;
+    const more = () => {
+      while (k < body.length) {
+        const part = body.subarray(k, k + 256 * 1024);
+        k += part.length;
+        if (!req.write(part)) {
+          req.once("drain", more);
+          return;
+        }
+      }
+      req.end();
+    };
+    more();
   });
 }
 
 async function oversizedPhase(base: string, pid: number | undefined, token: string) {
-  const users = Array.from({ length: OVERSIZED_USERS }, (_, k) => ({ email: `00000000-0000-4000-8000-${String(k).padStart(12, "0")}`, up: 1_000_000, down: 2_000_000 }));
+  const users = Array.from({ length: OVERSIZED_USERS }, (_, k) => ({ email: `00000000-0000-4000-8000-${String(k).padStart(12, "0")}`, up: 1, down: 2 }));
   const body = Buffer.from(
     JSON.stringify({ listenerAlive: true, serviceRunning: true, usersOnline: OVERSIZED_USERS, rxBps: 1e6, txBps: 2e6, cpu: 10, memory: 20, neighbours: [], instance: "bench-oversized", seq: 1, users }),
   );
@@ -82,10 +96,17 @@ async function oversizedPhase(base: string, pid: number | undefined, token: stri
   const healthDuring = sampleHealth(base, () => done);
   const answers: Record<string, number> = {};
   const t0 = performance.now();
-  for (let r = 0; r < OVERSIZED_ROUNDS; r++) {
+  let rounds = 0;
+  for (let r = 0; performance.now() - t0 < OVERSIZED_S * 1000; r++) {
+    rounds++;
     const chunked = r % 2 === 1;
+    const roundStart = performance.now();
     const got = await Promise.all(Array.from({ length: OVERSIZED_CONCURRENT }, () => sendOversized(url, token, body, chunked)));
+    // "closed": the panel answered 413 and closed the connection while the body was still being sent.
     for (const g of got) answers[`${chunked ? "chunked" : "content-length"} ${g}`] = (answers[`${chunked ? "chunked" : "content-length"} ${g}`] ?? 0) + 1;
+    const wait = OVERSIZED_EVERY_MS - (performance.now() - roundStart);
+    if (performance.now() - t0 + Math.max(0, wait) >= OVERSIZED_S * 1000) break;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
   const seconds = (performance.now() - t0) / 1000;
   // A few more health samples after the last answer (a stall would show there too).
@@ -94,7 +115,7 @@ async function oversizedPhase(base: string, pid: number | undefined, token: stri
   clearInterval(poll);
   const health = await healthDuring;
   return {
-    reports: OVERSIZED_ROUNDS * OVERSIZED_CONCURRENT,
+    reports: rounds * OVERSIZED_CONCURRENT,
     concurrent: OVERSIZED_CONCURRENT,
     bodyMB: Math.round((body.length / 1024 / 1024) * 10) / 10,
     users: OVERSIZED_USERS,
@@ -213,7 +234,7 @@ async function main() {
     if (PHASES.has("flood")) flood = await floodPhase(app, base, fleet);
     let oversized: Awaited<ReturnType<typeof oversizedPhase>> | null = null;
     if (PHASES.has("oversized")) {
-      process.stderr.write(`oversized: ${OVERSIZED_ROUNDS} rounds × ${OVERSIZED_CONCURRENT} concurrent 12 MB reports from one token…\n`);
+      process.stderr.write(`oversized: ${OVERSIZED_CONCURRENT} concurrent 12 MB reports from one token, round after round, for ${OVERSIZED_S} s…\n`);
       oversized = await oversizedPhase(base, server.child.pid, fleet.servers[0]!.agentToken);
     }
     const summary = {
