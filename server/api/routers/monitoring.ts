@@ -16,7 +16,8 @@ const daySchema = (field: string) =>
   z
     .string({ error: `${field} must be a day, YYYY-MM-DD` })
     .regex(/^\d{4}-\d{2}-\d{2}$/, `${field} must be a day, YYYY-MM-DD`)
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) === d, `${field} is not a day of the calendar`);
+    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) === d, `${field} is not a day of the calendar`)
+    .refine((d) => d >= "2000-01-01" && d <= "9999-12-31", `${field} must be between 2000-01-01 and 9999-12-31`);
 
 /** [from, to) in UTC days: from before to, at most 400 days. */
 const periodSchema = {
