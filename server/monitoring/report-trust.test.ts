@@ -94,6 +94,14 @@ describe.each(testDbKinds())("agent report trust boundaries (%s)", (kind) => {
     expect(again[0]!.refused).toMatch(/^users\[0\]\.up:/);
     expect(await implausibleAlerts(f.b.serverId)).toHaveLength(1);
 
+    // A resend of a report already counted (its ack was lost) is a duplicate, not judged again.
+    const resend = await t.db.transaction((tx) =>
+      applyReports(tx, [{ server: f.a, nowMs: now + 1000, report: report({ instance: "bound-a", seq: 1, users: [{ email: f.dave, up: 100e9, down: 0 }] }) }]),
+    );
+    expect(resend[0]).toMatchObject({ duplicate: true });
+    expect(resend[0]!.refused).toBeUndefined();
+    expect(await implausibleAlerts(f.a.serverId)).toHaveLength(0);
+
     // The capacity is a per-server setting: at 100 Gbit/s the same report is plausible.
     const [row] = await t.db.select().from(servers).where(eq(servers.id, f.b.serverId));
     expect(row!.reportCapacityMbps).toBe(10_000);

@@ -362,10 +362,22 @@ async function implausibleReports(tx: DbOrTx, items: readonly ReportToApply[]): 
   if (withUsers.length === 0) return out;
   const ids = [...new Set(withUsers.map((i) => i.server.serverId))];
   const rows = await tx
-    .select({ id: servers.id, name: servers.name, address: servers.address, clusterId: servers.clusterId, capacityMbps: servers.reportCapacityMbps, createdAt: servers.createdAt, reportedAt: serverMetrics.reportedAt, intervalS: clusters.reportIntervalS })
+    .select({
+      id: servers.id,
+      name: servers.name,
+      address: servers.address,
+      clusterId: servers.clusterId,
+      capacityMbps: servers.reportCapacityMbps,
+      createdAt: servers.createdAt,
+      reportedAt: serverMetrics.reportedAt,
+      intervalS: clusters.reportIntervalS,
+      instance: serverAgentState.instance,
+      seq: serverAgentState.seq,
+    })
     .from(servers)
     .innerJoin(clusters, eq(clusters.id, servers.clusterId))
     .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+    .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id))
     .where(inArray(servers.id, ids));
   const info = new Map(rows.map((r) => [r.id, r]));
   const lastMs = new Map(rows.map((r) => [r.id, (r.reportedAt ?? r.createdAt).getTime()]));
@@ -374,7 +386,10 @@ async function implausibleReports(tx: DbOrTx, items: readonly ReportToApply[]): 
     const r = info.get(it.server.serverId);
     if (!r) continue;
     const users = it.report.users;
-    if (users && users.length > 0) {
+    // A report already counted (same instance, seq not newer: a resend whose ack was lost) adds
+    // nothing, so its amounts are not judged against the time since its own first delivery.
+    const dup = it.report.instance !== undefined && it.report.seq !== undefined && r.instance === it.report.instance && r.seq !== null && it.report.seq <= r.seq;
+    if (users && users.length > 0 && !dup) {
       const bound = reportByteBound(r.capacityMbps, it.nowMs - lastMs.get(r.id)!, r.intervalS);
       let bad = -1;
       for (let k = 0; k < users.length; k++) {
