@@ -64,3 +64,29 @@ test("the owner sees usage per server and discards what one server reported: the
   await page.goto(`/clusters/${cluster.id}/audit`);
   await expect(page.getByText(/Discarded the usage acct-b reported/)).toBeVisible();
 });
+
+test("the report capacity is set in the server form, validated, and bounds what the server's agent may report", async ({ page, cluster }) => {
+  const server = await trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", { clusterId: cluster.id, name: "acct-cap", address: "127.0.0.1", role: "node", coefficient: 1, capacityMbps: null });
+  const erin = await trpcMutation<{ id: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Acct Erin", expiresAt: null, trafficLimitGb: null });
+  await page.goto(`/clusters/${cluster.id}/servers`);
+  await page.getByRole("button", { name: "Edit server acct-cap" }).click();
+  const form = page.getByRole("dialog", { name: "Edit server acct-cap" });
+  await expect(form.getByLabel("Report capacity (Mbit/s)")).toHaveValue("10000");
+  await form.getByLabel("Report capacity (Mbit/s)").fill("0");
+  await form.getByRole("button", { name: "Save server" }).click();
+  await expect(form.getByText("Report capacity must be between 1 and 10,000,000 Mbit/s")).toBeVisible();
+  // 8 Mbit/s: 1 MB a second.
+  await form.getByLabel("Report capacity (Mbit/s)").fill("8");
+  await form.getByRole("button", { name: "Save server" }).click();
+  await expect(form).toBeHidden();
+
+  // 500 MB for one user within about a minute is more than 8 Mbit/s moves: refused, naming the row.
+  const res = await page.request.post("/api/agent/report", {
+    headers: { authorization: `Bearer ${server.agentToken}` },
+    data: { listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1e6, txBps: 1e6, cpu: 5, memory: 10, neighbours: [], instance: "e2e-acct-cap", seq: 1, users: [{ email: erin.id, up: 0, down: 500 * MB }] },
+  });
+  expect(res.status()).toBe(400);
+  expect(((await res.json()) as { error: string }).error).toMatch(/^users\[0\]\.down: \d+ bytes is more than this server's report capacity \(8 Mbit\/s\)/);
+  const list = await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(page.request, "subscribers.list", { clusterId: cluster.id });
+  expect(list.find((s) => s.id === erin.id)!.trafficUsedBytes).toBe(0);
+});
