@@ -364,6 +364,11 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       duplex: "half",
     } as RequestInit);
     expect(chunked.status).toBe(413);
+    // Small rows still count: at most the cluster's subscribers (and slack) per report.
+    agentLimits().reports.clear();
+    const many = await post(srv[1]!.token, baseReport({ instance: "agent-two", seq: 3, users: Array.from({ length: 500 }, (_, k) => ({ email: `u${k}`, up: 0, down: 1 })) }));
+    expect(many.status).toBe(400);
+    expect(await many.json()).toEqual({ error: expect.stringMatching(/^users: 500 rows, more than this cluster's \d+ subscribers allow \(at most \d+\)/) });
     const [stateAfter] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
     expect(stateAfter).toEqual(stateBefore);
   });
