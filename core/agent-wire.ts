@@ -95,6 +95,22 @@ export const agentReportSchema = z
   .refine((r) => r.users === undefined || r.seq !== undefined, {
     path: ["users"],
     error: "per-user traffic needs seq and instance, so it is counted once",
+  })
+  .superRefine((r, ctx) => {
+    // One row per user per report (issue 21): a repeated row was summed without a cap, so one
+    // token could push any total past every bound. Emails compare as the panel stores them.
+    const users = r.users;
+    if (!users) return;
+    const seen = new Map<string, number>();
+    for (let k = 0; k < users.length; k++) {
+      const key = users[k]!.email.toLowerCase();
+      const first = seen.get(key);
+      if (first !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["users", k, "email"], message: `duplicate of users[${first}] (${users[k]!.email.slice(0, 64)}): one row per user per report` });
+        return;
+      }
+      seen.set(key, k);
+    }
   });
 
 export type NeighbourCheck = z.infer<typeof neighbourCheckSchema>;

@@ -7,6 +7,7 @@ export const ALERT_EVENT_TYPES = [
   "subscriber.limited",
   "subscriber.expired",
   "agent.config_rejected",
+  "server.report_implausible",
 ] as const;
 export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
 /** "test" is sent by the Send test button to one target; no target subscribes to it. */
@@ -20,6 +21,7 @@ export const ALERT_EVENT_LABELS: Readonly<Record<AnyAlertEventType, string>> = O
   "subscriber.limited": "Subscriber reached traffic limit",
   "subscriber.expired": "Subscriber expired",
   "agent.config_rejected": "Agent rejected its config",
+  "server.report_implausible": "Agent report refused as implausible",
   test: "Test alert",
 });
 

@@ -84,6 +84,14 @@ export const capacitySchema = z.coerce
   .max(10_000_000, "Capacity must be between 1 and 10,000,000 Mbit/s")
   .nullable();
 
+/** Issue 21: the link speed that bounds a server's agent reports (servers.report_capacity_mbps). */
+export const DEFAULT_REPORT_CAPACITY_MBPS = 10_000;
+export const reportCapacitySchema = z.coerce
+  .number({ error: "Report capacity must be a number" })
+  .int("Report capacity must be a whole number of Mbit/s")
+  .min(1, "Report capacity must be between 1 and 10,000,000 Mbit/s")
+  .max(10_000_000, "Report capacity must be between 1 and 10,000,000 Mbit/s");
+
 export const idSchema = z.uuid("Not a valid id");
 
 export const serverRoleSchema = z.enum(["master", "node", "both"], { error: "Role must be master, node or both" });

@@ -72,6 +72,12 @@ export const servers = pgTable(
     coefficient: real("coefficient").notNull().default(1),
     /** Operator-set link capacity; overrides the capacity learned from peaks. */
     capacityMbps: integer("capacity_mbps"),
+    /**
+     * Link speed that bounds what the agent may report (issue 21): per-user bytes in a report
+     * above what this speed moves in the elapsed interval are refused. Not the balancer's
+     * capacity above (null there means "learn it"; an operator may set that one low on purpose).
+     */
+    reportCapacityMbps: integer("report_capacity_mbps").notNull().default(10_000),
     enabled: boolean("enabled").notNull().default(true),
     /** sha256 of the agent's bearer token; the token itself is shown once and never stored. */
     agentTokenHash: text("agent_token_hash").notNull(),
@@ -86,6 +92,7 @@ export const servers = pgTable(
     uniqueIndex("servers_name_ci").on(t.clusterId, sql`lower(${t.name})`),
     check("servers_coefficient_range", sql`${t.coefficient} >= 0.1 and ${t.coefficient} <= 100`),
     check("servers_capacity_positive", sql`${t.capacityMbps} is null or ${t.capacityMbps} > 0`),
+    check("servers_report_capacity_range", sql`${t.reportCapacityMbps} between 1 and 10000000`),
   ],
 );
 
@@ -346,6 +353,36 @@ export const trafficJournal = pgTable("traffic_journal", {
   entDown: bigint("ent_down", { mode: "number" }).array().notNull(),
   createdAt: createdAt(),
 });
+
+/**
+ * Journal rows a fold could not apply (issue 21): one server's part of a batch, moved out of
+ * traffic_journal with the reason, so the next folds carry on with everyone else's traffic.
+ * `stage` says what was not applied: "totals" (nothing of it counted) or "days" (subscribers'
+ * totals have it, subscriber_traffic does not). Shown on the cluster's health page.
+ */
+export const trafficQuarantine = pgTable(
+  "traffic_quarantine",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    journalId: bigint("journal_id", { mode: "number" }).notNull(),
+    /** Null when the row named no (existing) server or several that could not be told apart. */
+    serverId: uuid("server_id").references(() => servers.id, { onDelete: "cascade" }),
+    clusterId: uuid("cluster_id").references(() => clusters.id, { onDelete: "cascade" }),
+    stage: text("stage", { enum: ["totals", "days"] }).notNull(),
+    reason: text("reason").notNull(),
+    seenAt: ts("seen_at").notNull(),
+    quarantinedAt: ts("quarantined_at").notNull().defaultNow(),
+    subIds: uuid("sub_ids").array().notNull(),
+    subUp: bigint("sub_up", { mode: "number" }).array().notNull(),
+    subDown: bigint("sub_down", { mode: "number" }).array().notNull(),
+    entSub: uuid("ent_sub").array().notNull(),
+    entSrv: uuid("ent_srv").array().notNull(),
+    entDay: date("ent_day", { mode: "string" }).array().notNull(),
+    entUp: bigint("ent_up", { mode: "number" }).array().notNull(),
+    entDown: bigint("ent_down", { mode: "number" }).array().notNull(),
+  },
+  (t) => [index("traffic_quarantine_cluster").on(t.clusterId, t.quarantinedAt), check("traffic_quarantine_stage", sql`${t.stage} in ('totals', 'days')`)],
+);
 
 /**
  * What the server's agent last told about itself (DESIGN §6): the (instance, seq) of the last

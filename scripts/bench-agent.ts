@@ -10,7 +10,12 @@
  *     limiter answers nothing but 200 — each report with 100 users' traffic and a growing
  *     seq, for BENCH_DURATION_S seconds; /api/health is sampled meanwhile.
  *  4. Checks that the traffic stored equals the traffic acknowledged (nothing acked is lost,
- *     nothing is counted twice), stops the app by its PID and prints one JSON summary.
+ *     nothing is counted twice).
+ *  5. Oversized (issue 21, point 8): from ONE server's token, rounds of 5 concurrent 12 MB
+ *     reports (200,000 users each), a round a second (BENCH_OVERSIZED_EVERY_MS), for BENCH_OVERSIZED_S s — with Content-Length, then chunked —
+ *     while /api/health is sampled and the app's RSS is polled; prints the health p99, the
+ *     answers and the RSS growth. Stops the app by its PID and prints one JSON summary.
+ * BENCH_PHASES (default "flood,oversized") picks the phases.
  *
  * Sends are paced by a schedule, not by answers, and in-flight requests are capped, so a
  * slow panel shows as fewer reports accepted and longer latencies, never as a hung bench.
@@ -18,6 +23,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import os from "node:os";
+import { readFileSync } from "node:fs";
 import { startApp } from "./harness/app";
 import { loginToApp, type AppClient } from "./harness/trpc";
 
@@ -28,6 +34,98 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
 const IDLE_S = 5;
 const MAX_IN_FLIGHT = Number(process.env.BENCH_MAX_IN_FLIGHT ?? 512);
 const HEALTH_EVERY_MS = 50;
+const PHASES = new Set((process.env.BENCH_PHASES ?? "flood,oversized").split(",").map((p) => p.trim()));
+const OVERSIZED_S = Number(process.env.BENCH_OVERSIZED_S ?? 10);
+/** One round of 5 per this many ms (0: back to back, a flood of 12 MB bodies). */
+const OVERSIZED_EVERY_MS = Number(process.env.BENCH_OVERSIZED_EVERY_MS ?? 1000);
+const OVERSIZED_CONCURRENT = 5;
+const OVERSIZED_USERS = 200_000;
+
+/** Resident memory of a process in bytes (Linux /proc), or NaN. */
+function rssOf(pid: number | undefined): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * One oversized report: with Content-Length (the agent's way) or chunked. Resolves with the
+ * status, or "closed" when the panel closed the connection while the body was being sent.
+ */
+function sendOversized(url: URL, token: string, body: Buffer, chunked: boolean): Promise<number | "closed"> {
+  return new Promise((resolve) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    if (!chunked) headers["content-length"] = String(body.length);
+    // A fresh connection each: a refused body closes it.
+    const req = http.request(url, { method: "POST", headers, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+      res.on("error", () => resolve(res.statusCode ?? "closed"));
+    });
+    req.on("error", () => resolve("closed"));
+    // With backpressure, so the bench's own event loop (and its /api/health timings) is not held up.
+    let k = 0;
+    const more = () => {
+      while (k < body.length) {
+        const part = body.subarray(k, k + 256 * 1024);
+        k += part.length;
+        if (!req.write(part)) {
+          req.once("drain", more);
+          return;
+        }
+      }
+      req.end();
+    };
+    more();
+  });
+}
+
+async function oversizedPhase(base: string, pid: number | undefined, token: string) {
+  const users = Array.from({ length: OVERSIZED_USERS }, (_, k) => ({ email: `00000000-0000-4000-8000-${String(k).padStart(12, "0")}`, up: 1, down: 2 }));
+  const body = Buffer.from(
+    JSON.stringify({ listenerAlive: true, serviceRunning: true, usersOnline: OVERSIZED_USERS, rxBps: 1e6, txBps: 2e6, cpu: 10, memory: 20, neighbours: [], instance: "bench-oversized", seq: 1, users }),
+  );
+  const url = new URL(`${base}/api/agent/report`);
+  const rssBefore = rssOf(pid);
+  let rssPeak = rssBefore;
+  let done = false;
+  const poll = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(pid))), 20);
+  const healthDuring = sampleHealth(base, () => done);
+  const answers: Record<string, number> = {};
+  const t0 = performance.now();
+  let rounds = 0;
+  for (let r = 0; performance.now() - t0 < OVERSIZED_S * 1000; r++) {
+    rounds++;
+    const chunked = r % 2 === 1;
+    const roundStart = performance.now();
+    const got = await Promise.all(Array.from({ length: OVERSIZED_CONCURRENT }, () => sendOversized(url, token, body, chunked)));
+    // "closed": the panel answered 413 and closed the connection while the body was still being sent.
+    for (const g of got) answers[`${chunked ? "chunked" : "content-length"} ${g}`] = (answers[`${chunked ? "chunked" : "content-length"} ${g}`] ?? 0) + 1;
+    const wait = OVERSIZED_EVERY_MS - (performance.now() - roundStart);
+    if (performance.now() - t0 + Math.max(0, wait) >= OVERSIZED_S * 1000) break;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  // A few more health samples after the last answer (a stall would show there too).
+  await new Promise((r) => setTimeout(r, 500));
+  done = true;
+  clearInterval(poll);
+  const health = await healthDuring;
+  return {
+    reports: rounds * OVERSIZED_CONCURRENT,
+    concurrent: OVERSIZED_CONCURRENT,
+    bodyMB: Math.round((body.length / 1024 / 1024) * 10) / 10,
+    users: OVERSIZED_USERS,
+    seconds: Math.round(seconds * 10) / 10,
+    answers,
+    health,
+    rssBeforeMB: Math.round(rssBefore / 1024 / 1024),
+    rssGrowthMB: Math.round((rssPeak - rssBefore) / 1024 / 1024),
+  };
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -132,6 +230,33 @@ async function main() {
     const idleEnd = performance.now() + IDLE_S * 1000;
     const idle = await sampleHealth(base, () => performance.now() > idleEnd);
 
+    let flood: Record<string, unknown> | null = null;
+    if (PHASES.has("flood")) flood = await floodPhase(app, base, fleet);
+    let oversized: Awaited<ReturnType<typeof oversizedPhase>> | null = null;
+    if (PHASES.has("oversized")) {
+      process.stderr.write(`oversized: ${OVERSIZED_CONCURRENT} concurrent 12 MB reports from one token, round after round, for ${OVERSIZED_S} s…\n`);
+      oversized = await oversizedPhase(base, server.child.pid, fleet.servers[0]!.agentToken);
+    }
+    const summary = {
+      database: process.env.DATABASE_URL ? "postgres" : "pglite",
+      servers: SERVERS,
+      subscribers: SUBSCRIBERS,
+      enrolS: Math.round(enrolS),
+      ...(flood ? { ...flood, healthDuringFlood: undefined } : {}),
+      health: { idle, ...(flood ? { duringFlood: flood.healthDuringFlood } : {}) },
+      ...(oversized ? { oversized } : {}),
+      cores: os.cpus().length,
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } finally {
+    agent.destroy();
+    await server.stop({ graceMs: 10_000 });
+  }
+}
+
+/** Phase 3 and 4: the flood, and the check that what was acked is what is stored. */
+async function floodPhase(app: AppClient, base: string, fleet: Awaited<ReturnType<typeof enrol>>) {
+  {
     // Each server names 100 subscribers (a window that slides by server), 1 byte up and
     // 2 down per user per report, so stored totals can be checked against the acks.
     const reportUrl = new URL(`${base}/api/agent/report`);
@@ -233,19 +358,15 @@ async function main() {
     const batched = metric("routeboard_agent_report_batched_total");
     const batchSeconds = metric("routeboard_agent_report_batch_seconds_total");
     sendLat.sort((a, b) => a - b);
-    const summary = {
-      database: process.env.DATABASE_URL ? "postgres" : "pglite",
-      servers: SERVERS,
-      subscribers: SUBSCRIBERS,
+    return {
       usersPerReport: USERS_PER_REPORT,
       durationS: DURATION_S,
-      enrolS: Math.round(enrolS),
       offeredReportsPerSecond: Math.round(counts.sent / DURATION_S),
       acceptedReportsPerSecond: Math.round(counts.ok / elapsedS),
       counts,
       groupCommit: { batches, meanReportsPerBatch: Math.round((batched / batches) * 10) / 10, meanBatchMs: Math.round((batchSeconds / batches) * 1000 * 10) / 10 },
       reportLatency: { p50Ms: percentile(sendLat, 50), p99Ms: percentile(sendLat, 99) },
-      health: { idle, duringFlood: health },
+      healthDuringFlood: health,
       traffic: {
         expectedUp: counted * USERS_PER_REPORT,
         storedUp,
@@ -254,12 +375,7 @@ async function main() {
         exact: storedUp === counted * USERS_PER_REPORT && storedDown === counted * USERS_PER_REPORT * 2,
         totalsCatchUpS,
       },
-      cores: os.cpus().length,
     };
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
-  } finally {
-    agent.destroy();
-    await server.stop({ graceMs: 10_000 });
   }
 }
 

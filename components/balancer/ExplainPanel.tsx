@@ -1,4 +1,5 @@
 "use client";
+import { UsageByServer } from "@/components/subscribers/UsageByServer";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { errorMessage } from "@/lib/errors";
@@ -104,6 +105,7 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
             </ol>
           </>
         )}
+        <UsageByServer subscriberId={subscriberId} />
       </main>
     </>
   );

@@ -9,6 +9,7 @@ import { MeshGrid } from "./MeshGrid";
 import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
 import { ProbeOverrides } from "./ProbeOverrides";
 import { HistoryCharts } from "./HistoryCharts";
+import { ReportedUsage } from "./ReportedUsage";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/api/root";
 import { PageSkeleton } from "@/components/ui/Skeleton";
@@ -142,6 +143,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
             </section>
             <HistoryCharts clusterId={clusterId} servers={data.servers} />
             <MeshGrid servers={data.servers} mesh={data.mesh} />
+            <ReportedUsage clusterId={clusterId} quarantine={data.quarantine} />
             <section aria-labelledby="probe-settings" className="grid gap-6 lg:grid-cols-2 [&>*]:min-w-0">
               <div>
                 <h2 id="probe-settings" className="mb-3 text-lg font-semibold">

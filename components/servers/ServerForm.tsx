@@ -7,9 +7,9 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { addressSchema, capacitySchema, coefficientSchema, nameSchema, serverRoleSchema } from "@/core/validation";
+import { addressSchema, capacitySchema, coefficientSchema, DEFAULT_REPORT_CAPACITY_MBPS, nameSchema, reportCapacitySchema, serverRoleSchema } from "@/core/validation";
 
-const formSchema = z.object({ name: nameSchema, address: addressSchema, role: serverRoleSchema, coefficient: coefficientSchema, capacityMbps: capacitySchema });
+const formSchema = z.object({ name: nameSchema, address: addressSchema, role: serverRoleSchema, coefficient: coefficientSchema, capacityMbps: capacitySchema, reportCapacityMbps: reportCapacitySchema });
 
 export interface ServerValues {
   id: string;
@@ -18,6 +18,7 @@ export interface ServerValues {
   role: "master" | "node" | "both";
   coefficient: number;
   capacityMbps: number | null;
+  reportCapacityMbps?: number;
   enabled: boolean;
 }
 
@@ -41,6 +42,7 @@ export function ServerForm({
     role: server?.role ?? ("node" as ServerValues["role"]),
     coefficient: String(server?.coefficient ?? "1"),
     capacityMbps: server?.capacityMbps == null ? "" : String(server.capacityMbps),
+    reportCapacityMbps: String(server?.reportCapacityMbps ?? DEFAULT_REPORT_CAPACITY_MBPS),
     enabled: server?.enabled ?? true,
   });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
@@ -109,6 +111,13 @@ export function ServerForm({
         </Field>
         <Field label="Link capacity (Mbit/s, optional)" error={err("capacityMbps")} hint="Leave empty to learn it from observed traffic peaks.">
           {(p) => <input {...p} className={inputClass} inputMode="numeric" value={values.capacityMbps} onChange={set("capacityMbps")} placeholder="e.g. 1000" />}
+        </Field>
+        <Field
+          label="Report capacity (Mbit/s)"
+          error={err("reportCapacityMbps")}
+          hint="The server's real link speed: an agent report claiming more traffic for one user than this moves between two reports is refused. Default 10,000 (10 Gbit/s)."
+        >
+          {(p) => <input {...p} className={inputClass} inputMode="numeric" value={values.reportCapacityMbps} onChange={set("reportCapacityMbps")} />}
         </Field>
         <label className="flex items-center gap-2 self-end pb-2 text-sm font-medium text-slate-700">
           <input type="checkbox" className="h-4 w-4 accent-sky-600" checked={values.enabled} onChange={set("enabled")} /> Enabled (in rotation)

@@ -129,6 +129,9 @@ export function alertText(p: AlertPayload): string {
     case "agent.config_rejected":
       line = `⚠️ The agent of ${named(d.server)}${where} rejected its config: ${str(d.error)}`;
       break;
+    case "server.report_implausible":
+      line = `🛑 The agent of ${named(d.server)}${where} reported more traffic for one user than the server's report capacity (${str(d.capacityMbps)} Mbit/s) allows (${bytes(d.bytes)}, at most ${bytes(d.boundBytes)}): report refused, nothing counted.`;
+      break;
     case "test":
       line = `🔔 Test alert from Routeboard${d.target ? ` to ${named(d.target)}` : ""}: this target works.`;
       break;

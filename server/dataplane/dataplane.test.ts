@@ -315,6 +315,9 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       [{ ...baseReport(), users: [{ email: alice.id, up: 1, down: 1 }] }, /^users:/],
       [{ ...baseReport(), instance: "agent-two", seq: 0 }, /^seq:/],
       [{ ...baseReport(), rxBps: 1e300 }, /^rxBps:/],
+      // Issue 21: one row per user per report; per-user bytes within the server's report capacity.
+      [{ ...baseReport(), instance: "agent-two", seq: 3, users: [{ email: alice.id, up: 1, down: 0 }, { email: alice.id, up: 1, down: 0 }] }, /^users\[1\]\.email: duplicate of users\[0\]/],
+      [{ ...baseReport(), instance: "agent-two", seq: 3, users: [{ email: alice.id, up: 1e14, down: 0 }] }, /^users\[0\]\.up: .*report capacity \(10000 Mbit\/s\)/],
       ["{not json", /body is not valid JSON/],
     ];
     for (const [body, field] of cases) {
@@ -326,6 +329,47 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, alice.id));
     const [stateAfter] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
     expect(after).toEqual(before);
+    expect(stateAfter).toEqual(stateBefore);
+  });
+
+  it("a report larger than the cluster's subscribers allow: 413 from Content-Length before the body is read, or once a chunked body passes the bound (issue 21, point 8)", async () => {
+    agentLimits().reports.clear();
+    const [stateBefore] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
+    // 12 MB declared, 64 KB sent: the answer comes without the rest.
+    const early = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${base}/api/agent/report`, { method: "POST", headers: { authorization: `Bearer ${srv[1]!.token}`, "content-type": "application/json", "content-length": String(12 * 1024 * 1024) } });
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.write(Buffer.alloc(64 * 1024, 32));
+    });
+    expect(early.status).toBe(413);
+    expect(JSON.parse(early.body)).toEqual({ error: expect.stringMatching(/^body larger than \d+ bytes, the most a report may carry for this cluster's \d+ subscribers/) });
+    // A valid report of 20,000 rows (every name unknown) from a cluster of a few subscribers, chunked.
+    const users = Array.from({ length: 20_000 }, (_, k) => ({ email: `00000000-0000-4000-8000-${String(k).padStart(12, "0")}`, up: 1, down: 1 }));
+    const body = JSON.stringify(baseReport({ instance: "agent-two", seq: 3, users }));
+    expect(body.length).toBeGreaterThan(1.1 * 1024 * 1024);
+    const chunked = await fetch(`${base}/api/agent/report`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${srv[1]!.token}`, "content-type": "application/json" },
+      body: new ReadableStream({
+        start(c) {
+          for (let k = 0; k < body.length; k += 64 * 1024) c.enqueue(new TextEncoder().encode(body.slice(k, k + 64 * 1024)));
+          c.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    // Small rows still count: at most the cluster's subscribers (and slack) per report.
+    agentLimits().reports.clear();
+    const many = await post(srv[1]!.token, baseReport({ instance: "agent-two", seq: 3, users: Array.from({ length: 500 }, (_, k) => ({ email: `u${k}`, up: 0, down: 1 })) }));
+    expect(many.status).toBe(400);
+    expect(await many.json()).toEqual({ error: expect.stringMatching(/^users: 500 rows, more than this cluster's \d+ subscribers allow \(at most \d+\)/) });
+    const [stateAfter] = await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, srv[1]!.id));
     expect(stateAfter).toEqual(stateBefore);
   });
 

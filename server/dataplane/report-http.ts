@@ -16,9 +16,14 @@ import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
 import { reportBatcher, type ReportBatcher } from "@/server/dataplane/report-batcher";
 import { parseReport, REPORT_BODY_LIMIT } from "@/server/monitoring/store";
 import { findBadText } from "@/core/text-safety";
+import { reportLimits, reportLimitsFor, type ReportLimits } from "@/server/dataplane/report-size";
 
 const reports = counter("routeboard_agent_reports_total", "POST /api/agent/report answers by outcome");
 const tooLarge = () => ({ error: `body larger than ${REPORT_BODY_LIMIT / 1024 / 1024} MB` });
+/** Issue 21: the bound follows from the cluster's subscriber count (server/dataplane/report-size.ts). */
+const tooLargeFor = (l: ReportLimits) => ({
+  error: `body larger than ${l.bodyBytes} bytes, the most a report may carry for this cluster's ${l.subscribers} subscribers: nothing was stored`,
+});
 
 export const agentReportHandler: RouteHandler = async (req, res) => {
   if (req.method !== "POST") {
@@ -34,6 +39,14 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
   }
   const agent = await agentOrRefuse(req, res, (outcome) => reports.inc({ outcome }));
   if (!agent) return;
+  // Refused early, before buffering: a report never needs more room than its cluster's users.
+  const limits = await reportLimitsFor(await getDb(), agent.clusterId).catch(() => reportLimits(Number.MAX_SAFE_INTEGER));
+  if (Number.isFinite(declared) && declared > limits.bodyBytes) {
+    reports.inc({ outcome: "too_large" });
+    sendJson(res, 413, tooLargeFor(limits), { connection: "close" });
+    req.resume();
+    return;
+  }
   const batcher = reportBatcher(getDb);
   if (!batcher.admit()) {
     reports.inc({ outcome: "busy" });
@@ -42,14 +55,14 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
     return;
   }
   try {
-    await admitted(req, res, agent, batcher);
+    await admitted(req, res, agent, batcher, limits);
   } finally {
     batcher.release();
   }
 };
 
 /** The rest of a report's handling, once admitted (see ReportBatcher.admit). */
-async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentServer, batcher: ReportBatcher): Promise<void> {
+async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentServer, batcher: ReportBatcher, limits: ReportLimits): Promise<void> {
   const retryAfter = agentLimits().reports.take(agent.serverId, REPORT_BURST, 1 / agent.reportIntervalS);
   if (retryAfter > 0) {
     reports.inc({ outcome: "rate_limited" });
@@ -62,10 +75,10 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
     req.resume();
     return;
   }
-  const body = await readLimited(req, REPORT_BODY_LIMIT);
+  const body = await readLimited(req, limits.bodyBytes);
   if (body === null) {
     reports.inc({ outcome: "too_large" });
-    sendJson(res, 413, tooLarge(), { connection: "close" });
+    sendJson(res, 413, tooLargeFor(limits), { connection: "close" });
     return;
   }
   const parsed = parseReport(body);
@@ -79,6 +92,12 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
   if (badText) {
     reports.inc({ outcome: "bad_request" });
     sendJson(res, 400, { error: `${badText.path || "(root)"}: ${badText.reason}` });
+    return;
+  }
+  const rows = parsed.report.users?.length ?? 0;
+  if (rows > limits.users) {
+    reports.inc({ outcome: "bad_request" });
+    sendJson(res, 400, { error: `users: ${rows} rows, more than this cluster's ${limits.subscribers} subscribers allow (at most ${limits.users}): nothing was stored` });
     return;
   }
   let outcome;

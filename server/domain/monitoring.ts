@@ -16,6 +16,7 @@ import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mes
 import { effectiveStatus, STATUS_LABELS } from "@/core/status";
 import { probeConfigAsSeenBy } from "@/server/secrets";
 import { fieldError } from "@/server/db-errors";
+import { quarantinedTraffic } from "@/server/domain/reported-usage";
 
 /**
  * Probe fields that choose what the prober sends to a server or reads back from it (issue
@@ -77,7 +78,7 @@ export async function clusterOr404(db: DbOrTx, clusterId: string) {
 /** Everything the health page shows, in one read; probe secrets as `role` may see them. */
 export async function clusterHealth(db: Db, clusterId: string, role: OperatorRole) {
   const cluster = await clusterOr404(db, clusterId);
-  const [rows, ibs, routeRows] = await Promise.all([
+  const [rows, ibs, routeRows, quarantine] = await Promise.all([
     db
       .select({ server: servers, health: serverHealth, metrics: serverMetrics, agent: serverAgentState })
       .from(servers)
@@ -92,6 +93,7 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
       .where(eq(inbounds.clusterId, clusterId))
       .orderBy(asc(inbounds.createdAt), asc(inbounds.port)),
     db.select({ id: routes.id, name: routes.name }).from(routes).where(eq(routes.clusterId, clusterId)).orderBy(asc(routes.position)),
+    quarantinedTraffic(db, clusterId),
   ]);
   const ids = rows.map((r) => r.server.id);
   const links = ids.length === 0 ? [] : await db.select().from(meshChecks).where(inArray(meshChecks.observerId, ids));
@@ -165,6 +167,8 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
   return {
     cluster: { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, probeConfig: shown(clusterCfg) },
     servers: serversOut,
+    /** Traffic batches the folds could not apply (issue 21): kept aside, not counted. */
+    quarantine,
     mesh: links.map((l) => ({ observerId: l.observerId, targetId: l.targetId, lastOk: l.lastOk, failStreak: l.failStreak, rttMs: l.rttMs, checkedAt: l.checkedAt })),
     warnings: computeMonitoringWarnings({
       clusterProbesEnabled: clusterCfg.enabled,

@@ -21,10 +21,12 @@ export interface ServerFields {
   role: ServerRow["role"];
   coefficient: number;
   capacityMbps: number | null;
+  /** Absent: the default (create) or unchanged (update). */
+  reportCapacityMbps?: number;
 }
 
 function auditServer(s: ServerRow) {
-  return { name: s.name, address: s.address, role: s.role, coefficient: s.coefficient, capacityMbps: s.capacityMbps, enabled: s.enabled };
+  return { name: s.name, address: s.address, role: s.role, coefficient: s.coefficient, capacityMbps: s.capacityMbps, reportCapacityMbps: s.reportCapacityMbps, enabled: s.enabled };
 }
 
 /** Runs a server write, turning a taken name into CONFLICT on the name field. */
@@ -67,6 +69,7 @@ export async function listServers(db: Db, clusterId: string) {
     role: s.role,
     coefficient: s.coefficient,
     capacityMbps: s.capacityMbps,
+    reportCapacityMbps: s.reportCapacityMbps,
     enabled: s.enabled,
     // Just re-enabled: the monitor has not re-evaluated it yet.
     status: effectiveStatus(s.enabled, status),
@@ -95,6 +98,7 @@ export async function createServer(
             role: input.role,
             coefficient: input.coefficient,
             capacityMbps: input.capacityMbps,
+            ...(input.reportCapacityMbps !== undefined ? { reportCapacityMbps: input.reportCapacityMbps } : {}),
             enabled: input.enabled,
             agentTokenHash: hash,
           })
@@ -134,6 +138,7 @@ export function updateServer(
           role: input.role,
           coefficient: input.coefficient,
           capacityMbps: input.capacityMbps,
+          reportCapacityMbps: input.reportCapacityMbps ?? before.reportCapacityMbps,
           enabled: input.enabled ?? before.enabled,
           version: sql`${servers.version} + 1`,
           updatedAt: new Date(),

@@ -5,16 +5,21 @@
  * events (this module does no I/O but the database).
  */
 import "server-only";
-import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { pgArray } from "@/db/pg-array";
-import { clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
-import type { AgentReportAck } from "@/core/agent-wire";
+import { alertEvents, clusters, meshChecks, serverAgentState, serverHealth, serverMetrics, serverMetricsHistory, servers, subscriberTraffic, subscribers, trafficJournal, trafficQuarantine } from "@/db/schema";
+import { isDatabaseDown, isTransactionConflict } from "@/server/db-errors";
+
+/** Failures that say nothing about the rows (database away, deadlock): try again later, quarantine nothing. */
+const transient = (err: unknown) => isDatabaseDown(err) || isTransactionConflict(err);
+import { logger } from "@/server/logger";
+import { MAX_USER_BYTES_PER_REPORT, type AgentReportAck } from "@/core/agent-wire";
 import { bearerToken } from "@/server/dataplane/agent-auth";
 import { counter } from "@/server/metrics";
 import { decayPeak, DEFAULT_PEAK_HALF_LIFE_MS } from "@/server/balancer/capacity";
 import { hashAgentToken } from "@/server/domain/tokens";
-import { emitSubscriberBlocked, recordConfigRejections, recordServerTransitions, type ServerTransition } from "@/server/alerts/outbox";
+import { emitSubscriberBlocked, enqueueAlerts, recordConfigRejections, recordServerTransitions, type ServerTransition } from "@/server/alerts/outbox";
 import { agentReportSchema, effectiveProbeConfig, formatZodError, type AgentReport } from "@/core/monitoring-contract";
 import { computeMeshVote, updateObserverLinks, type MeshStreaks, type MeshVerdict, type ObserverLinks } from "./mesh";
 import { applyProbeResult, type ProbeResultLike, type ProbeStreakState } from "./probe-streak";
@@ -198,6 +203,10 @@ export interface ReportingServer {
   clusterId: string;
 }
 
+const quarantined = counter("routeboard_traffic_quarantined_total", "Traffic journal rows a fold could not apply, moved to traffic_quarantine (issue 21)");
+
+const implausible = counter("routeboard_agent_reports_implausible_total", "Agent reports refused: per-user bytes beyond the server's report capacity (issue 21)");
+
 const unknownUsers = counter(
   "routeboard_agent_unknown_users_total",
   "Per-user traffic rows of agent reports naming no subscriber of the server's cluster (ignored)",
@@ -270,9 +279,12 @@ export interface AppliedReport {
   statusChanged: boolean;
   duplicate: boolean;
   unknownUsers: number;
+  /** Why the report was refused (400, nothing stored): its per-user bytes are implausible. */
+  refused?: string;
 }
 
 export function reportOutcome(server: ReportingServer, a: AppliedReport): ReportOutcome {
+  if (a.refused !== undefined) return { httpStatus: 400, body: { error: a.refused } };
   const body: AgentReportAck = { ok: true, status: a.status };
   if (a.duplicate) body.duplicate = true;
   if (a.unknownUsers > 0) body.unknownUsers = a.unknownUsers;
@@ -317,6 +329,114 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * on them.
  */
 export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]): Promise<AppliedReport[]> {
+  if (items.length === 0) return [];
+  const refusals = await implausibleReports(tx, items);
+  if (refusals.size === 0) return applyPlausible(tx, items);
+  // Refused reports change nothing (but the alert); the rest of the batch goes on.
+  const ok = items.filter((it) => !refusals.has(it));
+  const applied = await applyPlausible(tx, ok);
+  const byItem = new Map(ok.map((it, k) => [it, applied[k]!]));
+  return items.map((it) => byItem.get(it) ?? { status: "pending", statusChanged: false, duplicate: false, unknownUsers: 0, refused: refusals.get(it) });
+}
+
+/**
+ * Per-user bytes a report may carry (issue 21): what the server's report capacity moves in the
+ * time since its previous accepted report (traffic an agent kept while the panel was away
+ * comes in one report, so the window is the real gap), plus one report interval of slack for
+ * clocks and jitter; never above the schema's absolute MAX_USER_BYTES_PER_REPORT. Each of up
+ * and down is checked (links are full duplex).
+ */
+export function reportByteBound(capacityMbps: number, elapsedMs: number, reportIntervalS: number): number {
+  const windowS = Math.max(0, elapsedMs) / 1000 + reportIntervalS;
+  return Math.min(MAX_USER_BYTES_PER_REPORT, Math.floor(((capacityMbps * 1e6) / 8) * windowS));
+}
+
+/**
+ * The reports of a batch whose per-user bytes exceed reportByteBound, with the 400's text
+ * naming the row; raises server.report_implausible for their servers (at most once per server
+ * per report interval), in the batch's transaction.
+ */
+async function implausibleReports(tx: DbOrTx, items: readonly ReportToApply[]): Promise<Map<ReportToApply, string>> {
+  const out = new Map<ReportToApply, string>();
+  const withUsers = items.filter((it) => (it.report.users?.length ?? 0) > 0);
+  if (withUsers.length === 0) return out;
+  const ids = [...new Set(withUsers.map((i) => i.server.serverId))];
+  const rows = await tx
+    .select({
+      id: servers.id,
+      name: servers.name,
+      address: servers.address,
+      clusterId: servers.clusterId,
+      capacityMbps: servers.reportCapacityMbps,
+      createdAt: servers.createdAt,
+      reportedAt: serverMetrics.reportedAt,
+      intervalS: clusters.reportIntervalS,
+      instance: serverAgentState.instance,
+      seq: serverAgentState.seq,
+    })
+    .from(servers)
+    .innerJoin(clusters, eq(clusters.id, servers.clusterId))
+    .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+    .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id))
+    .where(inArray(servers.id, ids));
+  const info = new Map(rows.map((r) => [r.id, r]));
+  const lastMs = new Map(rows.map((r) => [r.id, (r.reportedAt ?? r.createdAt).getTime()]));
+  const alerts = new Map<string, { row: (typeof rows)[number]; k: number; bytes: number; bound: number; nowMs: number }>();
+  for (const it of items) {
+    const r = info.get(it.server.serverId);
+    if (!r) continue;
+    const users = it.report.users;
+    // A report already counted (same instance, seq not newer: a resend whose ack was lost) adds
+    // nothing, so its amounts are not judged against the time since its own first delivery.
+    const dup = it.report.instance !== undefined && it.report.seq !== undefined && r.instance === it.report.instance && r.seq !== null && it.report.seq <= r.seq;
+    if (users && users.length > 0 && !dup) {
+      const bound = reportByteBound(r.capacityMbps, it.nowMs - lastMs.get(r.id)!, r.intervalS);
+      let bad = -1;
+      for (let k = 0; k < users.length; k++) {
+        if (users[k]!.up > bound || users[k]!.down > bound) {
+          bad = k;
+          break;
+        }
+      }
+      if (bad >= 0) {
+        const u = users[bad]!;
+        const field = u.up > bound ? "up" : "down";
+        const bytes = u[field];
+        const windowS = Math.round((it.nowMs - lastMs.get(r.id)!) / 1000 + r.intervalS);
+        out.set(
+          it,
+          `users[${bad}].${field}: ${bytes} bytes is more than this server's report capacity (${r.capacityMbps} Mbit/s) moves in ${windowS} s since its previous report (at most ${bound} bytes): report refused, nothing stored`,
+        );
+        if (!alerts.has(r.id)) alerts.set(r.id, { row: r, k: bad, bytes, bound, nowMs: it.nowMs });
+        continue;
+      }
+    }
+    lastMs.set(r.id, it.nowMs);
+  }
+  for (const a of alerts.values()) {
+    implausible.inc();
+    // At most once per server per report interval (across instances: the outbox is the record).
+    const since = new Date(a.nowMs - a.row.intervalS * 1000).toISOString();
+    const recent = rowsOf<{ n: number }>(
+      await tx.execute(sql`select count(*)::int as n from ${alertEvents} where type = 'server.report_implausible' and occurred_at > ${since}::timestamptz and data->'server'->>'id' = ${a.row.id}`),
+    )[0];
+    if ((recent?.n ?? 0) > 0) continue;
+    await enqueueAlerts(
+      tx,
+      [
+        {
+          type: "server.report_implausible",
+          clusterId: a.row.clusterId,
+          data: { server: { id: a.row.id, name: a.row.name, address: a.row.address }, row: a.k, bytes: a.bytes, boundBytes: a.bound, capacityMbps: a.row.capacityMbps },
+        },
+      ],
+      a.nowMs,
+    );
+  }
+  return out;
+}
+
+async function applyPlausible(tx: DbOrTx, items: readonly ReportToApply[]): Promise<AppliedReport[]> {
   if (items.length === 0) return [];
   const serverIds = [...new Set(items.map((i) => i.server.serverId))].sort(byId);
   const clusterOf = new Map(items.map((i) => [i.server.serverId, i.server.clusterId]));
@@ -673,6 +793,26 @@ async function storeTrafficBatch(
  */
 const TOTALS_FOLD_LOCK_KEY = 0x5242_4a4e; // "RBJN"
 const DAYS_FOLD_LOCK_KEY = 0x5242_4a44; // "RBJD"
+/** Both fold locks, in the order to take them (a writer that must not interleave with folds). */
+export const TRAFFIC_FOLD_LOCKS = [TOTALS_FOLD_LOCK_KEY, DAYS_FOLD_LOCK_KEY] as const;
+
+/**
+ * Folds the whole journal inside the caller's transaction (which holds TRAFFIC_FOLD_LOCKS),
+ * in a savepoint: if a row cannot be folded, nothing of it is applied here and the batcher's
+ * folds quarantine the culprit. Returns what the totals fold did.
+ */
+export async function foldJournalIn(tx: DbOrTx): Promise<TotalsFold> {
+  try {
+    return await tx.transaction(async (sp) => {
+      const t = await foldTotalsStep(sp, sql`not totals_folded`);
+      await foldDaysStep(sp, sql`totals_folded`);
+      return t;
+    });
+  } catch (err) {
+    if (isDatabaseDown(err)) throw err;
+    return { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
+  }
+}
 
 /** What one totals fold did: journal rows applied, clusters whose totals moved or crossed a limit. */
 export interface TotalsFold {
@@ -692,86 +832,207 @@ export interface TotalsFold {
  * "traffic" and "subscribers": the config hub then drops the limited and times the expiries.
  */
 export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsFold> {
-  return db.transaction(async (tx) => {
-    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${TOTALS_FOLD_LOCK_KEY}) as ok`))[0];
-    if (!lock?.ok) return { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
-    const res = await tx.execute<{ folded: number; moved: string[] | null; crossed: string[] | null }>(sql`
-      with j as (
-        update ${trafficJournal} set totals_folded = true
-        where id in (select id from ${trafficJournal} where not totals_folded order by id limit ${maxRows})
-        returning sub_ids, sub_up, sub_down, seen_at
-      ),
-      agg as (
-        select u.sub, sum(u.up)::bigint as up, sum(u.down)::bigint as down, min(j.seen_at) as first_seen, max(j.seen_at) as seen
-        from j, unnest(j.sub_ids, j.sub_up, j.sub_down) as u(sub, up, down)
-        group by u.sub
-      ),
-      -- Read before the update (one snapshot for the whole statement): whose hold starts now.
-      held as (
-        select s.id from ${subscribers} s join agg a on a.sub = s.id where s.hold_days is not null and a.up + a.down > 0
-      ),
-      upd as (
-        -- On hold (hold_days set): the first traffic starts the subscription, expiry = first
-        -- use + hold_days (holdExpiry in server/domain/subscriber-limits.ts).
-        update ${subscribers} as s set
-          traffic_up_bytes = s.traffic_up_bytes + a.up,
-          traffic_down_bytes = s.traffic_down_bytes + a.down,
-          traffic_used_bytes = s.traffic_used_bytes + a.up + a.down,
-          last_seen_at = greatest(s.last_seen_at, a.seen),
-          expires_at = case when s.hold_days is not null and a.up + a.down > 0 then a.first_seen + s.hold_days * interval '1 day' else s.expires_at end,
-          hold_days = case when a.up + a.down > 0 then null else s.hold_days end
-        from agg as a
-        where s.id = a.sub
-        -- crossedLimit (server/domain/subscriber-limits.ts): under the limit before, at or over it now.
-        returning s.id, s.cluster_id, (s.traffic_limit_bytes is not null
-          and s.traffic_used_bytes >= s.traffic_limit_bytes
-          and s.traffic_used_bytes - a.up - a.down < s.traffic_limit_bytes) as crossed
-      )
-      select (select count(*) from j)::int as folded,
-        array(select distinct cluster_id::text from upd) as moved,
-        array(select distinct cluster_id::text from upd where crossed) as crossed,
-        array(select distinct u.cluster_id::text from upd u join held h on h.id = u.id) as started,
-        array(select id::text from upd where crossed) as crossed_ids`);
-    const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null; started: string[] | null; crossed_ids: string[] | null }>(res)[0];
-    // Subscriber limited alerts, in this transaction (server/alerts/outbox.ts).
-    await emitSubscriberBlocked(tx, row?.crossed_ids ?? [], Date.now());
-    return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [], startedClusters: row?.started ?? [] };
-  });
+  try {
+    return await db.transaction((tx) => foldTotalsStep(tx, sql`id in (select id from ${trafficJournal} where not totals_folded order by id limit ${maxRows})`));
+  } catch (err) {
+    if (transient(err)) throw err;
+    // Some row of the step cannot be folded: fold them one by one and quarantine the culprit
+    // (issue 21), so one bad batch never holds up anyone else's traffic.
+    const out: TotalsFold = { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
+    await foldOneByOne(db, "totals", maxRows, async (id) => {
+      const t = await db.transaction((tx) => foldTotalsStep(tx, sql`id = ${id} and not totals_folded`));
+      out.folded += t.folded;
+      for (const k of ["movedClusters", "crossedClusters", "startedClusters"] as const) for (const c of t[k]) if (!out[k].includes(c)) out[k].push(c);
+      return t.folded;
+    });
+    return out;
+  }
+}
+
+/**
+ * Largest value a byte counter takes (2^62 − 1): sums are clamped there instead of failing,
+ * and up + down (traffic_used_bytes) still fits a bigint. Only a forged report could get
+ * near it (reports are bounded by the server's report capacity), but an error here used to
+ * fail every later fold (issue 21).
+ */
+export const BYTES_CAP = 4_611_686_018_427_387_903n;
+const CAP = sql.raw(`${BYTES_CAP}::numeric`);
+
+async function foldTotalsStep(tx: DbOrTx, which: SQL): Promise<TotalsFold> {
+  const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${TOTALS_FOLD_LOCK_KEY}) as ok`))[0];
+  if (!lock?.ok) return { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
+  // Sums are numeric (never overflow) and clamped to BYTES_CAP when stored.
+  const res = await tx.execute<{ folded: number; moved: string[] | null; crossed: string[] | null }>(sql`
+    with j as (
+      update ${trafficJournal} set totals_folded = true
+      where ${which}
+      returning sub_ids, sub_up, sub_down, seen_at
+    ),
+    agg as (
+      select u.sub, sum(u.up) as up, sum(u.down) as down, min(j.seen_at) as first_seen, max(j.seen_at) as seen
+      from j, unnest(j.sub_ids, j.sub_up, j.sub_down) as u(sub, up, down)
+      group by u.sub
+    ),
+    -- Read before the update (one snapshot for the whole statement): whose hold starts now.
+    held as (
+      select s.id from ${subscribers} s join agg a on a.sub = s.id where s.hold_days is not null and a.up + a.down > 0
+    ),
+    upd as (
+      -- On hold (hold_days set): the first traffic starts the subscription, expiry = first
+      -- use + hold_days (holdExpiry in server/domain/subscriber-limits.ts).
+      update ${subscribers} as s set
+        traffic_up_bytes = least(s.traffic_up_bytes + a.up, ${CAP})::bigint,
+        traffic_down_bytes = least(s.traffic_down_bytes + a.down, ${CAP})::bigint,
+        traffic_used_bytes = least(s.traffic_up_bytes + a.up, ${CAP})::bigint + least(s.traffic_down_bytes + a.down, ${CAP})::bigint,
+        last_seen_at = greatest(s.last_seen_at, a.seen),
+        expires_at = case when s.hold_days is not null and a.up + a.down > 0 then a.first_seen + s.hold_days * interval '1 day' else s.expires_at end,
+        hold_days = case when a.up + a.down > 0 then null else s.hold_days end
+      from agg as a
+      where s.id = a.sub
+      -- crossedLimit (server/domain/subscriber-limits.ts): under the limit before, at or over it now.
+      returning s.id, s.cluster_id, (s.traffic_limit_bytes is not null
+        and s.traffic_used_bytes >= s.traffic_limit_bytes
+        and s.traffic_used_bytes - a.up - a.down < s.traffic_limit_bytes) as crossed
+    )
+    select (select count(*) from j)::int as folded,
+      array(select distinct cluster_id::text from upd) as moved,
+      array(select distinct cluster_id::text from upd where crossed) as crossed,
+      array(select distinct u.cluster_id::text from upd u join held h on h.id = u.id) as started,
+      array(select id::text from upd where crossed) as crossed_ids`);
+  const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null; started: string[] | null; crossed_ids: string[] | null }>(res)[0];
+  // Subscriber limited alerts, in this transaction (server/alerts/outbox.ts).
+  await emitSubscriberBlocked(tx, row?.crossed_ids ?? [], Date.now());
+  return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [], startedClusters: row?.started ?? [] };
 }
 
 /**
  * Moves the per-(subscriber, server, day) entries of journal rows whose totals are applied
  * (at most `maxRows`, oldest first) into subscriber_traffic, summed, and deletes those rows, in
  * one statement. Entries of deleted subscribers or servers are dropped. Returns the number of
- * journal rows folded.
+ * journal rows folded. A row that cannot be folded is quarantined (see foldOneByOne).
  */
 export async function foldTrafficDays(db: Db, maxRows = 1000): Promise<number> {
-  return db.transaction(async (tx) => {
-    const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${DAYS_FOLD_LOCK_KEY}) as ok`))[0];
-    if (!lock?.ok) return 0;
-    const res = await tx.execute<{ folded: number }>(sql`
-      with j as (
-        delete from ${trafficJournal}
-        where id in (select id from ${trafficJournal} where totals_folded order by id limit ${maxRows})
-        returning ent_sub, ent_srv, ent_day, ent_up, ent_down
-      ),
-      agg as (
-        select e.sub, e.srv, e.day, sum(e.up)::bigint as up, sum(e.down)::bigint as down
-        from j, unnest(j.ent_sub, j.ent_srv, j.ent_day, j.ent_up, j.ent_down) as e(sub, srv, day, up, down)
-        where exists (select 1 from ${subscribers} s where s.id = e.sub) and exists (select 1 from ${servers} v where v.id = e.srv)
-        group by e.sub, e.srv, e.day
-      ),
-      ins as (
-        insert into ${subscriberTraffic} (subscriber_id, server_id, day, up_bytes, down_bytes)
-        select sub, srv, day, up, down from agg order by sub, srv, day
-        on conflict (subscriber_id, server_id, day) do update set
-          up_bytes = ${subscriberTraffic}.up_bytes + excluded.up_bytes,
-          down_bytes = ${subscriberTraffic}.down_bytes + excluded.down_bytes
-        returning 1
-      )
-      select (select count(*) from j)::int as folded, (select count(*) from ins)::int as rows`);
-    return Number(rowsOf<{ folded: number }>(res)[0]?.folded ?? 0);
-  });
+  try {
+    return await db.transaction((tx) => foldDaysStep(tx, sql`id in (select id from ${trafficJournal} where totals_folded order by id limit ${maxRows})`));
+  } catch (err) {
+    if (transient(err)) throw err;
+    let folded = 0;
+    await foldOneByOne(db, "days", maxRows, async (id) => {
+      const n = await db.transaction((tx) => foldDaysStep(tx, sql`id = ${id} and totals_folded`));
+      folded += n;
+      return n;
+    });
+    return folded;
+  }
+}
+
+async function foldDaysStep(tx: DbOrTx, which: SQL): Promise<number> {
+  const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${DAYS_FOLD_LOCK_KEY}) as ok`))[0];
+  if (!lock?.ok) return 0;
+  const res = await tx.execute<{ folded: number }>(sql`
+    with j as (
+      delete from ${trafficJournal}
+      where ${which}
+      returning ent_sub, ent_srv, ent_day, ent_up, ent_down
+    ),
+    agg as (
+      select e.sub, e.srv, e.day, least(sum(e.up), ${CAP})::bigint as up, least(sum(e.down), ${CAP})::bigint as down
+      from j, unnest(j.ent_sub, j.ent_srv, j.ent_day, j.ent_up, j.ent_down) as e(sub, srv, day, up, down)
+      where exists (select 1 from ${subscribers} s where s.id = e.sub) and exists (select 1 from ${servers} v where v.id = e.srv)
+      group by e.sub, e.srv, e.day
+    ),
+    ins as (
+      insert into ${subscriberTraffic} (subscriber_id, server_id, day, up_bytes, down_bytes)
+      select sub, srv, day, up, down from agg order by sub, srv, day
+      on conflict (subscriber_id, server_id, day) do update set
+        up_bytes = least(${subscriberTraffic}.up_bytes::numeric + excluded.up_bytes, ${CAP})::bigint,
+        down_bytes = least(${subscriberTraffic}.down_bytes::numeric + excluded.down_bytes, ${CAP})::bigint
+      returning 1
+    )
+    select (select count(*) from j)::int as folded, (select count(*) from ins)::int as rows`);
+  return Number(rowsOf<{ folded: number }>(res)[0]?.folded ?? 0);
+}
+
+/** The database's own words for why a statement failed (drizzle wraps them in "Failed query"). */
+function failureReason(err: unknown): string {
+  let e = err as { message?: unknown; cause?: unknown } | null;
+  let msg = "";
+  for (let depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    if (typeof e.message === "string" && e.message) msg = e.message;
+    e = e.cause as typeof e;
+  }
+  return (msg || String(err)).replace(/\s+/g, " ").slice(0, 500);
+}
+
+/**
+ * After a fold step failed: folds the next `maxRows` journal rows of the stage one at a time.
+ * A row that fails alone is split into one row per server (a batch mixes servers, and the
+ * honest ones' traffic must go on); a one-server row that still fails is quarantined
+ * (traffic_quarantine, with the server and the database's reason) and leaves the journal.
+ */
+async function foldOneByOne(db: Db, stage: "totals" | "days", maxRows: number, fold: (id: number) => Promise<number>): Promise<void> {
+  const ids = (
+    await db
+      .select({ id: trafficJournal.id })
+      .from(trafficJournal)
+      .where(eq(trafficJournal.totalsFolded, stage === "days"))
+      .orderBy(trafficJournal.id)
+      .limit(maxRows)
+  ).map((r) => r.id);
+  for (let guard = 0; ids.length > 0 && guard < maxRows * 4 + 100; guard++) {
+    const id = ids.shift()!;
+    try {
+      await fold(id);
+    } catch (err) {
+      if (transient(err)) throw err;
+      ids.push(...(await isolateJournalRow(db, id, stage, failureReason(err))));
+    }
+  }
+}
+
+/** Splits a failing journal row per server (returns the new rows' ids) or quarantines it (returns []). */
+async function isolateJournalRow(db: Db, id: number, stage: "totals" | "days", reason: string): Promise<number[]> {
+  try {
+    const split = await db.transaction(async (tx) => {
+      const servers = rowsOf<{ n: number }>(await tx.execute(sql`select count(distinct x)::int as n from ${trafficJournal} j, unnest(j.ent_srv) as x where j.id = ${id}`))[0];
+      if (!servers || servers.n <= 1) return null;
+      const res = await tx.execute<{ id: number }>(sql`
+        with r as (select * from ${trafficJournal} where id = ${id} for update),
+        e as (select e.* from r, unnest(r.ent_sub, r.ent_srv, r.ent_day, r.ent_up, r.ent_down) as e(sub, srv, day, up, down)),
+        s as (select srv, sub, least(sum(up), ${CAP})::bigint as up, least(sum(down), ${CAP})::bigint as down from e group by srv, sub),
+        ins as (
+          insert into ${trafficJournal} (sub_ids, sub_up, sub_down, seen_at, totals_folded, ent_sub, ent_srv, ent_day, ent_up, ent_down)
+          select
+            array(select s.sub from s where s.srv = g.srv order by s.sub),
+            array(select s.up from s where s.srv = g.srv order by s.sub),
+            array(select s.down from s where s.srv = g.srv order by s.sub),
+            r.seen_at, r.totals_folded,
+            array(select e.sub from e where e.srv = g.srv order by e.sub, e.day),
+            array(select e.srv from e where e.srv = g.srv order by e.sub, e.day),
+            array(select e.day from e where e.srv = g.srv order by e.sub, e.day),
+            array(select e.up from e where e.srv = g.srv order by e.sub, e.day),
+            array(select e.down from e where e.srv = g.srv order by e.sub, e.day)
+          from r, (select distinct srv from e where srv is not null) g
+          returning id
+        ),
+        del as (delete from ${trafficJournal} where id in (select id from r))
+        select id from ins`);
+      return rowsOf<{ id: number }>(res).map((r) => Number(r.id));
+    });
+    if (split) return split;
+  } catch (err) {
+    if (isDatabaseDown(err)) throw err;
+    // Could not even be split: quarantined whole below.
+  }
+  await db.execute(sql`
+    with r as (delete from ${trafficJournal} where id = ${id} returning *),
+    one as (select r.id, case when (select count(distinct x) from unnest(r.ent_srv) as x) = 1 then r.ent_srv[1] end as srv from r)
+    insert into ${trafficQuarantine} (journal_id, server_id, cluster_id, stage, reason, seen_at, sub_ids, sub_up, sub_down, ent_sub, ent_srv, ent_day, ent_up, ent_down)
+    select r.id, v.id, v.cluster_id, ${stage}, ${reason}, r.seen_at, r.sub_ids, r.sub_up, r.sub_down, r.ent_sub, r.ent_srv, r.ent_day, r.ent_up, r.ent_down
+    from r join one on one.id = r.id left join ${servers} v on v.id = one.srv`);
+  quarantined.inc({ stage });
+  logger().warn({ journalId: id, stage, reason }, "a traffic journal row could not be folded: quarantined");
+  return [];
 }
 
 /**

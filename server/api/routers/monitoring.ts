@@ -8,7 +8,27 @@ import { clusterHealth, probeSettings, setProbeConfig, setReportInterval, setSer
 import { probeConfigSchema, probeOverrideSchema } from "@/core/monitoring-contract";
 import { idSchema } from "@/core/validation";
 import { clusterHistoryOr404 } from "@/server/domain/metrics-history";
-import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { clusterUsageByServer, discardReportedUsage } from "@/server/domain/reported-usage";
+import { ownerProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+
+/** A UTC day, YYYY-MM-DD, that exists in the calendar. */
+const daySchema = (field: string) =>
+  z
+    .string({ error: `${field} must be a day, YYYY-MM-DD` })
+    .regex(/^\d{4}-\d{2}-\d{2}$/, `${field} must be a day, YYYY-MM-DD`)
+    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) === d, `${field} is not a day of the calendar`)
+    .refine((d) => d >= "2000-01-01" && d <= "9999-12-31", `${field} must be between 2000-01-01 and 9999-12-31`);
+
+/** [from, to) in UTC days: from before to, at most 400 days. */
+const periodSchema = {
+  from: daySchema("from"),
+  to: daySchema("to"),
+};
+const refinePeriod = (v: { from: string; to: string }, ctx: z.RefinementCtx) => {
+  const days = (Date.parse(`${v.to}T00:00:00Z`) - Date.parse(`${v.from}T00:00:00Z`)) / 86_400_000;
+  if (!(days >= 1)) ctx.addIssue({ code: "custom", path: ["to"], message: "to must be after from (the period is [from, to), in UTC days)" });
+  else if (days > 400) ctx.addIssue({ code: "custom", path: ["to"], message: "a period spans at most 400 days" });
+};
 
 const reportIntervalSchema = z
   .number({ error: "Report interval must be a number of seconds" })
@@ -36,6 +56,24 @@ export const monitoringRouter = createTRPCRouter({
   setServerProbeOverride: topologyWriteProcedure
     .input(z.object({ serverId: idSchema, override: probeOverrideSchema.nullable() }))
     .mutation(({ ctx, input }) => publishAfterCommit(setServerProbeOverride(ctx.db, ctx.operator, input, { viaApiToken: !!ctx.apiToken }))),
+
+  /** What each server of the cluster reported over the UTC days [from, to): bytes and subscribers. */
+  usageByServer: protectedProcedure
+    .input(z.object({ clusterId: idSchema, ...periodSchema }).superRefine(refinePeriod))
+    .query(({ ctx, input }) => clusterUsageByServer(ctx.db, input)),
+
+  /**
+   * Owner only (issue 21): discards what one server reported over [from, to) for the cluster's
+   * subscribers (or only `subscriberIds`), gives that usage back, and re-enables those it brings
+   * under their limit. Audited.
+   */
+  discardReportedUsage: ownerProcedure
+    .input(
+      z
+        .object({ clusterId: idSchema, serverId: idSchema, ...periodSchema, subscriberIds: z.array(idSchema).min(1, "subscriberIds: name at least one, or leave it out for all").max(10_000).optional() })
+        .superRefine(refinePeriod),
+    )
+    .mutation(({ ctx, input }) => publishAfterCommit(discardReportedUsage(ctx.db, ctx.operator, input))),
 
   setReportInterval: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, seconds: reportIntervalSchema }))

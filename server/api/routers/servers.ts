@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/domain/changes";
 import { createServer, deleteServer, listServers, rotateServerToken, setServerEnabled, updateServer } from "@/server/domain/servers";
-import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, serverRoleSchema } from "@/core/validation";
+import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, reportCapacitySchema, serverRoleSchema } from "@/core/validation";
 import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 const serverFields = {
@@ -16,6 +16,8 @@ const serverFields = {
   role: serverRoleSchema.default("node"),
   coefficient: coefficientSchema.default(1),
   capacityMbps: capacitySchema.default(null),
+  /** Bounds what the agent may report per user (issue 21); absent: 10,000 on create, unchanged on update. */
+  reportCapacityMbps: reportCapacitySchema.optional(),
 };
 
 export const serversRouter = createTRPCRouter({

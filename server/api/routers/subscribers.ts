@@ -3,6 +3,7 @@ import { z } from "zod";
 import { publishAfterCommit } from "@/server/domain/changes";
 import { bulkUpdateSubscribers, listSubscriberPage, ONLINE_INTERVALS } from "@/server/domain/subscriber-list";
 import { usagePeriods } from "@/server/domain/subscriber-limits";
+import { subscriberUsageByServer } from "@/server/domain/reported-usage";
 import {
   createSubscriber,
   deleteSubscriber,
@@ -65,6 +66,9 @@ export const subscribersRouter = createTRPCRouter({
 
   /** Usage of the subscriber's finished periods (one per reset), newest first. */
   usagePeriods: protectedProcedure.input(z.object({ subscriberId: idSchema })).query(({ ctx, input }) => usagePeriods(ctx.db, input.subscriberId)),
+
+  /** The subscriber's usage as each server reported it (issue 21): all kept days, and this period's. */
+  usageByServer: protectedProcedure.input(z.object({ subscriberId: idSchema })).query(({ ctx, input }) => subscriberUsageByServer(ctx.db, input.subscriberId)),
 
   /** A new subscription token: the old link stops working at once. */
   rotateToken: subscribersWriteProcedure

@@ -1,0 +1,70 @@
+/**
+ * How large an agent report of a cluster may be (issue 21, point 8): a report carries at most
+ * one row per user the server could have served, so its size follows from the cluster's
+ * subscriber count: a fixed part (health, neighbours, unserved inbounds, config error) plus
+ * REPORT_BYTES_PER_USER per subscriber, with slack for subscribers deleted or added since the
+ * agent's config. Never above REPORT_BODY_LIMIT. The HTTP route refuses a larger report from
+ * its Content-Length before reading it, and stops reading a chunked one at the bound.
+ *
+ * Counts are cached per cluster for COUNT_TTL_MS and dropped on a "subscribers" change.
+ */
+import "server-only";
+import { count, eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { subscribers } from "@/db/schema";
+import { onChange } from "@/server/bus";
+import { REPORT_BODY_LIMIT } from "@/server/monitoring/store";
+
+/** Health figures, 1,000 neighbours, 1,000 unserved inbounds with reasons, a config error. */
+export const REPORT_FIXED_BYTES = 1024 * 1024;
+/** One compact row: {"email":"<uuid>","up":<16 digits>,"down":<16 digits>}, with room to spare. */
+export const REPORT_BYTES_PER_USER = 128;
+/** Rows beyond the cluster's subscribers a report may carry (deleted since, in flight). */
+export function userSlack(subscriberCount: number): number {
+  return Math.max(100, Math.ceil(subscriberCount / 10));
+}
+
+export interface ReportLimits {
+  subscribers: number;
+  /** Most rows in `users`. */
+  users: number;
+  /** Most body bytes. */
+  bodyBytes: number;
+}
+
+export function reportLimits(subscriberCount: number): ReportLimits {
+  const users = subscriberCount + userSlack(subscriberCount);
+  return { subscribers: subscriberCount, users, bodyBytes: Math.min(REPORT_BODY_LIMIT, REPORT_FIXED_BYTES + REPORT_BYTES_PER_USER * users) };
+}
+
+const COUNT_TTL_MS = 10_000;
+interface CountCache {
+  byCluster: Map<string, { n: number; atMs: number }>;
+  off?: () => void;
+}
+const KEY = Symbol.for("routeboard.reportSize");
+function cache(): CountCache {
+  const g = globalThis as typeof globalThis & { [KEY]?: CountCache };
+  if (!g[KEY]) {
+    const c: CountCache = { byCluster: new Map() };
+    c.off = onChange((e) => {
+      if (e.kind !== "subscribers" && e.kind !== "topology") return;
+      if (e.clusterId) c.byCluster.delete(e.clusterId);
+      else c.byCluster.clear();
+    });
+    g[KEY] = c;
+  }
+  return g[KEY];
+}
+
+/** The limits of a report from a server of `clusterId` (one count query per cluster per TTL). */
+export async function reportLimitsFor(db: Db, clusterId: string, nowMs = Date.now()): Promise<ReportLimits> {
+  const c = cache();
+  const hit = c.byCluster.get(clusterId);
+  if (hit && nowMs - hit.atMs < COUNT_TTL_MS) return reportLimits(hit.n);
+  const [row] = await db.select({ n: count() }).from(subscribers).where(eq(subscribers.clusterId, clusterId));
+  const n = Number(row?.n ?? 0);
+  if (c.byCluster.size > 10_000) c.byCluster.clear();
+  c.byCluster.set(clusterId, { n, atMs: nowMs });
+  return reportLimits(n);
+}
