@@ -5,7 +5,7 @@
  */
 import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { clusters, inbounds, routes, serverHealth, servers } from "@/db/schema";
+import { inbounds, routes, serverHealth } from "@/db/schema";
 import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
 
 export interface TestFleet {
@@ -19,7 +19,9 @@ export interface TestFleet {
 }
 
 export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: number; subscribers: number; name?: string }): Promise<TestFleet> {
-  const [c] = await db.insert(clusters).values({ name: opts.name ?? "Fleet" }).returning({ id: clusters.id });
+  // Clusters and servers gain columns in later migrations, and drizzle's insert names every
+  // column: these rows name only the columns every migration has, as the subscribers' do.
+  const [c] = rowsOf<{ id: string }>(await db.execute<{ id: string }>(sql`insert into clusters (name) values (${opts.name ?? "Fleet"}) returning id::text as id`));
   const clusterId = c!.id;
   const routeRows = await db
     .insert(routes)
@@ -28,10 +30,15 @@ export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: nu
   const serversOf = new Map<string, string[]>();
   const routeOfServer = new Map<string, string>();
   for (const [r, route] of routeRows.entries()) {
-    const srv = await db
-      .insert(servers)
-      .values(Array.from({ length: opts.perRoute }, (_, k) => ({ clusterId, name: `s${r}-${k}`, address: `10.0.${r}.${k + 1}`, agentTokenHash: newAgentToken().hash })))
-      .returning({ id: servers.id });
+    const srv: Array<{ id: string }> = [];
+    for (let k = 0; k < opts.perRoute; k++) {
+      const [row] = rowsOf<{ id: string }>(
+        await db.execute<{ id: string }>(
+          sql`insert into servers (cluster_id, name, address, agent_token_hash) values (${clusterId}::uuid, ${`s${r}-${k}`}, ${`10.0.${r}.${k + 1}`}, ${newAgentToken().hash}) returning id::text as id`,
+        ),
+      );
+      srv.push(row!);
+    }
     await db.insert(serverHealth).values(srv.map((s) => ({ serverId: s.id, status: "healthy", everSucceeded: true })));
     await db.insert(inbounds).values(srv.map((s, k) => ({ clusterId, serverId: s.id, routeId: route.id, name: `In ${r}-${k}`, port: 443, security: "none" as const })));
     serversOf.set(route.id, srv.map((s) => s.id));
@@ -42,9 +49,14 @@ export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: nu
   const inserted = await db.execute<{ id: string; token: string; name: string }>(
     sql`insert into subscribers (cluster_id, name, token) select ${clusterId}::uuid, 'u' || (x.i - 1), x.t from jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb) with ordinality as x(t, i) order by x.i returning id::text as id, token, name`,
   );
-  const rows = Array.isArray(inserted) ? inserted : (inserted as { rows: Array<{ id: string; token: string; name: string }> }).rows;
+  const rows = rowsOf<{ id: string; token: string; name: string }>(inserted);
   const subs = [...rows].sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1))).map((r) => ({ id: r.id, token: r.token }));
   return { clusterId, routeIds: routeRows.map((r) => r.id), serversOf, routeOfServer, subscribers: subs };
+}
+
+/** The rows of a raw query, whichever driver ran it (node-postgres and PGlite answer alike; drizzle's types differ). */
+function rowsOf<T>(result: unknown): T[] {
+  return Array.isArray(result) ? (result as T[]) : (result as { rows: T[] }).rows;
 }
 
 export async function setStatus(db: Db, serverIds: string[], status: string): Promise<void> {
