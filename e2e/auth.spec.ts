@@ -4,6 +4,8 @@ import { login, trpcMutation, trpcQuery, TrpcCallError } from "../scripts/harnes
 import { startApp } from "../scripts/harness/app";
 
 base("first visit on a new install shows setup, then the demo cluster @pg", async ({ page }) => {
+  // It starts an app of its own (migrations, demo seed, first compile of every page it opens).
+  base.setTimeout(120_000);
   const app = await startApp({ ROUTEBOARD_DEMO: "1" });
   try {
     await page.goto(app.url);
