@@ -100,11 +100,21 @@ export interface BalancerOptions {
    * hysteresis, and (least-traffic) a starved current server: one whose reported traffic per
    * user × (1 + the route's hysteresis) is below the best reported traffic per user in the pool
    * (servers with ≥ RATE_MIN_USERS users, decide.ts). New users and users of a server that is
-   * down go there as usual, so it fills without reconnecting everyone it lost. Default 12 h.
+   * down go there as usual, so it fills without reconnecting everyone it lost. Default 0 (off):
+   * keepSatisfied already keeps the users a move would not help, and on the scenario families
+   * the dwell cost fairness where peaks cooled (README, simulator).
    */
   failBackDwellMs: number;
   /** The stickiness margin during the fail-back dwell. Default 3 (a 4× better score). */
   failBackHysteresis: number;
+  /**
+   * Least-traffic only: a user whose current server has spare capacity (its known capacity —
+   * override or learned peak, never the floor — minus its traffic, in-flight included) of at
+   * least one user's traffic there is getting what it wants: a move cannot raise its
+   * satisfaction, nor anyone else's, so it stays. Default true (false: the rule is off, to
+   * measure what it is worth).
+   */
+  keepSatisfied: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
@@ -112,8 +122,9 @@ export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   defaultUserBps: 2_000_000,
   peakHalfLifeMs: DEFAULT_PEAK_HALF_LIFE_MS,
   minMoveGainBps: 2_000_000,
-  failBackDwellMs: 12 * 3600 * 1000,
+  failBackDwellMs: 0,
   failBackHysteresis: 3,
+  keepSatisfied: true,
 });
 
 export interface DecideInput {
