@@ -6,17 +6,20 @@
  *   Markdown table (every scenario, every policy) with the aims checked per scenario.
  * --seed N (with either): every scenario played with seed N instead of its own, to see how
  *   far its figures hold beyond one draw of the users' demand and timing.
- * npm run simulate -- --families [--seeds N]
+ * npm run simulate -- --families [--seeds N] [--jobs J]
  *   Plays every scenario family (scripts/simulator/families.ts) on seeds 1..N (default 30) and
  *   prints, per family, routeboard's and the oracle's median and worst figures, seeds 1–10
  *   (tuned on) apart from the rest (held out), and the share of (family, seed) pairs that meet
- *   every aim.
+ *   every aim. The pairs are shared among J child processes (default: 2, or 1 on one core);
+ *   each pair is played alone, so J changes the time taken, never the figures.
  * npm run simulate -- --family NAME [--seed N] [--params FILE] [--emit]
  *   One family's draw for seed N (default 1), or the given parameters (a scenario without
  *   name and seed: a fixture is one), played like --scenario; --emit prints the scenario instead.
  * Exit codes: 0 ok, 2 bad usage or invalid scenario (message on stderr, nothing on stdout).
  */
+import { fork } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseScenarioText, ScenarioError, simulate, type Scenario } from "@/scripts/simulator/index";
@@ -26,7 +29,7 @@ import { aimsMet, renderFamiliesReport, renderTable, type FamilyRun } from "@/sc
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "scripts/simulator/scenarios")];
 const USAGE =
-  "usage: npm run simulate -- --scenario FILE | --all [--seed N] | --families [--seeds N] | --family NAME [--seed N] [--params FILE] [--emit]";
+  "usage: npm run simulate -- --scenario FILE | --all [--seed N] | --families [--seeds N] [--jobs J] | --family NAME [--seed N] [--params FILE] [--emit]";
 /** Seeds 1..TUNED_SEEDS are the ones the balancer was tuned on; the rest are held out. */
 const TUNED_SEEDS = 10;
 
@@ -90,7 +93,42 @@ function loadParams(arg: string): unknown {
   }
 }
 
-function main(argv: string[]): void {
+type Pair = [family: string, seed: number];
+
+/** Plays the pairs in `jobs` child processes (round-robin shares), results in the pairs' order. */
+async function playPairs(pairs: Pair[], jobs: number): Promise<FamilyRun[]> {
+  const play = ([family, seed]: Pair): FamilyRun => ({ family, seed, output: simulate(buildScenario(family, seed)) });
+  if (jobs <= 1) return pairs.map(play);
+  const shares: Pair[][] = Array.from({ length: Math.min(jobs, pairs.length) }, () => []);
+  pairs.forEach((p, i) => shares[i % shares.length]!.push(p));
+  const outs = await Promise.all(
+    shares.map(
+      (share) =>
+        new Promise<FamilyRun[]>((resolve, reject) => {
+          const child = fork(fileURLToPath(import.meta.url), [WORKER_FLAG], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
+          let got: FamilyRun[] | undefined;
+          child.on("message", (m) => (got = m as FamilyRun[]));
+          child.on("exit", (code) => (code === 0 && got ? resolve(got) : reject(new Error(`a --jobs child exited with code ${code}`))));
+          child.send(share);
+        }),
+    ),
+  );
+  const byKey = new Map(outs.flat().map((r) => [`${r.family}#${r.seed}`, r]));
+  return pairs.map(([f, s]) => byKey.get(`${f}#${s}`) as FamilyRun);
+}
+
+const WORKER_FLAG = "--families-child";
+
+/** A --jobs child: plays the pairs it is sent and sends the runs back. */
+function child(): void {
+  process.once("message", (share: Pair[]) => {
+    const runs = share.map(([family, seed]) => ({ family, seed, output: simulate(buildScenario(family, seed)) }));
+    process.send?.(runs, () => process.exit(0));
+  });
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (argv[0] === WORKER_FLAG) return child();
   let file: string | undefined;
   let all = false;
   let families = false;
@@ -99,6 +137,7 @@ function main(argv: string[]): void {
   let emit = false;
   let seedArg: string | undefined;
   let seedsArg: string | undefined;
+  let jobsArg: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const eq = a.indexOf("=");
@@ -112,22 +151,23 @@ function main(argv: string[]): void {
     else if (key === "--emit" && inline === undefined) emit = true;
     else if (key === "--seed") seedArg = value();
     else if (key === "--seeds") seedsArg = value();
+    else if (key === "--jobs") jobsArg = value();
     else if (a === "--") continue;
     else usage(`(unknown argument ${JSON.stringify(a)})`);
   }
   const modes = [file !== undefined, all, families, family !== undefined].filter(Boolean).length;
   if (modes !== 1) usage();
   if (seedsArg !== undefined && !families) usage("--seeds goes with --families");
+  if (jobsArg !== undefined && !families) usage("--jobs goes with --families");
   if (seedArg !== undefined && families) usage("--families plays seeds 1..N: use --seeds N");
   if ((paramsArg !== undefined || emit) && family === undefined) usage("--params and --emit go with --family");
   const seed = seedArg === undefined ? undefined : parseIntArg("--seed", seedArg, 0, 0xffffffff);
 
   if (families) {
     const n = seedsArg === undefined ? 30 : parseIntArg("--seeds", seedsArg, 1, 1000);
-    const runs: FamilyRun[] = [];
-    for (const f of FAMILY_NAMES) {
-      for (let s = 1; s <= n; s++) runs.push({ family: f, seed: s, output: simulate(buildScenario(f, s)) });
-    }
+    const jobs = jobsArg === undefined ? Math.min(2, availableParallelism()) : parseIntArg("--jobs", jobsArg, 1, 64);
+    const pairs = FAMILY_NAMES.flatMap((f) => Array.from({ length: n }, (_, i): Pair => [f, i + 1]));
+    const runs = await playPairs(pairs, jobs);
     process.stdout.write(`${renderFamiliesReport(runs, TUNED_SEEDS)}\n`);
     return;
   }
@@ -153,4 +193,4 @@ function main(argv: string[]): void {
   process.stdout.write(misses.length === 0 ? "\nEvery aim met on every scenario.\n" : `\nAims missed:\n${misses.map((m) => `- ${m}`).join("\n")}\n`);
 }
 
-main(process.argv.slice(2));
+await main(process.argv.slice(2));

@@ -190,6 +190,8 @@ describe("CLI families", () => {
       expect(r.stderr).toContain("--seeds: expected an integer from 1 to 1000");
     }
     expect(run(["--all", "--seeds", "3"]).stderr).toContain("--seeds goes with --families");
+    expect(run(["--all", "--jobs", "2"]).stderr).toContain("--jobs goes with --families");
+    expect(run(["--families", "--jobs", "0"]).stderr).toContain("--jobs: expected an integer from 1 to 64");
     expect(run(["--families", "--seed", "3"]).stderr).toContain("use --seeds N");
   });
 });
