@@ -216,8 +216,8 @@ describe("decideRoute: stickiness", () => {
 });
 
 /**
- * The fail-back dwell is off by default (failBackDwellMs 0); these tests turn it on, and leave
- * keepSatisfied out (its own tests are below) so they exercise the dwell alone.
+ * The fail-back dwell is on by default (12 h); these tests name it, and leave keepSatisfied
+ * out (its own tests are below) so they exercise the dwell alone.
  */
 const DAMPED = { failBackDwellMs: 12 * 3600_000, keepSatisfied: false };
 
@@ -287,7 +287,7 @@ describe("decideRoute: damped fail-back", () => {
 
   it("a dwell of 0 turns it off", () => {
     expect(decide(now - HOUR, { options: { ...DAMPED, failBackDwellMs: 0 } }).inboundId).toBe("in-back");
-    expect(decide(now - HOUR, { options: { keepSatisfied: false } }).inboundId).toBe("in-back"); // the default
+    expect(decide(now - HOUR, { options: {} }).inboundId).toBe("in-cur"); // the default: 12 h
   });
 });
 
@@ -547,7 +547,9 @@ describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () 
     cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 600 * MBIT, reportedUsers: 100 }),
     alt: srv({ learnedPeakBps: 10_000 * MBIT, reportedTrafficBps: 2000 * MBIT, reportedUsers: 200 }),
   });
-  const decide = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) => decideRoute(base(servers, { previousInboundId: "in-cur", ...over }));
+  // The rule is off by default (README: it holds starved users on saturated fleets): on here.
+  const decide = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) =>
+    decideRoute(base(servers, { previousInboundId: "in-cur", ...over, options: { keepSatisfied: true, ...over.options } }));
 
   it("keeps a user whose server has spare capacity of at least what one user wants, and says why", () => {
     const d = decide(fleet());
