@@ -31,19 +31,20 @@
  *   2. Spare capacity on a server with a smaller fair share (least-traffic) is not a gain: it is
  *      an artefact of its capacity estimate (e.g. the floor on a 50 Mbit/s link), and the user
  *      would move back as soon as it fills.
- *   3. keepSatisfied (least-traffic): a server whose known capacity (override or learned peak,
+ *   3. keepSatisfied (least-traffic; off by default, README: a saturated fleet's reports make a
+ *      full server look as if it had spare): a server whose known capacity (override or learned peak,
  *      never the floor nor the peers' mean) exceeds its traffic (in-flight included) by at least
  *      what one user wants carries everything its users ask for (max-min sharing leaves no one
  *      short on a link with spare), so a move raises no one's satisfaction: the user stays. What
  *      a user wants is the best reported traffic per user in the pool (servers with ≥
  *      RATE_MIN_USERS users), or this server's own when higher: a saturated server's users get
  *      less than they want, so its own rate understates it.
- *   4. Damped fail-back (cost of a cold server; off by default, failBackDwellMs 0): for
+ *   4. Damped fail-back (cost of a cold server; failBackDwellMs 12 h by default, 0 turns it off): for
  *      failBackDwellMs after a server came back, a user whose server works moves there only for
  *      failBackHysteresis and (least-traffic) when its server is starved: reported traffic per
  *      user × (1 + hysteresis) below the pool's best (servers with ≥ RATE_MIN_USERS users).
- *      keepSatisfied already keeps everyone who would gain nothing; the dwell also held back
- *      users who would gain a lot (peaks that cooled while a big server was away).
+ *      With keepSatisfied on it is redundant (that keeps everyone who would gain nothing), and it
+ *      also holds back users who would gain a lot (peaks that cooled while a big server was away).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
