@@ -6,17 +6,32 @@
  *   Markdown table (every scenario, every policy) with the aims checked per scenario.
  * --seed N (with either): every scenario played with seed N instead of its own, to see how
  *   far its figures hold beyond one draw of the users' demand and timing.
+ * npm run simulate -- --families [--seeds N] [--jobs J]
+ *   Plays every scenario family (scripts/simulator/families.ts) on seeds 1..N (default 30) and
+ *   prints, per family, routeboard's and the oracle's median and worst figures, seeds 1–10
+ *   (tuned on) apart from the rest (held out), and the share of (family, seed) pairs that meet
+ *   every aim. The pairs are shared among J child processes (default: 2, or 1 on one core);
+ *   each pair is played alone, so J changes the time taken, never the figures.
+ * npm run simulate -- --family NAME [--seed N] [--params FILE] [--emit]
+ *   One family's draw for seed N (default 1), or the given parameters (a scenario without
+ *   name and seed: a fixture is one), played like --scenario; --emit prints the scenario instead.
  * Exit codes: 0 ok, 2 bad usage or invalid scenario (message on stderr, nothing on stdout).
  */
+import { fork } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseScenarioText, ScenarioError, simulate, type Scenario } from "@/scripts/simulator/index";
-import { aimsMet, renderTable } from "@/scripts/simulator/report";
+import { buildScenario, FAMILY_NAMES, FamilyError } from "@/scripts/simulator/families";
+import { aimsMet, renderFamiliesReport, renderTable, type FamilyRun } from "@/scripts/simulator/report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "scripts/simulator/scenarios")];
-const USAGE = "usage: npm run simulate -- --scenario FILE | --all [--seed N]";
+const USAGE =
+  "usage: npm run simulate -- --scenario FILE | --all [--seed N] | --families [--seeds N] [--jobs J] | --family NAME [--seed N] [--params FILE] [--emit]";
+/** Seeds 1..TUNED_SEEDS are the ones the balancer was tuned on; the rest are held out. */
+const TUNED_SEEDS = 10;
 
 function fail(lines: string[]): never {
   for (const l of lines) process.stderr.write(`scenario error: ${l}\n`);
@@ -53,34 +68,119 @@ function allScenarioFiles(): string[] {
   return files;
 }
 
-function main(argv: string[]): void {
+function usage(extra?: string): never {
+  process.stderr.write(`${USAGE}\n${extra ? `${extra}\n` : ""}`);
+  process.exit(2);
+}
+
+function parseIntArg(name: string, v: string, min: number, max: number): number {
+  const n = /^\d{1,10}$/.test(v) ? Number(v) : Number.NaN;
+  if (!(n >= min && n <= max)) usage(`${name}: expected an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function loadParams(arg: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(arg, "utf8");
+  } catch (e) {
+    fail([`--params: cannot read ${arg}: ${(e as Error).message}`]);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    fail([`--params: invalid JSON: ${(e as Error).message}`]);
+  }
+}
+
+type Pair = [family: string, seed: number];
+
+/** Plays the pairs in `jobs` child processes (round-robin shares), results in the pairs' order. */
+async function playPairs(pairs: Pair[], jobs: number): Promise<FamilyRun[]> {
+  const play = ([family, seed]: Pair): FamilyRun => ({ family, seed, output: simulate(buildScenario(family, seed)) });
+  if (jobs <= 1) return pairs.map(play);
+  const shares: Pair[][] = Array.from({ length: Math.min(jobs, pairs.length) }, () => []);
+  pairs.forEach((p, i) => shares[i % shares.length]!.push(p));
+  const outs = await Promise.all(
+    shares.map(
+      (share) =>
+        new Promise<FamilyRun[]>((resolve, reject) => {
+          const child = fork(fileURLToPath(import.meta.url), [WORKER_FLAG], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
+          let got: FamilyRun[] | undefined;
+          child.on("message", (m) => (got = m as FamilyRun[]));
+          child.on("exit", (code) => (code === 0 && got ? resolve(got) : reject(new Error(`a --jobs child exited with code ${code}`))));
+          child.send(share);
+        }),
+    ),
+  );
+  const byKey = new Map(outs.flat().map((r) => [`${r.family}#${r.seed}`, r]));
+  return pairs.map(([f, s]) => byKey.get(`${f}#${s}`) as FamilyRun);
+}
+
+const WORKER_FLAG = "--families-child";
+
+/** A --jobs child: plays the pairs it is sent and sends the runs back. */
+function child(): void {
+  process.once("message", (share: Pair[]) => {
+    const runs = share.map(([family, seed]) => ({ family, seed, output: simulate(buildScenario(family, seed)) }));
+    process.send?.(runs, () => process.exit(0));
+  });
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (argv[0] === WORKER_FLAG) return child();
   let file: string | undefined;
   let all = false;
+  let families = false;
+  let family: string | undefined;
+  let paramsArg: string | undefined;
+  let emit = false;
   let seedArg: string | undefined;
+  let seedsArg: string | undefined;
+  let jobsArg: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
-    if (a === "--scenario") file = argv[++i];
-    else if (a.startsWith("--scenario=")) file = a.slice("--scenario=".length);
-    else if (a === "--all") all = true;
-    else if (a === "--seed") seedArg = argv[++i] ?? "";
-    else if (a.startsWith("--seed=")) seedArg = a.slice("--seed=".length);
+    const eq = a.indexOf("=");
+    const [key, inline] = a.startsWith("--") && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined];
+    const value = () => inline ?? argv[++i] ?? "";
+    if (key === "--scenario") file = value();
+    else if (key === "--all" && inline === undefined) all = true;
+    else if (key === "--families" && inline === undefined) families = true;
+    else if (key === "--family") family = value();
+    else if (key === "--params") paramsArg = value();
+    else if (key === "--emit" && inline === undefined) emit = true;
+    else if (key === "--seed") seedArg = value();
+    else if (key === "--seeds") seedsArg = value();
+    else if (key === "--jobs") jobsArg = value();
     else if (a === "--") continue;
-    else {
-      process.stderr.write(`${USAGE} (unknown argument ${JSON.stringify(a)})\n`);
-      process.exit(2);
-    }
+    else usage(`(unknown argument ${JSON.stringify(a)})`);
   }
-  if (all === (file !== undefined)) {
-    process.stderr.write(`${USAGE}\n`);
-    process.exit(2);
+  const modes = [file !== undefined, all, families, family !== undefined].filter(Boolean).length;
+  if (modes !== 1) usage();
+  if (seedsArg !== undefined && !families) usage("--seeds goes with --families");
+  if (jobsArg !== undefined && !families) usage("--jobs goes with --families");
+  if (seedArg !== undefined && families) usage("--families plays seeds 1..N: use --seeds N");
+  if ((paramsArg !== undefined || emit) && family === undefined) usage("--params and --emit go with --family");
+  const seed = seedArg === undefined ? undefined : parseIntArg("--seed", seedArg, 0, 0xffffffff);
+
+  if (families) {
+    const n = seedsArg === undefined ? 30 : parseIntArg("--seeds", seedsArg, 1, 1000);
+    const jobs = jobsArg === undefined ? Math.min(2, availableParallelism()) : parseIntArg("--jobs", jobsArg, 1, 64);
+    const pairs = FAMILY_NAMES.flatMap((f) => Array.from({ length: n }, (_, i): Pair => [f, i + 1]));
+    const runs = await playPairs(pairs, jobs);
+    process.stdout.write(`${renderFamiliesReport(runs, TUNED_SEEDS)}\n`);
+    return;
   }
-  let seed: number | undefined;
-  if (seedArg !== undefined) {
-    seed = /^\d{1,10}$/.test(seedArg) ? Number(seedArg) : Number.NaN;
-    if (!(seed <= 0xffffffff)) {
-      process.stderr.write(`${USAGE}\n--seed: expected an integer from 0 to 4294967295, got ${JSON.stringify(seedArg)}\n`);
-      process.exit(2);
+  if (family !== undefined) {
+    let sc: Scenario;
+    try {
+      sc = buildScenario(family, seed ?? 1, paramsArg === undefined ? undefined : loadParams(paramsArg));
+    } catch (e) {
+      if (e instanceof FamilyError) fail(e.problems);
+      throw e;
     }
+    process.stdout.write(`${JSON.stringify(emit ? sc : simulate(sc))}\n`);
+    return;
   }
   const play = (sc: Scenario) => simulate(seed === undefined ? sc : { ...sc, seed });
   if (file !== undefined) {
@@ -93,4 +193,4 @@ function main(argv: string[]): void {
   process.stdout.write(misses.length === 0 ? "\nEvery aim met on every scenario.\n" : `\nAims missed:\n${misses.map((m) => `- ${m}`).join("\n")}\n`);
 }
 
-main(process.argv.slice(2));
+await main(process.argv.slice(2));

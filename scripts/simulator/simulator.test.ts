@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseScenario, ScenarioError, simulate, type Scenario } from "./index";
 import { newcomerAllocation } from "./policies";
+import { buildScenario } from "./families";
 
 const small = (): Record<string, unknown> => ({
   name: "small",
@@ -153,5 +154,44 @@ describe("CLI --all", () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("usage: npm run simulate -- --scenario FILE | --all");
+  });
+});
+
+describe("CLI families", () => {
+  it("--family NAME --seed N --emit prints that draw's scenario", () => {
+    const r = run(["--family", "flash-crowd", "--seed", "4", "--emit"]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(buildScenario("flash-crowd", 4));
+  });
+  it("--params plays given parameters: a fixture without name and seed is its family's draw", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rb-sim-"));
+    const { name: _n, seed: _s, ...params } = small();
+    writeFileSync(join(dir, "p.json"), JSON.stringify(params));
+    const r = run(["--family", "steady-mixed", "--seed", "3", "--params", join(dir, "p.json"), "--emit"]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ...parseScenario(small()), name: "steady-mixed" });
+  });
+  it("refuses bad parameters, an unknown family and bad --seeds, naming each", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rb-sim-"));
+    const { name: _n, seed: _s, ...params } = small();
+    (params.users as Record<string, unknown>).count = 0;
+    writeFileSync(join(dir, "p.json"), JSON.stringify(params));
+    const bad = run(["--family", "steady-mixed", "--params", join(dir, "p.json")]);
+    expect(bad.status).toBe(2);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr).toContain("scenario error: params.users.count: must be ≥ 1");
+    const unknown = run(["--family", "tidal-wave"]);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain('family: unknown family "tidal-wave"');
+    for (const v of ["0", "x", "1001"]) {
+      const r = run(["--families", "--seeds", v]);
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain("--seeds: expected an integer from 1 to 1000");
+    }
+    expect(run(["--all", "--seeds", "3"]).stderr).toContain("--seeds goes with --families");
+    expect(run(["--all", "--jobs", "2"]).stderr).toContain("--jobs goes with --families");
+    expect(run(["--families", "--jobs", "0"]).stderr).toContain("--jobs: expected an integer from 1 to 64");
+    expect(run(["--families", "--seed", "3"]).stderr).toContain("use --seeds N");
   });
 });

@@ -145,16 +145,19 @@ describe("decideRoute: stickiness", () => {
     expect(d.explanation).toMatch(/Kept in-cur: in-alt is only 12% better; more than 25% better would be needed/);
   });
 
+  // cur has spare (500 Mbit/s): keepSatisfied would keep its users; these test the margin alone.
+  const margin = { keepSatisfied: false };
+
   it("moves when the alternative is better by more than the margin", () => {
     // alt: (1000-300)/10 = 70 → 40% better
-    const d = decideRoute(base(servers(500, 300), { previousInboundId: "in-cur" }));
+    const d = decideRoute(base(servers(500, 300), { previousInboundId: "in-cur", options: margin }));
     expect(d.inboundId).toBe("in-alt");
     expect(d.reason).toBe("best");
     expect(d.explanation).toMatch(/Moved from in-cur to in-alt: 40% more/);
   });
 
   it("honours a custom hysteresis", () => {
-    const d = decideRoute(base(servers(500, 440), { previousInboundId: "in-cur", route: route(["cur", "alt"], { hysteresis: 0.05 }) }));
+    const d = decideRoute(base(servers(500, 440), { previousInboundId: "in-cur", route: route(["cur", "alt"], { hysteresis: 0.05 }), options: margin }));
     expect(d.inboundId).toBe("in-alt");
   });
 
@@ -212,6 +215,12 @@ describe("decideRoute: stickiness", () => {
   });
 });
 
+/**
+ * The fail-back dwell is on by default (12 h); these tests name it, and leave keepSatisfied
+ * out (its own tests are below) so they exercise the dwell alone.
+ */
+const DAMPED = { failBackDwellMs: 12 * 3600_000, keepSatisfied: false };
+
 describe("decideRoute: damped fail-back", () => {
   const HOUR = 3600_000;
   const now = 100 * HOUR;
@@ -221,7 +230,7 @@ describe("decideRoute: damped fail-back", () => {
     back: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 9, availableSinceMs: backSinceMs }),
   });
   const decide = (backSinceMs: number | undefined, over: Partial<DecideInput> = {}) =>
-    decideRoute(base(servers(backSinceMs), { previousInboundId: "in-cur", nowMs: now, ...over }));
+    decideRoute(base(servers(backSinceMs), { previousInboundId: "in-cur", nowMs: now, options: DAMPED, ...over }));
 
   it("keeps a user whose server works off a server that came back within the dwell", () => {
     const d = decide(now - 2 * HOUR);
@@ -243,7 +252,7 @@ describe("decideRoute: damped fail-back", () => {
     s.cur.reportedUsers = 50;
     s.back.reportedTrafficBps = 150 * MBIT;
     s.back.reportedUsers = 5;
-    const d = decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now }));
+    const d = decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now, options: DAMPED }));
     expect(d.inboundId).toBe("in-back");
     expect(d.explanation).toMatch(/fail-back margin/);
   });
@@ -251,25 +260,25 @@ describe("decideRoute: damped fail-back", () => {
   it("does not move a saturated server's user for spare capacity alone, only for a much larger fair share", () => {
     const s = servers(now - HOUR);
     s.cur.reportedTrafficBps = 1000 * MBIT; // no spare: judged by fair share 100 vs 1000/10 = 100 → stays
-    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-cur");
+    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now, options: DAMPED })).inboundId).toBe("in-cur");
     s.cur.reportedUsers = 100; // fair share 10 vs 1000/10 = 100 Mbit/s: 10×
     s.back.reportedTrafficBps = 150 * MBIT; // …and cur is starved: 10 Mbit/s per user vs back's 16.7
-    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-back");
+    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now, options: DAMPED })).inboundId).toBe("in-back");
   });
 
   it("sends new users and users of a server that is down to the returning server at once", () => {
     expect(decide(now - HOUR, { previousInboundId: null }).inboundId).toBe("in-back");
     const s = servers(now - HOUR);
     s.cur.available = false;
-    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-back");
+    expect(decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now, options: DAMPED })).inboundId).toBe("in-back");
   });
 
   it("applies to round-robin routes too", () => {
     const s = { cur: srv({ reportedUsers: 10 }), back: srv({ reportedUsers: 3, availableSinceMs: now - HOUR }) }; // 1/4 vs 1/10: 2.5×
     const r = route(["cur", "back"], { algorithm: "round-robin" });
-    expect(decideRoute(base(s, { route: r, previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-cur");
+    expect(decideRoute(base(s, { route: r, previousInboundId: "in-cur", nowMs: now, options: DAMPED })).inboundId).toBe("in-cur");
     s.back.availableSinceMs = now - 13 * HOUR;
-    expect(decideRoute(base(s, { route: r, previousInboundId: "in-cur", nowMs: now })).inboundId).toBe("in-back");
+    expect(decideRoute(base(s, { route: r, previousInboundId: "in-cur", nowMs: now, options: DAMPED })).inboundId).toBe("in-back");
   });
 
   it("ignores a return time in the future (clock gone backwards) instead of freezing moves", () => {
@@ -277,7 +286,8 @@ describe("decideRoute: damped fail-back", () => {
   });
 
   it("a dwell of 0 turns it off", () => {
-    expect(decide(now - HOUR, { options: { failBackDwellMs: 0 } }).inboundId).toBe("in-back");
+    expect(decide(now - HOUR, { options: { ...DAMPED, failBackDwellMs: 0 } }).inboundId).toBe("in-back");
+    expect(decide(now - HOUR, { options: {} }).inboundId).toBe("in-cur"); // the default: 12 h
   });
 });
 
@@ -434,7 +444,7 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
     back: srv({ learnedPeakBps: 2000 * MBIT, reportedTrafficBps: 80 * MBIT, reportedUsers: 10, availableSinceMs: now - HOUR }),
   });
   const decide = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) =>
-    decideRoute(base(servers, { previousInboundId: "in-cur", nowMs: now, ...over }));
+    decideRoute(base(servers, { previousInboundId: "in-cur", nowMs: now, options: DAMPED, ...over }));
 
   it("moves a user whose server gives less than the best per-user traffic ÷ (1 + hysteresis)", () => {
     const d = decide(fleet()); // 5 × 1.25 < 8
@@ -527,5 +537,92 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
     const d = decide(fleet(), { route: route([]) });
     expect(d.inboundId).toBeNull();
     expect(d.reason).toBe("none");
+  });
+});
+
+describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () => {
+  // cur: 1 Gbit/s learned, 600 Mbit/s carried by 100 users (6 each): 400 spare.
+  // alt: 10 Gbit/s learned, 2 Gbit/s by 200 users (10 each): far more free per user.
+  const fleet = () => ({
+    cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 600 * MBIT, reportedUsers: 100 }),
+    alt: srv({ learnedPeakBps: 10_000 * MBIT, reportedTrafficBps: 2000 * MBIT, reportedUsers: 200 }),
+  });
+  // The rule is off by default (README: it holds starved users on saturated fleets): on here.
+  const decide = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) =>
+    decideRoute(base(servers, { previousInboundId: "in-cur", ...over, options: { keepSatisfied: true, ...over.options } }));
+
+  it("keeps a user whose server has spare capacity of at least what one user wants, and says why", () => {
+    const d = decide(fleet());
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.reason).toBe("sticky");
+    expect(d.explanation).toBe(
+      "Kept in-cur: in-cur has 400 Mbit/s spare, at least what one user wants (10.0 Mbit/s): its users get what they want, so moving gains nothing (hysteresis 25%).",
+    );
+    // Turned off, the same user moves for the free bandwidth per user (4 vs 40 Mbit/s).
+    expect(decide(fleet(), { options: { keepSatisfied: false } }).inboundId).toBe("in-alt");
+  });
+
+  it("judges what a user wants where users are not held back, not by a saturated server's own rate", () => {
+    const s = fleet();
+    // 995 of 1000 Mbit/s carried by 500 users (2 each): 5 Mbit/s spare covers its own users' 2,
+    // but not the 10 that users get on alt: they are held back, so the move goes ahead.
+    s.cur.reportedTrafficBps = 995 * MBIT;
+    s.cur.reportedUsers = 500;
+    expect(decide(s).inboundId).toBe("in-alt");
+  });
+
+  it("counts in-flight users against the spare", () => {
+    const inflight = (id: string) => (id === "cur" ? { users: 60, trafficBps: 395 * MBIT } : undefined);
+    expect(decide(fleet(), { inflight }).inboundId).toBe("in-alt"); // 5 Mbit/s left < 10
+  });
+
+  it("never takes the capacity floor for known capacity; an override is known", () => {
+    const s = fleet();
+    s.cur.learnedPeakBps = 0; // no peak: the peers' mean (10 Gbit/s here) or the floor is a guess, not spare
+    s.cur.reportedTrafficBps = 40 * MBIT;
+    s.cur.reportedUsers = 400; // (10000 − 40) / 400 ≈ 25 vs (10000 − 2000) / 201 ≈ 40 free per user
+    expect(decide(s).inboundId).toBe("in-alt");
+    s.cur.capacityOverrideBps = 1000 * MBIT; // set by the operator: 960 spare
+    expect(decide(s).inboundId).toBe("in-cur");
+  });
+
+  it("a current server with zero users and a learned peak keeps its (only) user", () => {
+    const s = fleet();
+    s.cur.reportedTrafficBps = 0;
+    s.cur.reportedUsers = 0;
+    const d = decide(s);
+    expect(d.inboundId).toBe("in-cur");
+  });
+
+  it("equal scores: the current server is still the best candidate, kept without the rule", () => {
+    const s = { cur: fleet().cur, alt: fleet().cur };
+    const d = decide(s, { options: { keepSatisfied: false } });
+    expect(d.inboundId).toBe("in-cur");
+    expect(decide(s).explanation).toMatch(/^Kept in-cur: still the best candidate/);
+  });
+
+  it("a clock gone backwards reads the peak undecayed (no spare invented, none lost)", () => {
+    const s = fleet();
+    s.cur.reportedAt = 10_000;
+    s.alt.reportedAt = 10_000;
+    const before = decide(s, { nowMs: 0 });
+    const at = decide(s, { nowMs: 10_000 });
+    expect(before.inboundId).toBe("in-cur");
+    expect(before.explanation).toBe(at.explanation);
+  });
+
+  it("does not hold new users, users of a server that is down, or anyone when every server is down", () => {
+    expect(decide(fleet(), { previousInboundId: null }).inboundId).toBe("in-alt");
+    const s = fleet();
+    s.cur.available = false;
+    expect(decide(s).inboundId).toBe("in-alt");
+    s.alt.available = false;
+    expect(decide(s).reason).toBe("panic");
+    expect(decide({}, { route: route([]) }).reason).toBe("none");
+  });
+
+  it("does not apply to round-robin routes", () => {
+    const s = { cur: srv({ learnedPeakBps: 1000 * MBIT, reportedUsers: 10 }), alt: srv({ learnedPeakBps: 1000 * MBIT, reportedUsers: 2 }) };
+    expect(decide(s, { route: route(["cur", "alt"], { algorithm: "round-robin" }) }).inboundId).toBe("in-alt");
   });
 });

@@ -20,22 +20,37 @@
  *   servers that have one (the floor when none has): a blind server is guessed to be a typical
  *   one, not the best, so a heterogeneous fleet's small links are not filled like its big ones
  *   before they report.
- * Stickiness: keep the current inbound unless best > current × (1 + hysteresis)
- *   (least-traffic additionally needs an absolute gain ≥ minMoveGainBps, or — when the current
- *   server has no spare capacity — a fair share better by the same margin).
- *   Least-traffic moves for spare capacity also need the destination's fair share to be at
- *   least the current one's: spare on a server that offers a smaller share of its link is an
- *   artefact of its capacity estimate (e.g. the floor on a 50 Mbit/s link), and the user would
- *   move back as soon as it fills.
- *   Damped fail-back (least-traffic): during the dwell, a user whose current server works moves
- *   to the server that came back only if the current server is starved, i.e. its reported
- *   traffic per user × (1 + hysteresis) is below the best reported traffic per user in the pool
- *   (servers with at least RATE_MIN_USERS users). Users who already get about what users get
- *   anywhere stay; reconnecting them would buy little.
+ * Moving a user who has a working inbound (stickiness). Every rule below weighs what the move
+ * gains — the user's satisfaction (what it gets ÷ what it wants) and the fairness of the fleet —
+ * against what it costs: a reconnect (the user's sessions drop; counted as churn), and, on a
+ * server whose capacity is a guess, the risk that the gain is not there. A move happens only
+ * when every rule says the gain is worth it.
+ *   1. Margin (cost of a reconnect): best > current × (1 + hysteresis), and for least-traffic an
+ *      absolute gain ≥ minMoveGainBps, or — when the current server has no spare capacity — a
+ *      fair share better by the same margin. Off (hysteresis 0): users move for any gain.
+ *   2. Spare capacity on a server with a smaller fair share (least-traffic) is not a gain: it is
+ *      an artefact of its capacity estimate (e.g. the floor on a 50 Mbit/s link), and the user
+ *      would move back as soon as it fills.
+ *   3. keepSatisfied (least-traffic; off by default, README: a saturated fleet's reports make a
+ *      full server look as if it had spare): a server whose known capacity (override or learned peak,
+ *      never the floor nor the peers' mean) exceeds its traffic (in-flight included) by at least
+ *      what one user wants carries everything its users ask for (max-min sharing leaves no one
+ *      short on a link with spare), so a move raises no one's satisfaction: the user stays. What
+ *      a user wants is the best reported traffic per user in the pool (servers with ≥
+ *      RATE_MIN_USERS users), or this server's own when higher: a saturated server's users get
+ *      less than they want, so its own rate understates it.
+ *   4. Damped fail-back (cost of a cold server; failBackDwellMs 12 h by default, 0 turns it off): for
+ *      failBackDwellMs after a server came back, a user whose server works moves there only for
+ *      failBackHysteresis and (least-traffic) when its server is starved: reported traffic per
+ *      user × (1 + hysteresis) below the pool's best (servers with ≥ RATE_MIN_USERS users).
+ *      With keepSatisfied on it is redundant (that keeps everyone who would gain nothing), and it
+ *      also holds back users who would gain a lot (peaks that cooled while a big server was away).
+ * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
 import { decayPeak, effectiveCapacity } from "./capacity";
 import { rendezvousHashFrom, rendezvousSeed } from "./hash";
+import { expectedUserBps } from "./inflight";
 import {
   DEFAULT_HYSTERESIS,
   DEFAULT_OPTIONS,
@@ -66,6 +81,7 @@ export function resolveOptions(o?: Partial<BalancerOptions>): BalancerOptions {
     minMoveGainBps: o.minMoveGainBps ?? DEFAULT_OPTIONS.minMoveGainBps,
     failBackDwellMs: o.failBackDwellMs ?? DEFAULT_OPTIONS.failBackDwellMs,
     failBackHysteresis: o.failBackHysteresis ?? DEFAULT_OPTIONS.failBackHysteresis,
+    keepSatisfied: o.keepSatisfied ?? DEFAULT_OPTIONS.keepSatisfied,
   };
 }
 
@@ -83,6 +99,10 @@ interface Row {
   current: boolean;
   hash: number; // lazily computed, -1 = not yet
   peak: number; // learned peak decayed to now
+  /** least-traffic: known capacity (override or learned peak, not the floor) − T; NaN when unknown. */
+  headroom: number;
+  /** least-traffic: one user's traffic here, expectedUserBps of the report. */
+  perUser: number;
 }
 
 const mbps = (bps: number): string => {
@@ -148,7 +168,7 @@ const scratchCandidates: Row[] = [];
 
 function newRow(ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedInbound | undefined): Row {
   const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
-  return { ib, m, rs, out, rank: 0, share: 0, current: false, hash: -1, peak: 0 };
+  return { ib, m, rs, out, rank: 0, share: 0, current: false, hash: -1, peak: 0, headroom: Number.NaN, perUser: 0 };
 }
 
 function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedInbound | undefined): Row {
@@ -169,6 +189,8 @@ function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined, r
   r.current = false;
   r.hash = -1;
   r.peak = 0;
+  r.headroom = Number.NaN;
+  r.perUser = 0;
   const out = r.out;
   out.inboundId = ib.inboundId;
   out.serverId = ib.serverId;
@@ -317,6 +339,11 @@ export function decideRoute(input: DecideInput): Decision {
       r.share = C / div;
       r.out.share = r.share;
       r.rank = free >= opts.minMoveGainBps ? free : 0;
+      if (r.current) {
+        const known = m.capacityOverrideBps !== null && Number.isFinite(m.capacityOverrideBps) && m.capacityOverrideBps >= 0 ? m.capacityOverrideBps : unknown ? Number.NaN : learned;
+        r.headroom = known - T;
+        r.perUser = expectedUserBps(m.reportedTrafficBps, m.reportedUsers, opts.defaultUserBps);
+      }
       if (explain) {
         const cSrc =
           m.capacityOverrideBps !== null
@@ -382,9 +409,16 @@ export function decideRoute(input: DecideInput): Decision {
         const ref = failBack && (byFree || bySh) ? referencePerUser(pool) : null;
         const curRate = ref ? perUserBps(cur.m as ServerMetrics) : null;
         const satisfied = ref !== null && curRate !== null && curRate * (1 + hysteresis) >= ref.bps;
-        move = (byFree || bySh) && !satisfied;
-        marginSays = !satisfied && !smallerShare;
-        if (satisfied && ref) {
+        // A user on a server with spare capacity gets what it wants: moving gains nothing.
+        // What a user wants is judged where users are not held back: the best traffic per user
+        // in the pool, or this server's own when higher.
+        const want = opts.keepSatisfied && (byFree || bySh) && cur.headroom > 0 ? Math.max(cur.perUser, referencePerUser(pool)?.bps ?? 0, opts.minMoveGainBps) : 0;
+        const unsaturated = want > 0 && cur.headroom >= want;
+        move = (byFree || bySh) && !satisfied && !unsaturated;
+        marginSays = !satisfied && !smallerShare && !unsaturated;
+        if (unsaturated) {
+          why = `${label(cur.ib)} has ${mbps(cur.headroom)} Mbit/s spare, at least what one user wants (${mbps(want)} Mbit/s): its users get what they want, so moving gains nothing`;
+        } else if (satisfied && ref) {
           why = `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of the best (${mbps(ref.bps)} Mbit/s on ${label(ref.row.ib)}), so it is not starved`;
         } else if (byFree) {
           why = cs > 0 ? `${pct(bs / cs - 1)} more free bandwidth per user` : `spare capacity while ${label(cur.ib)} has none`;

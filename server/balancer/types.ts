@@ -100,11 +100,21 @@ export interface BalancerOptions {
    * hysteresis, and (least-traffic) a starved current server: one whose reported traffic per
    * user × (1 + the route's hysteresis) is below the best reported traffic per user in the pool
    * (servers with ≥ RATE_MIN_USERS users, decide.ts). New users and users of a server that is
-   * down go there as usual, so it fills without reconnecting everyone it lost. Default 12 h.
+   * down go there as usual, so it fills without reconnecting everyone it lost. Default 12 h
+   * (0 turns it off: on the scenario families it costs fairness where peaks cooled; README).
    */
   failBackDwellMs: number;
   /** The stickiness margin during the fail-back dwell. Default 3 (a 4× better score). */
   failBackHysteresis: number;
+  /**
+   * Least-traffic only: a user whose current server has spare capacity (its known capacity —
+   * override or learned peak, never the floor — minus its traffic, in-flight included) of at
+   * least one user's traffic there is getting what it wants: a move cannot raise its
+   * satisfaction, nor anyone else's, so it stays. Default false: on a saturated fleet a
+   * report's mean traffic sits under the learned peak, so a full server looks as if it had
+   * spare and starved users stay (flash-crowd fell to 0.87× the oracle's fairness; README).
+   */
+  keepSatisfied: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
@@ -114,6 +124,7 @@ export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   minMoveGainBps: 2_000_000,
   failBackDwellMs: 12 * 3600 * 1000,
   failBackHysteresis: 3,
+  keepSatisfied: false,
 });
 
 export interface DecideInput {
