@@ -28,6 +28,11 @@ describe("heartbeatPhase", () => {
     expect(heartbeatPhase(NOW - 9001, NOW, 3)).toBe("suspect");
     expect(heartbeatPhase(NOW - 9000, NOW, 3)).toBe("late");
   });
+  it("stale after the fast path's window: the slow path decides", () => {
+    expect(heartbeatPhase(NOW - 60_000, NOW)).toBe("suspect");
+    expect(heartbeatPhase(NOW - 60_001, NOW)).toBe("stale");
+    expect(lossConfirmed(NOW - 60_001, [{ startedAtMs: NOW - 2000, ok: false }, { startedAtMs: NOW - 1000, ok: false }], NOW, false)).toBe(false);
+  });
   it("clock going backwards: a heartbeat in the future counts as just now", () => {
     expect(heartbeatPhase(NOW + 60_000, NOW)).toBe("alive");
     expect(heartbeatSilenceMs(NOW + 60_000, NOW)).toBe(0);

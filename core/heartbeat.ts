@@ -27,10 +27,17 @@ export const FAST_PROBE_TIMEOUT_MS = 1000;
 export const FAST_PROBE_CONFIRMATIONS = 2;
 /** Pause between two fast probes of one server. */
 export const FAST_PROBE_GAP_MS = 250;
+/**
+ * The fast path judges a silence only during its first minute: a server silent for longer is
+ * left to the slow path (no-data after 3 report intervals, probes with thresholds). So a
+ * server dead for hours does not count towards "more than half silent", and a panel blind
+ * for more than a minute does not fast-probe the whole fleet when it comes back.
+ */
+export const FAST_PATH_WINDOW_MS = 60_000;
 /** How often the panel's failover watcher looks (and measures its own stalls). */
 export const WATCH_TICK_MS = 500;
 
-export type HeartbeatPhase = "never" | "alive" | "late" | "suspect";
+export type HeartbeatPhase = "never" | "alive" | "late" | "suspect" | "stale";
 
 function intervalMs(intervalS: number): number {
   return (Number.isFinite(intervalS) && intervalS > 0 ? intervalS : HEARTBEAT_INTERVAL_S) * 1000;
@@ -45,12 +52,14 @@ export function heartbeatSilenceMs(lastAtMs: number | null, nowMs: number): numb
 
 /**
  * never: no heartbeat ever (the rule does not apply); alive; late (> 1.5 intervals: probe);
- * suspect (> 3 intervals). Boundaries are inclusive for the better phase.
+ * suspect (> 3 intervals); stale (> FAST_PATH_WINDOW_MS: the slow path's business).
+ * Boundaries are inclusive for the better phase.
  */
 export function heartbeatPhase(lastAtMs: number | null, nowMs: number, intervalS = HEARTBEAT_INTERVAL_S): HeartbeatPhase {
   const silence = heartbeatSilenceMs(lastAtMs, nowMs);
   if (silence === null) return "never";
   const iv = intervalMs(intervalS);
+  if (silence > FAST_PATH_WINDOW_MS) return "stale";
   if (silence > SUSPECT_AFTER_MISSED * iv) return "suspect";
   if (silence > LATE_AFTER_MISSED * iv) return "late";
   return "alive";
