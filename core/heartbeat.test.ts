@@ -7,6 +7,7 @@ import {
   isPanelBlind,
   lossConfirmed,
   stallGraceUntil,
+  startGraceUntil,
   WATCH_TICK_MS,
 } from "./heartbeat";
 import { computeServerStatus, type ServerStatusInput } from "./status";
@@ -72,6 +73,13 @@ describe("stallGraceUntil", () => {
   });
   it("never shortens an existing grace", () => {
     expect(stallGraceUntil(NOW - 20_000, NOW, WATCH_TICK_MS, NOW + 60_000)).toBe(NOW + 60_000);
+  });
+});
+
+describe("startGraceUntil", () => {
+  it("a watcher that starts is blind for one suspect window", () => {
+    expect(startGraceUntil(NOW)).toBe(NOW + 6000);
+    expect(startGraceUntil(Number.NaN)).toBe(6000);
   });
 });
 

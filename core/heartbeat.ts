@@ -98,6 +98,15 @@ export function stallGraceUntil(prevTickMs: number | null, nowMs: number, tickMs
 }
 
 /**
+ * The watcher starting (the app restarting, or this instance taking the prober over) is a
+ * stall too: the stored heartbeat times are old because nobody listened, not because servers
+ * died. Blind for one suspect window from `nowMs`.
+ */
+export function startGraceUntil(nowMs: number, intervalS = HEARTBEAT_INTERVAL_S): number {
+  return (Number.isFinite(nowMs) ? nowMs : 0) + SUSPECT_AFTER_MISSED * intervalMs(intervalS);
+}
+
+/**
  * Whether a suspect server's loss is confirmed: not blind, suspect now, and its last
  * FAST_PROBE_CONFIRMATIONS fast probes started after its last heartbeat and all failed.
  * A probe started at the very millisecond of the last heartbeat does not count (the

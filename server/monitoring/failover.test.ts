@@ -172,6 +172,19 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
     for (let i = 0; i < 3; i++) expect(await status(i)).toBe("healthy");
   });
 
+  it("a panel that restarts finds every stored heartbeat old: blind until they resume", async () => {
+    await ports[0]!.close();
+    clock += 30_000; // the panel was down; servers 1 and 2 are fine but could not tell it
+    await beat([1]); // only one has come back yet: 2 of 3 silent would be blind anyway; 1 of 3 is not
+    await beat([2]);
+    const first = new Promise<import("./failover").WatchTick>((r) => (watcher.onTick = r));
+    watcher.start();
+    const tick = await first;
+    await watcher.stop();
+    expect(tick.blind).toBe(true);
+    expect(tick.confirmed).toEqual([]);
+  });
+
   it("a heartbeat that arrives at the last moment wins", async () => {
     await ports[0]!.close();
     await advance(6000, [1, 2]); // two failed probes, not yet suspect

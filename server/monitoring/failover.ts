@@ -26,6 +26,7 @@ import {
   LATE_AFTER_MISSED,
   lossConfirmed,
   stallGraceUntil,
+  startGraceUntil,
   WATCH_TICK_MS,
   type FastProbeRecord,
 } from "@/core/heartbeat";
@@ -98,6 +99,9 @@ export class FailoverWatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    // A start (the app restarting, or this instance taking the prober over) is a stall: the
+    // stored heartbeat times are old because nobody was listening, not because servers died.
+    this.blindUntilMs = Math.max(this.blindUntilMs, startGraceUntil(this.now()));
     this.offBus = onChange((e) => {
       if (e.kind === "topology" || e.kind === "settings") this.targetCache = null;
     });
