@@ -32,7 +32,8 @@ describe("heartbeatPhase", () => {
   it("stale after the fast path's window: the slow path decides", () => {
     expect(heartbeatPhase(NOW - 60_000, NOW)).toBe("suspect");
     expect(heartbeatPhase(NOW - 60_001, NOW)).toBe("stale");
-    expect(lossConfirmed(NOW - 60_001, [{ startedAtMs: NOW - 2000, ok: false }, { startedAtMs: NOW - 1000, ok: false }], NOW, false)).toBe(false);
+    const failedProbes = [3000, 2000, 1000].map((d) => ({ startedAtMs: NOW - d, ok: false }));
+    expect(lossConfirmed(NOW - 60_001, failedProbes, NOW, false)).toBe(false);
   });
   it("clock going backwards: a heartbeat in the future counts as just now", () => {
     expect(heartbeatPhase(NOW + 60_000, NOW)).toBe("alive");
@@ -86,32 +87,41 @@ describe("startGraceUntil", () => {
 describe("lossConfirmed", () => {
   const last = NOW - 7000; // suspect
   const failed = (atMs: number) => ({ startedAtMs: atMs, ok: false });
-  it("suspect + the last two fast probes after the heartbeat failed", () => {
-    expect(FAST_PROBE_CONFIRMATIONS).toBe(2);
-    expect(lossConfirmed(last, [failed(NOW - 3000), failed(NOW - 1000)], NOW, false)).toBe(true);
+  const three = [failed(NOW - 3000), failed(NOW - 2000), failed(NOW - 1000)];
+  it("suspect + the last three fast probes after the heartbeat failed", () => {
+    expect(FAST_PROBE_CONFIRMATIONS).toBe(3);
+    expect(lossConfirmed(last, three, NOW, false)).toBe(true);
   });
-  it("one failed probe is not enough (a timeout on a healthy server)", () => {
+  it("fewer failed probes are not enough (timeouts on a healthy server)", () => {
     expect(lossConfirmed(last, [failed(NOW - 1000)], NOW, false)).toBe(false);
+    expect(lossConfirmed(last, [failed(NOW - 2000), failed(NOW - 1000)], NOW, false)).toBe(false);
   });
-  it("a passing probe last (a busy machine with late heartbeats) is not a loss", () => {
-    expect(lossConfirmed(last, [failed(NOW - 3000), failed(NOW - 2000), { startedAtMs: NOW - 1000, ok: true }], NOW, false)).toBe(false);
-    expect(lossConfirmed(last, [{ startedAtMs: NOW - 3000, ok: true }, failed(NOW - 2000), failed(NOW - 1000)], NOW, false)).toBe(true);
+  it("a passing probe among the last three (a busy machine with late heartbeats) is not a loss", () => {
+    expect(lossConfirmed(last, [...three.slice(0, 2), { startedAtMs: NOW - 500, ok: true }], NOW, false)).toBe(false);
+    expect(lossConfirmed(last, [{ startedAtMs: NOW - 4000, ok: true }, ...three], NOW, false)).toBe(true);
   });
   it("order of the records does not matter", () => {
-    expect(lossConfirmed(last, [{ startedAtMs: NOW - 500, ok: true }, failed(NOW - 3000), failed(NOW - 2000)], NOW, false)).toBe(false);
+    expect(lossConfirmed(last, [{ startedAtMs: NOW - 500, ok: true }, ...three], NOW, false)).toBe(false);
+    expect(lossConfirmed(last, [...three].reverse(), NOW, false)).toBe(true);
   });
   it("probes from before the last heartbeat, or at its very millisecond, do not count", () => {
-    expect(lossConfirmed(last, [failed(last - 1), failed(last)], NOW, false)).toBe(false);
-    expect(lossConfirmed(last, [failed(last), failed(last + 1)], NOW, false)).toBe(false);
-    expect(lossConfirmed(last, [failed(last + 1), failed(last + 2)], NOW, false)).toBe(true);
+    expect(lossConfirmed(last, [failed(last - 1), failed(last), failed(last + 1), failed(last + 2)], NOW, false)).toBe(false);
+    expect(lossConfirmed(last, [failed(last + 1), failed(last + 2), failed(last + 3)], NOW, false)).toBe(true);
+  });
+  it("probes sent before the panel's last blind window ended do not count (its network may already have been failing)", () => {
+    const blindEnded = NOW - 2500;
+    expect(lossConfirmed(last, three, NOW, false, undefined, blindEnded)).toBe(false);
+    expect(lossConfirmed(last, [failed(blindEnded + 1), failed(blindEnded + 2), failed(blindEnded + 3)], NOW, false, undefined, blindEnded)).toBe(true);
+    expect(lossConfirmed(last, [failed(blindEnded), failed(blindEnded + 2), failed(blindEnded + 3)], NOW, false, undefined, blindEnded)).toBe(false); // equal: no
+    expect(lossConfirmed(last, three, NOW, false, undefined, Number.NaN)).toBe(true);
   });
   it("not before the suspect window, never without heartbeats, never while blind", () => {
-    expect(lossConfirmed(NOW - 5000, [failed(NOW - 2000), failed(NOW - 1000)], NOW, false)).toBe(false);
-    expect(lossConfirmed(null, [failed(NOW - 2000), failed(NOW - 1000)], NOW, false)).toBe(false);
-    expect(lossConfirmed(last, [failed(NOW - 2000), failed(NOW - 1000)], NOW, true)).toBe(false);
+    expect(lossConfirmed(NOW - 5000, three, NOW, false)).toBe(false);
+    expect(lossConfirmed(null, three, NOW, false)).toBe(false);
+    expect(lossConfirmed(last, three, NOW, true)).toBe(false);
   });
   it("clock going backwards: a future heartbeat is alive, nothing is confirmed", () => {
-    expect(lossConfirmed(NOW + 10_000, [failed(NOW + 11_000), failed(NOW + 12_000)], NOW, false)).toBe(false);
+    expect(lossConfirmed(NOW + 10_000, [failed(NOW + 11_000), failed(NOW + 12_000), failed(NOW + 13_000)], NOW, false)).toBe(false);
   });
 });
 
@@ -137,7 +147,7 @@ describe("heartbeatLostNow and the status rule", () => {
   it("takes a healthy server out of rotation as no-data, although its report and probes are still fresh", () => {
     const r = computeServerStatus({ ...base(), lastHeartbeatAtMs: NOW - 8000, heartbeatLostAtMs: NOW - 500 }, NOW);
     expect(r.status).toBe("no-data");
-    expect(r.reason).toMatch(/No heartbeat for 8 s.*2 fast probes/);
+    expect(r.reason).toMatch(/No heartbeat for 8 s.*3 fast probes/);
   });
   it("a heartbeat after the loss brings it back at once", () => {
     expect(computeServerStatus({ ...base(), lastHeartbeatAtMs: NOW, heartbeatLostAtMs: NOW - 500 }, NOW).status).toBe("healthy");

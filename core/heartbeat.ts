@@ -4,7 +4,7 @@
  * An agent sends a tiny heartbeat (POST /api/agent/heartbeat, no body) every
  * HEARTBEAT_INTERVAL_S. The panel:
  *  - counts a server `late` once it has been silent for more than LATE_AFTER_MISSED intervals
- *    and starts fast probes (a bare TCP connect to its probe port, FAST_PROBE_TIMEOUT_MS);
+ *    and starts fast probes (bare TCP connects to its probe port, FAST_PROBE_TIMEOUT_MS);
  *  - counts it `suspect` after SUSPECT_AFTER_MISSED intervals (6 s by default);
  *  - takes it out of rotation only when it is suspect AND its last FAST_PROBE_CONFIRMATIONS
  *    fast probes, all started after its last heartbeat, failed (`lossConfirmed`). A late
@@ -21,10 +21,16 @@ export const HEARTBEAT_INTERVAL_S = 2;
 export const LATE_AFTER_MISSED = 1.5;
 /** Silent for more than this many intervals: suspect (confirmation can move users). */
 export const SUSPECT_AFTER_MISSED = 3;
-/** A fast probe is one TCP connect with this timeout. */
+/** A fast probe is FAST_PROBE_CONNECTS parallel TCP connects with this timeout. */
 export const FAST_PROBE_TIMEOUT_MS = 1000;
+/**
+ * Parallel connects per fast probe; it fails only when all of them fail. A connect to a live
+ * host times out mostly because one SYN was lost (the kernel resends it only after 1 s, our
+ * timeout); two connects from two source ports rarely both lose theirs, a dead host fails both.
+ */
+export const FAST_PROBE_CONNECTS = 2;
 /** Failed fast probes in a row that confirm a suspect. */
-export const FAST_PROBE_CONFIRMATIONS = 2;
+export const FAST_PROBE_CONFIRMATIONS = 3;
 /** Pause between two fast probes of one server. */
 export const FAST_PROBE_GAP_MS = 250;
 /**
@@ -108,9 +114,11 @@ export function startGraceUntil(nowMs: number, intervalS = HEARTBEAT_INTERVAL_S)
 
 /**
  * Whether a suspect server's loss is confirmed: not blind, suspect now, and its last
- * FAST_PROBE_CONFIRMATIONS fast probes started after its last heartbeat and all failed.
- * A probe started at the very millisecond of the last heartbeat does not count (the
- * heartbeat wins ties: no healthy server is marked down on equal timestamps).
+ * FAST_PROBE_CONFIRMATIONS fast probes started after its last heartbeat and after
+ * `notBeforeMs` (the end of the panel's last blind window: a probe sent while the panel's own
+ * network was already failing, before the blindness showed, is no evidence) and all failed.
+ * A probe started at the very millisecond of the last heartbeat or of `notBeforeMs` does not
+ * count (the heartbeat wins ties: no healthy server is marked down on equal timestamps).
  */
 export function lossConfirmed(
   lastHeartbeatAtMs: number | null,
@@ -118,10 +126,12 @@ export function lossConfirmed(
   nowMs: number,
   blind: boolean,
   intervalS = HEARTBEAT_INTERVAL_S,
+  notBeforeMs = Number.NEGATIVE_INFINITY,
 ): boolean {
   if (blind) return false;
   if (heartbeatPhase(lastHeartbeatAtMs, nowMs, intervalS) !== "suspect") return false;
-  const after = probes.filter((p) => Number.isFinite(p.startedAtMs) && p.startedAtMs > lastHeartbeatAtMs!);
+  const since = Math.max(lastHeartbeatAtMs!, Number.isNaN(notBeforeMs) ? Number.NEGATIVE_INFINITY : notBeforeMs);
+  const after = probes.filter((p) => Number.isFinite(p.startedAtMs) && p.startedAtMs > since);
   if (after.length < FAST_PROBE_CONFIRMATIONS) return false;
   const lastN = [...after].sort((a, b) => a.startedAtMs - b.startedAtMs).slice(-FAST_PROBE_CONFIRMATIONS);
   return lastN.every((p) => !p.ok);

@@ -4,9 +4,10 @@
  *  1. measures its own stall (a paused process or a clock set back: stallGraceUntil);
  *  2. counts, among the enabled servers that sent a heartbeat within FAST_PATH_WINDOW_MS,
  *     how many are silent past the late threshold: more than half = the panel is blind;
- *  3. fast-probes (one TCP connect, FAST_PROBE_TIMEOUT_MS) each healthy server that is late,
+ *  3. fast-probes (2 parallel TCP connects, FAST_PROBE_TIMEOUT_MS) each healthy server that is late,
  *     FAST_PROBE_GAP_MS apart, results kept in memory per silence;
- *  4. confirms a loss (lossConfirmed: suspect + the last 2 fast probes failed, not blind):
+ *  4. confirms a loss (lossConfirmed: suspect + the last 3 fast probes failed, all sent after
+ *     the last heartbeat and after the last blind tick, not blind now):
  *     writes heartbeat_lost_at, but only if no heartbeat came meanwhile, recomputes the server
  *     under its row lock and publishes a "health" change, which the subscription snapshot reads
  *     at once (and other instances through the change bus).
@@ -19,6 +20,7 @@ import { serverHealth, servers } from "@/db/schema";
 import { onChange, publishChange } from "@/server/bus";
 import {
   FAST_PATH_WINDOW_MS,
+  FAST_PROBE_CONNECTS,
   FAST_PROBE_GAP_MS,
   FAST_PROBE_TIMEOUT_MS,
   HEARTBEAT_INTERVAL_S,
@@ -55,6 +57,19 @@ export function tcpConnect(target: FastProbeTarget, timeoutMs = FAST_PROBE_TIMEO
   });
 }
 
+/** One fast probe: FAST_PROBE_CONNECTS connects at once; true as soon as one connects. */
+export function fastProbe(target: FastProbeTarget, timeoutMs = FAST_PROBE_TIMEOUT_MS): Promise<boolean> {
+  return new Promise((resolve) => {
+    let left = FAST_PROBE_CONNECTS;
+    for (let k = 0; k < FAST_PROBE_CONNECTS; k++) {
+      void tcpConnect(target, timeoutMs).then((ok) => {
+        left--;
+        if (ok || left === 0) resolve(ok);
+      });
+    }
+  });
+}
+
 interface Watched {
   lastHeartbeatAtMs: number;
   probes: FastProbeRecord[];
@@ -85,6 +100,8 @@ export class FailoverWatcher {
   private ticking: Promise<WatchTick> | null = null;
   private prevTickMs: number | null = null;
   private blindUntilMs = 0;
+  /** The last tick that found the panel blind: probes sent before it are no evidence. */
+  private lastBlindTickMs = Number.NEGATIVE_INFINITY;
   private watched = new Map<string, Watched>();
   private targetCache: { at: number; map: Map<string, FastProbeTarget> } | null = null;
   private offBus: (() => void) | null = null;
@@ -180,7 +197,10 @@ export class FailoverWatcher {
     const lateIds = new Set(late.map((r) => r.id));
     for (const id of this.watched.keys()) if (!lateIds.has(id)) this.watched.delete(id);
     const confirmed: string[] = [];
-    if (blind) return { blind, heartbeating, silent, confirmed };
+    if (blind) {
+      this.lastBlindTickMs = t;
+      return { blind, heartbeating, silent, confirmed };
+    }
     const targets = late.length > 0 ? await this.targets(t) : new Map<string, FastProbeTarget>();
     for (const r of late) {
       const lastMs = r.heartbeatAt!.getTime();
@@ -189,7 +209,7 @@ export class FailoverWatcher {
         w = { lastHeartbeatAtMs: lastMs, probes: [], inFlight: false, nextProbeAtMs: t };
         this.watched.set(r.id, w);
       }
-      if (lossConfirmed(lastMs, w.probes, t, false)) {
+      if (lossConfirmed(lastMs, w.probes, t, false, HEARTBEAT_INTERVAL_S, this.lastBlindTickMs)) {
         if (await this.confirm(r.id, r.clusterId, r.heartbeatAt!, t)) confirmed.push(r.id);
         this.watched.delete(r.id);
         continue;
@@ -203,12 +223,12 @@ export class FailoverWatcher {
   private probe(w: Watched, target: FastProbeTarget): void {
     const startedAtMs = this.now();
     w.inFlight = true;
-    void (this.opts.probe ?? tcpConnect)(target)
+    void (this.opts.probe ?? fastProbe)(target)
       .catch(() => false)
       .then((ok) => {
         w.inFlight = false;
         w.probes.push({ startedAtMs, ok });
-        if (w.probes.length > 4) w.probes.shift();
+        if (w.probes.length > 8) w.probes.shift();
         w.nextProbeAtMs = this.now() + FAST_PROBE_GAP_MS;
         // A second failure may confirm now rather than at the next tick.
         if (!ok) this.schedule(0);
