@@ -104,7 +104,7 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
     for (let i = 0; i < 4; i++) expect(await status(i)).toBe("healthy");
   });
 
-  it("a dead server (heartbeats stop, port refuses) is out of rotation once suspect and two fast probes failed", async () => {
+  it("a dead server (heartbeats stop, port refuses) is out of rotation once suspect and three fast probes failed", async () => {
     const lastBeat = clock;
     await ports[0]!.close();
     const tick = await advance(10_000, [1, 2], (c) => c.length > 0);
@@ -123,6 +123,10 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
     clock += 500;
     expect((await beat([0])).size).toBe(1);
     expect(await status(0)).toBe("healthy");
+    const [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[0]!));
+    expect(h!.heartbeatLostAt).toBeNull(); // cleared: later heartbeats recompute nothing
+    clock += 2000;
+    expect((await beat([0])).size).toBe(0);
   });
 
   it("a busy machine whose heartbeats are late but whose port answers is never marked down", async () => {

@@ -48,9 +48,11 @@ export async function recordHeartbeats(db: Db, items: ReadonlyMap<string, number
       on conflict (server_id) do update set heartbeat_at = greatest(server_health.heartbeat_at, excluded.heartbeat_at)
       returning server_id, heartbeat_lost_at`);
     const rows = rowsOf<{ server_id: string; heartbeat_lost_at: string | Date | null }>(res);
-    // Only servers whose loss was confirmed need a recompute (the heartbeat ends it).
+    // Only servers whose loss was confirmed need a recompute: the heartbeat ends it, and the
+    // mark is cleared so that later heartbeats cost nothing more.
     const ended = rows.filter((r) => r.heartbeat_lost_at !== null).map((r) => r.server_id);
     if (ended.length === 0) return;
+    await tx.execute(sql`update server_health set heartbeat_lost_at = null where server_id = any(${pgArray(ended)}::uuid[])`);
     const results = await recomputeServers(tx, ended, (id) => items.get(id) ?? Date.now());
     for (const r of results.values()) if (r.changed) changed.add(r.clusterId);
   });
