@@ -175,7 +175,10 @@ export class MonitoringService {
     this.failover = new FailoverWatcher({
       db,
       now,
-      targets: async () => new Map<string, FastProbeTarget>((await listProbeTargets(db)).map((t) => [t.serverId, { host: t.host, port: t.port }])),
+      // Only where the operator lets the panel probe: a port closed to the panel on purpose
+      // would make every late heartbeat look confirmed.
+      targets: async () =>
+        new Map<string, FastProbeTarget>((await listProbeTargets(db)).filter((t) => t.probe.enabled !== false).map((t) => [t.serverId, { host: t.host, port: t.port }])),
       log,
     });
     this.failover.start();
