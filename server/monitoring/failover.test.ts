@@ -9,8 +9,8 @@ import { onChange } from "@/server/bus";
 import { ingestAgentReport, sweepStatuses } from "./store";
 import { agentReport } from "./testing";
 import { recordHeartbeats } from "./heartbeat";
-import { FailoverWatcher, tcpConnect, type FastProbeTarget } from "./failover";
-import { listProbeTargets } from "./service";
+import { FailoverWatcher, tcpConnect } from "./failover";
+import { fastProbeTargets } from "./service";
 
 /** A real loopback listener that can be closed (the server's inbound dying) and reopened. */
 class Port {
@@ -90,7 +90,7 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
     watcher = new FailoverWatcher({
       db: t.db,
       now: () => clock,
-      targets: async () => new Map<string, FastProbeTarget>((await listProbeTargets(t.db)).map((x) => [x.serverId, { host: x.host, port: x.port }])),
+      targets: () => fastProbeTargets(t.db),
       probe: (target) => {
         const p = tcpConnect(target, 500);
         probes.push(p);
@@ -127,6 +127,17 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
     expect(h!.heartbeatLostAt).toBeNull(); // cleared: later heartbeats recompute nothing
     clock += 2000;
     expect((await beat([0])).size).toBe(0);
+  });
+
+  it("a server whose active probe the operator turned off is never confirmed (no evidence but silence)", async () => {
+    await t.db.update(servers).set({ probeOverride: { enabled: false } }).where(eq(servers.id, ids[0]!));
+    try {
+      await ports[0]!.close();
+      expect(await advance(12_000, [1, 2], (c) => c.length > 0)).toBeNull();
+      expect(await status(0)).toBe("healthy");
+    } finally {
+      await t.db.update(servers).set({ probeOverride: null }).where(eq(servers.id, ids[0]!));
+    }
   });
 
   it("a busy machine whose heartbeats are late but whose port answers is never marked down", async () => {

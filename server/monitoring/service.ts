@@ -57,6 +57,14 @@ export async function listProbeTargets(db: Db): Promise<ProbeTarget[]> {
   return targets;
 }
 
+/**
+ * Where the failover watcher may fast-probe: the probe targets whose active probe is on. A port
+ * the operator closed to the panel on purpose would make every late heartbeat look confirmed.
+ */
+export async function fastProbeTargets(db: Db): Promise<Map<string, FastProbeTarget>> {
+  return new Map((await listProbeTargets(db)).filter((t) => t.probe.enabled !== false).map((t) => [t.serverId, { host: t.host, port: t.port }]));
+}
+
 export interface MonitoringServiceOptions {
   db?: Db;
   /** Leave the prober off until startProber() (several instances: the lock holder probes). */
@@ -175,10 +183,7 @@ export class MonitoringService {
     this.failover = new FailoverWatcher({
       db,
       now,
-      // Only where the operator lets the panel probe: a port closed to the panel on purpose
-      // would make every late heartbeat look confirmed.
-      targets: async () =>
-        new Map<string, FastProbeTarget>((await listProbeTargets(db)).filter((t) => t.probe.enabled !== false).map((t) => [t.serverId, { host: t.host, port: t.port }])),
+      targets: () => fastProbeTargets(db),
       log,
     });
     this.failover.start();
