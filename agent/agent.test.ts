@@ -27,13 +27,13 @@ afterAll(async () => {
 });
 
 /** `coreOrApiPort`: a stand-in core, or the API port of a real v2ray wired as main.ts does. */
-function makeAgent(panel: FakePanel, stateDir: string, log: Log, coreOrApiPort: CoreManager | number, over: { reportIntervalOverrideS?: number } = {}) {
+function makeAgent(panel: FakePanel, stateDir: string, log: Log, coreOrApiPort: CoreManager | number, over: { reportIntervalOverrideS?: number; heartbeatIntervalS?: number } = {}) {
   let agent: Agent | null = null;
   const core =
     typeof coreOrApiPort === "number"
       ? new CoreManager({ bins, stateDir, apiPort: coreOrApiPort, log, onCoreExit: () => agent?.coreExited(), beforeRestart: async () => agent?.drainCounters() })
       : coreOrApiPort;
-  agent = new Agent({ panel: new PanelClient(panel.url, panel.token, "test"), core, delivery: new Delivery(path.join(stateDir, STATE_FILES.delivery)), log, stateDir, coreVersion: "V2Ray 4.34.0", agentVersion: "test", reportIntervalOverrideS: over.reportIntervalOverrideS ?? 1, configWaitS: 5, minBackoffMs: 100, maxBackoffMs: 300 });
+  agent = new Agent({ panel: new PanelClient(panel.url, panel.token, "test"), core, delivery: new Delivery(path.join(stateDir, STATE_FILES.delivery)), log, stateDir, coreVersion: "V2Ray 4.34.0", agentVersion: "test", reportIntervalOverrideS: over.reportIntervalOverrideS ?? 1, configWaitS: 5, minBackoffMs: 100, maxBackoffMs: 300, heartbeatIntervalS: over.heartbeatIntervalS });
   const running = agent.run();
   running.catch(() => {});
   stops.push(() => agent!.stop());
@@ -235,6 +235,31 @@ describe("report answers", () => {
     expect(panel.reports.slice(m + 1).every((r) => r.seq === undefined || r.seq > dupSeq!)).toBe(true);
     await agent.stop();
   }, 30_000);
+
+  it("sends a heartbeat every interval on its own timer, however long the report interval", async () => {
+    const stateDir = tempDir("rb-agent-hb-");
+    dirs.push(stateDir);
+    const panel = new FakePanel(agentConfig());
+    await panel.start();
+    stops.push(() => panel.close());
+    const { agent } = makeAgent(panel, stateDir, memoryLog(), stubCore([]), { reportIntervalOverrideS: 3600, heartbeatIntervalS: 0.2 });
+    await waitFor("five heartbeats", () => panel.heartbeats.length >= 5);
+    const gaps = panel.heartbeats.slice(1).map((t, i) => t - panel.heartbeats[i]!);
+    expect(gaps.every((g) => g >= 150)).toBe(true); // paced, not a loop
+    await agent.stop();
+  });
+
+  it("stops heartbeating against a panel that predates heartbeats (404), and keeps reporting", async () => {
+    const stateDir = tempDir("rb-agent-hb404-");
+    dirs.push(stateDir);
+    const panel = new FakePanel(agentConfig());
+    panel.heartbeatStatus = 404;
+    await panel.start();
+    stops.push(() => panel.close());
+    makeAgent(panel, stateDir, memoryLog(), stubCore([]), { heartbeatIntervalS: 0.05 });
+    await waitFor("two reports", () => panel.reports.length >= 2);
+    expect(panel.heartbeats.length).toBe(1);
+  });
 
   it("ends with one line on a refused token", async () => {
     const stateDir = tempDir("rb-agent-401-");

@@ -7,6 +7,7 @@
 import path from "node:path";
 import { agentConfigSchema, MAX_BPS, type AgentConfig, type AgentReport } from "../core/agent-wire";
 import { formatZodError } from "../core/zod-format";
+import { HEARTBEAT_INTERVAL_S } from "../core/heartbeat";
 import { checkNeighbours, checkTimeoutMs, listenersAlive } from "./checks";
 import type { CoreManager } from "./core-manager";
 import type { Delivery } from "./delivery";
@@ -34,6 +35,8 @@ export interface AgentDeps {
   /** Error backoff of the config loop (default 1 s doubling to 10 s; a report that gets through ends it). */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Heartbeat interval (default HEARTBEAT_INTERVAL_S); 0 = no heartbeats. */
+  heartbeatIntervalS?: number;
 }
 
 export class FatalError extends Error {
@@ -58,6 +61,8 @@ export class Agent {
   private readonly sampler = new SystemSampler();
   private fatal: ((err: FatalError) => void) | null = null;
   private configLoopDone: Promise<void> = Promise.resolve();
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeating: Promise<void> | null = null;
   /** Ends the config loop's error backoff early. */
   private wakeConfigLoop: (() => void) | null = null;
 
@@ -76,6 +81,7 @@ export class Agent {
     this.startFromSavedConfig();
     this.configLoopDone = this.configLoop();
     this.scheduleReport(1000);
+    this.heartbeat();
     await Promise.race([this.configLoopDone, fatal]);
   }
 
@@ -95,10 +101,33 @@ export class Agent {
     this.stopped = true;
     this.abort.abort();
     if (this.reportTimer) clearTimeout(this.reportTimer);
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    await this.heartbeating?.catch(() => {});
     await this.reporting?.catch(() => {});
     await this.drainCounters().catch(() => {});
     await this.deps.core.stop();
     await this.configLoopDone.catch(() => {});
+  }
+
+  /**
+   * One tiny POST every heartbeat interval, on its own timer: the panel takes this server out
+   * of rotation within seconds when they stop and a fast probe confirms (core/heartbeat.ts).
+   * A panel that predates heartbeats (404) is not asked again until the agent restarts.
+   */
+  private heartbeat(): void {
+    const intervalS = this.deps.heartbeatIntervalS ?? HEARTBEAT_INTERVAL_S;
+    if (this.stopped || !(intervalS > 0)) return;
+    const startedAt = Date.now();
+    this.heartbeating = this.deps.panel.postHeartbeat(intervalS * 1000, this.abort.signal).then((answer) => {
+      this.heartbeating = null;
+      if (this.stopped) return;
+      if (answer === "unsupported") {
+        this.deps.log.info("the panel does not take heartbeats (404): fast failover is off for this server");
+        return;
+      }
+      const wait = Math.max(0, intervalS * 1000 - (Date.now() - startedAt));
+      this.heartbeatTimer = setTimeout(() => this.heartbeat(), wait);
+    });
   }
 
   private startFromSavedConfig() {

@@ -25,6 +25,9 @@ export class FakePanel {
   /** Replies to the next reports, in order, before the normal handling. */
   readonly nextReplies: FakeReply[] = [];
   configRequests = 0;
+  /** When each heartbeat arrived; `heartbeatStatus` answers them (404 = a panel that predates heartbeats). */
+  readonly heartbeats: number[] = [];
+  heartbeatStatus = 204;
   private config: AgentConfig;
   private waiters: Array<() => void> = [];
   private server: http.Server;
@@ -80,6 +83,11 @@ export class FakePanel {
       }
       if (req.headers["if-none-match"] === etag()) return this.send(res, { status: 304, headers: { etag: etag() } });
       return this.send(res, { status: 200, body: this.config, headers: { etag: etag() } });
+    }
+    if (url.pathname === "/api/agent/heartbeat" && req.method === "POST") {
+      this.heartbeats.push(Date.now());
+      res.writeHead(this.heartbeatStatus);
+      return res.end();
     }
     if (url.pathname === "/api/agent/report" && req.method === "POST") {
       const parsed = agentReportSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString("utf8")));

@@ -1,6 +1,7 @@
 /**
  * The agent's HTTP client for the panel's two endpoints (contract in core/agent-wire.ts):
- * GET /api/agent/config (ETag, If-None-Match, ?wait long-poll) and POST /api/agent/report.
+ * GET /api/agent/config (ETag, If-None-Match, ?wait long-poll), POST /api/agent/report and
+ * POST /api/agent/heartbeat (no body, every HEARTBEAT_INTERVAL_S: core/heartbeat.ts).
  */
 import { agentConfigSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
 import { formatZodError } from "../core/zod-format";
@@ -21,6 +22,8 @@ export type ReportAnswer =
   | { kind: "rejected"; status: number; error: string }
   | { kind: "retry"; afterS: number; error: string }
   | { kind: "error"; error: string };
+
+export type HeartbeatAnswer = "ok" | "unsupported" | "unauthorized" | "retry" | "error";
 
 export class PanelClient {
   constructor(
@@ -55,6 +58,20 @@ export class PanelClient {
     const parsed = agentConfigSchema.safeParse(body);
     if (!parsed.success) return { kind: "invalid", error: formatZodError(parsed.error) };
     return { kind: "config", config: parsed.data, version: parsed.data.version };
+  }
+
+  /** POST /api/agent/heartbeat: no body; "unsupported" from a panel that predates it (404). */
+  async postHeartbeat(timeoutMs: number, signal?: AbortSignal): Promise<HeartbeatAnswer> {
+    try {
+      const [res] = await request(`${this.baseUrl}/api/agent/heartbeat`, { method: "POST", headers: this.headers() }, signal, timeoutMs);
+      if (res.status === 204 || res.status === 200) return "ok";
+      if (res.status === 404 || res.status === 405) return "unsupported";
+      if (res.status === 401) return "unauthorized";
+      if (res.status === 429 || res.status === 503) return "retry";
+      return "error";
+    } catch {
+      return "error";
+    }
   }
 
   async postReport(report: AgentReport, signal?: AbortSignal): Promise<ReportAnswer> {

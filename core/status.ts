@@ -24,11 +24,15 @@
  *   reportIntervalS falls back to DEFAULT_REPORT_INTERVAL_S.
  * - The `unavailable` row uses the latest report only while it is fresh (stale reports are
  *   already `no-data`, which comes first).
+ * - Heartbeat loss (core/heartbeat.ts): a server that once succeeded is `no-data` while the
+ *   panel's confirmed loss (heartbeatLostAtMs) is later than its last heartbeat; never applies
+ *   to a server that never sent one. Equal timestamps: the heartbeat wins.
  * - `probe-failing` for a server that once succeeded only when probes are enabled and the
  *   streak machine says `false` (null = no verdict yet does not count).
  */
 
 import { plural } from "./plural";
+import { FAST_PROBE_CONFIRMATIONS, HEARTBEAT_INTERVAL_S, heartbeatLostNow, heartbeatSilenceMs } from "./heartbeat";
 
 export const SERVER_STATUSES = [
   "disabled",
@@ -80,6 +84,10 @@ export interface ServerStatusInput {
   probeReason?: string;
   /** Failed probes in a row (the streak machine's consecutiveFailures); 0 or missing = none. */
   probeFailures?: number;
+  /** When the agent's last heartbeat arrived (core/heartbeat.ts); null/missing = never (the fast path does not apply). */
+  lastHeartbeatAtMs?: number | null;
+  /** When the panel confirmed the heartbeat lost (suspect + failed fast probes); a later heartbeat clears it. */
+  heartbeatLostAtMs?: number | null;
 }
 
 export interface ServerStatusResult {
@@ -173,6 +181,15 @@ export function computeServerStatus(input: ServerStatusInput, nowMs: number): Se
     }
     if (probeFailed) return make("probe-failing", probeFailureReason("Health probe has never passed"));
     return make("pending", "No successful check yet.");
+  }
+
+  // Fast path (issue 24): a confirmed heartbeat loss outranks an older report or probe.
+  if (heartbeatLostNow(input.lastHeartbeatAtMs, input.heartbeatLostAtMs)) {
+    const silence = heartbeatSilenceMs(input.lastHeartbeatAtMs!, nowMs) ?? 0;
+    return make(
+      "no-data",
+      `No heartbeat for ${fmtDuration(silence)} (expected every ${HEARTBEAT_INTERVAL_S} s) and ${FAST_PROBE_CONFIRMATIONS} fast probes in a row failed: out of rotation until a heartbeat arrives.`,
+    );
   }
 
   if (age === null) {

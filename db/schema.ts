@@ -463,6 +463,10 @@ export const serverHealth = pgTable("server_health", {
   meshReason: text("mesh_reason"),
   /** Sticky: some agent report ever said listener alive and service running (DESIGN §3). */
   reportEverHealthy: boolean("report_ever_healthy").notNull().default(false),
+  /** The agent's last heartbeat (POST /api/agent/heartbeat); null = never (no fast failover for it). */
+  heartbeatAt: ts("heartbeat_at"),
+  /** When the failover watcher confirmed the heartbeat lost; a later heartbeatAt clears it (core/heartbeat.ts). */
+  heartbeatLostAt: ts("heartbeat_lost_at"),
   updatedAt: updatedAt(),
 });
 

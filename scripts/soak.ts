@@ -8,6 +8,10 @@
  * p50/p99 latency. "Known down" = the app's own health status said so more than 1 s
  * (the propagation budget) before the request was sent.
  * Needs a production build (`npm run build`). Everything started here is stopped by PID.
+ *
+ * npm run soak -- --phase heartbeats: the fast failover path (issue 24) under lost and late
+ * heartbeats, busy machines, probe timeouts and the panel's own outages, in process on a
+ * simulated clock (scripts/soak-heartbeats.ts); prints healthyMarkedDown and failover times.
  */
 import autocannon from "autocannon";
 import { startApp, type AppProcess } from "./harness/app";
@@ -16,6 +20,7 @@ import { loginToApp, type AppClient } from "./harness/trpc";
 import { takeOverCluster } from "./fleet/enrol";
 import { startFleet, type Fleet } from "./fleet/fleet";
 import type { SimFault } from "./fleet/sim-server";
+import { heartbeatSoakMain } from "./soak-heartbeats";
 
 function minutesArg(): number {
   const i = process.argv.indexOf("--minutes");
@@ -208,7 +213,16 @@ async function main() {
   }
 }
 
-void main().catch((err: unknown) => {
-  process.stderr.write(`soak failed: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+const phaseAt = process.argv.indexOf("--phase");
+const phase = phaseAt >= 0 ? process.argv[phaseAt + 1] : "fleet";
+if (phase === "heartbeats") {
+  heartbeatSoakMain();
+} else if (phase !== "fleet") {
+  process.stderr.write(`soak: --phase must be fleet (the default) or heartbeats, not ${phase}\n`);
+  process.exit(2);
+} else {
+  void main().catch((err: unknown) => {
+    process.stderr.write(`soak failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}

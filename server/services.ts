@@ -4,6 +4,7 @@
  */
 import type { RouteHandler } from "@/server/http/util";
 import { agentReportHandler } from "@/server/dataplane/report-http";
+import { agentHeartbeatHandler, heartbeatBatcher } from "@/server/monitoring/heartbeat";
 import { agentConfigHandler } from "@/server/dataplane/config-http";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { reportBatcher } from "@/server/dataplane/report-batcher";
@@ -19,7 +20,7 @@ import { SubscriptionService, setSubscriptionService, subscriptionService } from
 import { UsageResetJob } from "@/server/domain/usage-reset-job";
 
 export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Array<[string, RouteHandler]> } = {
-  exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler, "/api/agent/config": agentConfigHandler },
+  exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler, "/api/agent/config": agentConfigHandler, "/api/agent/heartbeat": agentHeartbeatHandler },
   prefixes: [["/sub/", subscriptionHandler]],
 };
 
@@ -93,6 +94,7 @@ export async function stopServices(): Promise<void> {
   // Open long-polls get their 304 now; reports already queued are written before the database closes.
   closeConfigHub();
   await reportBatcher(getDb).stop().catch(() => {});
+  await heartbeatBatcher().flush().catch(() => {});
   await running?.leader?.stop();
   await running?.resets.stop();
   const alerts = alertWorker();

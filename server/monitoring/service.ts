@@ -7,6 +7,8 @@
  *  (b) a sweep every ROUTEBOARD_SWEEP_MS (default 2000) recomputing every status from stored
  *      state: silence → no-data, mesh votes, disabled/enabled flips; only changes are written.
  *  (c) the prober re-reads its targets on "topology"/"settings" bus events.
+ *  (d) with the prober, the failover watcher (failover.ts): heartbeat loss confirmed by fast
+ *      TCP probes takes a server out of rotation within seconds (core/heartbeat.ts).
  */
 import "server-only";
 import { asc, eq } from "drizzle-orm";
@@ -20,6 +22,7 @@ import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
 import { pruneMetricsHistory, sweepStatuses } from "./store";
 import { ProbeResultBatcher } from "./probe-batcher";
+import { FailoverWatcher, type FastProbeTarget } from "./failover";
 
 const REFRESH_QUIET_MS = 200;
 /** How often old history buckets are deleted (from the sweep). */
@@ -54,6 +57,14 @@ export async function listProbeTargets(db: Db): Promise<ProbeTarget[]> {
   return targets;
 }
 
+/**
+ * Where the failover watcher may fast-probe: the probe targets whose active probe is on. A port
+ * the operator closed to the panel on purpose would make every late heartbeat look confirmed.
+ */
+export async function fastProbeTargets(db: Db): Promise<Map<string, FastProbeTarget>> {
+  return new Map((await listProbeTargets(db)).filter((t) => t.probe.enabled !== false).map((t) => [t.serverId, { host: t.host, port: t.port }]));
+}
+
 export interface MonitoringServiceOptions {
   db?: Db;
   /** Leave the prober off until startProber() (several instances: the lock holder probes). */
@@ -65,6 +76,7 @@ export interface MonitoringServiceOptions {
 export class MonitoringService {
   private prober: Prober | null = null;
   private probeResults: ProbeResultBatcher | null = null;
+  private failover: FailoverWatcher | null = null;
   private sweepTimer: ReturnType<typeof setTimeout> | null = null;
   private sweeping: Promise<void> | null = null;
   private offBus: (() => void) | null = null;
@@ -167,6 +179,14 @@ export class MonitoringService {
       now,
     });
     await this.prober.start();
+    // The fast path (issue 24): heartbeat loss confirmed by fast TCP probes, next to the prober.
+    this.failover = new FailoverWatcher({
+      db,
+      now,
+      targets: () => fastProbeTargets(db),
+      log,
+    });
+    this.failover.start();
     log.info("active prober running on this instance");
   }
 
@@ -174,6 +194,9 @@ export class MonitoringService {
   async stopProber(): Promise<void> {
     const p = this.prober;
     const results = this.probeResults;
+    const failover = this.failover;
+    this.failover = null;
+    await failover?.stop();
     this.prober = null;
     this.probeResults = null;
     await p?.stop();

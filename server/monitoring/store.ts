@@ -1054,7 +1054,7 @@ export async function foldTrafficJournal(db: Db): Promise<TotalsFold & { daysFol
 }
 
 /** Rows of tx.execute on either driver (node-postgres: { rows }, PGlite: { rows } too). */
-function rowsOf<T>(r: unknown): T[] {
+export function rowsOf<T>(r: unknown): T[] {
   return (Array.isArray(r) ? r : ((r as { rows?: T[] }).rows ?? [])) as T[];
 }
 
@@ -1313,6 +1313,8 @@ function statusOf(
       meshReason: mesh.reason ? `Unreachable from your servers: ${mesh.reason}.` : undefined,
       probeReason: h.lastProbeReason ?? undefined,
       probeFailures: h.probeFailStreak,
+      lastHeartbeatAtMs: h.heartbeatAt ? h.heartbeatAt.getTime() : null,
+      heartbeatLostAtMs: h.heartbeatLostAt ? h.heartbeatLostAt.getTime() : null,
     },
     nowMs,
   );
