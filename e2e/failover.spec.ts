@@ -17,6 +17,7 @@ import path from "node:path";
 import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { fetchViaSocks, startV2rayClient } from "./vless-client";
+import { until } from "./until";
 
 const ADMIN = { username: "failover", password: "failover-e2e-password" };
 
@@ -68,20 +69,6 @@ function corePid(stateDir: string): number | null {
   }
 }
 
-async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | null | undefined | false>, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 async function route(api: APIRequestContext, token: string): Promise<SubRoute> {
   const res = await api.get(`/sub/${token}?format=json`);

@@ -18,6 +18,7 @@ import path from "node:path";
 import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { fetchViaSocks, forwardThroughSocks, startV2rayClient, type V2rayClient } from "./vless-client";
+import { until } from "./until";
 
 const ADMIN = { username: "dataplane", password: "dataplane-e2e-password" };
 const REPORT_INTERVAL_S = 2;
@@ -124,20 +125,6 @@ function corePids(stateDir: string): number[] {
   }
 }
 
-async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | null | undefined | false>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function subscription(api: APIRequestContext, token: string): Promise<SubJson["routes"][number]> {
   const res = await api.get(`/sub/${token}?format=json`);

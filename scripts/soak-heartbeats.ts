@@ -15,6 +15,7 @@
  * Prints one JSON object: healthyMarkedDown (aim 0), deaths and failover times (death to
  * confirmed, i.e. to the status change that the subscription snapshot reads at once).
  */
+import { mulberry32 } from "./simulator/prng";
 import {
   FAST_PROBE_CONNECTS,
   FAST_PROBE_GAP_MS,
@@ -85,17 +86,6 @@ export interface HeartbeatSoakResult {
   wallMs: number;
 }
 
-/** mulberry32: a small seeded generator, so a run can be repeated. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Sim {
   /** Next heartbeat send time (agent clock = panel clock here). */
@@ -122,7 +112,7 @@ function percentile(sorted: number[], p: number): number {
 
 export function runHeartbeatSoak(opts: HeartbeatSoakOptions = DEFAULT_HEARTBEAT_SOAK): HeartbeatSoakResult {
   const wallStart = Date.now();
-  const rand = rng(opts.seed);
+  const rand = mulberry32(opts.seed);
   const intervalMs = HEARTBEAT_INTERVAL_S * 1000;
   const endMs = opts.minutes * 60_000;
   const STEP = 50;
