@@ -5,7 +5,7 @@
  */
 import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { inbounds, routes, serverHealth } from "@/db/schema";
+import { routes, serverHealth } from "@/db/schema";
 import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
 
 export interface TestFleet {
@@ -19,8 +19,9 @@ export interface TestFleet {
 }
 
 export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: number; subscribers: number; name?: string }): Promise<TestFleet> {
-  // Clusters and servers gain columns in later migrations, and drizzle's insert names every
-  // column: these rows name only the columns every migration has, as the subscribers' do.
+  // Tables gain columns in later migrations, and drizzle's insert names every column: every
+  // row here names only the columns every migration has, so tests of an old migration seed
+  // with it too.
   const [c] = rowsOf<{ id: string }>(await db.execute<{ id: string }>(sql`insert into clusters (name) values (${opts.name ?? "Fleet"}) returning id::text as id`));
   const clusterId = c!.id;
   const routeRows = await db
@@ -39,8 +40,12 @@ export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: nu
       );
       srv.push(row!);
     }
-    await db.insert(serverHealth).values(srv.map((s) => ({ serverId: s.id, status: "healthy", everSucceeded: true })));
-    await db.insert(inbounds).values(srv.map((s, k) => ({ clusterId, serverId: s.id, routeId: route.id, name: `In ${r}-${k}`, port: 443, security: "none" as const })));
+    for (const [k, s] of srv.entries()) {
+      await db.execute(sql`insert into server_health (server_id, status, ever_succeeded) values (${s.id}::uuid, 'healthy', true)`);
+      await db.execute(
+        sql`insert into inbounds (cluster_id, server_id, route_id, name, port, security) values (${clusterId}::uuid, ${s.id}::uuid, ${route.id}::uuid, ${`In ${r}-${k}`}, 443, 'none')`,
+      );
+    }
     serversOf.set(route.id, srv.map((s) => s.id));
     for (const s of srv) routeOfServer.set(s.id, route.id);
   }
