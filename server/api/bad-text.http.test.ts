@@ -46,6 +46,18 @@ describe("over HTTP", () => {
   }, 60_000);
   afterAll(async () => app?.close());
 
+  it("a field named like a prototype key is refused with a 400 naming it, not a 500", async () => {
+    // (A "__proto__" key never reaches the procedures: the input arrives without it.)
+    for (const key of ["constructor", "prototype"]) {
+      // Written by hand: superjson (trpcHttp's encoder) refuses to send such a key at all.
+      const body = `{"json":{"name":"Proto","${key}":"x\\ud800y"}}`;
+      const res = await fetch(`${app.url}/api/trpc/clusters.create`, { method: "POST", headers: { "content-type": "application/json", cookie }, body });
+      expect(res.status, key).toBe(400);
+      const answer = (await res.json()) as { error: { json: { message: string } } };
+      expect(answer.error.json.message).toBe(`${key}: contains a lone surrogate (not a Unicode character)`);
+    }
+  });
+
   it("the subscribers search: 400 naming the field, for NUL and for lone surrogates", async () => {
     for (const [procedure, bad] of [
       ["subscribers.page", NUL],

@@ -96,6 +96,9 @@ export async function createContext(
 // Stack traces and 500 messages only in development; operators and scripts get the message.
 const isDev = process.env.NODE_ENV === "development";
 
+/** Keys superjson will not serialize (it throws, and the answer would be a 500). */
+const PROTOTYPE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
 const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer: superjson,
   isDev,
@@ -118,7 +121,9 @@ const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
       data: {
         ...shape.data,
         // Field → message, so forms show each message next to its field.
-        fieldErrors: zod ? Object.fromEntries(zod.issues.map((i) => [i.path.join("."), i.message])) : null,
+        // superjson refuses to send an object with a key it takes for prototype pollution
+        // (a field named "constructor" in a hostile input): such a field is named in the message only.
+        fieldErrors: zod ? Object.fromEntries(zod.issues.map((i) => [i.path.join("."), i.message]).filter(([field]) => !PROTOTYPE_KEYS.has(field!))) : null,
       },
     };
   },
