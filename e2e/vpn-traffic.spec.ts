@@ -337,7 +337,12 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
     const unavailableAfterMs = Date.now() - killedAt;
     test.info().annotations.push({ type: "killed core shown unavailable after", description: `${unavailableAfterMs} ms` });
     expect(unavailableAfterMs).toBeLessThanOrEqual(UNAVAILABLE_BOUND_MS);
-    const moved = await subscription(api, alice.token);
+    // The status row and the subscription snapshot are refreshed by the same change event, one
+    // after the other: wait for the snapshot too (within the one-second propagation budget).
+    const moved = await until("her subscription naming the other server", 5_000, async () => {
+      const entry = await subscription(api!, alice.token);
+      return entry.inboundId !== aliceEntry.inboundId ? entry : null;
+    });
     expect(moved.inboundId).not.toBe(aliceEntry.inboundId);
     const rebuilt = await fetchThrough(moved.link, cert, target.url);
     cleanups.push(() => rebuilt.client.stop());
