@@ -135,6 +135,8 @@ test("a route whose servers are all down is red with its reason; rows show statu
 });
 
 test("Show route pans to the route and flashes it; the legend opens from the keyboard", async ({ page, cluster }) => {
+  // The suite's browser asks for reduced motion (no flash then); this test is about the flash.
+  await page.emulateMedia({ reducedMotion: "no-preference" });
   await faultGermany(page, cluster);
   await page.goto(`/clusters/${cluster.id}`);
   const germany = routeBox(page, "🇩🇪 Germany");
