@@ -206,7 +206,7 @@ export const subscribers = pgTable(
     lastSeenAt: ts("last_seen_at"),
     enabled: boolean("enabled").notNull().default(true),
     /**
-     * When the used traffic goes back to 0 (server/domain/subscriber-limits.ts): never, or
+     * When the used traffic goes back to 0 (server/usage/limits.ts): never, or
      * daily / weekly / monthly at 00:00 UTC; `traffic_reset_day` is the ISO weekday (1 = Monday)
      * for weekly, the day of the month (1–31, the month's last day when it is shorter) for monthly.
      */

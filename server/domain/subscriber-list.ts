@@ -12,8 +12,8 @@ import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { written, type Actor, type Written } from "@/server/domain/changes";
 import { StaleDataError } from "@/server/domain/errors";
-import { blockReason, type SubscriberAccess } from "@/server/domain/subscriber-access";
-import { resetUsage, type ResetStrategy } from "@/server/domain/subscriber-limits";
+import { blockReason, type SubscriberAccess } from "@/server/usage/access";
+import { resetUsage, type ResetStrategy } from "@/server/usage/limits";
 import { loadAssignments } from "@/server/subscription/snapshot";
 import type { SubscriberBulkInput, SubscriberPageQuery, SubscriberStatus } from "@/core/validation";
 
@@ -315,7 +315,7 @@ export async function bulkUpdateSubscribers(db: Db, actor: Actor, input: Subscri
         .where(where)
         .returning({ id: subscribers.id, name: subscribers.name });
     } else if (a.kind === "resetUsage") {
-      // Each finished period is kept (server/domain/subscriber-limits.ts); the entry below is the audit.
+      // Each finished period is kept (server/usage/limits.ts); the entry below is the audit.
       touched = await tx.select({ id: subscribers.id, name: subscribers.name }).from(subscribers).where(where);
       await resetUsage(
         tx,

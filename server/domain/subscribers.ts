@@ -6,7 +6,7 @@ import { clusters, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { fieldError, foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/domain/changes";
-import { expiryMovedIntoPast, limitColumns, resetUsage, type ResetStrategy } from "@/server/domain/subscriber-limits";
+import { expiryMovedIntoPast, limitColumns, resetUsage, type ResetStrategy } from "@/server/usage/limits";
 import { ONLINE_INTERVALS } from "@/server/domain/subscriber-list";
 import { newSubscriptionToken } from "@/server/domain/tokens";
 import { GIB } from "@/core/validation";

@@ -11,7 +11,7 @@ import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from
 import { recordAudit } from "@/server/audit";
 import { uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/domain/changes";
-import { clusterOr404 } from "@/server/domain/monitoring";
+import { clusterOr404 } from "@/server/monitoring/cluster-health";
 import { newAgentToken } from "@/server/domain/tokens";
 import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 

@@ -10,7 +10,7 @@ import { computeWarnings } from "@/core/warnings";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
 import { effectiveStatus } from "@/core/status";
 import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
-import { countRouteUsers } from "./route-users";
+import { countRouteUsers } from "@/server/usage/route-users";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));

@@ -22,7 +22,8 @@ import { counter } from "@/server/metrics";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { agentOrRefuse } from "@/server/dataplane/agent-auth";
 import { TokenBuckets } from "@/server/dataplane/rate-limit";
-import { recomputeServers, rowsOf } from "./store";
+import { recomputeServers } from "./status";
+import { rowsOf } from "@/db/rows";
 
 export const HEARTBEAT_FLUSH_MS = 200;
 export const HEARTBEAT_BURST = 5;

@@ -22,7 +22,7 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { isDatabaseDown, isTransactionConflict } from "@/server/db-errors";
 import { counter } from "@/server/metrics";
-import { recordProbeResults, type ProbeResultToRecord, type RecordedProbes } from "./store";
+import { recordProbeResults, type ProbeResultToRecord, type RecordedProbes } from "./probe-results";
 
 /**
  * How long the first queued result waits for others. Probes run every ≥ 1 s and a status

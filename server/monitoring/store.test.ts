@@ -4,7 +4,10 @@ import { eq } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, inbounds, meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
 import { hashAgentToken } from "@/server/domain/tokens";
-import { ingestAgentReport, recordProbeResult, sweepStatuses, HISTORY_BUCKET_MS } from "./store";
+import { ingestAgentReport } from "@/server/dataplane/reports";
+import { recordProbeResult } from "./probe-results";
+import { sweepStatuses } from "./status";
+import { HISTORY_BUCKET_MS } from "./metrics-history";
 import { listProbeTargets } from "./service";
 import type { AgentReport } from "@/core/monitoring-contract";
 

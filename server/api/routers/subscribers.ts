@@ -2,8 +2,8 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/domain/changes";
 import { bulkUpdateSubscribers, listSubscriberPage, ONLINE_INTERVALS } from "@/server/domain/subscriber-list";
-import { usagePeriods } from "@/server/domain/subscriber-limits";
-import { subscriberUsageByServer } from "@/server/domain/reported-usage";
+import { usagePeriods } from "@/server/usage/limits";
+import { subscriberUsageByServer } from "@/server/usage/reported-usage";
 import {
   createSubscriber,
   deleteSubscriber,

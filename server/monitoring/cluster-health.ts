@@ -16,7 +16,7 @@ import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mes
 import { effectiveStatus, STATUS_LABELS } from "@/core/status";
 import { probeConfigAsSeenBy } from "@/server/secrets";
 import { fieldError } from "@/server/db-errors";
-import { quarantinedTraffic } from "@/server/domain/reported-usage";
+import { quarantinedTraffic } from "@/server/usage/reported-usage";
 
 /**
  * Probe fields that choose what the prober sends to a server or reads back from it (issue

@@ -98,7 +98,7 @@ export function holdExpiry(firstUseMs: number, holdDays: number): Date {
 
 /**
  * Whether adding traffic took a subscriber from under the limit to at or over it: the fold
- * publishes a config change only then (server/monitoring/store.ts, foldTrafficTotals, applies
+ * publishes a config change only then (journal.ts, foldTrafficTotals, applies
  * this same rule in SQL), not on every report of someone already over it.
  */
 export function crossedLimit(limitBytes: number | null, usedBefore: number, usedAfter: number): boolean {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, subscribers } from "@/db/schema";
-import { mayConnect } from "./subscriber-access";
+import { mayConnect } from "./access";
 import { countRouteUsers } from "./route-users";
 
 describe.each(testDbKinds())("route users on %s", (kind) => {

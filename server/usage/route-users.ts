@@ -1,7 +1,7 @@
 /**
  * How many users a cluster's routes serve: every subscriber who may connect now gets one
  * line per non-empty route (the balancer picks an inbound of each), so this one number is
- * the users of each route. The count mirrors mayConnect (server/domain/subscriber-access.ts).
+ * the users of each route. The count mirrors mayConnect (server/usage/access.ts).
  */
 import { and, count, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";

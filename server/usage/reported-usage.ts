@@ -11,8 +11,8 @@ import type { Db } from "@/db/client";
 import { servers, subscriberTraffic, subscribers, trafficQuarantine } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { written, type Actor, type Written } from "@/server/domain/changes";
-import { emitSubscriberBlocked } from "@/server/alerts/outbox";
-import { foldTrafficJournal, foldJournalIn, TRAFFIC_FOLD_LOCKS } from "@/server/monitoring/store";
+import { emitSubscriberBlocked } from "./block-alerts";
+import { foldTrafficJournal, foldJournalIn, TRAFFIC_FOLD_LOCKS } from "./journal";
 import { pgArray } from "@/db/pg-array";
 
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : ((r as { rows?: T[] }).rows ?? [])) as T[];

@@ -3,14 +3,15 @@
  * read from the 5-minute buckets of server_metrics_history. One query for the whole cluster,
  * downsampled in SQL so a cluster of any age returns at most `maxPoints` points per server.
  */
-import { clusterOr404 } from "@/server/domain/monitoring";
-import { sql } from "drizzle-orm";
+import { lt, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
+import { serverMetricsHistory } from "@/db/schema";
+import { clusterOr404 } from "./cluster-health";
 
 export const HISTORY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const HISTORY_MAX_POINTS = 288;
-/** The width of one stored bucket (server/monitoring/store.ts writes one per 5 minutes). */
-const STORED_BUCKET_MS = 5 * 60 * 1000;
+/** The width of one stored bucket (reported-health.ts writes one per server per 5 minutes). */
+export const HISTORY_BUCKET_MS = 5 * 60 * 1000;
 
 export interface HistoryPoint {
   /** Start of the slot, ms since the epoch. */
@@ -37,8 +38,8 @@ export interface ClusterHistory {
 
 /** A slot is a whole number of stored buckets, wide enough that the window has ≤ maxPoints slots. */
 export function historyStepMs(windowMs: number, maxPoints: number): number {
-  const buckets = Math.max(1, Math.ceil(windowMs / maxPoints / STORED_BUCKET_MS));
-  return buckets * STORED_BUCKET_MS;
+  const buckets = Math.max(1, Math.ceil(windowMs / maxPoints / HISTORY_BUCKET_MS));
+  return buckets * HISTORY_BUCKET_MS;
 }
 
 /**
@@ -102,4 +103,16 @@ export async function clusterMetricsHistory(
 export async function clusterHistoryOr404(db: DbOrTx, clusterId: string): Promise<ClusterHistory> {
   await clusterOr404(db, clusterId);
   return clusterMetricsHistory(db, clusterId);
+}
+
+/** How long the 5-minute history buckets are kept: the health page charts 24 h; a week leaves room to look back. */
+export const HISTORY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Deletes history buckets that started before `nowMs - retentionMs`; returns how many went. */
+export async function pruneMetricsHistory(db: DbOrTx, nowMs: number, retentionMs = HISTORY_RETENTION_MS): Promise<number> {
+  const gone = await db
+    .delete(serverMetricsHistory)
+    .where(lt(serverMetricsHistory.bucketStart, new Date(nowMs - retentionMs)))
+    .returning({ id: serverMetricsHistory.id });
+  return gone.length;
 }

@@ -13,9 +13,11 @@ import { subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
 import { ReportBatcher } from "@/server/dataplane/report-batcher";
+import { TrafficFoldJob } from "./fold-job";
 import type { Db } from "@/db/client";
-import { applyReports, foldTrafficDays, foldTrafficJournal, foldTrafficTotals, type ReportToApply } from "./store";
-import { agentReport as report } from "./testing";
+import { applyReports, type ReportToApply } from "@/server/dataplane/reports";
+import { foldTrafficDays, foldTrafficJournal, foldTrafficTotals } from "./journal";
+import { agentReport as report } from "@/server/monitoring/testing";
 
 
 const admins = new WeakMap<object, Awaited<ReturnType<typeof adminAndViewer>>["admin"]>();
@@ -95,9 +97,9 @@ describe.each(testDbKinds())("traffic journal (%s)", (kind) => {
     }
     const events: ChangeEvent[] = [];
     const off = onChange((e) => events.push(e));
-    const batcher = new ReportBatcher(async () => t.db);
+    const folds = new TrafficFoldJob(async () => t.db);
     try {
-      await batcher.fold();
+      await folds.fold();
     } finally {
       off();
     }

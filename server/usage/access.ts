@@ -11,7 +11,7 @@ export interface SubscriberAccess {
   expiresAt: Date | null;
   trafficLimitBytes: number | null;
   trafficUsedBytes: number;
-  /** The next scheduled usage reset (server/domain/subscriber-limits.ts), if any. */
+  /** The next scheduled usage reset (server/usage/limits.ts), if any. */
   nextResetAt?: Date | null;
 }
 

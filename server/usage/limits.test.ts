@@ -7,9 +7,10 @@ import { eq } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { auditLog, subscriberUsagePeriods, subscribers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
-import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
+import { applyReports } from "@/server/dataplane/reports";
+import { foldTrafficJournal } from "./journal";
 import { agentReport } from "@/server/monitoring/testing";
-import { blockReason } from "@/server/domain/subscriber-access";
+import { blockReason } from "./access";
 import { refineSubscriberLimits, subscriberLimitsIssues } from "@/core/validation";
 import { z } from "zod";
 import {
@@ -26,8 +27,8 @@ import {
   resetUsage,
   runDueResets,
   usagePeriods,
-} from "./subscriber-limits";
-import { UsageResetJob } from "./usage-reset-job";
+} from "./limits";
+import { UsageResetJob } from "./reset-job";
 import { onChange, type ChangeEvent } from "@/server/bus";
 
 const at = (iso: string) => Date.parse(iso);

@@ -8,7 +8,7 @@
 import type { Db } from "@/db/client";
 import { onChange, publishChange } from "@/server/bus";
 import { logger } from "@/server/logger";
-import { nextScheduledReset, runDueResets } from "./subscriber-limits";
+import { nextScheduledReset, runDueResets } from "./limits";
 
 export const MAX_SLEEP_MS = 60_000;
 const RETRY_MS = 5_000;
