@@ -348,7 +348,7 @@ export type InboundFields = z.output<typeof inboundFieldsSchema>;
 /** Sort keys of the subscribers list; each sorts with the id as the tie-break. */
 export const SUBSCRIBER_SORT_KEYS = ["usage", "lastSeen", "expiry", "created", "name"] as const;
 export type SubscriberSortKey = (typeof SUBSCRIBER_SORT_KEYS)[number];
-/** A subscriber is in exactly one of these (server/domain/subscriber-list.ts: subscriberStatus). */
+/** A subscriber is in exactly one of these (server/accounts/subscriber-list.ts: subscriberStatus). */
 export const SUBSCRIBER_STATUSES = ["active", "limited", "expired", "disabled"] as const;
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
 export const SUBSCRIBER_PAGE_SIZE_MAX = 200;

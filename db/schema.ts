@@ -228,7 +228,7 @@ export const subscribers = pgTable(
     index("subscribers_next_reset").on(t.nextResetAt).where(sql`${t.nextResetAt} is not null`),
     // Names are unique per cluster, case-insensitively, as route and server names are.
     uniqueIndex("subscribers_name_ci").on(t.clusterId, sql`lower(${t.name})`),
-    // One per sort key of the subscribers list (server/domain/subscriber-list.ts), each ending
+    // One per sort key of the subscribers list (server/accounts/subscriber-list.ts), each ending
     // in the id tie-break, so a page is an index range scan even at 100,000 subscribers. A
     // never-seen subscriber sorts as the longest ago (nulls first); no expiry as the latest.
     index("subscribers_list_usage").on(t.clusterId, t.trafficUsedBytes, t.id),

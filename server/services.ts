@@ -4,7 +4,7 @@
  */
 import type { RouteHandler } from "@/server/http/util";
 import { agentReportHandler } from "@/server/dataplane/report-http";
-import { agentHeartbeatHandler, heartbeatBatcher } from "@/server/monitoring/heartbeat";
+import { agentHeartbeatHandler, heartbeatBatcher } from "@/server/dataplane/heartbeat-http";
 import { agentConfigHandler } from "@/server/dataplane/config-http";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { reportBatcher } from "@/server/dataplane/report-batcher";

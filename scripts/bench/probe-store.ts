@@ -19,7 +19,7 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { openDatabase, type Db } from "@/db/client";
 import { clusters, serverHealth, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { mulberry32 } from "@/scripts/simulator/prng";
 import { applyReports } from "@/server/dataplane/reports";
 import { recomputeServer, type RecomputeResult } from "@/server/monitoring/status";

@@ -12,7 +12,7 @@ import { TRPCError } from "@trpc/server";
 import { alertDeliveries, alertEvents, alertTargets, auditLog, clusters, inbounds, routes, servers, subscriberAlertState, subscribers } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { adminAndViewer } from "@/server/api/testing";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { createAlertTarget, listAlertTargets, sendTestAlert } from "./targets";
 import { applyReports, ingestAgentReport } from "@/server/dataplane/reports";
 import { foldTrafficJournal } from "@/server/usage/journal";

@@ -13,7 +13,7 @@ import { getDb } from "@/server/db";
 import { clusters, servers } from "@/db/schema";
 import { onChange } from "@/server/bus";
 import { isDatabaseDown } from "@/server/db-errors";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { sendJson } from "@/server/http/util";
 
 export interface AgentServer {

@@ -15,7 +15,7 @@ import { agentReportSchema, formatZodError, type AgentReport } from "@/core/moni
 import type { ServerStatus } from "@/core/status";
 import { enqueueAlerts, recordConfigRejections } from "@/server/alerts/outbox";
 import { counter } from "@/server/metrics";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { bearerToken } from "./agent-auth";
 import { ensureHealthRows, storeReportedHealth } from "@/server/monitoring/reported-health";
 import { journalTraffic } from "@/server/usage/journal";

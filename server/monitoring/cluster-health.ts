@@ -9,7 +9,7 @@ import type { Db, DbOrTx } from "@/db/client";
 import { clusters, inbounds, meshChecks, routes, serverAgentState, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { OperatorRole } from "@/server/auth/sessions";
-import { written, type Actor, type Written } from "@/server/domain/changes";
+import { written, type Actor, type Written } from "@/server/changes";
 import { computeMonitoringWarnings } from "@/core/config-warnings";
 import { effectiveProbeConfig, PROBE_DEFAULTS, safeMergeProbeConfig, type probeOverrideSchema, type ProbeConfig } from "@/core/monitoring-contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, inbounds, serverHealth, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { onChange } from "@/server/bus";
 import { ingestAgentReport } from "@/server/dataplane/reports";
 import { sweepStatuses } from "./status";

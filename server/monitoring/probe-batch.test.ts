@@ -9,7 +9,7 @@ import { eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { alertEvents, clusters, serverHealth, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { applyReport } from "@/server/dataplane/reports";
 import { recordProbeResult, recordProbeResults, type ProbeResultToRecord } from "./probe-results";
 import type { ProbeResultLike } from "./probe-streak";

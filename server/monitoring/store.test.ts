@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, inbounds, meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { ingestAgentReport } from "@/server/dataplane/reports";
 import { recordProbeResult } from "./probe-results";
 import { sweepStatuses } from "./status";

@@ -10,7 +10,7 @@ import { and, asc, eq, gte, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { servers, subscriberTraffic, subscribers, trafficQuarantine } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
-import { written, type Actor, type Written } from "@/server/domain/changes";
+import { written, type Actor, type Written } from "@/server/changes";
 import { emitSubscriberBlocked } from "./block-alerts";
 import { foldTrafficJournal, foldJournalIn, TRAFFIC_FOLD_LOCKS } from "./journal";
 import { pgArray } from "@/db/pg-array";

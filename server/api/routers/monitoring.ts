@@ -3,7 +3,7 @@
  * fleet helpers of `npm run fleet` / `npm run demo` live in the tooling router (tooling.ts).
  */
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
+import { publishAfterCommit } from "@/server/changes";
 import { clusterHealth, probeSettings, setProbeConfig, setReportInterval, setServerProbeOverride } from "@/server/monitoring/cluster-health";
 import { probeConfigSchema, probeOverrideSchema } from "@/core/monitoring-contract";
 import { idSchema } from "@/core/validation";

@@ -9,9 +9,9 @@ import type { Db, DbOrTx } from "@/db/client";
 import { inbounds, routes, serverHealth, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { fieldError, foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
-import { written, type Actor, type Written } from "@/server/domain/changes";
-import { inboundView } from "@/server/domain/inbounds";
-import { newAgentToken } from "@/server/domain/tokens";
+import { written, type Actor, type Written } from "@/server/changes";
+import { inboundView } from "./inbounds";
+import { newAgentToken } from "@/server/auth/tokens";
 
 type ServerRow = typeof servers.$inferSelect;
 

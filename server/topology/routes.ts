@@ -5,9 +5,9 @@ import type { Db } from "@/db/client";
 import { clusters, inbounds, routes } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { fieldError, uniqueViolation } from "@/server/db-errors";
-import { written, type Actor, type Written } from "@/server/domain/changes";
+import { written, type Actor, type Written } from "@/server/changes";
 import { moveChanges } from "@/core/topology";
-import { assignInboundToRoute } from "@/server/domain/moves";
+import { assignInboundToRoute } from "./moves";
 
 export interface RouteFields {
   name: string;

@@ -10,8 +10,8 @@ import { moveChanges } from "@/core/topology";
 import { clusters, inbounds, routes } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
-import { written, type Written } from "@/server/domain/changes";
-import { NotFoundError, StaleDataError } from "@/server/domain/errors";
+import { written, type Written } from "@/server/changes";
+import { NotFoundError, StaleDataError } from "@/server/errors";
 
 export { NotFoundError, StaleDataError };
 

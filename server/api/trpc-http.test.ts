@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { operators } from "@/db/schema";
 import { hashPassword } from "@/server/auth/password";
-import type { ProxyTrust } from "./client";
+import type { ProxyTrust } from "@/server/http/client";
 
 process.env.DATA_DIR ??= mkdtempSync(path.join(os.tmpdir(), "rb-trpc-http-"));
 const PASSWORD = "harbour-otter-lantern-42";
@@ -20,7 +20,7 @@ let t: TestDatabase;
 const servers: http.Server[] = [];
 
 async function serve(trust: ProxyTrust): Promise<string> {
-  const { createTrpcHandler } = await import("./trpc");
+  const { createTrpcHandler } = await import("./trpc-http");
   const handler = createTrpcHandler(undefined, trust);
   const server = http.createServer((req, res) => handler(req, res, new URL(req.url ?? "/", "http://localhost")));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

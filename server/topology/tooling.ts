@@ -10,9 +10,9 @@ import type { Db, DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { uniqueViolation } from "@/server/db-errors";
-import { written, type Actor, type Written } from "@/server/domain/changes";
+import { written, type Actor, type Written } from "@/server/changes";
 import { clusterOr404 } from "@/server/monitoring/cluster-health";
-import { newAgentToken } from "@/server/domain/tokens";
+import { newAgentToken } from "@/server/auth/tokens";
 import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
 
 export const MAX_FLEET_SERVERS = 200;

@@ -1,12 +1,11 @@
-/** Clusters: listing with counts, creating (empty or the demo), renaming. */
+/** Clusters: listing with counts, creating, renaming (the demo cluster: server/demo/seed.ts). */
 import { TRPCError } from "@trpc/server";
 import { asc, count, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
-import { seedDemoCluster } from "@/server/demo/seed";
 import { recordAudit } from "@/server/audit";
 import { uniqueViolation } from "@/server/db-errors";
-import { written, type Actor, type Written } from "@/server/domain/changes";
+import { written, type Actor, type Written } from "@/server/changes";
 
 export async function listClusters(db: Db) {
   const rows = await db.select().from(clusters).orderBy(asc(clusters.createdAt));
@@ -60,7 +59,7 @@ export async function setAllowedPrivateDestinations(
 }
 
 /** Runs a cluster write, turning a taken name into CONFLICT. */
-async function namedCluster<T>(name: string, write: () => Promise<T>): Promise<T> {
+export async function namedCluster<T>(name: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
@@ -104,23 +103,5 @@ export function renameCluster(db: Db, actor: Actor, input: { clusterId: string; 
       });
     });
     return written({ id: input.clusterId, name: input.name }, { kind: "topology", clusterId: input.clusterId });
-  });
-}
-
-/** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
-export function createDemoCluster(db: Db, actor: Actor, input: { name: string }): Promise<Written<{ id: string; name: string }>> {
-  return namedCluster(input.name, async () => {
-    const id = await db.transaction(async (tx) => {
-      const clusterId = await seedDemoCluster(tx as never, input.name);
-      await recordAudit(tx, actor, {
-        clusterId,
-        action: "cluster.create",
-        entityType: "cluster",
-        entityId: clusterId,
-        summary: `Created demo cluster ${input.name}`,
-      });
-      return clusterId;
-    });
-    return written({ id, name: input.name }, { kind: "topology", clusterId: id }, { kind: "subscribers", clusterId: id });
   });
 }

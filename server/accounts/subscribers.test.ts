@@ -5,7 +5,7 @@ import { auditLog, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
-import { publishAfterCommit } from "./changes";
+import { publishAfterCommit } from "@/server/changes";
 import { createSubscriber, deleteSubscriber, listSubscribers, setSubscriberEnabled } from "./subscribers";
 
 

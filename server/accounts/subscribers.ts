@@ -5,10 +5,10 @@ import type { Db, DbOrTx } from "@/db/client";
 import { clusters, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { fieldError, foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
-import { written, type Actor, type Written } from "@/server/domain/changes";
+import { written, type Actor, type Written } from "@/server/changes";
 import { expiryMovedIntoPast, limitColumns, resetUsage, type ResetStrategy } from "@/server/usage/limits";
-import { ONLINE_INTERVALS } from "@/server/domain/subscriber-list";
-import { newSubscriptionToken } from "@/server/domain/tokens";
+import { ONLINE_INTERVALS } from "./subscriber-list";
+import { newSubscriptionToken } from "@/server/auth/tokens";
 import { GIB } from "@/core/validation";
 
 

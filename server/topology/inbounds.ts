@@ -11,9 +11,9 @@ import { clusters, inbounds, routes, servers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
 import { fieldError, uniqueViolation } from "@/server/db-errors";
-import { written, type Written } from "@/server/domain/changes";
-import { NotFoundError } from "@/server/domain/errors";
-import { generateRealityKeys } from "@/server/domain/reality";
+import { written, type Written } from "@/server/changes";
+import { NotFoundError } from "@/server/errors";
+import { generateRealityKeys } from "./reality";
 import type { inboundFieldsSchema } from "@/core/validation";
 
 type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;

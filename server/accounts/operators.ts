@@ -14,7 +14,7 @@ import { checkSetupCode, consumeSetupCode, removeSetupCodeFile, SETUP_CODE_FILE 
 import { assertStrongPassword } from "@/server/auth/strength";
 import { clearUserFailures, reserveAttempt, type Attempt } from "@/server/auth/throttle";
 import { fieldError, uniqueViolation } from "@/server/db-errors";
-import { written, type Written } from "@/server/domain/changes";
+import { written, type Written } from "@/server/changes";
 import { env } from "@/server/env";
 
 type OperatorRole = SessionOperator["role"];

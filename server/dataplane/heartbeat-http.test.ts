@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, serverHealth, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
-import { agentHeartbeatHandler, heartbeatBatcher, HEARTBEAT_BURST } from "./heartbeat";
+import { hashAgentToken } from "@/server/auth/tokens";
+import { agentHeartbeatHandler, heartbeatBatcher, HEARTBEAT_BURST } from "./heartbeat-http";
 
 const DB_KEY = Symbol.for("routeboard.database");
 
