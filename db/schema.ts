@@ -135,7 +135,7 @@ export const inbounds = pgTable(
     security: inboundSecurity("security").notNull().default("reality"),
     sni: text("sni"),
     realityPublicKey: text("reality_public_key"),
-    /** Leaves the database only in GET /api/agent/config (server/agent/config.ts). */
+    /** Leaves the database only in GET /api/agent/config (server/dataplane/config.ts). */
     realityPrivateKey: text("reality_private_key"),
     /** Reality short ids the core accepts; share links carry the first one. */
     realityShortIds: text("reality_short_ids").array().notNull().default(sql`'{}'::text[]`),

@@ -12,7 +12,7 @@ import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { written, type Actor, type Written } from "@/server/changes";
 import { StaleDataError } from "@/server/errors";
-import { blockReason, type SubscriberAccess } from "@/server/usage/access";
+import { accessSql, blockReason, type SubscriberAccess } from "@/server/usage/access";
 import { resetUsage, type ResetStrategy } from "@/server/usage/limits";
 import { loadAssignments } from "@/server/subscription/snapshot";
 import type { SubscriberBulkInput, SubscriberPageQuery, SubscriberStatus } from "@/core/validation";
@@ -32,8 +32,7 @@ export function subscriberStatus(s: SubscriberAccess, nowMs: number): Subscriber
 
 /** subscriberStatus in SQL, as a condition on the subscribers table at `now`. */
 export function statusSql(status: SubscriberStatus, now: Date): SQL {
-  const expired = sql`(${subscribers.expiresAt} is not null and ${subscribers.expiresAt} <= ${now})`;
-  const overLimit = sql`(${subscribers.trafficLimitBytes} is not null and ${subscribers.trafficUsedBytes} >= ${subscribers.trafficLimitBytes})`;
+  const { expired, overLimit, mayConnect } = accessSql(now);
   switch (status) {
     case "disabled":
       return sql`not ${subscribers.enabled}`;
@@ -42,7 +41,7 @@ export function statusSql(status: SubscriberStatus, now: Date): SQL {
     case "limited":
       return sql`(${subscribers.enabled} and not ${expired} and ${overLimit})`;
     case "active":
-      return sql`(${subscribers.enabled} and not ${expired} and not ${overLimit})`;
+      return mayConnect;
   }
 }
 

@@ -8,6 +8,7 @@ import { fieldError, foreignKeyViolation, uniqueViolation } from "@/server/db-er
 import { written, type Actor, type Written } from "@/server/changes";
 import { expiryMovedIntoPast, limitColumns, resetUsage, type ResetStrategy } from "@/server/usage/limits";
 import { ONLINE_INTERVALS } from "./subscriber-list";
+import { isExpired, isOverLimit } from "@/server/usage/access";
 import { newSubscriptionToken } from "@/server/auth/tokens";
 import { GIB } from "@/core/validation";
 
@@ -72,8 +73,8 @@ export async function listSubscribers(db: Db, input: { clusterId: string; search
     token: showTokens ? s.token : null,
     enabled: s.enabled,
     expiresAt: s.expiresAt,
-    expired: s.expiresAt !== null && s.expiresAt.getTime() <= now,
-    limited: s.trafficLimitBytes !== null && s.trafficUsedBytes >= s.trafficLimitBytes,
+    expired: isExpired(s, now),
+    limited: isOverLimit(s),
     trafficLimitBytes: s.trafficLimitBytes,
     trafficResetStrategy: s.trafficResetStrategy,
     trafficResetDay: s.trafficResetDay,

@@ -3,10 +3,10 @@
  * alerts page shows (secrets masked, delivery state), and Send test. Targets are
  * installation-wide like the team, optionally narrowed to one cluster (server/alerts).
  */
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { alertDeliveries, alertEvents, alertTargets, clusters } from "@/db/schema";
+import { alertDeliveries, alertTargets, clusters } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import type { SessionOperator } from "@/server/auth/sessions";
 import { uniqueViolation } from "@/server/db-errors";
@@ -277,9 +277,4 @@ export async function sendTestAlert(db: Db, actor: Actor, targetId: string, nowM
   });
   alertWorker()?.kick();
   return { eventId };
-}
-
-/** The latest events (newest first), for API clients and tests. */
-export async function recentAlertEvents(db: Db, limit = 50) {
-  return db.select().from(alertEvents).orderBy(desc(alertEvents.occurredAt)).limit(limit);
 }

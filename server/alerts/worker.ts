@@ -7,7 +7,7 @@
  * when the lease runs out. Failures are retried with backoff (delivery.ts), then the delivery
  * is failed and its target marked failing; nothing here throws out of the loop.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { rowsOf } from "@/db/rows";
 import { alertDeliveries, alertEvents, alertTargets } from "@/db/schema";
@@ -271,14 +271,6 @@ function safeJson(text: string): unknown {
   } catch {
     return null;
   }
-}
-
-/** Pending deliveries (tests, the alerts page). */
-export async function pendingDeliveries(db: Db, targetIds?: string[]) {
-  return db
-    .select()
-    .from(alertDeliveries)
-    .where(and(eq(alertDeliveries.state, "pending"), targetIds ? inArray(alertDeliveries.targetId, targetIds) : undefined));
 }
 
 const KEY = Symbol.for("routeboard.alerts");

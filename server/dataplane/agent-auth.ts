@@ -52,13 +52,6 @@ function state(): CacheState {
   return g[KEY];
 }
 
-/** Forget every cached token (tests; the bus does it in production). */
-export function clearAgentAuthCache(): void {
-  const s = state();
-  s.byHash.clear();
-  s.generation++;
-}
-
 /** The server a bearer token belongs to, or null for a missing or unknown token. */
 export async function authenticateAgent(db: Db, authorization: string | undefined): Promise<AgentServer | null> {
   const token = bearerToken(authorization);

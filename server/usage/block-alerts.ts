@@ -8,7 +8,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { subscriberAlertState, subscribers } from "@/db/schema";
 import { enqueueAlerts, type NewAlertEvent } from "@/server/alerts/outbox";
-import { blockReason, type BlockReason } from "./access";
+import { accessSql, blockReason, type BlockReason } from "./access";
 
 /** Stored last announced block of a subscriber (subscriber_alert_state); null = none. */
 export interface SubscriberBlockState {
@@ -50,8 +50,7 @@ export async function emitSubscriberBlocked(tx: DbOrTx, subscriberIds: readonly 
   const now = new Date(nowMs);
   const s = subscribers;
   const a = subscriberAlertState;
-  const expired = sql`${s.expiresAt} <= ${now.toISOString()}::timestamptz`;
-  const limited = sql`(${s.trafficLimitBytes} is not null and ${s.trafficUsedBytes} >= ${s.trafficLimitBytes})`;
+  const { expired, overLimit: limited } = accessSql(now);
   // The full check reads only subscribers whose stored state may differ from now: a new or
   // changed block, or a stored block that looks lifted (at 100,000 subscribers with many long
   // expired, reading every blocked one each time would be most of the table).
@@ -59,8 +58,8 @@ export async function emitSubscriberBlocked(tx: DbOrTx, subscriberIds: readonly 
     subscriberIds !== null
       ? inArray(s.id, [...subscriberIds])
       : sql`((${expired} and (${a.kind} is distinct from 'expired' or ${a.expiresAt} is distinct from ${s.expiresAt}))
-          or (not coalesce(${expired}, false) and ${limited} and ${a.kind} is distinct from 'limited')
-          or (${a.subscriberId} is not null and not coalesce(${expired}, false) and not ${limited}))`;
+          or (not ${expired} and ${limited} and ${a.kind} is distinct from 'limited')
+          or (${a.subscriberId} is not null and not ${expired} and not ${limited}))`;
   const rows = await tx
     .select({
       id: s.id,
