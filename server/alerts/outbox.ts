@@ -64,7 +64,7 @@ export interface ServerTransition {
 
 /**
  * server.down / server.up for status changes, in the transaction that wrote them (called by
- * the monitoring store's recompute). Changes that are no outage edge are ignored.
+ * server/monitoring/status.ts's recompute). Changes that are no outage edge are ignored.
  */
 export async function recordServerTransitions(tx: DbOrTx, changes: readonly ServerTransition[], nowMs: number): Promise<void> {
   const edges = changes.map((c) => ({ c, type: serverTransitionEvent(c.from, c.to, c.hadSucceeded) })).filter((x) => x.type !== null);

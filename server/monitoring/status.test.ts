@@ -23,7 +23,7 @@ const report = (over: Partial<AgentReport> = {}): AgentReport => ({
   ...over,
 });
 
-describe.each(testDbKinds())("monitoring store (%s)", (kind) => {
+describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
   let t: TestDatabase;
   let clusterId: string;
   const ids: string[] = [];
