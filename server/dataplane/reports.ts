@@ -138,7 +138,6 @@ export interface ReportToApply {
   nowMs: number;
 }
 
-
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -181,10 +180,7 @@ async function storeReports(tx: DbOrTx, items: readonly ReportToApply[]): Promis
   // A newly rejected config is an alert (once per distinct error, not per report).
   if (rejected.length > 0) await recordConfigRejections(tx, rejected, items.reduce((m, i) => Math.max(m, i.nowMs), 0));
   const statuses = await storeReportedHealth(tx, items);
-  const traffic = await journalTraffic(
-    tx,
-    items.filter((_, k) => !duplicate[k]),
-  );
+  const traffic = await journalTraffic(tx, items.filter((_, k) => !duplicate[k]));
   if (traffic.unknownTotal > 0) unknownUsers.inc({}, traffic.unknownTotal);
   return items.map((it, k) => {
     const st = statuses.get(it.server.serverId);
