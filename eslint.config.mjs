@@ -1,6 +1,54 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+/**
+ * The layers of server/: each folder (one capability) and the folders it may import. Nothing
+ * may import a folder that imports it, directly or not (server/layers.test.ts checks the table
+ * has no cycle, names every folder, and that the tree keeps it, dynamic imports included).
+ * Type imports count: a folder that needs another's types depends on its meaning as much as
+ * on its values, and no type import needs an exception today. Tests (*.test.ts) are exempt:
+ * nothing imports a test, so it closes no cycle, and a capability's tests may drive it through
+ * the API above it. server/*.ts (the foundation: db, bus, env, logger… and the composition
+ * root, services.ts and main.ts) sit outside the table.
+ */
+export const serverLayers = {
+  auth: [],
+  balancer: [],
+  http: [],
+  alerts: ["auth"],
+  usage: ["alerts", "auth"],
+  monitoring: ["alerts", "auth", "balancer", "usage"],
+  subscription: ["auth", "balancer", "http", "usage"],
+  topology: ["auth", "monitoring", "subscription", "usage"],
+  accounts: ["auth", "subscription", "usage"],
+  demo: ["auth", "monitoring", "topology"],
+  dataplane: ["alerts", "auth", "http", "monitoring", "subscription", "usage"],
+  api: ["accounts", "alerts", "auth", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
+  fuzz: ["accounts", "alerts", "api", "auth", "balancer", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
+};
+
+/** One no-restricted-imports block per folder of serverLayers: every folder it may not import. */
+const serverLayerRules = Object.entries(serverLayers).map(([folder, allowed]) => {
+  const refused = Object.keys(serverLayers).filter((other) => other !== folder && !allowed.includes(other));
+  return {
+    files: [`server/${folder}/**`],
+    ignores: ["server/**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: refused.length === 0 ? [] : [
+            {
+              regex: `^(@/server/|(\\.\\./)+)(${refused.join("|")})(/|$)`,
+              message: `server/${folder}/ may import only ${allowed.length > 0 ? allowed.map((a) => `server/${a}/`).join(", ") : "no other folder of server/"} (serverLayers in eslint.config.mjs)`,
+            },
+          ],
+        },
+      ],
+    },
+  };
+});
+
 export default tseslint.config(
   { ignores: ["node_modules/**", ".next/**", ".tmp/**", "data/**", "db/migrations/**", "next-env.d.ts", "test-results/**", "dist/**"] },
   js.configs.recommended,
@@ -70,4 +118,5 @@ export default tseslint.config(
       ],
     },
   },
+  ...serverLayerRules,
 );

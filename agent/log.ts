@@ -10,8 +10,6 @@ export function stderrLog(prefix = "routeboard-agent"): Log {
   return { info: (m) => line("info", m), warn: (m) => line("warn", m), error: (m) => line("error", m) };
 }
 
-export const silentLog: Log = { info: () => {}, warn: () => {}, error: () => {} };
-
 /** Collects lines (tests). */
 export function memoryLog(): Log & { lines: string[] } {
   const lines: string[] = [];

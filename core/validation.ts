@@ -132,7 +132,7 @@ export const trafficLimitGbSchema = z.coerce
   .refine((n) => n > 0 && n <= 1_000_000, "Traffic limit must be more than 0 and at most 1,000,000 GB")
   .nullable();
 
-/** When a subscriber's used traffic goes back to 0 (server/domain/subscriber-limits.ts). */
+/** When a subscriber's used traffic goes back to 0 (server/usage/limits.ts). */
 export const resetStrategySchema = z.enum(["never", "daily", "weekly", "monthly"], { error: "Reset must be never, daily, weekly or monthly" });
 
 /** Weekly: ISO weekday 1 (Monday)–7 (Sunday); monthly: day 1–31; range checked with the strategy. */
@@ -348,7 +348,7 @@ export type InboundFields = z.output<typeof inboundFieldsSchema>;
 /** Sort keys of the subscribers list; each sorts with the id as the tie-break. */
 export const SUBSCRIBER_SORT_KEYS = ["usage", "lastSeen", "expiry", "created", "name"] as const;
 export type SubscriberSortKey = (typeof SUBSCRIBER_SORT_KEYS)[number];
-/** A subscriber is in exactly one of these (server/domain/subscriber-list.ts: subscriberStatus). */
+/** A subscriber is in exactly one of these (server/accounts/subscriber-list.ts: subscriberStatus). */
 export const SUBSCRIBER_STATUSES = ["active", "limited", "expired", "disabled"] as const;
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
 export const SUBSCRIBER_PAGE_SIZE_MAX = 200;

@@ -135,7 +135,7 @@ export const inbounds = pgTable(
     security: inboundSecurity("security").notNull().default("reality"),
     sni: text("sni"),
     realityPublicKey: text("reality_public_key"),
-    /** Leaves the database only in GET /api/agent/config (server/agent/config.ts). */
+    /** Leaves the database only in GET /api/agent/config (server/dataplane/config.ts). */
     realityPrivateKey: text("reality_private_key"),
     /** Reality short ids the core accepts; share links carry the first one. */
     realityShortIds: text("reality_short_ids").array().notNull().default(sql`'{}'::text[]`),
@@ -206,7 +206,7 @@ export const subscribers = pgTable(
     lastSeenAt: ts("last_seen_at"),
     enabled: boolean("enabled").notNull().default(true),
     /**
-     * When the used traffic goes back to 0 (server/domain/subscriber-limits.ts): never, or
+     * When the used traffic goes back to 0 (server/usage/limits.ts): never, or
      * daily / weekly / monthly at 00:00 UTC; `traffic_reset_day` is the ISO weekday (1 = Monday)
      * for weekly, the day of the month (1–31, the month's last day when it is shorter) for monthly.
      */
@@ -228,7 +228,7 @@ export const subscribers = pgTable(
     index("subscribers_next_reset").on(t.nextResetAt).where(sql`${t.nextResetAt} is not null`),
     // Names are unique per cluster, case-insensitively, as route and server names are.
     uniqueIndex("subscribers_name_ci").on(t.clusterId, sql`lower(${t.name})`),
-    // One per sort key of the subscribers list (server/domain/subscriber-list.ts), each ending
+    // One per sort key of the subscribers list (server/accounts/subscriber-list.ts), each ending
     // in the id tie-break, so a page is an index range scan even at 100,000 subscribers. A
     // never-seen subscriber sorts as the longest ago (nulls first); no expiry as the latest.
     index("subscribers_list_usage").on(t.clusterId, t.trafficUsedBytes, t.id),

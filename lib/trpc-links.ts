@@ -1,6 +1,6 @@
 /**
  * How the dashboard's tRPC client batches, shared with the server that enforces it
- * (server/http/trpc.ts). No imports: the browser bundle and the server both use it.
+ * (server/api/trpc-http.ts). No imports: the browser bundle and the server both use it.
  */
 
 /**

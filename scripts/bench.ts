@@ -28,7 +28,7 @@ import { benchCore } from "@/scripts/bench/core";
 import { freePort, startApp, type AppProcess } from "@/scripts/harness/app";
 import { openDatabase } from "@/db/client";
 import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
-import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
+import { newAgentToken, newSubscriptionToken } from "@/server/auth/tokens";
 
 const SIZE = { servers: 500, inboundsPerServer: 4, routes: 100, subscribers: 10_000 };
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);

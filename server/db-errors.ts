@@ -4,7 +4,7 @@
  */
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { NotFoundError, StaleDataError } from "@/server/domain/errors";
+import { NotFoundError, StaleDataError } from "./errors";
 
 /** Recognises "the database is not there" among driver errors, at any depth of `cause`. */
 const CONNECTION_CODES = new Set([

@@ -12,7 +12,7 @@ import { DatabaseOpenError } from "@/db/client";
 import { getDatabase } from "@/server/db";
 import { bootstrap } from "@/server/bootstrap";
 import { logger } from "@/server/logger";
-import { createTrpcHandler } from "@/server/http/trpc";
+import { createTrpcHandler } from "@/server/api/trpc-http";
 import { createAppListener, KEEP_ALIVE_TIMEOUT_MS } from "@/server/http/app";
 import { startServices, stopServices } from "@/server/services";
 import { closeConfigHub } from "@/server/dataplane/config-hub";

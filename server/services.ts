@@ -4,7 +4,7 @@
  */
 import type { RouteHandler } from "@/server/http/util";
 import { agentReportHandler } from "@/server/dataplane/report-http";
-import { agentHeartbeatHandler, heartbeatBatcher } from "@/server/monitoring/heartbeat";
+import { agentHeartbeatHandler, heartbeatBatcher } from "@/server/dataplane/heartbeat-http";
 import { agentConfigHandler } from "@/server/dataplane/config-http";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { reportBatcher } from "@/server/dataplane/report-batcher";
@@ -15,9 +15,10 @@ import { AdvisoryLeader, PROBER_LOCK_KEY } from "@/server/leader";
 import { instanceId } from "@/server/bus";
 import { env } from "@/server/env";
 import { AlertWorker, alertWorker, setAlertWorker } from "@/server/alerts/worker";
+import { checkSubscriberBlocks } from "@/server/usage/block-alerts";
 import { metricsHandler, subscriptionHandler } from "@/server/subscription/http";
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
-import { UsageResetJob } from "@/server/domain/usage-reset-job";
+import { UsageResetJob } from "@/server/usage/reset-job";
 
 export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Array<[string, RouteHandler]> } = {
   exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler, "/api/agent/config": agentConfigHandler, "/api/agent/heartbeat": agentHeartbeatHandler },
@@ -53,7 +54,12 @@ export async function startServices(): Promise<void> {
   // Alerts are sent by one instance: the lock holder when several share PostgreSQL.
   const startAlerts = () => {
     if (alertWorker()) return;
-    const worker = new AlertWorker({ db: database.db, telegramApiUrl: env().ROUTEBOARD_TELEGRAM_API_URL, allowPrivate: env().ROUTEBOARD_ALERTS_ALLOW_PRIVATE });
+    const worker = new AlertWorker({
+      db: database.db,
+      telegramApiUrl: env().ROUTEBOARD_TELEGRAM_API_URL,
+      allowPrivate: env().ROUTEBOARD_ALERTS_ALLOW_PRIVATE,
+      stateChecks: [checkSubscriberBlocks],
+    });
     setAlertWorker(worker);
     worker.start();
   };

@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { ConfirmDialog } from "@/components/ui/Dialog";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import type { SubscriberListRow } from "@/server/domain/subscriber-list";
+import type { SubscriberListRow } from "@/server/accounts/subscriber-list";
 import { formatBytes } from "./format";
 import { LinkDialog } from "./LinkDialog";
 import { SubscriberForm } from "./SubscriberForm";

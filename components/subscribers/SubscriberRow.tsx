@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { CopyButton } from "@/components/ui/CopyButton";
-import type { SubscriberListRow } from "@/server/domain/subscriber-list";
+import type { SubscriberListRow } from "@/server/accounts/subscriber-list";
 import { formatBytes } from "./format";
 import { subscriptionLink } from "./LinkDialog";
 import { expiryText, lastSeenText, resetSchedule, statusBadge, usagePercent } from "./list-view";

@@ -1,7 +1,7 @@
 "use client";
 import { inputClass, secondaryButtonClass } from "@/components/ui/Field";
 import type { SubscriberSortKey } from "@/core/validation";
-import type { SubscriberListRow } from "@/server/domain/subscriber-list";
+import type { SubscriberListRow } from "@/server/accounts/subscriber-list";
 import { pageRange, SORT_LABELS, type SortState } from "./list-view";
 import { SubscriberRow, type RowAction } from "./SubscriberRow";
 

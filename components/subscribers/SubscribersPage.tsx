@@ -7,7 +7,7 @@ import { buttonClass } from "@/components/ui/Field";
 import type { SubscriberSortKey } from "@/core/validation";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import type { SubscriberListRow } from "@/server/domain/subscriber-list";
+import type { SubscriberListRow } from "@/server/accounts/subscriber-list";
 import { BulkDialog, type BulkKind } from "./BulkDialog";
 import { BulkToolbar } from "./BulkToolbar";
 import { nextSort, type SortState } from "./list-view";

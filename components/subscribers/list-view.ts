@@ -4,7 +4,7 @@
  * are unit-tested and the components only lay them out.
  */
 import type { SubscriberSortKey, SubscriberStatus } from "@/core/validation";
-import type { SubscriberListRow } from "@/server/domain/subscriber-list";
+import type { SubscriberListRow } from "@/server/accounts/subscriber-list";
 import { formatUtcDay } from "./format";
 
 /** The one label per status: the badge and the status filter both use it. */

@@ -19,9 +19,11 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import { openDatabase, type Db } from "@/db/client";
 import { clusters, serverHealth, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { mulberry32 } from "@/scripts/simulator/prng";
-import { applyReports, recomputeServer, recordProbeResult, recordProbeResults, type ProbeResultToRecord, type RecomputeResult } from "@/server/monitoring/store";
+import { applyReports } from "@/server/dataplane/reports";
+import { recomputeServer, type RecomputeResult } from "@/server/monitoring/status";
+import { recordProbeResult, recordProbeResults, type ProbeResultToRecord } from "@/server/monitoring/probe-results";
 import { applyProbeResult, type ProbeResultLike } from "@/server/monitoring/probe-streak";
 
 const RESULTS = Number(process.argv[2] ?? 2000);

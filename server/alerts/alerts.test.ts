@@ -12,13 +12,16 @@ import { TRPCError } from "@trpc/server";
 import { alertDeliveries, alertEvents, alertTargets, auditLog, clusters, inbounds, routes, servers, subscriberAlertState, subscribers } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { adminAndViewer } from "@/server/api/testing";
-import { hashAgentToken } from "@/server/domain/tokens";
-import { createAlertTarget, listAlertTargets, sendTestAlert } from "@/server/domain/alerts";
-import { applyReports, foldTrafficJournal, ingestAgentReport, recomputeServer } from "@/server/monitoring/store";
+import { hashAgentToken } from "@/server/auth/tokens";
+import { createAlertTarget, listAlertTargets, sendTestAlert } from "./targets";
+import { applyReports, ingestAgentReport } from "@/server/dataplane/reports";
+import { foldTrafficJournal } from "@/server/usage/journal";
+import { recomputeServer } from "@/server/monitoring/status";
 import { agentReport } from "@/server/monitoring/testing";
 import { MASKED } from "@/server/secrets";
 import { NO_ANSWER_REASON, verifySignature } from "./delivery";
-import { checkSubscriberBlocks, evaluateRoutePanic } from "./outbox";
+import { evaluateRoutePanic } from "./outbox";
+import { checkSubscriberBlocks } from "@/server/usage/block-alerts";
 import { AlertWorker } from "./worker";
 
 // Every receiver here is on 127.0.0.1: the lab switch (refusals without it: private-targets.test.ts).

@@ -6,7 +6,6 @@
  * status machine's unhealthyThreshold, the mesh vote's streaks), never on single probes; a
  * server moving between two down statuses (unavailable → no-data) is not a new outage.
  */
-import type { BlockReason } from "@/server/domain/subscriber-access";
 import { DOWN_STATUSES, STATUS_LABELS, type ServerStatus } from "@/core/status";
 import type { AnyAlertEventType } from "@/core/alert-events";
 
@@ -46,34 +45,6 @@ export function routePanicTransition(prev: RoutePanicState | null, inPanic: bool
   if (prev.inPanic === inPanic) return { next: prev, event: null };
   if (inPanic) return { next: { inPanic: true, announced: true }, event: "route.panic" };
   return { next: { inPanic: false, announced: false }, event: prev.announced ? "route.recovered" : null };
-}
-
-/** Stored last announced block of a subscriber (subscriber_alert_state); null = none. */
-export interface SubscriberBlockState {
-  kind: BlockReason["kind"];
-  /** The expiry announced with an "expired" block (ms), else null. */
-  expiresAtMs: number | null;
-}
-
-/**
- * The next stored state and the event when a subscriber's block reason (blockReason) is
- * `reason` now. An event when a block starts or changes kind (limited → expired). A block
- * ends when the reason is gone — except that an expired block is lifted only by a changed
- * expiry: a clock that went backwards makes the same expiry look future again, and must not
- * bring a second "expired" when it catches up.
- */
-export function subscriberBlockTransition(
-  prev: SubscriberBlockState | null,
-  reason: BlockReason | null,
-  expiresAtMs: number | null,
-): { next: SubscriberBlockState | null; event: "subscriber.limited" | "subscriber.expired" | null } {
-  if (reason === null) {
-    if (prev?.kind === "expired" && prev.expiresAtMs !== null && prev.expiresAtMs === expiresAtMs) return { next: prev, event: null };
-    return { next: null, event: null };
-  }
-  const next: SubscriberBlockState = { kind: reason.kind, expiresAtMs: reason.kind === "expired" ? reason.at.getTime() : null };
-  if (prev && prev.kind === next.kind && (next.kind !== "expired" || prev.expiresAtMs === next.expiresAtMs)) return { next: prev, event: null };
-  return { next, event: reason.kind === "expired" ? "subscriber.expired" : "subscriber.limited" };
 }
 
 /** One event as sent: the webhook body. */

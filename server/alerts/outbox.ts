@@ -6,13 +6,13 @@
  * (route panic, subscriber blocks) is stored next to the events it produced, in the same
  * transaction, so a restart neither repeats nor forgets one.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { alertDeliveries, alertEvents, clusters, routeAlertState, servers, subscriberAlertState, subscribers } from "@/db/schema";
+import { rowsOf } from "@/db/rows";
+import { alertDeliveries, alertEvents, clusters, routeAlertState, servers } from "@/db/schema";
 import { isRouteInPanic } from "@/core/panic";
 import { effectiveStatus, isAvailable } from "@/core/status";
-import { blockReason } from "@/server/domain/subscriber-access";
-import { routePanicTransition, serverTransitionEvent, subscriberBlockTransition, type AnyAlertEventType } from "./events";
+import { routePanicTransition, serverTransitionEvent, type AnyAlertEventType } from "./events";
 
 export interface NewAlertEvent {
   type: AnyAlertEventType;
@@ -20,10 +20,6 @@ export interface NewAlertEvent {
   data: Record<string, unknown>;
 }
 
-/** Rows of tx.execute on either driver. */
-function rowsOf<T>(r: unknown): T[] {
-  return (Array.isArray(r) ? r : ((r as { rows?: T[] }).rows ?? [])) as T[];
-}
 
 /**
  * Stores events and their deliveries to every enabled target that wants them (its cluster or
@@ -68,7 +64,7 @@ export interface ServerTransition {
 
 /**
  * server.down / server.up for status changes, in the transaction that wrote them (called by
- * the monitoring store's recompute). Changes that are no outage edge are ignored.
+ * server/monitoring/status.ts's recompute). Changes that are no outage edge are ignored.
  */
 export async function recordServerTransitions(tx: DbOrTx, changes: readonly ServerTransition[], nowMs: number): Promise<void> {
   const edges = changes.map((c) => ({ c, type: serverTransitionEvent(c.from, c.to, c.hadSucceeded) })).filter((x) => x.type !== null);
@@ -98,84 +94,6 @@ export async function recordConfigRejections(tx: DbOrTx, rejections: ReadonlyArr
     rejections.map((r) => ({ type: "agent.config_rejected", clusterId: r.clusterId, data: { server: info.get(r.serverId) ?? { id: r.serverId, name: null, address: null }, error: r.error } })),
     nowMs,
   );
-}
-
-/**
- * The one place that turns subscribers' block reasons (limited, expired: blockReason) into
- * events: call it inside the transaction that may have changed them (the traffic fold, a usage
- * reset, an expiry change) with their ids, or with null to check every subscriber that is
- * blocked or was announced blocked (the periodic expiry check). Disabled subscribers are
- * left alone. Returns the events stored.
- */
-export async function emitSubscriberBlocked(tx: DbOrTx, subscriberIds: readonly string[] | null, nowMs: number): Promise<NewAlertEvent[]> {
-  if (subscriberIds !== null && subscriberIds.length === 0) return [];
-  const now = new Date(nowMs);
-  const s = subscribers;
-  const a = subscriberAlertState;
-  const expired = sql`${s.expiresAt} <= ${now.toISOString()}::timestamptz`;
-  const limited = sql`(${s.trafficLimitBytes} is not null and ${s.trafficUsedBytes} >= ${s.trafficLimitBytes})`;
-  // The full check reads only subscribers whose stored state may differ from now: a new or
-  // changed block, or a stored block that looks lifted (at 100,000 subscribers with many long
-  // expired, reading every blocked one each time would be most of the table).
-  const candidates =
-    subscriberIds !== null
-      ? inArray(s.id, [...subscriberIds])
-      : sql`((${expired} and (${a.kind} is distinct from 'expired' or ${a.expiresAt} is distinct from ${s.expiresAt}))
-          or (not coalesce(${expired}, false) and ${limited} and ${a.kind} is distinct from 'limited')
-          or (${a.subscriberId} is not null and not coalesce(${expired}, false) and not ${limited}))`;
-  const rows = await tx
-    .select({
-      id: s.id,
-      name: s.name,
-      clusterId: s.clusterId,
-      expiresAt: s.expiresAt,
-      trafficLimitBytes: s.trafficLimitBytes,
-      trafficUsedBytes: s.trafficUsedBytes,
-      stateKind: subscriberAlertState.kind,
-      stateExpiresAt: subscriberAlertState.expiresAt,
-    })
-    .from(s)
-    .leftJoin(subscriberAlertState, eq(subscriberAlertState.subscriberId, s.id))
-    .where(and(eq(s.enabled, true), candidates))
-    .orderBy(s.id);
-  const events: NewAlertEvent[] = [];
-  const cleared: string[] = [];
-  for (const r of rows) {
-    const prev = r.stateKind ? { kind: r.stateKind as "limited" | "expired", expiresAtMs: r.stateExpiresAt ? r.stateExpiresAt.getTime() : null } : null;
-    const reason = blockReason(r, nowMs);
-    const { next, event } = subscriberBlockTransition(prev, reason, r.expiresAt ? r.expiresAt.getTime() : null);
-    if (next === null) {
-      if (prev) cleared.push(r.id);
-      continue;
-    }
-    if (!event) continue;
-    // Claims the announcement: a concurrent check that stored the same block first wins, and
-    // this one returns no row (so each block is announced once across instances).
-    const claimed = await tx
-      .insert(subscriberAlertState)
-      .values({ subscriberId: r.id, kind: next.kind, expiresAt: next.expiresAtMs === null ? null : new Date(next.expiresAtMs), changedAt: now })
-      .onConflictDoUpdate({
-        target: subscriberAlertState.subscriberId,
-        set: { kind: sql`excluded.kind`, expiresAt: sql`excluded.expires_at`, changedAt: sql`excluded.changed_at` },
-        setWhere: sql`(${subscriberAlertState.kind}, ${subscriberAlertState.expiresAt}) is distinct from (excluded.kind, excluded.expires_at)`,
-      })
-      .returning({ id: subscriberAlertState.subscriberId });
-    if (claimed.length === 0) continue;
-    const subscriber = { id: r.id, name: r.name };
-    events.push(
-      event === "subscriber.expired"
-        ? { type: event, clusterId: r.clusterId, data: { subscriber, expiresAt: new Date(next.expiresAtMs!).toISOString() } }
-        : { type: event, clusterId: r.clusterId, data: { subscriber, usedBytes: r.trafficUsedBytes, limitBytes: r.trafficLimitBytes } },
-    );
-  }
-  if (cleared.length > 0) await tx.delete(subscriberAlertState).where(inArray(subscriberAlertState.subscriberId, cleared));
-  await enqueueAlerts(tx, events, nowMs);
-  return events;
-}
-
-/** The periodic check (expiry has no write that could call emitSubscriberBlocked). */
-export async function checkSubscriberBlocks(db: Db, nowMs: number): Promise<NewAlertEvent[]> {
-  return db.transaction((tx) => emitSubscriberBlocked(tx, null, nowMs));
 }
 
 /** One panic evaluation at a time across instances: the state compare-and-write is not a single statement. */

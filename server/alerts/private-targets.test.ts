@@ -11,7 +11,7 @@ import { eq } from "drizzle-orm";
 import { alertDeliveries, alertTargets } from "@/db/schema";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { adminAndViewer, failure } from "@/server/api/testing";
-import { createAlertTarget, listAlertTargets, sendTestAlert } from "@/server/domain/alerts";
+import { createAlertTarget, listAlertTargets, sendTestAlert } from "./targets";
 import { env } from "@/server/env";
 import { PRIVATE_ADDRESS_REASON, type LookupFn } from "./address-guard";
 import { AlertWorker } from "./worker";

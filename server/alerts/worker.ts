@@ -7,15 +7,16 @@
  * when the lease runs out. Failures are retried with backoff (delivery.ts), then the delivery
  * is failed and its target marked failing; nothing here throws out of the loop.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { rowsOf } from "@/db/rows";
 import { alertDeliveries, alertEvents, alertTargets } from "@/db/schema";
 import { onChange } from "@/server/bus";
 import { logger } from "@/server/logger";
 import { PrivateAddressError, PRIVATE_ADDRESS_REASON, type LookupFn } from "./address-guard";
 import { buildRequest, DEFAULT_RETRY, failureText, httpFailureText, retryAfterMs, retryDelayMs, NO_ANSWER_REASON, type DeliverableTarget, type RetryPolicy } from "./delivery";
 import type { AlertPayload, AnyAlertEventType } from "./events";
-import { checkSubscriberBlocks, evaluateRoutePanic } from "./outbox";
+import { evaluateRoutePanic, type NewAlertEvent } from "./outbox";
 import { postAlert } from "./send";
 
 export const DELIVERY_TIMEOUT_MS = 5000;
@@ -33,8 +34,13 @@ export interface AlertWorkerOptions {
   retry?: RetryPolicy;
   timeoutMs?: number;
   pollMs?: number;
-  /** How often route panic and subscriber expiry are checked without a triggering event. */
+  /** How often route panic and `stateChecks` run without a triggering event. */
   watchMs?: number;
+  /**
+   * Checks of other capabilities' state that no write can trigger (subscriber expiry:
+   * server/usage/block-alerts.ts), run with route panic; each stores its events and returns them.
+   */
+  stateChecks?: ReadonlyArray<(db: Db, nowMs: number) => Promise<NewAlertEvent[]>>;
   /**
    * Webhooks may reach loopback, private and link-local addresses (ROUTEBOARD_ALERTS_ALLOW_PRIVATE,
    * labs and tests). Off by default. Telegram goes to the operator's own
@@ -61,9 +67,6 @@ export interface DeliveryOutcome {
   failed?: boolean;
 }
 
-function rowsOf<T>(r: unknown): T[] {
-  return (Array.isArray(r) ? r : ((r as { rows?: T[] }).rows ?? [])) as T[];
-}
 
 export class AlertWorker {
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -153,7 +156,8 @@ export class AlertWorker {
   async watchOnce(): Promise<number> {
     const nowMs = this.now();
     const panic = await evaluateRoutePanic(this.opts.db, nowMs);
-    const blocked = await checkSubscriberBlocks(this.opts.db, nowMs);
+    let blocked: NewAlertEvent[] = [];
+    for (const check of this.opts.stateChecks ?? []) blocked = blocked.concat(await check(this.opts.db, nowMs));
     await this.opts.db.execute(sql`
       delete from alert_events e where e.occurred_at < ${new Date(nowMs - KEEP_EVENTS_MS).toISOString()}::timestamptz
         and not exists (select 1 from alert_deliveries d where d.event_id = e.id and d.state = 'pending')`);
@@ -267,14 +271,6 @@ function safeJson(text: string): unknown {
   } catch {
     return null;
   }
-}
-
-/** Pending deliveries (tests, the alerts page). */
-export async function pendingDeliveries(db: Db, targetIds?: string[]) {
-  return db
-    .select()
-    .from(alertDeliveries)
-    .where(and(eq(alertDeliveries.state, "pending"), targetIds ? inArray(alertDeliveries.targetId, targetIds) : undefined));
 }
 
 const KEY = Symbol.for("routeboard.alerts");

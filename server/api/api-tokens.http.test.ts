@@ -11,7 +11,7 @@ import { eq } from "drizzle-orm";
 import { auditLog, clusters, loginThrottle, operators } from "@/db/schema";
 import type { ApiScope } from "@/core/api-tokens";
 import { FREE_ATTEMPTS } from "@/server/auth/throttle";
-import { createApiToken, newApiToken } from "@/server/domain/api-tokens";
+import { createApiToken, newApiToken } from "@/server/accounts/api-tokens";
 import { startTestApp, type TestApp } from "./http-testing";
 import { appRouter } from "./root";
 import type { ProcedureMeta } from "./trpc";

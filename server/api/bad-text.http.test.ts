@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alertTargets, serverAgentState, servers } from "@/db/schema";
-import { newAgentToken } from "@/server/domain/tokens";
+import { newAgentToken } from "@/server/auth/tokens";
 import { findBadText } from "@/core/text-safety";
 import { startTestApp, trpcHttp, type TestApp } from "./http-testing";
 

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { operators } from "@/db/schema";
-import { createApiToken } from "@/server/domain/api-tokens";
+import { createApiToken } from "@/server/accounts/api-tokens";
 import { MAX_CHANGE_STREAMS, openChangeStreams } from "./routers/topology";
 import { startTestApp, trpcHttp, type TestApp } from "./http-testing";
 

@@ -9,7 +9,7 @@ import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { operators } from "@/db/schema";
 import { createSession, SESSION_COOKIE, type OperatorRole } from "@/server/auth/sessions";
 import { createAppListener, KEEP_ALIVE_TIMEOUT_MS } from "@/server/http/app";
-import { createTrpcHandler } from "@/server/http/trpc";
+import { createTrpcHandler } from "./trpc-http";
 import { SubscriptionService, setSubscriptionService } from "@/server/subscription/service";
 import { servedRouter } from "./root";
 

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, clusters, operators, subscribers } from "@/db/schema";
-import { createApiToken } from "@/server/domain/api-tokens";
+import { createApiToken } from "@/server/accounts/api-tokens";
 import { GIB } from "@/core/validation";
 import { startTestApp, type TestApp } from "./http-testing";
 

@@ -16,7 +16,7 @@ import { findSession, readCookie, SESSION_COOKIE, type SessionOperator } from "@
 import { DEVICE_COOKIE } from "@/server/auth/device";
 import { fieldError, isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
 import { findBadText } from "@/core/text-safety";
-import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/domain/api-tokens";
+import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/accounts/api-tokens";
 import { env } from "@/server/env";
 import { bearerCredential, clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
 import { TokenBuckets } from "@/server/dataplane/rate-limit";
@@ -56,7 +56,7 @@ export async function createContext(
   const database = await getDatabase();
   const address = clientAddress(req, trust);
   // A request with a bearer token is that token and nothing else: its cookies are not read,
-  // which is what lets such requests skip the browser origin check (server/http/trpc.ts).
+  // which is what lets such requests skip the browser origin check (server/api/trpc-http.ts).
   const bearer = bearerCredential(req.headers.authorization);
   let operator: SessionOperator | null = null;
   let apiToken: ApiTokenPrincipal | null = null;
@@ -108,7 +108,7 @@ const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
     // An input refused by its schema: tRPC's message is then the issues as JSON. Scripts and
     // API clients read the message, so it names the first field in words ("input" = root).
     // A 500's message is the thrown error's, e.g. "Failed query: insert into … params: …":
-    // it stays in the server log (server/http/trpc.ts), clients get a plain sentence.
+    // it stays in the server log (server/api/trpc-http.ts), clients get a plain sentence.
     const internal = error.code === "INTERNAL_SERVER_ERROR" && !isDev;
     const message = internal
       ? "Something went wrong on the server; the error is in its log"

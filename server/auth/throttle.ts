@@ -17,7 +17,7 @@
  *   themselves, so somebody failing with many usernames from a shared address cannot lock
  *   out a colleague behind the same address who types their password right.
  * - a logged-in operator's password check (changing it): on their session.
- * - an API token's id from one address (server/domain/api-tokens.ts): wrong secrets,
+ * - an API token's id from one address (server/accounts/api-tokens.ts): wrong secrets,
  *   expired and revoked tokens; unknown and malformed tokens share one counter per
  *   address. A valid token is checked before its counter and always accepted.
  * First-run setup codes are throttled per address.

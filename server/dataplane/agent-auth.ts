@@ -13,7 +13,7 @@ import { getDb } from "@/server/db";
 import { clusters, servers } from "@/db/schema";
 import { onChange } from "@/server/bus";
 import { isDatabaseDown } from "@/server/db-errors";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { sendJson } from "@/server/http/util";
 
 export interface AgentServer {
@@ -50,13 +50,6 @@ function state(): CacheState {
     g[KEY] = s;
   }
   return g[KEY];
-}
-
-/** Forget every cached token (tests; the bus does it in production). */
-export function clearAgentAuthCache(): void {
-  const s = state();
-  s.byHash.clear();
-  s.generation++;
 }
 
 /** The server a bearer token belongs to, or null for a missing or unknown token. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_NEIGHBOURS, agentInboundSchema, type AgentNeighbour } from "@/core/agent-wire";
-import { mayConnect } from "@/server/domain/subscriber-access";
+import { mayConnect } from "@/server/usage/access";
 import { agentInbound, canonicalJson, neighboursOf } from "./config";
 
 const base = {

@@ -18,10 +18,11 @@ import { agentLimits } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
 import { configHub, WAKE_SPACING_MS } from "./config-hub";
 import { getDb } from "@/server/db";
-import { applyReports, foldTrafficJournal } from "@/server/monitoring/store";
+import { applyReports } from "./reports";
+import { foldTrafficJournal } from "@/server/usage/journal";
 import { agentReport as baseReport } from "@/server/monitoring/testing";
 import { SubscriptionService } from "@/server/subscription/service";
-import { UsageResetJob } from "@/server/domain/usage-reset-job";
+import { UsageResetJob } from "@/server/usage/reset-job";
 
 const DB_KEY = Symbol.for("routeboard.database");
 

@@ -7,23 +7,18 @@
  * retried one transaction each, so one bad report cannot fail its neighbours.
  *
  * A batch's per-user traffic goes into one traffic_journal row in the batch's transaction;
- * the batcher folds the journal: subscribers' totals every TOTALS_EVERY_MS (so traffic shows
- * within a report interval, and a limit crossed drops the subscriber at the next config push),
- * per-(subscriber, server, day) rows every DAYS_EVERY_MS, in bounded steps so that on PGlite
- * (which runs in this event loop) no step blocks other requests for long.
+ * the batcher's TrafficFoldJob (server/usage/fold-job.ts) folds the journal on its timers.
  *
  * Bus events are coalesced: per batch one "metrics" per cluster and "health" where a status
- * changed; per totals fold "traffic" where subscribers' totals moved and "subscribers" where a
- * limit was crossed (the config hub then drops those subscribers from every agent's config) or
- * a subscriber on hold connected first (its expiry is set: the config hub times it).
+ * changed (the fold job publishes "traffic" and "subscribers").
  */
 import "server-only";
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { counter } from "@/server/metrics";
 import type { AgentReport } from "@/core/agent-wire";
-import { logger } from "@/server/logger";
-import { applyReport, applyReports, foldTrafficDays, foldTrafficTotals, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "@/server/monitoring/store";
+import { TrafficFoldJob } from "@/server/usage/fold-job";
+import { applyReport, applyReports, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "./reports";
 
 /** Largest batch on PostgreSQL; on PGlite, PGLITE_MAX_BATCH keeps one transaction short. */
 export const MAX_BATCH = 256;
@@ -43,17 +38,8 @@ interface Item {
   reject: (err: unknown) => void;
 }
 
-/** How often journalled traffic is added to subscribers' totals (limits, "online now"). */
-export const TOTALS_EVERY_MS = 500;
-/** How often journalled traffic is added to subscriber_traffic (per server and day). */
-export const DAYS_EVERY_MS = 5_000;
-const DAYS_BUDGET_MS = 1_000;
-
 export class ReportBatcher {
   private queue: Item[] = [];
-  private totalsTimer: ReturnType<typeof setInterval> | null = null;
-  private daysTimer: ReturnType<typeof setInterval> | null = null;
-  private folding = new Map<"totals" | "days", Promise<unknown>>();
   /** Writers draining the queue (PostgreSQL: up to 2 at once; PGlite: 1) and the servers they hold. */
   private writers = new Set<Promise<void>>();
   private maxWriters = 1;
@@ -62,99 +48,30 @@ export class ReportBatcher {
   /** Reports admitted (being read, parsed or written) and how many may be at once. */
   private admitted = 0;
   private maxAdmitted = MAX_BATCH * 4;
-  /** Journal rows per fold step (PGlite: few, so one step stays within a few tens of ms). */
-  private totalsRows = 1000;
-  private daysRows = 1000;
   batches = 0;
   reports = 0;
+  readonly folds: TrafficFoldJob;
 
   constructor(
     private readonly db: () => Promise<Db>,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.folds = new TrafficFoldJob(db);
+  }
 
-  /**
-   * Sizes batches for the database and starts the folds, which also apply what a previous
-   * run journalled but did not fold (a crash between the ack and the fold loses nothing).
-   */
+  /** Sizes batches for the database and starts the folds (TrafficFoldJob.start). */
   start(kind: "pglite" | "postgres"): void {
     this.maxBatch = kind === "pglite" ? PGLITE_MAX_BATCH : MAX_BATCH;
     this.maxAdmitted = this.maxBatch * (kind === "pglite" ? 3 : 4);
     this.maxWriters = kind === "pglite" ? 1 : 2;
-    // Measured on PGlite per journal row of 24 reports × 100 users: ~9 ms totals, ~45 ms days.
-    this.totalsRows = kind === "pglite" ? 8 : 1000;
-    this.daysRows = kind === "pglite" ? 1 : 1000;
-    this.startFolding();
-    void this.foldTotals();
-  }
-
-  private startFolding(): void {
-    if (this.totalsTimer) return;
-    this.totalsTimer = setInterval(() => void this.foldTotals(), TOTALS_EVERY_MS);
-    this.totalsTimer.unref?.();
-    this.daysTimer = setInterval(() => void this.foldDays(), DAYS_EVERY_MS);
-    this.daysTimer.unref?.();
-  }
-
-  /**
-   * One fold of each kind at a time; a fold asked for while one of its kind runs joins it (the
-   * timer comes back). Totals and per-day folds run side by side (they touch disjoint rows).
-   */
-  private exclusive(kind: "totals" | "days", fn: (db: Db) => Promise<unknown>): Promise<unknown> {
-    let p = this.folding.get(kind);
-    if (!p) {
-      p = this.db()
-        .then(fn)
-        .catch((err: unknown) => logger().warn({ err: (err as Error).message }, "folding the traffic journal failed; trying again later"))
-        .finally(() => this.folding.delete(kind));
-      this.folding.set(kind, p);
-    }
-    return p;
-  }
-
-  /** Subscribers' totals from the journal, in steps of totalsRows rows, publishing as it goes. */
-  foldTotals(): Promise<unknown> {
-    return this.exclusive("totals", async (db) => {
-      for (;;) {
-        const t = await foldTrafficTotals(db, this.totalsRows);
-        for (const c of t.movedClusters) publishChange("traffic", c);
-        for (const c of new Set([...t.crossedClusters, ...t.startedClusters])) publishChange("subscribers", c);
-        if (t.folded < this.totalsRows) return;
-        await new Promise((r) => setImmediate(r));
-      }
-    });
-  }
-
-  /**
-   * Per-day rows from the journal, in steps of daysRows rows, yielding between steps; at most
-   * DAYS_BUDGET_MS per call (or everything, when `all`), so a backlog never holds up the totals.
-   */
-  foldDays(all = false): Promise<unknown> {
-    return this.exclusive("days", async (db) => {
-      const until = performance.now() + DAYS_BUDGET_MS;
-      for (;;) {
-        const n = await foldTrafficDays(db, this.daysRows);
-        if (n < this.daysRows || (!all && performance.now() > until)) return;
-        await new Promise((r) => setImmediate(r));
-      }
-    });
-  }
-
-  /** Everything journalled so far: totals, then per-day rows. */
-  async fold(): Promise<void> {
-    await Promise.all([...this.folding.values()]);
-    await this.foldTotals();
-    await this.foldDays(true);
+    this.folds.start(kind);
   }
 
   /** Writes what is queued, folds the journal once more and stops the fold timers. */
   async stop(): Promise<void> {
-    if (this.totalsTimer) clearInterval(this.totalsTimer);
-    if (this.daysTimer) clearInterval(this.daysTimer);
-    this.totalsTimer = null;
-    this.daysTimer = null;
+    this.folds.stopTimers();
     await this.idle();
-    await this.fold();
+    await this.folds.fold();
   }
 
   /**
@@ -175,7 +92,7 @@ export class ReportBatcher {
   }
 
   submit(server: ReportingServer, report: AgentReport): Promise<ReportOutcome> {
-    this.startFolding();
+    this.folds.ensureRunning();
     return new Promise((resolve, reject) => {
       this.queue.push({ server, report, nowMs: this.now(), resolve, reject });
       this.kick();

@@ -14,7 +14,7 @@ import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse, type AgentServer } from "@/server/dataplane/agent-auth";
 import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
 import { reportBatcher, type ReportBatcher } from "@/server/dataplane/report-batcher";
-import { parseReport, REPORT_BODY_LIMIT } from "@/server/monitoring/store";
+import { parseReport, REPORT_BODY_LIMIT } from "./reports";
 import { findBadText } from "@/core/text-safety";
 import { reportLimits, reportLimitsFor, type ReportLimits } from "@/server/dataplane/report-size";
 

@@ -13,7 +13,7 @@ import { count, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { subscribers } from "@/db/schema";
 import { onChange } from "@/server/bus";
-import { REPORT_BODY_LIMIT } from "@/server/monitoring/store";
+import { REPORT_BODY_LIMIT } from "./reports";
 
 /** Health figures, 1,000 neighbours, 1,000 unserved inbounds with reasons, a config error. */
 export const REPORT_FIXED_BYTES = 1024 * 1024;

@@ -7,8 +7,12 @@
 import { count } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { clusters, inbounds, routes, servers, serverMetricsHistory, settings, subscribers, serverHealth } from "@/db/schema";
-import { generateRealityKeys } from "@/server/domain/reality";
-import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
+import { generateRealityKeys } from "@/server/topology/reality";
+import { newAgentToken, newSubscriptionToken } from "@/server/auth/tokens";
+import { recordAudit } from "@/server/audit";
+import { written, type Actor, type Written } from "@/server/changes";
+import { HISTORY_BUCKET_MS } from "@/server/monitoring/metrics-history";
+import { namedCluster } from "@/server/topology/clusters";
 
 interface DemoServer {
   name: string;
@@ -97,8 +101,6 @@ export async function seedDemoIfEmpty(db: Db): Promise<boolean> {
   });
 }
 
-const HISTORY_BUCKET_MS = 5 * 60 * 1000;
-
 /**
  * Made-up history for a demo server: 24 h of 5-minute buckets with a daily rhythm (busiest in
  * the evening), a little noise and a size per server, so the health page's charts show
@@ -160,4 +162,22 @@ export async function seedDemoCluster(db: Db, name: string): Promise<string> {
   await db.insert(serverMetricsHistory).values(history);
   await db.insert(subscribers).values(DEMO_SUBSCRIBERS.map((n) => ({ clusterId, name: n, token: newSubscriptionToken() })));
   return clusterId;
+}
+
+/** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
+export function createDemoCluster(db: Db, actor: Actor, input: { name: string }): Promise<Written<{ id: string; name: string }>> {
+  return namedCluster(input.name, async () => {
+    const id = await db.transaction(async (tx) => {
+      const clusterId = await seedDemoCluster(tx as never, input.name);
+      await recordAudit(tx, actor, {
+        clusterId,
+        action: "cluster.create",
+        entityType: "cluster",
+        entityId: clusterId,
+        summary: `Created demo cluster ${input.name}`,
+      });
+      return clusterId;
+    });
+    return written({ id, name: input.name }, { kind: "topology", clusterId: id }, { kind: "subscribers", clusterId: id });
+  });
 }

@@ -32,7 +32,7 @@ import {
   WATCH_TICK_MS,
   type FastProbeRecord,
 } from "@/core/heartbeat";
-import { recomputeServer } from "./store";
+import { recomputeServer } from "./status";
 
 export interface FastProbeTarget {
   host: string;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asc } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, serverMetricsHistory, servers } from "@/db/schema";
-import { HISTORY_RETENTION_MS, pruneMetricsHistory } from "./store";
+import { HISTORY_RETENTION_MS, pruneMetricsHistory } from "./metrics-history";
 
 const NOW = Date.UTC(2030, 0, 10, 12);
 const HOUR = 60 * 60 * 1000;

@@ -8,13 +8,13 @@ import {
   type NeighbourCheckLike,
 } from "./mesh";
 
-/** The whole map after `observerId` reported `checks`, as the store keeps it: one link set per observer. */
+/** The whole map after `observerId` reported `checks`, as status.ts keeps it: one link set per observer. */
 function updateMeshStreaks(prev: MeshStreaks | null, observerId: string, checks: NeighbourCheckLike[]): MeshStreaks {
   const m = prev ?? {};
   return { ...m, [observerId]: updateObserverLinks(Object.hasOwn(m, observerId) ? m[observerId] : undefined, observerId, checks) };
 }
 
-/** The verdict on one target, through the vote the store runs. */
+/** The verdict on one target, through the vote status.ts runs. */
 function computeMeshVerdict(streaks: MeshStreaks, targetId: string, opts: MeshVoteOptions = {}) {
   return computeMeshVote(streaks, { ...opts, extraTargets: [targetId] })[targetId]!;
 }

@@ -1,5 +1,5 @@
 /**
- * Probe results stored in batches: recordProbeResults (store.ts) against recordProbeResult one
+ * Probe results stored in batches: recordProbeResults (probe-results.ts) against recordProbeResult one
  * by one, and the queue in front of it (ProbeResultBatcher): flush triggers, outage, cap, stop.
  */
 import { mulberry32 } from "@/scripts/simulator/prng";
@@ -9,8 +9,9 @@ import { eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { alertEvents, clusters, serverHealth, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
-import { applyReport, recordProbeResult, recordProbeResults, type ProbeResultToRecord } from "./store";
+import { hashAgentToken } from "@/server/auth/tokens";
+import { applyReport } from "@/server/dataplane/reports";
+import { recordProbeResult, recordProbeResults, type ProbeResultToRecord } from "./probe-results";
 import type { ProbeResultLike } from "./probe-streak";
 import { ProbeResultBatcher } from "./probe-batcher";
 import { agentReport } from "./testing";
@@ -119,7 +120,7 @@ describe.each(testDbKinds())("probe results in batches (%s)", (kind) => {
       const nowOf = (i: number) => BASE + round * 1000 + i;
       const one = new Map<number, unknown>();
       for (let i = 0; i < n; i++) one.set(i, await recordProbeResult(t.db, a.ids[i]!, { ...results[i]!, atMs: nowOf(i) - 5 }, thresholdsOf(i), nowOf(i)));
-      // The batch in another order than the ids: the store orders it itself.
+      // The batch in another order than the ids: recordProbeResults orders it itself.
       const items: ProbeResultToRecord[] = results.map((r, i) => ({ serverId: b.ids[i]!, result: { ...r, atMs: nowOf(i) - 5 }, thresholds: thresholdsOf(i), nowMs: nowOf(i) })).reverse();
       const batch = await recordProbeResults(t.db, items);
       expect(await rowsOf(b.ids)).toEqual(await rowsOf(a.ids));

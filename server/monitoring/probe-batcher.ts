@@ -1,6 +1,6 @@
 /**
  * Group commit for the active prober's results: MonitoringService queues each result here and
- * they are stored together by recordProbeResults (store.ts), one transaction per flush. On
+ * they are stored together by recordProbeResults (probe-results.ts), one transaction per flush. On
  * PGlite, which runs in the app's event loop, one transaction per result cost a few ms each:
  * with ~65 results/s (50 servers every second, 450 every 30 s) that was most of the main
  * thread's idle work.
@@ -22,7 +22,7 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { isDatabaseDown, isTransactionConflict } from "@/server/db-errors";
 import { counter } from "@/server/metrics";
-import { recordProbeResults, type ProbeResultToRecord, type RecordedProbes } from "./store";
+import { recordProbeResults, type ProbeResultToRecord, type RecordedProbes } from "./probe-results";
 
 /**
  * How long the first queued result waits for others. Probes run every ≥ 1 s and a status

@@ -12,7 +12,8 @@ import { alertEvents, auditLog, operators, servers, subscriberTraffic, subscribe
 import type { Db } from "@/db/client";
 import { adminAndViewer, failure, operatorContext } from "@/server/api/testing";
 import { buildClusterConfigs } from "@/server/dataplane/config";
-import { applyReports, BYTES_CAP, foldTrafficJournal, parseReport, reportByteBound, reportOutcome, utcDay, type ReportToApply } from "./store";
+import { applyReports, parseReport, reportByteBound, reportOutcome, type ReportToApply } from "@/server/dataplane/reports";
+import { BYTES_CAP, foldTrafficJournal, utcDay } from "@/server/usage/journal";
 import { agentReport as report } from "./testing";
 
 const GiB = 1024 ** 3;

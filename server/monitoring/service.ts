@@ -20,7 +20,8 @@ import { env } from "@/server/env";
 import { logger } from "@/server/logger";
 import { Prober, type ProbeTarget, type ProberLogger } from "./prober";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
-import { pruneMetricsHistory, sweepStatuses } from "./store";
+import { pruneMetricsHistory } from "./metrics-history";
+import { sweepStatuses } from "./status";
 import { ProbeResultBatcher } from "./probe-batcher";
 import { FailoverWatcher, type FastProbeTarget } from "./failover";
 

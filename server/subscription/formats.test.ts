@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { blockReason } from "@/server/domain/subscriber-access";
+import { blockReason } from "@/server/usage/access";
 import {
   blockMessage,
   CLASH_FIXED_NAMES,

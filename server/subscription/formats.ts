@@ -2,7 +2,7 @@
  * Subscription bodies for VPN apps (DESIGN §4): share links (base64, the default), JSON,
  * Clash (mihomo) YAML and sing-box JSON. Pure functions of the chosen entries.
  */
-import type { BlockReason } from "@/server/domain/subscriber-access";
+import type { BlockReason } from "@/server/usage/access";
 import { flagEmoji } from "@/core/format";
 
 export interface SubscriptionEntry {

@@ -6,7 +6,7 @@
  */
 import QRCode from "qrcode";
 import { appLinks } from "@/lib/subscription-links";
-import type { BlockReason } from "@/server/domain/subscriber-access";
+import type { BlockReason } from "@/server/usage/access";
 import { formatDay } from "./formats";
 
 /** The page's policy: inline styles and data: images; no script, no fetch, no frame. */

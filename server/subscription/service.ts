@@ -23,7 +23,7 @@ import { instanceId, onChange, publishChange, type ChangeEvent } from "@/server/
 import { counter, gauge } from "@/server/metrics";
 import { logger } from "@/server/logger";
 import { isDatabaseDown } from "@/server/db-errors";
-import { blockReason } from "@/server/domain/subscriber-access";
+import { blockReason } from "@/server/usage/access";
 import {
   blockMessage,
   CONTENT_TYPES,

@@ -6,7 +6,7 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { routes, serverHealth } from "@/db/schema";
-import { newAgentToken, newSubscriptionToken } from "@/server/domain/tokens";
+import { newAgentToken, newSubscriptionToken } from "@/server/auth/tokens";
 
 export interface TestFleet {
   clusterId: string;

@@ -9,7 +9,7 @@ import {
   sendTestAlert,
   updateAlertTarget,
   updateAlertTargetSchema,
-} from "@/server/domain/alerts";
+} from "@/server/alerts/targets";
 import { idSchema } from "@/core/validation";
 import { fieldError } from "@/server/db-errors";
 import { adminProcedure, createTRPCRouter } from "../trpc";

@@ -1,7 +1,7 @@
-/** API tokens for shops and bots (server/domain/api-tokens.ts): the owner and admins manage them. */
+/** API tokens for shops and bots (server/accounts/api-tokens.ts): the owner and admins manage them. */
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { createApiToken, listApiTokens, revokeApiToken } from "@/server/domain/api-tokens";
+import { createApiToken, listApiTokens, revokeApiToken } from "@/server/accounts/api-tokens";
 import { apiScopesSchema, apiTokenExpirySchema, apiTokenNameSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 

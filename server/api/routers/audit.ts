@@ -1,6 +1,6 @@
 /** The audit log of a cluster, newest first, paged by id. */
 import { z } from "zod";
-import { listAuditEntries } from "@/server/domain/audit-log";
+import { listAuditEntries } from "@/server/accounts/audit-log";
 import { idSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 

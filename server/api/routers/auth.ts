@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { deviceCookie, deviceOf, newDeviceToken } from "@/server/auth/device";
 import { clearSessionCookie, createSession, revokeSession, sessionCookie } from "@/server/auth/sessions";
-import { authenticate, changeOwnPassword, needsSetup, setupOwner } from "@/server/domain/accounts";
-import { publishAfterCommit } from "@/server/domain/changes";
+import { authenticate, changeOwnPassword, needsSetup, setupOwner } from "@/server/accounts/operators";
+import { publishAfterCommit } from "@/server/changes";
 import { env } from "@/server/env";
 import { passwordSchema, setupCodeSchema, usernameSchema } from "@/core/validation";
 import { createTRPCRouter, protectedProcedure, publicProcedure, type Context } from "../trpc";

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { createCluster, createDemoCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/domain/clusters";
+import { publishAfterCommit } from "@/server/changes";
+import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/topology/clusters";
+import { createDemoCluster } from "@/server/demo/seed";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { clusters, inbounds, routes, servers } from "@/db/schema";
-import { createInbound, DEFAULT_ROUTE_NAME } from "@/server/domain/inbounds";
+import { createInbound, DEFAULT_ROUTE_NAME } from "@/server/topology/inbounds";
 import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { failure, inboundNamed, tableSnapshot, seededSuite, type Caller } from "@/server/api/testing";
 import { type ChangeEvent } from "@/server/bus";

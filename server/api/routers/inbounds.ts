@@ -1,7 +1,7 @@
 /** Inbounds on servers: create (first one lands in a default route), edit, delete, fallback. */
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { addInbound, deleteInbound, setInboundFallback, updateInbound } from "@/server/domain/inbounds";
+import { publishAfterCommit } from "@/server/changes";
+import { addInbound, deleteInbound, setInboundFallback, updateInbound } from "@/server/topology/inbounds";
 import { idSchema, inboundFieldsSchema } from "@/core/validation";
 import { topologyWriteProcedure, createTRPCRouter } from "../trpc";
 

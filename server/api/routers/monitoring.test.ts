@@ -8,7 +8,7 @@ import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";
 import { operatorContext } from "@/server/api/testing";
 import { fleetPlanSchema } from "@/scripts/fleet/plan";
-import { ingestAgentReport } from "@/server/monitoring/store";
+import { ingestAgentReport } from "@/server/dataplane/reports";
 
 describe("monitoring procedures (pglite)", () => {
   let t: TestDatabase;

@@ -3,12 +3,12 @@
  * fleet helpers of `npm run fleet` / `npm run demo` live in the tooling router (tooling.ts).
  */
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { clusterHealth, probeSettings, setProbeConfig, setReportInterval, setServerProbeOverride } from "@/server/domain/monitoring";
+import { publishAfterCommit } from "@/server/changes";
+import { clusterHealth, probeSettings, setProbeConfig, setReportInterval, setServerProbeOverride } from "@/server/monitoring/cluster-health";
 import { probeConfigSchema, probeOverrideSchema } from "@/core/monitoring-contract";
 import { idSchema } from "@/core/validation";
-import { clusterHistoryOr404 } from "@/server/domain/metrics-history";
-import { clusterUsageByServer, discardReportedUsage } from "@/server/domain/reported-usage";
+import { clusterHistoryOr404 } from "@/server/monitoring/metrics-history";
+import { clusterUsageByServer, discardReportedUsage } from "@/server/usage/reported-usage";
 import { ownerProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 /** A UTC day, YYYY-MM-DD, that exists in the calendar. */

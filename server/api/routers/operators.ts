@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createOperator, deleteOperator, listOperators, resetOperatorPassword, setOperatorRole } from "@/server/domain/accounts";
-import { publishAfterCommit } from "@/server/domain/changes";
+import { createOperator, deleteOperator, listOperators, resetOperatorPassword, setOperatorRole } from "@/server/accounts/operators";
+import { publishAfterCommit } from "@/server/changes";
 import { idSchema, operatorRoleSchema, passwordSchema, usernameSchema } from "@/core/validation";
 import { createTRPCRouter, ownerProcedure } from "../trpc";
 

@@ -1,7 +1,7 @@
 /** Routes: create (with an optional pool of inbounds), edit, delete. Moves are in the topology router. */
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { createRoute, deleteRoute, updateRoute } from "@/server/domain/routes";
+import { publishAfterCommit } from "@/server/changes";
+import { createRoute, deleteRoute, updateRoute } from "@/server/topology/routes";
 import { algorithmSchema, flagSchema, idSchema, nameSchema } from "@/core/validation";
 import { DEFAULT_ALGORITHM } from "@/core/format";
 import { topologyWriteProcedure, createTRPCRouter } from "../trpc";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, inbounds, serverHealth, servers } from "@/db/schema";
-import { hashAgentToken } from "@/server/domain/tokens";
+import { hashAgentToken } from "@/server/auth/tokens";
 import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { failure, tableSnapshot, seededSuite, type Caller } from "@/server/api/testing";
 import { type ChangeEvent } from "@/server/bus";

@@ -5,8 +5,8 @@
  * (it uses /api/agent/config and /api/agent/report with `Authorization: Bearer <token>`, DESIGN §4).
  */
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { createServer, deleteServer, listServers, rotateServerToken, setServerEnabled, updateServer } from "@/server/domain/servers";
+import { publishAfterCommit } from "@/server/changes";
+import { createServer, deleteServer, listServers, rotateServerToken, setServerEnabled, updateServer } from "@/server/topology/servers";
 import { addressSchema, capacitySchema, coefficientSchema, idSchema, nameSchema, reportCapacitySchema, serverRoleSchema } from "@/core/validation";
 import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 

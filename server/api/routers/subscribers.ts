@@ -1,9 +1,9 @@
 /** Subscribers of a cluster: the users whose VPN apps fetch /sub/<token>. */
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { bulkUpdateSubscribers, listSubscriberPage, ONLINE_INTERVALS } from "@/server/domain/subscriber-list";
-import { usagePeriods } from "@/server/domain/subscriber-limits";
-import { subscriberUsageByServer } from "@/server/domain/reported-usage";
+import { publishAfterCommit } from "@/server/changes";
+import { bulkUpdateSubscribers, listSubscriberPage, ONLINE_INTERVALS } from "@/server/accounts/subscriber-list";
+import { usagePeriods } from "@/server/usage/limits";
+import { subscriberUsageByServer } from "@/server/usage/reported-usage";
 import {
   createSubscriber,
   deleteSubscriber,
@@ -13,7 +13,7 @@ import {
   rotateSubscriberToken,
   setSubscriberEnabled,
   updateSubscriber,
-} from "@/server/domain/subscribers";
+} from "@/server/accounts/subscribers";
 import { expirySchema, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, subscriberBulkSchema, subscriberPageSchema, trafficLimitGbSchema } from "@/core/validation";
 import { subscribersWriteProcedure, createTRPCRouter, listQueryProcedure, protectedProcedure } from "../trpc";
 

@@ -5,8 +5,8 @@
  * ROUTEBOARD_DEVTOOLS=1 (server/api/root.ts); without it they do not exist at all.
  */
 import { z } from "zod";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { assignmentCountsByServer, createSyntheticCluster, enrolFleet, MAX_FLEET_SERVERS, takeOverFleet } from "@/server/domain/tooling";
+import { publishAfterCommit } from "@/server/changes";
+import { assignmentCountsByServer, createSyntheticCluster, enrolFleet, MAX_FLEET_SERVERS, takeOverFleet } from "@/server/topology/tooling";
 import { idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 

@@ -1,9 +1,9 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { onChange, type ChangeEvent, type ChangeKind } from "@/server/bus";
-import { publishAfterCommit } from "@/server/domain/changes";
-import { moveInbound, setRouteOrder } from "@/server/domain/moves";
-import { topologyWithWarnings } from "@/server/domain/topology";
+import { publishAfterCommit } from "@/server/changes";
+import { moveInbound, setRouteOrder } from "@/server/topology/moves";
+import { topologyWithWarnings } from "@/server/topology/topology";
 import { idSchema } from "@/core/validation";
 import { topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 

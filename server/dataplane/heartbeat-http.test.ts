@@ -1,0 +1,62 @@
+/** POST /api/agent/heartbeat over HTTP on a real database (PGlite; PostgreSQL with TEST_DATABASE_URL). */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import { clusters, serverHealth, servers } from "@/db/schema";
+import { hashAgentToken } from "@/server/auth/tokens";
+import { agentHeartbeatHandler, heartbeatBatcher, HEARTBEAT_BURST } from "./heartbeat-http";
+
+const DB_KEY = Symbol.for("routeboard.database");
+
+describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
+  let t: TestDatabase;
+  let server: http.Server;
+  let base: string;
+  let serverId: string;
+  const token = `tok-${randomUUID()}`;
+  const post = (auth: string | null, method = "POST") =>
+    fetch(`${base}/api/agent/heartbeat`, { method, headers: auth ? { authorization: auth } : {} });
+  const health = async () => (await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, serverId)))[0];
+
+  beforeAll(async () => {
+    t = await openTestDatabase(kind);
+    (globalThis as Record<symbol, unknown>)[DB_KEY] = Promise.resolve(t);
+    const [c] = await t.db.insert(clusters).values({ name: `hb-${kind}` }).returning();
+    const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name: "s", address: "127.0.0.1", agentTokenHash: hashAgentToken(token) }).returning();
+    serverId = s!.id;
+    server = http.createServer((req, res) => void agentHeartbeatHandler(req, res, new URL(req.url ?? "/", "http://x")));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await t?.dispose();
+  });
+
+  it("refuses other verbs and strangers, storing nothing", async () => {
+    expect((await post(`Bearer ${token}`, "GET")).status).toBe(405);
+    expect((await post(null)).status).toBe(401);
+    expect((await post("Bearer nope")).status).toBe(401);
+    await heartbeatBatcher().flush();
+    expect((await health())?.heartbeatAt ?? null).toBeNull();
+  });
+
+  it("204 and the time is stored with the next flush; past the burst 429 with Retry-After", async () => {
+    const before = Date.now();
+    const r = await post(`Bearer ${token}`);
+    expect(r.status).toBe(204);
+    await heartbeatBatcher().flush();
+    const h = await health();
+    expect(h!.heartbeatAt!.getTime()).toBeGreaterThanOrEqual(before - 1);
+    const answers: number[] = [];
+    for (let i = 0; i < HEARTBEAT_BURST + 2; i++) answers.push((await post(`Bearer ${token}`)).status);
+    expect(answers).toContain(429);
+    const limited = await post(`Bearer ${token}`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,0 +1,107 @@
+/** Clusters: listing with counts, creating, renaming (the demo cluster: server/demo/seed.ts). */
+import { TRPCError } from "@trpc/server";
+import { asc, count, eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
+import { recordAudit } from "@/server/audit";
+import { uniqueViolation } from "@/server/db-errors";
+import { written, type Actor, type Written } from "@/server/changes";
+
+export async function listClusters(db: Db) {
+  const rows = await db.select().from(clusters).orderBy(asc(clusters.createdAt));
+  const counts = async (table: typeof servers | typeof inbounds | typeof routes | typeof subscribers) =>
+    new Map((await db.select({ clusterId: table.clusterId, n: count() }).from(table).groupBy(table.clusterId)).map((r) => [r.clusterId, r.n]));
+  const [s, i, r, u] = await Promise.all([counts(servers), counts(inbounds), counts(routes), counts(subscribers)]);
+  return rows.map((c) => ({
+    id: c.id,
+    name: c.name,
+    createdAt: c.createdAt,
+    servers: s.get(c.id) ?? 0,
+    inbounds: i.get(c.id) ?? 0,
+    routes: r.get(c.id) ?? 0,
+    subscribers: u.get(c.id) ?? 0,
+  }));
+}
+
+export async function getCluster(db: Db, clusterId: string) {
+  const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
+  if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+  return { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, allowedPrivateDestinations: cluster.allowedPrivateDestinations };
+}
+
+/**
+ * The exact private destinations subscribers may reach through this cluster's servers
+ * (core/edge.ts). Agents get a new config: a "settings" change rebuilds it.
+ */
+export async function setAllowedPrivateDestinations(
+  db: Db,
+  actor: Actor,
+  input: { clusterId: string; destinations: string[] },
+): Promise<Written<{ clusterId: string; destinations: string[] }>> {
+  await db.transaction(async (tx) => {
+    const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId)).for("update");
+    if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+    await tx.update(clusters).set({ allowedPrivateDestinations: input.destinations, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
+    await recordAudit(tx, actor, {
+      clusterId: input.clusterId,
+      action: "cluster.allowedPrivateDestinations",
+      entityType: "cluster",
+      entityId: input.clusterId,
+      summary:
+        input.destinations.length === 0
+          ? `Closed every private destination of ${before.name} to subscribers`
+          : `Allowed subscribers of ${before.name} to reach ${input.destinations.join(", ")}`,
+      before: { allowedPrivateDestinations: before.allowedPrivateDestinations },
+      after: { allowedPrivateDestinations: input.destinations },
+    });
+  });
+  return written({ clusterId: input.clusterId, destinations: input.destinations }, { kind: "settings", clusterId: input.clusterId });
+}
+
+/** Runs a cluster write, turning a taken name into CONFLICT. */
+export async function namedCluster<T>(name: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (uniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `A cluster named "${name}" already exists` });
+    throw err;
+  }
+}
+
+export function createCluster(db: Db, actor: Actor, input: { name: string }): Promise<Written<{ id: string; name: string }>> {
+  return namedCluster(input.name, async () => {
+    const created = await db.transaction(async (tx) => {
+      const [c] = await tx.insert(clusters).values({ name: input.name }).returning();
+      await recordAudit(tx, actor, {
+        clusterId: c!.id,
+        action: "cluster.create",
+        entityType: "cluster",
+        entityId: c!.id,
+        summary: `Created cluster ${c!.name}`,
+        after: { name: c!.name },
+      });
+      return { id: c!.id, name: c!.name };
+    });
+    return written(created, { kind: "topology", clusterId: created.id });
+  });
+}
+
+export function renameCluster(db: Db, actor: Actor, input: { clusterId: string; name: string }): Promise<Written<{ id: string; name: string }>> {
+  return namedCluster(input.name, async () => {
+    await db.transaction(async (tx) => {
+      const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId));
+      if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+      await tx.update(clusters).set({ name: input.name, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
+      await recordAudit(tx, actor, {
+        clusterId: input.clusterId,
+        action: "cluster.rename",
+        entityType: "cluster",
+        entityId: input.clusterId,
+        summary: `Renamed cluster ${before.name} to ${input.name}`,
+        before: { name: before.name },
+        after: { name: input.name },
+      });
+    });
+    return written({ id: input.clusterId, name: input.name }, { kind: "topology", clusterId: input.clusterId });
+  });
+}
