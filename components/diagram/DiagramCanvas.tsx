@@ -12,7 +12,7 @@ import {
 } from "@dnd-kit/core";
 import { Background, ControlButton, Controls, MiniMap, ReactFlow, type Edge } from "@xyflow/react";
 import { useCallback } from "react";
-import type { DiagramIndex, Target } from "./context";
+import type { DiagramIndex, Target } from "./topology-index";
 import { nodeTypes } from "./nodes";
 import type { DiagramNode } from "./nodes/types";
 
