@@ -11,9 +11,9 @@ import type { UnassignedBox } from "./types";
 
 export const UNASSIGNED_DROP_ID = "unassigned-drop";
 
-/** Inbounds in no route: invisible to users. Drop a chip here to take it out of every route. */
 const selectIsCarriedHere = selectIsCarryTarget(null);
 
+/** Inbounds in no route: invisible to users. Drop a chip here to take it out of every route. */
 export const UnassignedNode = memo(function UnassignedNode({ data }: NodeProps<UnassignedBox>) {
   const canEdit = useDiagramStore(selectCanEdit);
   const carriedHere = useDiagramStore(selectIsCarriedHere);
