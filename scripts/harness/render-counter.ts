@@ -43,11 +43,15 @@ export function installRenderCounter() {
       supportsFiber: true,
       isDisabled: false,
       renderers: new Map(),
-      inject: () => ++renderers,
-      checkDCE: () => {},
-      onScheduleFiberRoot: () => {},
-      onCommitFiberUnmount: () => {},
-      onPostCommitFiberRoot: () => {},
+      // Methods, not arrow functions: tsx (bench:ui) wraps a named arrow in a helper that
+      // does not exist in the page.
+      inject() {
+        return ++renderers;
+      },
+      checkDCE() {},
+      onScheduleFiberRoot() {},
+      onCommitFiberUnmount() {},
+      onPostCommitFiberRoot() {},
       onCommitFiberRoot(_renderer: number, root: { current: Fiber }) {
         const nodes: Array<[string, Fiber]> = [];
         const stack: Fiber[] = [root.current];
