@@ -12,12 +12,18 @@ import {
 } from "@dnd-kit/core";
 import { Background, ControlButton, Controls, MiniMap, ReactFlow, type Edge } from "@xyflow/react";
 import { useCallback } from "react";
-import type { DiagramIndex, Target } from "./context";
+import type { DiagramIndex, Target } from "./topology-index";
 import { nodeTypes } from "./nodes";
 import type { DiagramNode } from "./nodes/types";
 
 const DEFAULT_VIEWPORT = { x: 24, y: 24, zoom: 0.8 };
 const PRO_OPTIONS = { hideAttribution: true };
+/**
+ * One object for the diagram's life: dnd-kit rebuilds its sensors when the options object
+ * changes, and with them the context every chip and drop target reads, so a new object on
+ * each render (each refetch) re-rendered all of them.
+ */
+const POINTER_OPTIONS = { activationConstraint: { distance: 5 } };
 const miniMapColor = (n: { type?: string }) =>
   n.type === "server" ? "#cbd5e1" : n.type === "route" ? "#7dd3fc" : n.type === "distribution" ? "#0f172a" : "#fcd34d";
 
@@ -79,7 +85,7 @@ export function DiagramCanvas(props: {
   targetName(t: Target): string;
 }) {
   const { index, move, reorderTo, targetName, onDragStart, onDragFinish } = props;
-  const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: 5 } }));
+  const sensors = useSensors(useSensor(PointerSensor, POINTER_OPTIONS));
   const onDragEnd = useCallback(
     (e: DragEndEvent) => {
       onDragFinish();

@@ -3,8 +3,10 @@ import { PANIC_COLOR } from "./flow";
 import { useSyncExternalStore } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
 import { algorithmLabel, plural, routeColor, routeFlagPrefix, statusStyle } from "@/core/format";
-import { useDiagram, type InboundData } from "./context";
+import { effectiveRouteId } from "@/core/topology";
+import type { DiagramIndex, InboundData } from "./topology-index";
 import { MoveMenu } from "./MoveMenu";
+import { selectCanEdit, selectClusterId, useDiagramStore } from "./store";
 
 /** Below this width the diagram's boxes are too small to read or drag: the list is the default. */
 export const NARROW_QUERY = "(max-width: 639.98px)";
@@ -34,8 +36,8 @@ const SECURITY_LABEL: Readonly<Record<string, string>> = { reality: "VLESS Reali
  * with its inbounds, then the Unassigned ones. Moving goes through the same "Move to…"
  * menu the diagram's chips have, so no drag is needed.
  */
-export function DiagramList() {
-  const { index, clusterId } = useDiagram();
+export function DiagramList({ index }: { index: DiagramIndex }) {
+  const clusterId = useDiagramStore(selectClusterId);
   const routes = index.data.routes;
   return (
     <div className="h-full overflow-y-auto p-3 sm:p-5" data-testid="diagram-list">
@@ -70,7 +72,7 @@ export function DiagramList() {
                   </div>
                   <RouteMenu clusterId={clusterId} route={{ id: route.id, name: route.name, flag: route.flag, algorithm: route.algorithm }} />
                 </header>
-                <InboundRows inbounds={members} empty="No inbounds" />
+                <InboundRows inbounds={members} index={index} empty="No inbounds" />
               </section>
             </li>
           );
@@ -81,7 +83,7 @@ export function DiagramList() {
               <h3 className="font-semibold text-slate-700">Unassigned</h3>
               <p className="text-xs text-slate-500">In no route: no user gets these.</p>
             </header>
-            <InboundRows inbounds={index.unassigned} empty="None" />
+            <InboundRows inbounds={index.unassigned} index={index} empty="None" />
           </section>
         </li>
       </ol>
@@ -89,8 +91,8 @@ export function DiagramList() {
   );
 }
 
-function InboundRows({ inbounds, empty }: { inbounds: readonly InboundData[]; empty: string }) {
-  const { index, canEdit } = useDiagram();
+function InboundRows({ inbounds, index, empty }: { inbounds: readonly InboundData[]; index: DiagramIndex; empty: string }) {
+  const canEdit = useDiagramStore(selectCanEdit);
   if (inbounds.length === 0) return <p className="px-3 py-2 text-sm italic text-slate-500">{empty}</p>;
   return (
     <ul className="divide-y divide-slate-100">
@@ -110,7 +112,7 @@ function InboundRows({ inbounds, empty }: { inbounds: readonly InboundData[]; em
                 {inbound.isFallback ? " · fallback" : ""}
               </div>
             </div>
-            {canEdit && <MoveMenu inbound={inbound} />}
+            {canEdit && <MoveMenu inbound={inbound} current={effectiveRouteId(inbound, index.routeById)} />}
           </li>
         );
       })}

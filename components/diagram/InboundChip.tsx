@@ -2,12 +2,12 @@
 import { useDraggable } from "@dnd-kit/core";
 import { Handle, Position } from "@xyflow/react";
 import { memo } from "react";
-import { effectiveRouteId } from "@/core/topology";
 import { CHIP_HEIGHT } from "./layout";
-import { chipDomId, useDiagram, type InboundData } from "./context";
+import { chipDomId } from "./topology-index";
 import { MoveMenu } from "./MoveMenu";
-import { plural, routeColor } from "@/core/format";
-import { selectIsCarried, selectIsHighlighted, useDiagramStore, useDiagramStoreApi } from "./store";
+import type { ChipData } from "./nodes/types";
+import { plural } from "@/core/format";
+import { selectActions, selectCanEdit, selectIsCarried, selectIsHighlighted, useDiagramStore, useDiagramStoreApi } from "./store";
 
 export const inboundDragId = (id: string) => `inbound:${id}`;
 
@@ -16,8 +16,9 @@ export const inboundDragId = (id: string) => `inbound:${id}`;
  * press Space/Enter to pick it up from the keyboard), its users, and the "Move to…" menu.
  * The handle on its right edge is where its edge to the route starts.
  */
-export const InboundChip = memo(function InboundChip({ inbound }: { inbound: InboundData }) {
-  const { canEdit, startCarry, index } = useDiagram();
+export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: ChipData }) {
+  const canEdit = useDiagramStore(selectCanEdit);
+  const { startCarry } = useDiagramStore(selectActions);
   const store = useDiagramStoreApi();
   // Only this chip's own answers: picking up or highlighting another chip re-renders nothing here.
   const carried = useDiagramStore(selectIsCarried(inbound.id));
@@ -27,9 +28,8 @@ export const InboundChip = memo(function InboundChip({ inbound }: { inbound: Inb
     data: { type: "inbound", inboundId: inbound.id, name: inbound.name },
     disabled: !canEdit,
   });
-  const routeId = effectiveRouteId(inbound, index.routeById);
-  const route = routeId === null ? undefined : index.routeById.get(routeId);
-  const color = route ? routeColor(index.routeIndex.get(route.id) ?? 0) : "#94a3b8";
+  const { route } = inbound;
+  const color = route?.color ?? "#94a3b8";
   const descId = `${chipDomId(inbound.id)}-desc`;
   return (
     <li
@@ -76,7 +76,7 @@ export const InboundChip = memo(function InboundChip({ inbound }: { inbound: Inb
         {inbound.isFallback ? ", fallback" : ""}
         {canEdit ? ". Drag to a route, or press Space to pick up and arrow keys to choose a route." : "."}
       </span>
-      {canEdit && <MoveMenu inbound={inbound} />}
+      {canEdit && <MoveMenu inbound={inbound} current={route?.id ?? null} />}
       <Handle
         type="source"
         id={`ib:${inbound.id}`}

@@ -1,28 +1,35 @@
 "use client";
 import { useEffect, useId, useLayoutEffect, useRef, useState } from "react";
 import { createPortal } from "react-dom";
-import { effectiveRouteId } from "@/core/topology";
-import { useDiagram, type InboundData, type Target } from "./context";
+import type { Target } from "./topology-index";
+import { selectActions, useDiagramStore, type DiagramState, type MoveTarget } from "./store";
 
-/** "Move <inbound> to…": the menu way of doing what a drag does (routes and Unassigned). */
-export function MoveMenu({ inbound }: { inbound: InboundData }) {
-  const { index, move, targetName } = useDiagram();
+const NO_TARGETS: readonly MoveTarget[] = [];
+/** The targets only while the menu is open: a closed menu does not re-render when they change. */
+const selectTargetsIf = (open: boolean) => (open ? (s: DiagramState) => s.targets : () => NO_TARGETS);
+
+/**
+ * "Move <inbound> to…": the menu way of doing what a drag does (routes and Unassigned).
+ * `current` is where the inbound is now (null: Unassigned).
+ */
+export function MoveMenu({ inbound, current }: { inbound: { id: string; name: string }; current: Target }) {
+  const { move } = useDiagramStore(selectActions);
   const [open, setOpen] = useState(false);
+  const targets = useDiagramStore(selectTargetsIf(open));
   const [pos, setPos] = useState<{ left: number; top: number; maxHeight: number } | null>(null);
   const buttonRef = useRef<HTMLButtonElement>(null);
   const menuRef = useRef<HTMLDivElement>(null);
   const menuId = useId();
-  const current: Target = effectiveRouteId(inbound, index.routeById);
 
   useLayoutEffect(() => {
     if (!open || !buttonRef.current) return;
     const r = buttonRef.current.getBoundingClientRect();
     const below = window.innerHeight - r.bottom - 8;
     const above = r.top - 8;
-    const wanted = Math.min(360, (index.targets.length + 1) * 34 + 12);
+    const wanted = Math.min(360, (targets.length + 1) * 34 + 12);
     if (below >= wanted || below >= above) setPos({ left: Math.min(r.left, window.innerWidth - 260), top: r.bottom + 4, maxHeight: Math.max(120, below) });
     else setPos({ left: Math.min(r.left, window.innerWidth - 260), top: Math.max(8, r.top - 4 - Math.min(wanted, above)), maxHeight: above });
-  }, [open, index.targets.length]);
+  }, [open, targets.length]);
 
   useEffect(() => {
     if (!open) return;
@@ -96,7 +103,7 @@ export function MoveMenu({ inbound }: { inbound: InboundData }) {
             <div className="px-3 py-1.5 text-xs font-semibold uppercase tracking-wide text-slate-500" aria-hidden>
               Move to…
             </div>
-            {index.targets.map((t) => (
+            {targets.map(({ target: t, name }) => (
               <button
                 key={t ?? "unassigned"}
                 type="button"
@@ -105,7 +112,7 @@ export function MoveMenu({ inbound }: { inbound: InboundData }) {
                 onClick={() => choose(t)}
                 className="flex w-full items-center gap-2 px-3 py-1.5 text-left hover:bg-sky-50 focus:bg-sky-100 focus:outline-none aria-[current=true]:font-semibold"
               >
-                <span className="min-w-0 flex-1 truncate">{targetName(t)}</span>
+                <span className="min-w-0 flex-1 truncate">{name}</span>
                 {t === current && (
                   <span aria-hidden className="text-sky-600">
                     ✓

@@ -1,11 +1,11 @@
 "use client";
 import Link from "next/link";
 import { ReactFlowProvider, type Edge } from "@xyflow/react";
-import { useCallback, useMemo, useRef, useState } from "react";
+import { useCallback, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { useCanEdit } from "@/components/AppShell";
 import { NewRouteButton } from "@/components/routes/NewRouteButton";
 import { errorMessage } from "@/lib/errors";
-import { buildIndex, DiagramContext, type DiagramApi, type Target, type TopologyData } from "./context";
+import { buildIndex, type DiagramIndex, type Target, type TopologyData } from "./topology-index";
 import { DiagramCanvas } from "./DiagramCanvas";
 import { DiagramList, listInboundDomId, listRouteDomId, useIsNarrow } from "./DiagramList";
 import { buildEdges, buildNodes } from "./flow";
@@ -15,7 +15,7 @@ import { Legend } from "./Legend";
 import { Announcer, useAnnouncer } from "./messages";
 import { SaveStatus } from "./SaveStatus";
 import type { DiagramNode } from "./nodes/types";
-import { createDiagramStore, DiagramStoreContext, selectCarry, useDiagramStore } from "./store";
+import { createDiagramStore, DiagramStoreContext, selectCarry, useDiagramStore, type DiagramActions } from "./store";
 import { useKeyboardCarry } from "./useKeyboardCarry";
 import { useLiveTopology } from "./useLiveTopology";
 import { useRouteFocus } from "./useRouteFocus";
@@ -57,7 +57,7 @@ export function TopologyDiagram({ clusterId }: { clusterId: string }) {
 }
 
 /** "Moving X → Y" while an inbound is carried from the keyboard; the only part of the view that reads the carry. */
-function CarryBanner({ targetName, index }: Pick<DiagramApi, "targetName" | "index">) {
+function CarryBanner({ targetName, index }: { targetName(t: Target): string; index: DiagramIndex }) {
   const carry = useDiagramStore(selectCarry);
   const carried = carry ? index.inboundById.get(carry.inboundId) : undefined;
   if (!carry || !carried) return null;
@@ -73,7 +73,6 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
   const { clusterId, data, pauseRefetch, resumeRefetch } = props;
   const canEdit = useCanEdit();
   const containerRef = useRef<HTMLDivElement>(null);
-  const [store] = useState(createDiagramStore);
 
   const index = useMemo(() => buildIndex(data), [data]);
   // The previous server order is the next layout's starting point: a move reorders only
@@ -88,12 +87,35 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
     (t: Target) => (t === null ? "Unassigned" : (index.routeById.get(t)?.name ?? "a route that is gone")),
     [index],
   );
+  const targets = useMemo(() => index.targets.map((target) => ({ target, name: targetName(target) })), [index, targetName]);
+
+  // The boxes' store: what they share besides their own data. Its actions stay the same
+  // objects while the handlers behind them change with every refetch, so no box re-renders
+  // for them; the handlers are set below, once they exist.
+  const handlers = useRef<DiagramActions | null>(null);
+  const [store] = useState(() =>
+    createDiagramStore({
+      clusterId,
+      canEdit,
+      targets,
+      actions: {
+        move: (inboundId, to) => handlers.current?.move(inboundId, to),
+        moveRoute: (routeId, delta) => handlers.current?.moveRoute(routeId, delta),
+        startCarry: (inboundId) => handlers.current?.startCarry(inboundId),
+      },
+    }),
+  );
+  useLayoutEffect(() => store.setState({ clusterId, canEdit, targets }), [store, clusterId, canEdit, targets]);
 
   const { announce, bind } = useAnnouncer();
   const view = useViewportActions({ container: containerRef, layout, index, store });
   useRouteFocus({ container: containerRef, layout, store });
   const { move, reorderTo, moveRoute, confirmDialog } = useTopologyWrites({ clusterId, index, announce, targetName });
   const { startCarry, cancelCarry } = useKeyboardCarry({ store, index, canEdit, move, targetName, announce, reveal: view.reveal });
+
+  useLayoutEffect(() => {
+    handlers.current = { move, moveRoute, startCarry };
+  }, [move, moveRoute, startCarry]);
 
   const onDragStart = useCallback(() => {
     // A refetch landing mid-drag would move the boxes under the pointer: hold it back.
@@ -131,71 +153,64 @@ function DiagramBody(props: { clusterId: string; data: TopologyData; pauseRefetc
   // The first view keeps every label readable; the Fit button shows everything (compact if need be).
   const onFit = useCallback(() => fitToLayout(250, "all"), [fitToLayout]);
 
-  const api = useMemo<DiagramApi>(
-    () => ({ clusterId, index, canEdit, move, moveRoute, startCarry, targetName }),
-    [clusterId, index, canEdit, move, moveRoute, startCarry, targetName],
-  );
-
   return (
     <DiagramStoreContext.Provider value={store}>
-      <DiagramContext.Provider value={api}>
-        <WarningsPanel clusterId={clusterId} warnings={data.warnings} onShowInbound={onShowInbound} onShowRoute={onShowRoute} />
-        <div className="flex flex-wrap items-center gap-x-4 gap-y-1 border-b border-slate-200 bg-white px-4 py-1.5 text-sm sm:px-5">
-          <span className="text-slate-500">
-            {plural(data.servers.length, "server")} · {plural(data.inbounds.length, "inbound")} · {plural(data.routes.length, "route")}
-          </span>
-          {!canEdit && <span className="rounded bg-slate-100 px-2 py-0.5 text-xs text-slate-600">Read-only: viewers can look but not change</span>}
-          <SaveStatus />
-          <div className="ml-auto flex items-center gap-3">
-            <div role="group" aria-label="View" className="flex rounded-md border border-slate-300 text-xs">
-              {(["diagram", "list"] as const).map((v) => (
-                <button
-                  key={v}
-                  type="button"
-                  aria-pressed={listView === (v === "list")}
-                  onClick={() => setChosenView(v)}
-                  className="px-2.5 py-1 capitalize first:rounded-l-md last:rounded-r-md aria-pressed:bg-sky-600 aria-pressed:text-white"
-                >
-                  {v}
-                </button>
-              ))}
-            </div>
-            <h2 className="hidden font-semibold text-slate-700 sm:block">Routes</h2>
-            <NewRouteButton clusterId={clusterId} />
+      <WarningsPanel clusterId={clusterId} warnings={data.warnings} onShowInbound={onShowInbound} onShowRoute={onShowRoute} />
+      <div className="flex flex-wrap items-center gap-x-4 gap-y-1 border-b border-slate-200 bg-white px-4 py-1.5 text-sm sm:px-5">
+        <span className="text-slate-500">
+          {plural(data.servers.length, "server")} · {plural(data.inbounds.length, "inbound")} · {plural(data.routes.length, "route")}
+        </span>
+        {!canEdit && <span className="rounded bg-slate-100 px-2 py-0.5 text-xs text-slate-600">Read-only: viewers can look but not change</span>}
+        <SaveStatus />
+        <div className="ml-auto flex items-center gap-3">
+          <div role="group" aria-label="View" className="flex rounded-md border border-slate-300 text-xs">
+            {(["diagram", "list"] as const).map((v) => (
+              <button
+                key={v}
+                type="button"
+                aria-pressed={listView === (v === "list")}
+                onClick={() => setChosenView(v)}
+                className="px-2.5 py-1 capitalize first:rounded-l-md last:rounded-r-md aria-pressed:bg-sky-600 aria-pressed:text-white"
+              >
+                {v}
+              </button>
+            ))}
           </div>
+          <h2 className="hidden font-semibold text-slate-700 sm:block">Routes</h2>
+          <NewRouteButton clusterId={clusterId} />
         </div>
-        {data.servers.length === 0 && (
-          <p role="status" className="border-b border-sky-200 bg-sky-50 px-5 py-2 text-sm text-sky-900">
-            This cluster has no server yet.{" "}
-            <Link href={`/clusters/${clusterId}/servers`} className="font-medium underline">
-              Add your first server and its inbounds
-            </Link>
-            ; the first inbound lands in a default route, so users see it at once.
-          </p>
+      </div>
+      {data.servers.length === 0 && (
+        <p role="status" className="border-b border-sky-200 bg-sky-50 px-5 py-2 text-sm text-sky-900">
+          This cluster has no server yet.{" "}
+          <Link href={`/clusters/${clusterId}/servers`} className="font-medium underline">
+            Add your first server and its inbounds
+          </Link>
+          ; the first inbound lands in a default route, so users see it at once.
+        </p>
+      )}
+      <div ref={containerRef} className="relative min-h-0 flex-1 bg-slate-100" data-testid={listView ? undefined : "diagram"}>
+        {listView ? (
+          <DiagramList index={index} />
+        ) : (
+          <DiagramCanvas
+            nodes={nodes}
+            edges={edges}
+            index={index}
+            onInit={onInit}
+            onFit={onFit}
+            onDragStart={onDragStart}
+            onDragFinish={resumeRefetch}
+            move={move}
+            reorderTo={reorderTo}
+            targetName={targetName}
+          />
         )}
-        <div ref={containerRef} className="relative min-h-0 flex-1 bg-slate-100" data-testid={listView ? undefined : "diagram"}>
-          {listView ? (
-            <DiagramList />
-          ) : (
-            <DiagramCanvas
-              nodes={nodes}
-              edges={edges}
-              index={index}
-              onInit={onInit}
-              onFit={onFit}
-              onDragStart={onDragStart}
-              onDragFinish={resumeRefetch}
-              move={move}
-              reorderTo={reorderTo}
-              targetName={targetName}
-            />
-          )}
-          {!listView && <Legend />}
-          {!listView && <CarryBanner index={index} targetName={targetName} />}
-          <Announcer bind={bind} />
-          {confirmDialog}
-        </div>
-      </DiagramContext.Provider>
+        {!listView && <Legend />}
+        {!listView && <CarryBanner index={index} targetName={targetName} />}
+        <Announcer bind={bind} />
+        {confirmDialog}
+      </div>
     </DiagramStoreContext.Provider>
   );
 }

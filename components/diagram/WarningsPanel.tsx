@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { useState } from "react";
-import type { TopologyData } from "./context";
+import type { TopologyData } from "./topology-index";
 
 const PILLS_SHOWN = 12;
 

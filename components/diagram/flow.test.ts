@@ -15,26 +15,37 @@ const topo = (inbounds: FlowTopology["inbounds"], routes: FlowTopology["routes"]
 });
 const ib = (id: string, serverId: string, routeId: string | null) => ({ id, name: `ib-${id}`, serverId, routeId });
 
+/** The lookups buildNodes reads, with the fields the boxes draw filled in. */
+function indexOf(t: ReturnType<typeof topo>) {
+  const full = {
+    servers: t.servers.map((s) => ({ name: `srv-${s.id}`, address: "127.0.0.1", statusReason: null, usersOnline: 0, trafficBps: 0, ...s })),
+    inbounds: t.inbounds.map((i) => ({ port: 443, users: 0, isFallback: false, ...i })),
+    routes: t.routes.map((r) => ({ flag: null, algorithm: "balanced", ...r })),
+  };
+  return { ...groupTopology(full), panicByRoute: new Map(), trafficByInbound: inboundTraffic(full.servers, full.inbounds) };
+}
+
 describe("buildNodes", () => {
   it("makes one fixed, non-interactive node per layout box", () => {
     const t = topo([ib("a", "s1", "r1")]);
     const layout = layoutTopology(t);
-    const { nodes, cache } = buildNodes(layout, groupTopology(t), new Map());
+    const { nodes, cache } = buildNodes(layout, indexOf(t), new Map());
     expect(nodes.map((n) => n.id)).toEqual(layout.boxes.map((b) => b.id));
     const server = nodes.find((n) => n.id === "server:s1")!;
     const box = layout.boxes.find((b) => b.id === "server:s1")!;
-    expect(server).toMatchObject({ type: "server", position: { x: box.x, y: box.y }, width: box.width, height: box.height, data: { refId: "s1" } });
+    expect(server).toMatchObject({ type: "server", position: { x: box.x, y: box.y }, width: box.width, height: box.height, data: { id: "s1", name: "srv-s1" } });
     expect(server).toMatchObject({ draggable: false, selectable: false, connectable: false, focusable: false });
     expect(cache.size).toBe(nodes.length);
   });
 
   it("keeps the identity of boxes that did not move and replaces those that did", () => {
     const first = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s2", "r2")]), new Map());
-    // Moving b from r2 to r1 grows r1 (so r2 shifts down) and leaves the servers as they were.
+    // Moving b from r2 to r1 grows r1 (so r2 shifts down) and leaves the servers where they were.
     const second = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s2", "r1")]), first.cache);
     const same = (id: string) => second.nodes.find((n) => n.id === id) === first.nodes.find((n) => n.id === id);
     expect(same("server:s1")).toBe(true);
-    expect(same("server:s2")).toBe(true);
+    // s2 stays in place, but its chip b now draws r1's name and colour.
+    expect(same("server:s2")).toBe(false);
     expect(same("unassigned")).toBe(true);
     expect(same("route:r1")).toBe(false);
     expect(same("route:r2")).toBe(false);
@@ -61,8 +72,54 @@ describe("buildNodes", () => {
   });
 });
 
+describe("buildNodes: each box's data", () => {
+  const pick = (r: ReturnType<typeof nodesOf>, id: string) => r.nodes.find((n) => n.id === id)!;
+
+  it("holds what the box draws", () => {
+    const { nodes } = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s1", null), ib("c", "s2", "gone")]), new Map());
+    expect(pick({ nodes, cache: new Map() }, "server:s1")).toMatchObject({
+      type: "server",
+      data: {
+        id: "s1",
+        status: "healthy",
+        chips: [
+          { id: "a", name: "ib-a", route: { id: "r1", name: "One", color: routeColor(0) } },
+          { id: "b", name: "ib-b", route: null },
+        ],
+      },
+    });
+    // An inbound in a route that is gone is in none, as everywhere else.
+    expect(nodes.find((n) => n.id === "server:s2")!.data).toMatchObject({ chips: [{ id: "c", route: null }] });
+    expect(nodes.find((n) => n.id === "route:r1")).toMatchObject({
+      type: "route",
+      data: { id: "r1", position: 0, last: false, color: routeColor(0), panic: null, members: [{ id: "a", server: { name: "srv-s1", status: "healthy" } }] },
+    });
+    expect(nodes.find((n) => n.id === "route:r2")!.data).toMatchObject({ position: 1, last: true, members: [] });
+    expect(nodes.find((n) => n.id === "unassigned")).toMatchObject({ type: "unassigned", data: { count: 2, shown: [{ id: "b", serverName: "srv-s1" }, { id: "c", serverName: "srv-s2" }] } });
+    expect(nodes.find((n) => n.id === "distribution")).toMatchObject({ type: "distribution", data: { lines: 1 } });
+  });
+
+  it("a refetch that changes nothing a box draws keeps every node and data object", () => {
+    const first = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s2", "r2")]), new Map());
+    // New row objects, with a field no box draws changed (as a version bump brings).
+    const bumped = { ...ib("a", "s1", "r1"), version: 2 };
+    const second = nodesOf(topo([bumped, ib("b", "s2", "r2")]), first.cache);
+    for (const n of second.nodes) expect(n, n.id).toBe(pick(first, n.id));
+  });
+
+  it("a change to one inbound gives new data to its server's and its route's boxes only, and keeps their other parts", () => {
+    const first = nodesOf(topo([ib("a", "s1", "r1"), ib("b", "s1", "r1"), ib("c", "s2", "r2")]), new Map());
+    const second = nodesOf(topo([{ ...ib("a", "s1", "r1"), name: "renamed" }, ib("b", "s1", "r1"), ib("c", "s2", "r2")]), first.cache);
+    const changed = second.nodes.filter((n) => n.data !== pick(first, n.id).data).map((n) => n.id);
+    expect(changed.sort()).toEqual(["route:r1", "server:s1"]);
+    const chips = (r: typeof first) => (pick(r, "server:s1").data as { chips: unknown[] }).chips;
+    expect(chips(second)[0]).not.toBe(chips(first)[0]);
+    expect(chips(second)[1]).toBe(chips(first)[1]);
+  });
+});
+
 function nodesOf(t: ReturnType<typeof topo>, cache: Parameters<typeof buildNodes>[2]) {
-  return buildNodes(layoutTopology(t), groupTopology(t), cache);
+  return buildNodes(layoutTopology(t), indexOf(t), cache);
 }
 
 describe("boxHandles", () => {

@@ -2,15 +2,17 @@
  * React Flow's nodes and edges from the pure layout and the topology. Unchanged boxes and
  * edges keep their object identity across refetches (pass the previous cache back in), so
  * React Flow only re-processes what moved: at 2,000 inbounds a full rebuild costs a
- * noticeable pause.
+ * noticeable pause. A box's data (what it draws) keeps its identity too when its content is
+ * the same, so its memoised node component does not re-render.
  */
+import { replaceEqualDeep } from "@tanstack/react-query";
 import { Position, type Edge, type NodeHandle } from "@xyflow/react";
 import { effectiveRouteId } from "@/core/topology";
 import { routeColor } from "@/core/format";
-import { routePanic } from "@/core/panic";
+import { routePanic, type RoutePanic } from "@/core/panic";
 import { isAvailable } from "@/core/status";
-import { CHIP_HEIGHT, chipTop, DISTRIBUTION_NODE_ID, routeNodeId, serverNodeId, type Box, type Layout } from "./layout";
-import type { DiagramNode } from "./nodes/types";
+import { CHIP_HEIGHT, chipTop, DISTRIBUTION_NODE_ID, routeNodeId, serverNodeId, UNASSIGNED_MAX_ITEMS, type Box, type Layout } from "./layout";
+import type { DiagramNode, DistributionBox, RouteBox, ServerBox, UnassignedBox } from "./nodes/types";
 
 export interface FlowTopology {
   /** With their status (DESIGN §3); without servers every edge is drawn as available. */
@@ -84,27 +86,153 @@ function handlesKey(b: Box, groups: FlowGroups): string {
 }
 const nodeHandlesKey = new WeakMap<DiagramNode, string>();
 
+/** The rows of the topology that the boxes draw (the diagram's index has them with more). */
+export interface FlowServer {
+  id: string;
+  name: string;
+  address: string;
+  status: string;
+  statusReason: string | null;
+  usersOnline: number;
+  trafficBps: number;
+}
+export interface FlowInbound {
+  id: string;
+  name: string;
+  serverId: string;
+  routeId: string | null;
+  port: number;
+  users: number;
+  isFallback: boolean;
+}
+export interface FlowRoute {
+  id: string;
+  name: string;
+  flag: string | null;
+  algorithm: string;
+}
+
+/** The lookups the boxes' data is built from: the diagram's index (./topology-index). */
+export interface FlowIndex extends FlowGroups {
+  serverById: ReadonlyMap<string, FlowServer>;
+  routeById: ReadonlyMap<string, FlowRoute>;
+  /** A route's place in the order, from 0. */
+  routeIndex: ReadonlyMap<string, number>;
+  inboundsByServer: ReadonlyMap<string, readonly FlowInbound[]>;
+  inboundsByRoute: ReadonlyMap<string, readonly FlowInbound[]>;
+  unassigned: readonly FlowInbound[];
+  panicByRoute: ReadonlyMap<string, RoutePanic>;
+  trafficByInbound: ReadonlyMap<string, InboundTraffic>;
+}
+
+type BoxContent = Pick<ServerBox, "type" | "data"> | Pick<RouteBox, "type" | "data"> | Pick<UnassignedBox, "type" | "data"> | Pick<DistributionBox, "type" | "data">;
+
+function lookup<T>(map: ReadonlyMap<string, T>, id: string | null, box: Box): T {
+  const found = map.get(id ?? "");
+  // The layout and the index come from the same topology: a box always has its row.
+  if (found === undefined) throw new Error(`box ${box.id} has no row in the topology`);
+  return found;
+}
+
+/** What a box draws: only the fields it shows, so a change elsewhere leaves it equal. */
+export function boxContent(b: Box, index: FlowIndex): BoxContent {
+  switch (b.kind) {
+    case "server": {
+      const s = lookup(index.serverById, b.refId, b);
+      const chips = (index.inboundsByServer.get(s.id) ?? []).map((i) => {
+        const routeId = effectiveRouteId(i, index.routeById);
+        const route = routeId === null ? null : lookup(index.routeById, routeId, b);
+        return {
+          id: i.id,
+          name: i.name,
+          port: i.port,
+          users: i.users,
+          isFallback: i.isFallback,
+          route: route && { id: route.id, name: route.name, color: routeColor(index.routeIndex.get(route.id) ?? 0) },
+        };
+      });
+      const { id, name, address, status, statusReason, usersOnline, trafficBps } = s;
+      return { type: "server", data: { id, name, address, status, statusReason, usersOnline, trafficBps, chips } };
+    }
+    case "route": {
+      const r = lookup(index.routeById, b.refId, b);
+      const position = index.routeIndex.get(r.id) ?? 0;
+      const members = (index.inboundsByRoute.get(r.id) ?? []).map((i) => {
+        const server = index.serverById.get(i.serverId);
+        return {
+          id: i.id,
+          name: i.name,
+          isFallback: i.isFallback,
+          users: i.users,
+          traffic: index.trafficByInbound.get(i.id) ?? { bps: 0, estimated: false },
+          server: server ? { name: server.name, status: server.status, statusReason: server.statusReason, trafficBps: server.trafficBps } : null,
+        };
+      });
+      return {
+        type: "route",
+        data: {
+          id: r.id,
+          name: r.name,
+          flag: r.flag,
+          algorithm: r.algorithm,
+          position,
+          last: position === index.routeIndex.size - 1,
+          color: routeColor(position),
+          panic: index.panicByRoute.get(r.id) ?? null,
+          members,
+        },
+      };
+    }
+    case "unassigned":
+      return {
+        type: "unassigned",
+        data: {
+          count: index.unassigned.length,
+          shown: index.unassigned.slice(0, UNASSIGNED_MAX_ITEMS).map((i) => ({ id: i.id, name: i.name, serverName: index.serverById.get(i.serverId)?.name ?? null })),
+        },
+      };
+    case "distribution":
+      return { type: "distribution", data: { lines: index.inboundsByRoute.size } };
+  }
+}
+
+/**
+ * Structural sharing: the previous data object when equal, and its equal parts (chips,
+ * rows) when not, so the memoised parts of a box that changed keep theirs too.
+ */
+function sharePrevious<C extends BoxContent>(content: C, previous: unknown): C {
+  return { ...content, data: replaceEqualDeep(previous, content.data) };
+}
+
 export function buildNodes(
   layout: Layout,
-  groups: FlowGroups,
+  index: FlowIndex,
   previous: ReadonlyMap<string, DiagramNode>,
 ): { nodes: DiagramNode[]; cache: Map<string, DiagramNode> } {
   const cache = new Map<string, DiagramNode>();
   const nodes = layout.boxes.map((b) => {
     const prev = previous.get(b.id);
-    const key = handlesKey(b, groups);
+    const key = handlesKey(b, index);
+    const content = sharePrevious(boxContent(b, index), prev?.data);
     let node: DiagramNode;
-    if (prev && prev.position.x === b.x && prev.position.y === b.y && prev.width === b.width && prev.height === b.height && nodeHandlesKey.get(prev) === key) {
+    if (
+      prev &&
+      content.data === prev.data &&
+      prev.position.x === b.x &&
+      prev.position.y === b.y &&
+      prev.width === b.width &&
+      prev.height === b.height &&
+      nodeHandlesKey.get(prev) === key
+    ) {
       node = prev;
     } else {
       node = {
         id: b.id,
-        type: b.kind,
+        ...content,
         position: { x: b.x, y: b.y },
         width: b.width,
         height: b.height,
-        handles: boxHandles(b, groups),
-        data: { refId: b.refId },
+        handles: boxHandles(b, index),
         draggable: false,
         selectable: false,
         connectable: false,

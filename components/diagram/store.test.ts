@@ -5,11 +5,17 @@ import {
   selectIsCarryTarget,
   selectIsHighlighted,
   selectIsRouteHighlighted,
+  type DiagramShared,
   type DiagramState,
   type DiagramStore,
 } from "./store";
 
-const targets = [null, "r1", "r2", "r3"];
+const shared: DiagramShared = {
+  clusterId: "c1",
+  canEdit: true,
+  targets: [null, "r1", "r2", "r3"].map((target) => ({ target, name: target ?? "Unassigned" })),
+  actions: { move() {}, moveRoute() {}, startCarry() {} },
+};
 
 /** What each node's selector answers, and which answers an update changed: exactly the
  * nodes React would re-render (useStore re-renders when the selection is not Object.is). */
@@ -32,10 +38,10 @@ function nodeSelectors() {
     "chip:b": selectIsCarried("b"),
     "hl:a": selectIsHighlighted("a"),
     "hl:b": selectIsHighlighted("b"),
-    unassigned: selectIsCarryTarget(targets, null),
-    "route:r1": selectIsCarryTarget(targets, "r1"),
-    "route:r2": selectIsCarryTarget(targets, "r2"),
-    "route:r3": selectIsCarryTarget(targets, "r3"),
+    unassigned: selectIsCarryTarget(null),
+    "route:r1": selectIsCarryTarget("r1"),
+    "route:r2": selectIsCarryTarget("r2"),
+    "route:r3": selectIsCarryTarget("r3"),
     "flash:r1": selectIsRouteHighlighted("r1"),
     "flash:r2": selectIsRouteHighlighted("r2"),
   };
@@ -43,18 +49,18 @@ function nodeSelectors() {
 
 describe("diagram store", () => {
   it("starts with nothing carried or highlighted", () => {
-    expect(createDiagramStore().getState()).toEqual({ carry: null, highlight: null, focusRoute: null, highlightRoute: null });
+    expect(createDiagramStore(shared).getState()).toEqual({ ...shared, carry: null, highlight: null, focusRoute: null, highlightRoute: null });
   });
 
   it("a highlighted route is the only one whose selector says so", () => {
-    const store = createDiagramStore();
+    const store = createDiagramStore(shared);
     store.setState({ highlightRoute: "r1" });
     expect(selectIsRouteHighlighted("r1")(store.getState())).toBe(true);
     expect(selectIsRouteHighlighted("r2")(store.getState())).toBe(false);
   });
 
   it("picking up touches only the carried chip and the target it is over", () => {
-    const store = createDiagramStore();
+    const store = createDiagramStore(shared);
     const w = watch(store, nodeSelectors());
     store.setState({ carry: { inboundId: "a", index: 1 } });
     expect([...w.changed].sort()).toEqual(["chip:a", "route:r1"]);
@@ -63,7 +69,7 @@ describe("diagram store", () => {
   });
 
   it("an arrow key touches only the target left and the target entered", () => {
-    const store = createDiagramStore();
+    const store = createDiagramStore(shared);
     store.setState({ carry: { inboundId: "a", index: 1 } });
     const w = watch(store, nodeSelectors());
     store.setState({ carry: { inboundId: "a", index: 2 } });
@@ -74,7 +80,7 @@ describe("diagram store", () => {
   });
 
   it("dropping touches only the chip and the last target", () => {
-    const store = createDiagramStore();
+    const store = createDiagramStore(shared);
     store.setState({ carry: { inboundId: "b", index: 3 } });
     const w = watch(store, nodeSelectors());
     store.setState({ carry: null });
@@ -82,7 +88,7 @@ describe("diagram store", () => {
   });
 
   it("a highlight touches only the chips highlighted before and after", () => {
-    const store = createDiagramStore();
+    const store = createDiagramStore(shared);
     const w = watch(store, nodeSelectors());
     store.setState({ highlight: "a" });
     expect([...w.changed]).toEqual(["hl:a"]);
@@ -92,7 +98,7 @@ describe("diagram store", () => {
   });
 
   it("a route's flash touches only the routes flashed before and after, and no chip", () => {
-    const store = createDiagramStore();
+    const store = createDiagramStore(shared);
     const w = watch(store, nodeSelectors());
     store.setState({ highlightRoute: "r1" });
     expect([...w.changed]).toEqual(["flash:r1"]);
@@ -101,10 +107,22 @@ describe("diagram store", () => {
     expect([...w.changed].sort()).toEqual(["flash:r1", "flash:r2"]);
   });
 
+  it("new targets after a refetch touch only the targets whose answer changed", () => {
+    const store = createDiagramStore(shared);
+    store.setState({ carry: { inboundId: "a", index: 2 } });
+    const w = watch(store, nodeSelectors());
+    // The same targets, new objects (a refetch): nothing changes.
+    store.setState({ targets: shared.targets.map((t) => ({ ...t })) });
+    expect([...w.changed]).toEqual([]);
+    // r1 moved below r2: the carry's index now points at r1.
+    store.setState({ targets: [shared.targets[0]!, shared.targets[2]!, shared.targets[1]!, shared.targets[3]!] });
+    expect([...w.changed].sort()).toEqual(["route:r1", "route:r2"]);
+  });
+
   it("an index past the targets (a route deleted meanwhile) is over nothing", () => {
-    const store = createDiagramStore();
+    const store = createDiagramStore(shared);
     store.setState({ carry: { inboundId: "a", index: 9 } });
-    expect(selectIsCarryTarget(targets, "r3")(store.getState())).toBe(false);
-    expect(selectIsCarryTarget(targets, null)(store.getState())).toBe(false);
+    expect(selectIsCarryTarget("r3")(store.getState())).toBe(false);
+    expect(selectIsCarryTarget(null)(store.getState())).toBe(false);
   });
 });

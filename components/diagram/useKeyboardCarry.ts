@@ -1,7 +1,7 @@
 "use client";
 import { useCallback, useEffect } from "react";
 import { effectiveRouteId } from "@/core/topology";
-import type { DiagramIndex, Target } from "./context";
+import type { DiagramIndex, Target } from "./topology-index";
 import type { DiagramStore } from "./store";
 
 /** What a key does while an inbound is carried: go to another target, drop, or cancel. */

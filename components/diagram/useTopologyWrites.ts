@@ -8,7 +8,7 @@ import { applyMove, effectiveRouteId } from "@/core/topology";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { computeWarnings } from "@/core/warnings";
-import type { DiagramIndex, Target, TopologyData } from "./context";
+import type { DiagramIndex, Target, TopologyData } from "./topology-index";
 import { moveToastText, undoToastText } from "./move-messages";
 
 function withWarnings(data: TopologyData): TopologyData {

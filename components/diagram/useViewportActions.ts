@@ -1,8 +1,8 @@
 "use client";
 import { useReactFlow } from "@xyflow/react";
 import { useCallback, useMemo } from "react";
-import type { DiagramIndex, Target } from "./context";
-import { chipDomId } from "./context";
+import type { DiagramIndex, Target } from "./topology-index";
+import { chipDomId } from "./topology-index";
 import { routeNodeId, serverNodeId, UNASSIGNED_NODE_ID, type Layout } from "./layout";
 import type { DiagramNode } from "./nodes/types";
 import type { DiagramStore } from "./store";

@@ -1,16 +1,13 @@
 "use client";
 import { Handle, Position, type NodeProps } from "@xyflow/react";
 import { memo } from "react";
-import { useDiagram } from "../context";
 import { useZoomLevel } from "../useZoomLevel";
 import { COMPACT_FONT_PX } from "../viewport";
-import type { DiagramNode } from "./types";
+import type { DistributionBox } from "./types";
 
 /** Where every non-empty route's pipe ends: the subscription users' apps fetch. */
-export const DistributionNode = memo(function DistributionNode(_props: NodeProps<DiagramNode>) {
-  const { index } = useDiagram();
+export const DistributionNode = memo(function DistributionNode({ data: { lines } }: NodeProps<DistributionBox>) {
   const level = useZoomLevel();
-  const lines = index.data.routes.filter((r) => (index.inboundsByRoute.get(r.id)?.length ?? 0) > 0).length;
   return (
     <section
       aria-label="Subscription — what users' apps fetch"

@@ -3,24 +3,23 @@ import { useDraggable, useDroppable } from "@dnd-kit/core";
 import { Handle, Position, type NodeProps } from "@xyflow/react";
 import { memo } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
-import { routeDomId, useDiagram, type DiagramIndex, type InboundData } from "../context";
-import { selectIsCarryTarget, selectIsRouteHighlighted, useDiagramStore } from "../store";
-import { algorithmLabel, formatBps, plural, routeColor, routeFlagPrefix, statusStyle } from "@/core/format";
+import { routeDomId } from "../topology-index";
+import { selectActions, selectCanEdit, selectClusterId, selectIsCarryTarget, selectIsRouteHighlighted, useDiagramStore } from "../store";
+import { algorithmLabel, formatBps, plural, routeFlagPrefix, statusStyle } from "@/core/format";
 import { PANIC_COLOR } from "../flow";
 import { ITEM_HEIGHT, ROUTE_HEADER } from "../layout";
 import { useZoomLevel } from "../useZoomLevel";
 import { COMPACT_FONT_PX } from "../viewport";
 import styles from "../diagram.module.css";
-import type { DiagramNode } from "./types";
+import type { RouteBox, RouteRowData } from "./types";
 
 export const routeDropId = (id: string) => `route-drop:${id}`;
 export const routeDragId = (id: string) => `route-drag:${id}`;
 
 /** One inbound of a route: its server's status, the users the balancer gave it, its traffic now. */
-function InboundRow({ inbound: i, index }: { inbound: InboundData; index: DiagramIndex }) {
-  const server = index.serverById.get(i.serverId);
+function InboundRow({ row: i }: { row: RouteRowData }) {
+  const { server, traffic } = i;
   const st = statusStyle(server?.status ?? "pending");
-  const traffic = index.trafficByInbound.get(i.id) ?? { bps: 0, estimated: false };
   const serverName = server?.name ?? "an unknown server";
   return (
     <li className="flex items-center gap-1" style={{ height: ITEM_HEIGHT }} data-row-inbound={i.id}>
@@ -65,27 +64,24 @@ function InboundRow({ inbound: i, index }: { inbound: InboundData; index: Diagra
  * inbound on an available server) is red and says why. Zoomed out, it shows its name and
  * state in large type only.
  */
-export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode>) {
-  const { index, canEdit, clusterId, moveRoute } = useDiagram();
-  const route = index.routeById.get(data.refId ?? "");
-  const routeId = route?.id ?? "";
-  const carriedHere = useDiagramStore(selectIsCarryTarget(index.targets, routeId));
+export const RouteNode = memo(function RouteNode({ data: route }: NodeProps<RouteBox>) {
+  const canEdit = useDiagramStore(selectCanEdit);
+  const clusterId = useDiagramStore(selectClusterId);
+  const { moveRoute } = useDiagramStore(selectActions);
+  const routeId = route.id;
+  const carriedHere = useDiagramStore(selectIsCarryTarget(routeId));
   const flashing = useDiagramStore(selectIsRouteHighlighted(routeId));
   const level = useZoomLevel();
   const { setNodeRef: setDropRef, isOver, active } = useDroppable({
     id: routeDropId(routeId),
     data: { type: "route", routeId, accepts: ["inbound", "route"] },
-    disabled: !route || !canEdit,
+    disabled: !canEdit,
   });
-  const drag = useDraggable({ id: routeDragId(routeId), data: { type: "route", routeId, name: route?.name }, disabled: !route || !canEdit });
-  if (!route) return null;
-  const members = index.inboundsByRoute.get(route.id) ?? [];
-  const position = index.routeIndex.get(route.id) ?? 0;
-  const color = routeColor(position);
+  const drag = useDraggable({ id: routeDragId(routeId), data: { type: "route", routeId, name: route.name }, disabled: !canEdit });
+  const { members, position, color, panic } = route;
   const empty = members.length === 0;
   const dropping = (isOver && active?.id !== routeDragId(route.id)) || carriedHere;
   const flag = routeFlagPrefix(route.name, route.flag);
-  const panic = index.panicByRoute.get(route.id);
   const borderColor = panic ? PANIC_COLOR : color;
   return (
     <section
@@ -173,7 +169,7 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
                       type="button"
                       aria-label={`Move ${route.name} down`}
                       title="Move down"
-                      disabled={position === index.data.routes.length - 1}
+                      disabled={route.last}
                       onClick={() => moveRoute(route.id, 1)}
                       className="nodrag nopan grid h-7 w-7 place-items-center rounded-md text-slate-500 hover:bg-slate-100 hover:text-slate-900 disabled:opacity-30"
                     >
@@ -214,7 +210,7 @@ export const RouteNode = memo(function RouteNode({ data }: NodeProps<DiagramNode
           ) : (
             <ul className="px-3 pt-1.5 text-[13px]">
               {members.map((i) => (
-                <InboundRow key={i.id} inbound={i} index={index} />
+                <InboundRow key={i.id} row={i} />
               ))}
             </ul>
           )}

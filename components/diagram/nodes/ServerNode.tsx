@@ -1,47 +1,40 @@
 "use client";
 import { Handle, Position, useUpdateNodeInternals, type NodeProps } from "@xyflow/react";
 import { memo, useEffect, useRef } from "react";
-import { effectiveRouteId } from "@/core/topology";
-import { useDiagram, type DiagramIndex, type InboundData } from "../context";
 import { InboundChip } from "../InboundChip";
-import { formatBps, plural, routeColor, statusStyle } from "@/core/format";
+import { formatBps, plural, statusStyle } from "@/core/format";
 import { CHIP_GAP, CHIP_HEIGHT, chipTop, SERVER_HEADER, SERVER_PAD } from "../layout";
 import { useZoomLevel } from "../useZoomLevel";
 import { COMPACT_FONT_PX } from "../viewport";
-import type { DiagramNode } from "./types";
+import type { ChipData, ServerBox } from "./types";
 
 /**
  * Where each chip's edge starts while the chips are not drawn (zoomed out): the same spots
  * as the chips' own handles, so the edges do not jump when the zoom crosses the threshold.
  */
-function ChipHandles({ inbounds, index }: { inbounds: InboundData[]; index: DiagramIndex }) {
-  return inbounds.map((i, k) => {
-    const routeId = effectiveRouteId(i, index.routeById);
-    return (
-      <Handle
-        key={i.id}
-        type="source"
-        id={`ib:${i.id}`}
-        position={Position.Right}
-        isConnectable={false}
-        className="!pointer-events-none !h-2 !w-2 !min-w-0 !border-0"
-        style={{ top: chipTop(k) + CHIP_HEIGHT / 2, right: -1, background: routeId === null ? "transparent" : routeColor(index.routeIndex.get(routeId) ?? 0) }}
-      />
-    );
-  });
+function ChipHandles({ chips }: { chips: readonly ChipData[] }) {
+  return chips.map((c, k) => (
+    <Handle
+      key={c.id}
+      type="source"
+      id={`ib:${c.id}`}
+      position={Position.Right}
+      isConnectable={false}
+      className="!pointer-events-none !h-2 !w-2 !min-w-0 !border-0"
+      style={{ top: chipTop(k) + CHIP_HEIGHT / 2, right: -1, background: c.route?.color ?? "transparent" }}
+    />
+  ));
 }
 
 /**
  * A server: name, status, load, and its inbounds as chips. Zoomed out, a compact summary in
  * large type (name, status dot, inbound count); further out, its status colour only.
  */
-export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<DiagramNode>) {
-  const { index } = useDiagram();
-  const server = index.serverById.get(data.refId ?? "");
-  const inbounds = server ? (index.inboundsByServer.get(server.id) ?? []) : [];
+export const ServerNode = memo(function ServerNode({ id, data: server }: NodeProps<ServerBox>) {
+  const { chips } = server;
   const updateInternals = useUpdateNodeInternals();
   const level = useZoomLevel();
-  const handlesKey = inbounds.map((i) => `${i.id}:${i.routeId ?? ""}`).join(",");
+  const handlesKey = chips.map((c) => `${c.id}:${c.route?.id ?? ""}`).join(",");
   // Chips moved, came or went: React Flow must re-measure where their edges start. Not on
   // mount (React Flow measures new nodes itself; doing it per node again thrashes layout).
   const lastKey = useRef(handlesKey);
@@ -50,13 +43,12 @@ export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<Diagr
     lastKey.current = handlesKey;
     updateInternals(id);
   }, [handlesKey, id, updateInternals]);
-  if (!server) return null;
   const st = statusStyle(server.status);
   if (level !== "full") {
     return (
       <div
         role="group"
-        aria-label={`${server.name}: ${st.label}, ${plural(inbounds.length, "inbound")}`}
+        aria-label={`${server.name}: ${st.label}, ${plural(chips.length, "inbound")}`}
         className={`pointer-events-auto relative h-full w-full overflow-hidden rounded-xl border-2 bg-slate-50 shadow-sm ${st.border} ${server.status === "disabled" ? "opacity-75" : ""}`}
         data-server-id={server.id}
         data-status={server.status}
@@ -69,13 +61,13 @@ export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<Diagr
             </div>
             <div className="flex items-center gap-2 text-slate-600" title={server.statusReason ?? st.label}>
               <span aria-hidden className={`inline-block h-6 w-6 shrink-0 rounded-full ${st.dot}`} />
-              <span className="truncate">{plural(inbounds.length, "inbound")}</span>
+              <span className="truncate">{plural(chips.length, "inbound")}</span>
             </div>
           </div>
         ) : (
           <span aria-hidden className={`absolute left-3 top-3 h-10 w-10 rounded-full ${st.dot}`} />
         )}
-        <ChipHandles inbounds={inbounds} index={index} />
+        <ChipHandles chips={chips} />
       </div>
     );
   }
@@ -102,12 +94,12 @@ export const ServerNode = memo(function ServerNode({ id, data }: NodeProps<Diagr
           <span aria-label={`traffic ${formatBps(server.trafficBps)}`}>⇅ {formatBps(server.trafficBps)}</span>
         </div>
       </div>
-      {inbounds.length === 0 ? (
+      {chips.length === 0 ? (
         <p className="px-3 text-xs italic text-slate-400">No inbounds</p>
       ) : (
         <ul className="flex flex-col px-3" style={{ gap: CHIP_GAP, paddingBottom: SERVER_PAD }} aria-label={`Inbounds on ${server.name}`}>
-          {inbounds.map((i) => (
-            <InboundChip key={i.id} inbound={i} />
+          {chips.map((c) => (
+            <InboundChip key={c.id} chip={c} />
           ))}
         </ul>
       )}

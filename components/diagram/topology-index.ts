@@ -1,8 +1,6 @@
-"use client";
 import type { inferRouterOutputs } from "@trpc/server";
-import { createContext, useContext } from "react";
 import { routePanic, type RoutePanic } from "@/core/panic";
-import { groupTopology, type Target, type TopologyGroups } from "@/core/topology";
+import { groupTopology, type TopologyGroups } from "@/core/topology";
 import { inboundTraffic, type InboundTraffic } from "./flow";
 import type { AppRouter } from "@/server/api/root";
 
@@ -29,28 +27,6 @@ export function buildIndex(data: TopologyData): DiagramIndex {
     if (panic) panicByRoute.set(routeId, panic);
   }
   return { data, ...groups, panicByRoute, trafficByInbound: inboundTraffic(data.servers, data.inbounds) };
-}
-
-/**
- * What every node reads and changes only when the topology does. The keyboard carry and
- * the highlight change on every key press: they live in the diagram store (./store).
- */
-export interface DiagramApi {
-  clusterId: string;
-  index: DiagramIndex;
-  canEdit: boolean;
-  move(inboundId: string, to: Target): void;
-  moveRoute(routeId: string, delta: number): void;
-  startCarry(inboundId: string): void;
-  targetName(t: Target): string;
-}
-
-export const DiagramContext = createContext<DiagramApi | null>(null);
-
-export function useDiagram(): DiagramApi {
-  const api = useContext(DiagramContext);
-  if (!api) throw new Error("useDiagram outside the diagram");
-  return api;
 }
 
 export const chipDomId = (inboundId: string) => `chip-${inboundId}`;
