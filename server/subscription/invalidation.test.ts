@@ -9,8 +9,8 @@ import { inbounds, servers } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { publishChange } from "@/server/bus";
 import { mulberry32 } from "@/scripts/simulator/prng";
+import { seedTestFleet, setStatus, type TestFleet } from "@/server/assignments/testfleet";
 import { ANSWER_TTL_MS, SubscriptionService } from "./service";
-import { seedTestFleet, setStatus, type TestFleet } from "./testfleet";
 
 interface JsonAnswer {
   routes: Array<{ routeId: string; inboundId: string; server: string }>;

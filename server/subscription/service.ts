@@ -41,17 +41,14 @@ import { renderSubscriberPage, SUBSCRIBER_PAGE_CSP } from "./page";
 import { formatForUserAgent, type DetectedFormat } from "./user-agent";
 import { subscriptionUrl } from "@/lib/subscription-links";
 import { isRouteInPanic } from "@/core/panic";
+import { choicesByRoute, loadAssignments, loadSubscribersWithChoices, storeAssignments } from "@/server/assignments/store";
 import {
   balancerMetrics,
-  choicesByRoute,
   entryFor,
-  loadAssignments,
   loadMetricsSnapshot,
   loadServerStatuses,
   loadSubscribers,
-  loadSubscribersWithChoices,
   loadTopologySnapshot,
-  storeAssignments,
   withStatuses,
   type MetricsRow,
   type SnapshotSubscriber,

@@ -8,8 +8,9 @@ import { eq, sql } from "drizzle-orm";
 import { inbounds, subscriberAssignments } from "@/db/schema";
 import { openTestDatabase, openTestDatabaseBefore, testDbKinds, type TestDatabase } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
-import { SubscriptionService } from "./service";
-import { choicesByRoute, countAssignmentsByInbound, loadAssignments, loadTopologySnapshot, storeAssignments } from "./snapshot";
+import { SubscriptionService } from "@/server/subscription/service";
+import { loadTopologySnapshot } from "@/server/subscription/snapshot";
+import { choicesByRoute, countAssignmentsByInbound, loadAssignments, storeAssignments } from "./store";
 import { seedTestFleet, setStatus, type TestFleet } from "./testfleet";
 
 const routesOf = (body: string) =>
