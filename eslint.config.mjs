@@ -16,15 +16,16 @@ export const serverLayers = {
   balancer: [],
   http: [],
   alerts: ["auth"],
+  assignments: ["auth"],
   usage: ["alerts", "auth"],
   monitoring: ["alerts", "auth", "balancer", "usage"],
-  subscription: ["auth", "balancer", "http", "usage"],
-  topology: ["auth", "monitoring", "subscription", "usage"],
-  accounts: ["auth", "subscription", "usage"],
+  subscription: ["assignments", "auth", "balancer", "http", "usage"],
+  topology: ["assignments", "auth", "monitoring", "subscription", "usage"],
+  accounts: ["assignments", "auth", "subscription", "usage"],
   demo: ["auth", "monitoring", "topology"],
   dataplane: ["alerts", "auth", "http", "monitoring", "subscription", "usage"],
-  api: ["accounts", "alerts", "auth", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
-  fuzz: ["accounts", "alerts", "api", "auth", "balancer", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
+  api: ["accounts", "alerts", "assignments", "auth", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
+  fuzz: ["accounts", "alerts", "api", "assignments", "auth", "balancer", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
 };
 
 /** One no-restricted-imports block per folder of serverLayers: every folder it may not import. */

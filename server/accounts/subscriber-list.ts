@@ -14,7 +14,7 @@ import { written, type Actor, type Written } from "@/server/changes";
 import { StaleDataError } from "@/server/errors";
 import { accessSql, blockReason, type SubscriberAccess } from "@/server/usage/access";
 import { resetUsage, type ResetStrategy } from "@/server/usage/limits";
-import { loadAssignments } from "@/server/subscription/snapshot";
+import { loadAssignments } from "@/server/assignments/store";
 import type { SubscriberBulkInput, SubscriberPageQuery, SubscriberStatus } from "@/core/validation";
 
 
@@ -116,7 +116,7 @@ export interface RouteChoice {
 
 /**
  * Each subscriber's stored choices, by route in route order; null = no choice stored yet (the
- * app has not fetched). The rule is choicesByRoute's (server/subscription/snapshot.ts): ids of
+ * app has not fetched). The rule is choicesByRoute's (server/assignments/store.ts): ids of
  * deleted or unassigned inbounds are skipped, and a route holding two of them has no choice.
  */
 export async function routeChoicesOf(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, RouteChoice[] | null>> {

@@ -1,5 +1,5 @@
 /**
- * Status changes re-decide only what they touch (service.ts header): a server going down
+ * Status changes re-decide only what they touch (answer.ts header): a server going down
  * re-decides the routes that name it, for the users they belong to; a route in fallback or
  * panic is re-decided when any of its servers changes; a topology change re-decides all.
  */
@@ -9,8 +9,9 @@ import { inbounds, servers } from "@/db/schema";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { publishChange } from "@/server/bus";
 import { mulberry32 } from "@/scripts/simulator/prng";
-import { ANSWER_TTL_MS, SubscriptionService } from "./service";
-import { seedTestFleet, setStatus, type TestFleet } from "./testfleet";
+import { seedTestFleet, setStatus, type TestFleet } from "@/server/assignments/testfleet";
+import { ANSWER_TTL_MS } from "./answer";
+import { SubscriptionService } from "./service";
 
 interface JsonAnswer {
   routes: Array<{ routeId: string; inboundId: string; server: string }>;

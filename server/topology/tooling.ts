@@ -13,7 +13,7 @@ import { uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/changes";
 import { clusterOr404 } from "@/server/monitoring/cluster-health";
 import { newAgentToken } from "@/server/auth/tokens";
-import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
+import { countAssignmentsByInbound } from "@/server/assignments/store";
 
 export const MAX_FLEET_SERVERS = 200;
 

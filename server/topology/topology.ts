@@ -9,7 +9,7 @@ import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from
 import { computeWarnings } from "@/core/warnings";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
 import { effectiveStatus } from "@/core/status";
-import { countAssignmentsByInbound } from "@/server/subscription/snapshot";
+import { countAssignmentsByInbound } from "@/server/assignments/store";
 import { countRouteUsers } from "@/server/usage/route-users";
 
 export async function loadTopology(db: DbOrTx, clusterId: string) {

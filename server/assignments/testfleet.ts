@@ -1,7 +1,8 @@
 /**
- * A small fleet for the subscription tests: `routes` routes of `perRoute` servers each (one
- * inbound per server, no server shared between routes), every server healthy, and
- * `subscribers` subscribers. Security "none" keeps the rows short.
+ * A small fleet for the stored-choice and subscription tests: `routes` routes of `perRoute`
+ * servers each (one inbound per server, no server shared between routes), every server
+ * healthy, and `subscribers` subscribers. Security "none" keeps the rows short. It lives in
+ * the lower of the two folders: subscription may import assignments, not the other way.
  */
 import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";

@@ -1,0 +1,336 @@
+/**
+ * Answering GET /sub/<token>: decide each non-empty route with the balancer from the snapshot
+ * (snapshot-cache.ts) and the subscriber's stored choices (server/assignments), then render
+ * the format asked for. Decisions and renderings are cached per subscriber.
+ *
+ * A cached answer is reused under load changes (metrics only move scores) for up to
+ * ANSWER_TTL_MS, and for as long as nothing at all changed (the same inputs give the same
+ * choice). A topology change decides every route again.
+ *
+ * A status change keeps a cached answer's decisions and, at its next fetch, re-decides only
+ * the routes whose answer depends on a changed server: the server it names, or — for a route
+ * in fallback, panic or with no inbound — any server of the route. A server going down thus
+ * re-decides only the routes of the users it served, and it is never named again after the
+ * reload that saw it down. A server coming back in a route that still has candidates only
+ * moves scores (a better candidate appeared), like a load report: such answers pick it up
+ * within ANSWER_TTL_MS.
+ */
+import type { Balancer, Decision, DecisionReason, RouteInput } from "@/server/balancer";
+import { counter } from "@/server/metrics";
+import { blockReason } from "@/server/usage/access";
+import type { Choices, StoredChoices } from "@/server/assignments/stored-choices";
+import {
+  blockMessage,
+  CONTENT_TYPES,
+  INFO_UUID,
+  infoEntry,
+  parseFormat,
+  profileTitle,
+  renderSubscription,
+  subscriptionUserinfo,
+  type SubscriptionEntry,
+  type SubscriptionFormat,
+  vlessShareLink,
+} from "./formats";
+import { renderSubscriberPage, SUBSCRIBER_PAGE_CSP } from "./page";
+import { formatForUserAgent, type DetectedFormat } from "./user-agent";
+import { subscriptionUrl } from "@/lib/subscription-links";
+import { entryFor, type FleetSnapshot, type SnapshotSubscriber } from "./snapshot";
+import type { SnapshotCache } from "./snapshot-cache";
+
+export const ANSWER_TTL_MS = 30_000;
+export const PROFILE_UPDATE_INTERVAL_HOURS = 12;
+
+/** What the request says besides the token and ?format. */
+export interface AnswerContext {
+  /** Picks the format when there is no ?format (user-agent.ts). */
+  userAgent?: string | null;
+  /** Where the subscription lives (PUBLIC_URL, else the request's Host): the HTML page's links. */
+  origin?: string;
+}
+
+export type AnswerFormat = SubscriptionFormat | "html";
+
+const HTML_CONTENT_TYPE = "text/html; charset=utf-8";
+
+export interface SubscriptionAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The body is ASCII only (share links in base64): its Latin-1 bytes are its UTF-8 bytes, written without a UTF-8 pass. */
+  ascii?: boolean;
+}
+
+/** What a subscriber's app gets right now, route by route, with every candidate's score. */
+export interface Explanation {
+  subscriber: SnapshotSubscriber;
+  routes: Array<{ routeId: string; route: string; flag: string | null; decision: Decision; entry: SubscriptionEntry | null }>;
+  /** inboundId → what the operator knows it as. */
+  names: Map<string, { inbound: string; server: string }>;
+}
+
+/** One non-empty route of a subscriber's answer, as last decided. */
+interface RouteSlot {
+  route: RouteInput;
+  inboundId: string | null;
+  serverId: string | null;
+  /** Fallback, panic or none: the answer depends on every server of the route, not only the named one. */
+  watchAll: boolean;
+  entry: SubscriptionEntry | null;
+}
+
+/** A subscriber's decided answer: one slot per non-empty route, and its renderings. */
+interface Decided {
+  topologyVersion: number;
+  metricsVersion: number;
+  /** When every route was last decided (reused under load changes for ANSWER_TTL_MS). */
+  at: number;
+  /** Status changes up to this epoch are reflected in the slots. */
+  statusEpoch: number;
+  slots: RouteSlot[];
+  /** Keyed by the chosen format (a detected one too), and for the HTML page by origin as well. */
+  bodies: Map<string, { subscribersVersion: number; body: string; headers: Record<string, string> }>;
+}
+
+const requests = counter("routeboard_subscription_requests_total", "Subscription requests by outcome");
+const decisions = counter("routeboard_balancer_decisions_total", "Balancer decisions by reason");
+const recomputed = counter("routeboard_subscription_recomputed_total", "Answers decided again: all routes (full) or only the routes a status change touched (partial)");
+
+const NOT_FOUND: SubscriptionAnswer = { status: 404, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Not found\n" };
+
+export class Answerer {
+  private readonly decided = new Map<string, Decided>();
+  private readonly routesCache = new WeakMap<FleetSnapshot, Map<string, readonly RouteInput[]>>();
+
+  constructor(
+    private readonly snapshot: SnapshotCache,
+    private readonly choices: StoredChoices,
+    private readonly balancer: Balancer,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Decided answers of these subscribers (of everyone when not named) are decided again. */
+  forget(subscriberIds: readonly string[] | undefined): void {
+    if (!subscriberIds) this.decided.clear();
+    else for (const id of subscriberIds) this.decided.delete(id);
+  }
+
+  /** Drops the decided answers of subscribers no longer there. */
+  keepOnly(subscribersById: ReadonlyMap<string, unknown>): void {
+    for (const id of this.decided.keys()) if (!subscribersById.has(id)) this.decided.delete(id);
+  }
+
+  /** GET /sub/<token>[?format=...]; without ?format the User-Agent picks (user-agent.ts). */
+  async answer(token: string, formatParam: string | null, ctx: AnswerContext = {}): Promise<SubscriptionAnswer> {
+    let format: AnswerFormat | null;
+    // The answer depends on the User-Agent only when ?format is absent: caches must key on it then.
+    const vary = formatParam === null;
+    if (vary) format = formatForUserAgent(ctx.userAgent) satisfies DetectedFormat;
+    else format = parseFormat(formatParam);
+    if (!format) {
+      requests.inc({ outcome: "bad_request" });
+      return { status: 400, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Unknown format: use json, clash or singbox, or leave it out for share links\n" };
+    }
+    if (!/^[A-Za-z0-9_-]{8,128}$/.test(token)) {
+      requests.inc({ outcome: "not_found" });
+      return NOT_FOUND;
+    }
+    const snapshot = this.snapshot;
+    await snapshot.refresh();
+    const now = this.clock();
+    const sub = snapshot.subscriberByToken(token);
+    // Unknown and disabled: the same 404, no hint of which.
+    if (!sub || !sub.enabled || !snapshot.topology) {
+      requests.inc({ outcome: "not_found" });
+      return NOT_FOUND;
+    }
+    const origin = ctx.origin ?? "http://localhost";
+    const blocked = blockReason(sub, now);
+    if (blocked) {
+      // Expired or over the limit: one entry that says so, in every format (no balancing, no assignment).
+      requests.inc({ outcome: blocked.kind });
+      const message = blockMessage(blocked);
+      const entries = [infoEntry(message)];
+      const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: blocked, message }) : renderSubscription(format, INFO_UUID, entries);
+      return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body, ascii: format === "base64" };
+    }
+    let d = this.decided.get(sub.id);
+    if (!d || !this.isCurrent(d, now) || d.statusEpoch !== snapshot.statusEpoch) {
+      const previous = this.choices.known(sub.id) ?? (await this.choices.of(sub.id));
+      d = this.bringUpToDate(sub, previous, this.clock());
+    }
+    // The page's links name the origin: one cached page per subscriber, for the origin last asked.
+    const key = format === "html" ? `html ${origin}` : format;
+    const cached = d.bodies.get(key);
+    if (cached && cached.subscribersVersion === snapshot.subscribersVersion) {
+      requests.inc({ outcome: snapshot.stale ? "stale" : "ok" });
+      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: "User-Agent" } : cached.headers), body: cached.body, ascii: format === "base64" };
+    }
+    const entries: SubscriptionEntry[] = [];
+    for (const slot of d.slots) if (slot.entry) entries.push(slot.entry);
+    const headers = this.headersFor(sub, format, false);
+    let body: string;
+    if (format === "html") {
+      body = await this.renderPage(sub, entries, sub.vlessUuid, origin, null);
+      for (const k of d.bodies.keys()) if (k.startsWith("html ")) d.bodies.delete(k);
+    } else {
+      body = renderSubscription(format, sub.vlessUuid, entries);
+    }
+    d.bodies.set(key, { subscribersVersion: snapshot.subscribersVersion, body, headers });
+    requests.inc({ outcome: snapshot.stale ? "stale" : "ok" });
+    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: "User-Agent" } : headers), body, ascii: format === "base64" };
+  }
+
+  /**
+   * What a subscriber's app gets right now, with every candidate's score and the reason:
+   * a dry run that records nothing.
+   */
+  async explain(subscriberId: string): Promise<Explanation | null> {
+    this.snapshot.expectSubscriber(subscriberId);
+    await this.snapshot.refresh();
+    const sub = this.snapshot.subscriberById(subscriberId);
+    const topology = this.snapshot.topology;
+    if (!sub || !topology) return null;
+    const cluster = topology.clusters.get(sub.clusterId);
+    const previous = await this.choices.of(sub.id);
+    const now = this.clock();
+    const routes = this.balancer
+      .explainForSubscriber({ userId: sub.id, routes: cluster?.routes ?? [], servers: this.snapshot.serverMetrics, previousAssignments: previous, nowMs: now })
+      .map(({ routeId, decision }) => ({
+        routeId,
+        route: cluster?.routes.find((r) => r.routeId === routeId)?.name ?? "",
+        flag: topology.routeFlags?.get(routeId) ?? null,
+        decision,
+        entry: decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null,
+      }));
+    const names = new Map<string, { inbound: string; server: string }>();
+    for (const r of routes) {
+      for (const c of r.decision.candidates) {
+        const ib = topology.inbounds.get(c.inboundId);
+        names.set(c.inboundId, { inbound: ib?.name ?? c.inboundId, server: topology.servers.get(c.serverId)?.name ?? c.serverId });
+      }
+    }
+    return { subscriber: sub, routes, names };
+  }
+
+  private headersFor(sub: SnapshotSubscriber, format: AnswerFormat, vary: boolean): Record<string, string> {
+    const cluster = this.snapshot.topology!.clusters.get(sub.clusterId);
+    return {
+      "content-type": format === "html" ? HTML_CONTENT_TYPE : CONTENT_TYPES[format],
+      "cache-control": "no-store",
+      "subscription-userinfo": subscriptionUserinfo(sub.trafficUpBytes, sub.trafficDownBytes, sub.trafficLimitBytes, sub.expiresAt),
+      "profile-update-interval": String(PROFILE_UPDATE_INTERVAL_HOURS),
+      "profile-title": profileTitle(cluster?.name ?? "Routeboard"),
+      ...(format === "html" ? { "content-security-policy": SUBSCRIBER_PAGE_CSP } : {}),
+      ...(vary ? { vary: "User-Agent" } : {}),
+    };
+  }
+
+  private renderPage(sub: SnapshotSubscriber, entries: SubscriptionEntry[], uuid: string, origin: string, blocked: Parameters<typeof renderSubscriberPage>[0]["blocked"]): Promise<string> {
+    return renderSubscriberPage({
+      title: this.snapshot.topology!.clusters.get(sub.clusterId)?.name ?? "Routeboard",
+      subscriberName: sub.name,
+      url: subscriptionUrl(origin, sub.token),
+      upBytes: sub.trafficUpBytes,
+      downBytes: sub.trafficDownBytes,
+      limitBytes: sub.trafficLimitBytes,
+      expiresAt: sub.expiresAt,
+      blocked,
+      links: entries.map((e) => ({ name: e.inbound, link: vlessShareLink(uuid, e) })),
+    });
+  }
+
+  private withStale(h: Record<string, string>): Record<string, string> {
+    return this.snapshot.stale ? { ...h, "x-routeboard-stale": "1" } : h;
+  }
+
+  /** Decided with the current topology, and within ANSWER_TTL_MS of the last load change. */
+  private isCurrent(d: Decided, now: number): boolean {
+    return d.topologyVersion === this.snapshot.topologyVersion && (d.metricsVersion === this.snapshot.metricsVersion || (now - d.at < ANSWER_TTL_MS && now >= d.at));
+  }
+
+  /**
+   * The subscriber's decided answer, up to date: every route decided again when the topology
+   * changed (or loads did, past ANSWER_TTL_MS), else only the routes a status change touched.
+   */
+  private bringUpToDate(sub: SnapshotSubscriber, previous: Choices, now: number): Decided {
+    const snapshot = this.snapshot;
+    const d = this.decided.get(sub.id);
+    if (!d || !this.isCurrent(d, now)) {
+      recomputed.inc({ kind: "full" });
+      const routes = this.nonEmptyRoutes(sub.clusterId);
+      const fresh: Decided = {
+        topologyVersion: snapshot.topologyVersion,
+        metricsVersion: snapshot.metricsVersion,
+        at: now,
+        statusEpoch: snapshot.statusEpoch,
+        slots: [],
+        bodies: new Map(),
+      };
+      for (const route of routes) fresh.slots.push({ route, inboundId: null, serverId: null, watchAll: true, entry: null });
+      this.decideSlots(sub.id, fresh.slots, routes, previous, now);
+      this.decided.set(sub.id, fresh);
+      return fresh;
+    }
+    if (d.statusEpoch === snapshot.statusEpoch) return d;
+    const since = d.statusEpoch;
+    const touched: RouteSlot[] = [];
+    for (const slot of d.slots) {
+      if (slot.watchAll ? slot.route.inbounds.some((ib) => snapshot.statusChangedSince(ib.serverId, since)) : snapshot.statusChangedSince(slot.serverId, since)) touched.push(slot);
+    }
+    d.statusEpoch = snapshot.statusEpoch;
+    if (touched.length > 0) {
+      recomputed.inc({ kind: "partial" });
+      const routes = touched.map((s) => s.route);
+      if (this.decideSlots(sub.id, touched, routes, previous, now)) d.bodies.clear();
+    }
+    return d;
+  }
+
+  /**
+   * Decides the given routes for one subscriber, fills their slots and queues the choices
+   * that changed for storage. True when any slot now names another inbound.
+   */
+  private decideSlots(subscriberId: string, slots: RouteSlot[], routes: readonly RouteInput[], previous: Choices, now: number): boolean {
+    const topology = this.snapshot.topology!;
+    const result = this.balancer.decideForSubscriber({
+      userId: subscriberId,
+      routes,
+      servers: this.snapshot.serverMetrics,
+      previousAssignments: previous,
+      nowMs: now,
+      explain: false,
+    });
+    const byReason = new Map<DecisionReason, number>();
+    let moved = false;
+    let changed = false;
+    for (let i = 0; i < result.length; i++) {
+      const { routeId, decision } = result[i]!;
+      const slot = slots[i]!;
+      byReason.set(decision.reason, (byReason.get(decision.reason) ?? 0) + 1);
+      slot.watchAll = decision.reason !== "best" && decision.reason !== "sticky";
+      if (slot.inboundId === decision.inboundId && (slot.entry !== null || decision.inboundId === null)) continue;
+      moved = true;
+      slot.inboundId = decision.inboundId;
+      slot.serverId = decision.serverId;
+      slot.entry = decision.inboundId ? entryFor(topology, routeId, decision.inboundId) : null;
+      if (decision.inboundId && previous.get(routeId) !== decision.inboundId) {
+        previous.set(routeId, decision.inboundId);
+        changed = true;
+      }
+    }
+    if (changed) this.choices.queueWrite(subscriberId, previous);
+    for (const [r, n] of byReason) decisions.inc({ reason: r }, n);
+    return moved;
+  }
+
+  /** A cluster's non-empty routes in order: one array per topology, shared by every full decision. */
+  private nonEmptyRoutes(clusterId: string): readonly RouteInput[] {
+    const topology = this.snapshot.topology!;
+    let byCluster = this.routesCache.get(topology);
+    if (!byCluster) this.routesCache.set(topology, (byCluster = new Map()));
+    let routes = byCluster.get(clusterId);
+    if (!routes) byCluster.set(clusterId, (routes = (topology.clusters.get(clusterId)?.routes ?? []).filter((r) => r.inbounds.length > 0)));
+    return routes;
+  }
+}

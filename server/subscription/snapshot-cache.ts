@@ -1,0 +1,227 @@
+/**
+ * The subscription snapshot as one instance keeps it (snapshot.ts loads its parts): the
+ * topology, server loads and subscribers, reloaded when the change bus says they moved, and
+ * kept when the database is away (marked stale).
+ *
+ * Freshness: a topology, health or subscriber change marks the snapshot dirty and the next
+ * request waits for one reload, so a drag shows in the very next fetch. Load figures
+ * (metrics) only move scores (answer.ts reuses decisions under them for a while).
+ *
+ * Status changes are not topology changes: a "health" event re-reads only the servers'
+ * statuses and stamps each changed server with a new status epoch, so answers can re-decide
+ * only the routes a changed server touches (answer.ts).
+ */
+import type { Db } from "@/db/client";
+import type { ServerMetrics } from "@/server/balancer";
+import type { ChangeKind } from "@/server/bus";
+import { logger } from "@/server/logger";
+import { counter, gauge } from "@/server/metrics";
+import { isRouteInPanic } from "@/core/panic";
+import {
+  balancerMetrics,
+  loadMetricsSnapshot,
+  loadServerStatuses,
+  loadSubscribers,
+  loadTopologySnapshot,
+  withStatuses,
+  type FleetSnapshot,
+  type MetricsRow,
+  type SnapshotSubscriber,
+} from "./snapshot";
+
+const RETRY_RELOAD_AFTER_MS = 1_000;
+/** How stale subscription-userinfo's traffic figures may get while agents report. */
+export const TRAFFIC_RELOAD_MS = 5000;
+
+const reloads = counter("routeboard_snapshot_reloads_total", "Snapshot reloads by the part re-read");
+const statusChanges = counter("routeboard_server_status_changes_total", "Server status changes seen by the subscription snapshot");
+
+/** What else a reload drives: the parts that keep state derived from the snapshot. */
+export interface SnapshotHooks {
+  /** A server's load report not seen before (the balancer learns peaks from each one once). */
+  onReport(row: MetricsRow): void;
+  /** The subscribers were read again: whatever is kept per subscriber may drop those gone. */
+  onSubscribers(byId: ReadonlyMap<string, SnapshotSubscriber>): void;
+  /** A read run beside the reload's own, when there is one; its failure fails the reload. */
+  alongside(): Promise<void> | undefined;
+}
+
+export class SnapshotCache {
+  private fleet: FleetSnapshot | null = null;
+  private metrics = new Map<string, MetricsRow>();
+  private loads = new Map<string, ServerMetrics>();
+  private subscribersByToken = new Map<string, SnapshotSubscriber>();
+  private subscribersById = new Map<string, SnapshotSubscriber>();
+  private topologyVer = 0;
+  private metricsVer = 0;
+  private subscribersVer = 0;
+  /** Bumped by every reload that saw a status change; serverId → epoch of its last change. */
+  private epoch = 0;
+  private readonly statusChangedAt = new Map<string, number>();
+  private dirty = { topology: true, health: true, metrics: true, subscribers: true };
+  private reloading: Promise<void> | null = null;
+  private lastReloadFailedAt = 0;
+  private loadedAt = 0;
+  private subscribersLoadedAt = 0;
+  private trafficMoved = false;
+  private panicRoutes = 0;
+  private isStale = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: () => number,
+    private readonly hooks: SnapshotHooks,
+  ) {}
+
+  registerGauges(): void {
+    gauge("routeboard_routes_in_panic", "Non-empty routes with no available inbound and no available fallback", () => this.panicRoutes);
+    gauge("routeboard_snapshot_age_seconds", "Age of the subscription snapshot", () => (this.loadedAt ? (this.clock() - this.loadedAt) / 1000 : -1));
+    gauge("routeboard_snapshot_stale", "1 while answering from the last good snapshot because the database is unreachable", () => (this.isStale ? 1 : 0));
+  }
+
+  /** The fleet as last loaded; null until the first reload succeeded. */
+  get topology(): FleetSnapshot | null {
+    return this.fleet;
+  }
+  /** What the balancer gets per server, for the current topology and loads. */
+  get serverMetrics(): ReadonlyMap<string, ServerMetrics> {
+    return this.loads;
+  }
+  /** Bumped by every reload of the whole topology. */
+  get topologyVersion(): number {
+    return this.topologyVer;
+  }
+  /** Bumped by every reload that read new loads. */
+  get metricsVersion(): number {
+    return this.metricsVer;
+  }
+  /** Bumped by every reload of the subscribers. */
+  get subscribersVersion(): number {
+    return this.subscribersVer;
+  }
+  /** Status changes seen so far: bumped by every reload that saw one. */
+  get statusEpoch(): number {
+    return this.epoch;
+  }
+  /** True while the last reload failed: answers come from the last good snapshot. */
+  get stale(): boolean {
+    return this.isStale;
+  }
+
+  subscriberByToken(token: string): SnapshotSubscriber | undefined {
+    return this.subscribersByToken.get(token);
+  }
+  subscriberById(id: string): SnapshotSubscriber | undefined {
+    return this.subscribersById.get(id);
+  }
+
+  /** The server's status changed in a reload after status epoch `epoch`. */
+  statusChangedSince(serverId: string | null, epoch: number): boolean {
+    return serverId !== null && (this.statusChangedAt.get(serverId) ?? 0) > epoch;
+  }
+
+  /** A change event: marks what the next refresh reloads. */
+  changed(kind: ChangeKind): void {
+    if (kind === "metrics") this.dirty.metrics = true;
+    else if (kind === "subscribers") this.dirty.subscribers = true;
+    else if (kind === "traffic") this.trafficMoved = true;
+    // A status change moves no inbound and no stored choice: statuses only (see the header).
+    else if (kind === "health") this.dirty.health = true;
+    else if (kind === "topology" || kind === "settings") this.dirty.topology = true;
+  }
+
+  /** A subscriber not in the snapshot may have been added since: the next refresh reads the subscribers. */
+  expectSubscriber(id: string): void {
+    this.dirty.subscribers = this.dirty.subscribers || !this.subscribersById.has(id);
+  }
+
+  /** Brings the snapshot up to date if anything changed (one reload at a time). */
+  async refresh(): Promise<void> {
+    // A reload in flight clears the dirty flags when it starts: wait for it, or a request
+    // arriving meanwhile would answer from the picture being replaced.
+    if (this.reloading) await this.reloading;
+    // Traffic moves with every agent report: the subscribers' totals (subscription-userinfo)
+    // are re-read at most every TRAFFIC_RELOAD_MS, not once per report.
+    if (this.trafficMoved && this.clock() - this.subscribersLoadedAt >= TRAFFIC_RELOAD_MS) {
+      this.trafficMoved = false;
+      this.dirty.subscribers = true;
+    }
+    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers) return;
+    if (this.fleet && this.isStale && this.clock() - this.lastReloadFailedAt < RETRY_RELOAD_AFTER_MS) return;
+    this.reloading ??= this.reload().finally(() => {
+      this.reloading = null;
+    });
+    await this.reloading;
+  }
+
+  private async reload(): Promise<void> {
+    const want = { ...this.dirty };
+    this.dirty = { topology: false, health: false, metrics: false, subscribers: false };
+    try {
+      const fullTopology = want.topology || !this.fleet;
+      const [loadedTopology, statuses, metrics, subs] = await Promise.all([
+        fullTopology ? loadTopologySnapshot(this.db) : Promise.resolve(this.fleet!),
+        !fullTopology && want.health ? loadServerStatuses(this.db) : Promise.resolve(null),
+        want.metrics || want.topology ? loadMetricsSnapshot(this.db) : Promise.resolve(this.metrics),
+        want.subscribers || this.subscribersByToken.size === 0 ? loadSubscribers(this.db) : Promise.resolve(this.subscribersByToken),
+        this.hooks.alongside(),
+      ]);
+      let topology = loadedTopology;
+      if (statuses) {
+        const next = withStatuses(topology, statuses);
+        topology = next.topology;
+        if (next.changed.length > 0) {
+          this.epoch++;
+          for (const id of next.changed) this.statusChangedAt.set(id, this.epoch);
+        }
+      }
+      for (const m of metrics.values()) {
+        const before = this.metrics.get(m.serverId);
+        if (!before || before.reportedAt.getTime() !== m.reportedAt.getTime()) this.hooks.onReport(m);
+      }
+      for (const part of ["topology", "health", "metrics", "subscribers"] as const) if (want[part]) reloads.inc({ part });
+      if (topology !== this.fleet && this.fleet) {
+        let changed = 0;
+        for (const [id, srv] of topology.servers) if (this.fleet.servers.get(id)?.status !== srv.status) changed++;
+        if (changed) statusChanges.inc({}, changed);
+      }
+      if (fullTopology && topology !== this.fleet) this.topologyVer++;
+      if (metrics !== this.metrics) this.metricsVer++;
+      if (subs !== this.subscribersByToken) {
+        this.subscribersLoadedAt = this.clock();
+        this.subscribersById = new Map([...subs.values()].map((s) => [s.id, s]));
+        this.subscribersVer++;
+        this.hooks.onSubscribers(this.subscribersById);
+      }
+      this.fleet = topology;
+      this.metrics = metrics;
+      this.subscribersByToken = subs;
+      this.loads = balancerMetrics(topology, metrics);
+      this.panicRoutes = countPanicRoutes(topology, this.loads);
+      this.loadedAt = this.clock();
+      this.isStale = false;
+    } catch (err) {
+      // Keep the last good snapshot; try again shortly.
+      this.dirty = {
+        topology: this.dirty.topology || want.topology,
+        health: this.dirty.health || want.health,
+        metrics: this.dirty.metrics || want.metrics,
+        subscribers: this.dirty.subscribers || want.subscribers,
+      };
+      this.lastReloadFailedAt = this.clock();
+      if (!this.fleet) throw err;
+      if (!this.isStale) logger().warn({ err: (err as Error).message }, "snapshot reload failed; answering from the last good snapshot");
+      this.isStale = true;
+    }
+  }
+}
+
+function countPanicRoutes(topology: FleetSnapshot, metrics: ReadonlyMap<string, ServerMetrics>): number {
+  let n = 0;
+  for (const c of topology.clusters.values()) {
+    for (const r of c.routes) {
+      if (isRouteInPanic(r.inbounds, (id) => metrics.get(id)?.available === true)) n++;
+    }
+  }
+  return n;
+}
