@@ -86,7 +86,7 @@ describe("the agent with real v2ray", () => {
 
     // The panel goes away: the core keeps serving, traffic waits in the state dir.
     panel.down = true;
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor("the agent to find the panel away", () => panel.reportsRefusedWhileDown > 0);
     expect(await fetchViaSocks(alice.socksPort, target.url)).toEqual({ status: 200, body: "through the agent" });
     await waitFor("the traffic to be buffered", () => {
       const state = JSON.parse(fs.readFileSync(path.join(stateDir, STATE_FILES.delivery), "utf8"));
