@@ -11,10 +11,41 @@ import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 const WIDTH = 390;
 test.use({ viewport: { width: WIDTH, height: 844 } });
 
+type Counted = typeof window & { dataRequestsOpen: number };
+
+test.beforeEach(async ({ page }) => {
+  // Counts the page's requests until their bodies are read; the live change stream, which
+  // stays open by design, is left out.
+  await page.addInitScript(() => {
+    const w = window as Counted;
+    const send = window.fetch.bind(window);
+    w.dataRequestsOpen = 0;
+    window.fetch = async (input, init) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      if (url.includes("onChange")) return send(input, init);
+      w.dataRequestsOpen++;
+      try {
+        const res = await send(input, init);
+        void res
+          .clone()
+          .arrayBuffer()
+          .catch(() => undefined)
+          .finally(() => w.dataRequestsOpen--);
+        return res;
+      } catch (err) {
+        w.dataRequestsOpen--;
+        throw err;
+      }
+    };
+  });
+});
+
 async function expectNoHorizontalScroll(page: Page) {
-  // Polled: a late-loading part (a table, a chart) could widen the page after first paint.
+  // A late-loading part (a table, a chart) could widen the page after first paint: checked
+  // again once every request has been answered and what it brought has been drawn.
   await expect.poll(() => page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(WIDTH);
-  await page.waitForTimeout(300);
+  await page.waitForFunction(() => document.readyState === "complete" && (window as Counted).dataRequestsOpen === 0);
+  await page.evaluate(() => new Promise((drawn) => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(drawn)))));
   expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(WIDTH);
 }
 
