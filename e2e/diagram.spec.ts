@@ -71,12 +71,20 @@ test("drag an inbound between routes, to Unassigned and back @pg", async ({ page
   await expectNotIn(page, null, "🇺🇸 Dallas");
   await expect.poll(() => routeOf(page, cluster, "🇺🇸 Dallas")).toBe("🇺🇸 USA");
 
-  // Dropping outside any box changes nothing.
+  // Dropping outside any box changes nothing. Proof without waiting for a while: the same
+  // chip's next move, made after it, lands as exactly one version step (a write from the bad
+  // drop, before or after it, would add a step or get the move refused as stale).
   const before = await topology(page, cluster);
   const dist = page.getByRole("region", { name: "Subscription — what users' apps fetch" });
   await drag(page, chip(page, "🇺🇸 New York"), dist);
-  await page.waitForTimeout(300);
-  expect((await topology(page, cluster)).inbounds).toEqual(before.inbounds);
+  await expectIn(page, "🇺🇸 USA", "🇺🇸 New York");
+  await drag(page, chip(page, "🇺🇸 New York"), routeBox(page, "🇩🇪 Germany"));
+  await expect.poll(() => routeOf(page, cluster, "🇺🇸 New York")).toBe("🇩🇪 Germany");
+  await expect(page.getByRole("alert").filter({ hasText: "Could not move" })).toHaveCount(0);
+  const after = await topology(page, cluster);
+  const newYork = (t: Topo) => t.inbounds.find((i) => i.name === "🇺🇸 New York")!;
+  expect(newYork(after).version).toBe(newYork(before).version + 1);
+  expect(after.inbounds.filter((i) => i.name !== "🇺🇸 New York")).toEqual(before.inbounds.filter((i) => i.name !== "🇺🇸 New York"));
 });
 
 test("move an inbound from the keyboard", async ({ page, cluster }) => {
@@ -104,16 +112,19 @@ test("move an inbound from the keyboard", async ({ page, cluster }) => {
   await page.keyboard.press("ArrowUp");
   await page.keyboard.press("Escape");
   await expect(status).toContainText("Cancelled");
-  await page.waitForTimeout(300);
+  await expectIn(page, "🇩🇪 Germany", "🇺🇸 Dallas alt");
+  const inGermany = (await topology(page, cluster)).inbounds.find((i) => i.name === "🇺🇸 Dallas alt")!;
   expect(await routeOf(page, cluster, "🇺🇸 Dallas alt")).toBe("🇩🇪 Germany");
 
-  // Back to Unassigned: ArrowUp twice from Germany (Germany → USA → Unassigned).
+  // Back to Unassigned: ArrowUp twice from Germany (Germany → USA → Unassigned). It lands as
+  // exactly one version step, so the cancelled move wrote nothing, not even late.
   await page.keyboard.press("Space");
   await page.keyboard.press("ArrowUp");
   await page.keyboard.press("ArrowUp");
   await page.keyboard.press("Space");
   await expectIn(page, null, "🇺🇸 Dallas alt");
   await expect.poll(() => routeOf(page, cluster, "🇺🇸 Dallas alt")).toBeNull();
+  expect((await topology(page, cluster)).inbounds.find((i) => i.name === "🇺🇸 Dallas alt")!.version).toBe(inGermany.version + 1);
 });
 
 test("move an inbound with its Move to… menu", async ({ page, cluster }) => {
@@ -205,10 +216,12 @@ test("a move in one browser is seen in another without reload @pg", async ({ pag
   try {
     await login(other.request, E2E_ADMIN.username, E2E_ADMIN.password);
     const page2 = await other.newPage();
+    // The server listens for changes before it answers the live stream's first event.
+    const live2 = page2.waitForResponse((r) => r.url().includes("/api/trpc/topology.onChange"));
+    const live1 = page.waitForResponse((r) => r.url().includes("/api/trpc/topology.onChange"));
     await openDiagram(page2, cluster);
     await openDiagram(page, cluster);
-    // Give the live connections a moment to open.
-    await page2.waitForTimeout(300);
+    await Promise.all([live1, live2]);
 
     await drag(page, chip(page, "🇺🇸 Dallas"), routeBox(page, "🇳🇱 Netherlands"));
     await expectIn(page, "🇳🇱 Netherlands", "🇺🇸 Dallas");
@@ -237,6 +250,17 @@ test("a viewer sees the diagram but cannot drag, reorder or use the menu", async
   try {
     await login(ctx.request, username, password);
     const vp = await ctx.newPage();
+    // Counts the moves this page asks for, at the moment it asks (the tRPC link calls fetch).
+    await vp.addInitScript(() => {
+      const w = window as typeof window & { movesSent: number };
+      const send = window.fetch.bind(window);
+      w.movesSent = 0;
+      window.fetch = (input, init) => {
+        const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+        if (url.includes("topology.moveInbound")) w.movesSent++;
+        return send(input, init);
+      };
+    });
     await openDiagram(vp, cluster);
     await expect(vp.getByText("Read-only")).toBeVisible();
     // Chips are still focusable buttons named like their inbounds…
@@ -251,7 +275,10 @@ test("a viewer sees the diagram but cannot drag, reorder or use the menu", async
     await vp.keyboard.press("Space");
     await vp.keyboard.press("ArrowDown");
     await vp.keyboard.press("Enter");
-    await vp.waitForTimeout(500);
+    // A move is sent from a zero timeout after the drop and redrawn a task later: two tasks
+    // on, any move these gestures started has been sent and drawn.
+    await vp.evaluate(() => new Promise((r) => setTimeout(() => setTimeout(r))));
+    expect(await vp.evaluate(() => (window as typeof window & { movesSent: number }).movesSent)).toBe(0);
     await expectIn(vp, "🇺🇸 USA", "🇺🇸 Dallas");
     await expectNotIn(vp, "🇩🇪 Germany", "🇺🇸 Dallas");
     expect(await routeOf(page, cluster, "🇺🇸 Dallas")).toBe("🇺🇸 USA");
@@ -264,12 +291,13 @@ test("a viewer sees the diagram but cannot drag, reorder or use the menu", async
 test("a drop made on stale data is refused with a message, and the diagram shows the truth @pg", async ({ page, cluster }) => {
   // This page hears nothing live, so it keeps the old picture while the inbound moves.
   await page.route("**/api/trpc/topology.onChange**", (route) => route.abort());
+  const deaf = page.waitForEvent("requestfailed", (r) => r.url().includes("/api/trpc/topology.onChange"));
   await openDiagram(page, cluster);
+  await deaf;
   const t = await topology(page, cluster);
   const dallas = t.inbounds.find((i) => i.name === "🇺🇸 Dallas")!;
   const nl = t.routes.find((r) => r.name === "🇳🇱 Netherlands")!;
   await trpcMutation(page.request, "topology.moveInbound", { inboundId: dallas.id, toRouteId: nl.id, expectedVersion: dallas.version });
-  await page.waitForTimeout(300);
   await expectIn(page, "🇺🇸 USA", "🇺🇸 Dallas"); // stale, as intended
 
   await drag(page, chip(page, "🇺🇸 Dallas"), routeBox(page, "🇩🇪 Germany"));

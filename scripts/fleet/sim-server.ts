@@ -118,6 +118,8 @@ export interface SimServerState {
   faults: SimFaultState;
   reportsSent: number;
   reportsFailed: number;
+  /** Health requests held back by the slow fault right now. */
+  healthRequestsHeld: number;
   lastReportStatus: number | null;
   lastReportError: string | null;
   lastReport: AgentReport | null;
@@ -428,6 +430,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
         faults: { ...faults, unreachableFrom: [...faults.unreachableFrom] },
         reportsSent,
         reportsFailed,
+        healthRequestsHeld: pendingSlow.size,
         lastReportStatus,
         lastReportError,
         lastReport,

@@ -58,9 +58,8 @@ describe("waitForHealth", () => {
   });
   it("fails at once with the exit reason when the process is gone", async () => {
     const s = await healthServer(1000);
-    const started = Date.now();
+    // The exit reason, not a timeout after 5 s, and not one call made.
     await expect(waitForHealth(s.url, () => "the app exited (code 1)", 5000, 10)).rejects.toThrow("the app exited (code 1)");
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(s.calls()).toBe(0);
   });
   it("gives up after the timeout when nothing listens", async () => {

@@ -17,6 +17,8 @@ export interface TestApp {
   url: string;
   database: TestDatabase;
   subscriptions: SubscriptionService;
+  /** Resolves once no request is open (each answered, or its client gone). */
+  idle(): Promise<void>;
   /** Cookie header of a session of an operator with this role (created on first use). */
   cookie(role: OperatorRole): Promise<string>;
   close(): Promise<void>;
@@ -34,7 +36,17 @@ export async function startTestApp(opts: { devtools: boolean }): Promise<TestApp
   const listener = createAppListener(createTrpcHandler(servedRouter(opts.devtools)), (_req, res) => {
     res.writeHead(404).end();
   });
-  const server = http.createServer(listener);
+  let open = 0;
+  let idleWaiters: Array<() => void> = [];
+  const server = http.createServer((req, res) => {
+    open++;
+    res.once("close", () => {
+      if (--open > 0) return;
+      for (const wake of idleWaiters) wake();
+      idleWaiters = [];
+    });
+    listener(req, res);
+  });
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
@@ -43,6 +55,7 @@ export async function startTestApp(opts: { devtools: boolean }): Promise<TestApp
     url,
     database,
     subscriptions,
+    idle: () => (open === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
     async cookie(role) {
       const known = cookies.get(role);
       if (known) return known;

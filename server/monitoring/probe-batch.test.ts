@@ -4,7 +4,7 @@
  */
 import { mulberry32 } from "@/scripts/simulator/prng";
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
@@ -272,7 +272,7 @@ describe.each(testDbKinds())("probe results in batches (%s)", (kind) => {
       const slow = new ProbeResultBatcher({ db, flushMs: 60_000, flushAt: 3, onChanged: (c) => changed.push([...c]) });
       slow.push(item(f.ids[0]!, fail(), BASE, th(1)));
       slow.push(item(f.ids[1]!, ok(), BASE));
-      await new Promise((r) => setTimeout(r, 50));
+      // Not written on their own: the one transaction below, after the third, holds all three.
       expect(slow.size).toBe(2);
       expect(transactions).toBe(0);
       slow.push(item(f.ids[2]!, ok(), BASE));
@@ -295,10 +295,15 @@ describe.each(testDbKinds())("probe results in batches (%s)", (kind) => {
       const f = await fleet("outage", 2);
       for (const id of f.ids) await recordProbeResult(t.db, id, ok(), th(2), BASE);
       let down = true;
+      let refusedFlushes = 0;
       const changed: string[] = [];
       const warnings: string[] = [];
       const batcher = new ProbeResultBatcher({
-        db: faultyDb(t.db, () => (down ? connectionRefused() : null)),
+        db: faultyDb(t.db, () => {
+          if (!down) return null;
+          refusedFlushes++;
+          return connectionRefused();
+        }),
         flushMs: 20,
         onChanged: (c) => changed.push(...c),
         logger: { warn: (_o, m) => warnings.push(m ?? ""), error: () => {} },
@@ -310,7 +315,7 @@ describe.each(testDbKinds())("probe results in batches (%s)", (kind) => {
       expect(batcher.databaseDown).toBe(true);
       expect(batcher.size).toBe(2);
       // Retried at every flush while down, then newer results queue behind the older ones.
-      await new Promise((r) => setTimeout(r, 80));
+      await vi.waitUntil(() => refusedFlushes >= 4);
       expect(batcher.size).toBe(2);
       batcher.push(item(s0, fail("newer"), BASE + 20));
       expect(batcher.size).toBe(3);

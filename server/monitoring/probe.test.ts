@@ -91,15 +91,10 @@ describe("runProbe tcp", () => {
     const ac = new AbortController();
     ac.abort();
     expect((await runProbe(probeConfigSchema.parse({}), "127.0.0.1", 1, { signal: ac.signal })).reason).toBe("aborted");
-    const port = await httpServer(() => {
-      /* hang */
-    });
+    // Aborted once the request is in (the server never answers): "aborted", not "timed out after 5 s".
     const ac2 = new AbortController();
-    const p = runProbe({ ...http_(), timeoutS: 5 }, "127.0.0.1", port, { signal: ac2.signal });
-    setTimeout(() => ac2.abort(), 50);
-    const t0 = Date.now();
-    expect((await p).reason).toBe("aborted");
-    expect(Date.now() - t0).toBeLessThan(2000);
+    const port = await httpServer(() => ac2.abort());
+    expect((await runProbe({ ...http_(), timeoutS: 5 }, "127.0.0.1", port, { signal: ac2.signal })).reason).toBe("aborted");
   });
 });
 
@@ -125,10 +120,8 @@ describe("runProbe http", () => {
     const port = await httpServer(() => {
       /* never answer */
     });
-    const t0 = Date.now();
     const r = await runProbe({ ...http_(), timeoutS: 0.2 }, "127.0.0.1", port);
     expect(r).toMatchObject({ ok: false, reason: "timed out after 0.2 s" });
-    expect(Date.now() - t0).toBeLessThan(1500);
   });
 
   it("times out while the body trickles", async () => {

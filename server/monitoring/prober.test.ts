@@ -242,7 +242,7 @@ describe("Prober", () => {
       onResult: async (_id, r) => void results.push(r),
     });
     await prober.start();
-    await new Promise((r) => setTimeout(r, 300));
+    await vi.waitUntil(() => results.length >= 3, { timeout: 10_000 });
     await prober.stop();
     server.close();
     expect(results.length).toBeGreaterThanOrEqual(3);
