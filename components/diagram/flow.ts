@@ -87,7 +87,7 @@ function handlesKey(b: Box, groups: FlowGroups): string {
 const nodeHandlesKey = new WeakMap<DiagramNode, string>();
 
 /** The rows of the topology that the boxes draw (the diagram's index has them with more). */
-export interface FlowServer {
+export type FlowServer = {
   id: string;
   name: string;
   address: string;
@@ -95,7 +95,7 @@ export interface FlowServer {
   statusReason: string | null;
   usersOnline: number;
   trafficBps: number;
-}
+};
 export interface FlowInbound {
   id: string;
   name: string;

@@ -1,6 +1,6 @@
 import type { Node } from "@xyflow/react";
 import type { RoutePanic } from "@/core/panic";
-import type { InboundTraffic } from "../flow";
+import type { FlowServer, InboundTraffic } from "../flow";
 
 /*
  * What each kind of box draws, built by the flow builder (../flow: buildNodes) from the
@@ -20,14 +20,8 @@ export type ChipData = {
   route: { id: string; name: string; color: string } | null;
 };
 
-export type ServerBoxData = {
-  id: string;
-  name: string;
-  address: string;
-  status: string;
-  statusReason: string | null;
-  usersOnline: number;
-  trafficBps: number;
+/** The server's own row as the topology has it, and its chips. */
+export type ServerBoxData = FlowServer & {
   /** In chip order. */
   chips: ChipData[];
 };
