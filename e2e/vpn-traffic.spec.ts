@@ -287,8 +287,9 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
     cleanups.push(() => stranger.stop());
     expect(await canFetch(stranger, target.url)).toBe(false);
 
-    // --- the bytes show on the subscriber in the panel within two report intervals
-    const aliceUsed = await until("alice's traffic in the panel", 2 * REPORT_INTERVAL_S * 1000 + 2_000, async () => {
+    // --- the bytes show on the subscriber in the panel (two report intervals on an idle
+    // machine; the wait is generous, since a busy one stretches the report and fold path)
+    const aliceUsed = await until("alice's traffic in the panel", 30_000, async () => {
       const used = await usedBytes(api!, cluster.id, alice.id);
       return used >= target.body.length ? used : null;
     });
