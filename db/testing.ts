@@ -1,11 +1,13 @@
 /**
- * Test databases: a fresh PGlite in a temporary folder always, and a fresh database on the
- * real PostgreSQL server when TEST_DATABASE_URL is set (scripts/test.sh starts one).
+ * Test databases: a fresh PGlite in a temporary folder always (a copy of a template folder
+ * when vitest's global setup made one), and a fresh database on the real PostgreSQL server
+ * when TEST_DATABASE_URL is set (scripts/test.sh starts one).
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { MIGRATIONS_FOLDER, openDatabase, type Database } from "./client";
+import { pgliteTemplateDir } from "./pglite-template";
 
 export interface TestDatabase extends Database {
   dispose(): Promise<void>;
@@ -22,6 +24,9 @@ export async function openTestDatabase(kind: TestDbKind, opts: { migrate?: boole
   const migrate = opts.migrate ?? true;
   if (kind === "pglite") {
     const dir = mkdtempSync(path.join(os.tmpdir(), "rb-pglite-"));
+    // A copy of a data folder made once per run spares the initdb (see pglite-template.ts).
+    const template = pgliteTemplateDir(migrate ? "migrated" : "empty");
+    if (template) cpSync(template, dir, { recursive: true });
     const database = await openDatabase({ dataDir: dir, migrate });
     return {
       ...database,
