@@ -79,8 +79,9 @@ describe("the agent with real v2ray", () => {
     expect(await fetchViaSocks(alice.socksPort, target.url)).toEqual({ status: 200, body: "through the agent" });
     const withTraffic = await waitFor("a report with alice's traffic", () => panel.reports.find((r) => r.users?.some((u) => u.email === "sub-alice")));
     expect(withTraffic).toMatchObject({ seq: 1, listenerAlive: true, serviceRunning: true, usersOnline: 1, configVersion: "v1", configError: null, unservedInbounds: [], core: { kind: "v2ray", version: "V2Ray 4.34.0" }, agentVersion: "test" });
-    expect(withTraffic.rxBps).toBeGreaterThan(0);
-    expect(withTraffic.txBps).toBeGreaterThan(0);
+    // Rates come from the interface's counters, read apart from the core's per-user ones: on a
+    // busy machine the bytes can land in the report before or after the one carrying alice.
+    await waitFor("a report with the interface's rates", () => panel.reports.find((r) => r.rxBps > 0 && r.txBps > 0));
     const countedBefore = structuredClone(panel.counted.get("sub-alice")!);
     expect(countedBefore.down).toBeGreaterThan(0);
 
