@@ -9,6 +9,14 @@ const pgUrl = process.env.E2E_DATABASE_URL;
 const dataDir = process.env.E2E_DATA_DIR ?? ".tmp/e2e-data";
 /** Base port of the apps under test (PGlite on it, PostgreSQL on the next); set E2E_PORT to run two suites side by side. */
 const basePort = Number(process.env.E2E_PORT ?? 3200);
+type TraceMode = "off" | "on" | "retain-on-failure" | "on-first-retry";
+function traceMode(value: string | undefined): TraceMode {
+  const modes: TraceMode[] = ["off", "on", "retain-on-failure", "on-first-retry"];
+  if (value === undefined || value === "") return "off";
+  if (!(modes as string[]).includes(value)) throw new Error(`E2E_TRACE must be one of ${modes.join(", ")}, not ${JSON.stringify(value)}`);
+  return value as TraceMode;
+}
+
 export const E2E_ADMIN = { username: "admin", password: "e2e-admin-password" };
 
 const appEnv = (port: number, extra: Record<string, string>) => ({
@@ -35,7 +43,11 @@ export default defineConfig({
   retries: 0,
   reporter: [["list"]],
   use: {
-    trace: "retain-on-failure",
+    // Recording a trace costs every test its screencast and DOM snapshots even when it passes
+    // (about half of Chromium's and the runner's CPU here): off unless asked for, e.g.
+    // E2E_TRACE=retain-on-failure npx playwright test e2e/diagram.spec.ts
+    trace: traceMode(process.env.E2E_TRACE),
+    screenshot: "only-on-failure",
     // Still pipes: their moving dash alone kept each open diagram at a third of a core.
     reducedMotion: "reduce",
     launchOptions: {
