@@ -1,7 +1,7 @@
 /**
  * Alerts end to end inside the server, against a real database and a local HTTP receiver on
- * 127.0.0.1: events come from the real state changes (agent reports through the monitoring
- * store, the traffic fold, the panic check), go through the outbox and the worker.
+ * 127.0.0.1: events come from the real state changes (agent reports through the report route,
+ * the traffic fold, the panic check), go through the outbox and the worker.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,8 +14,7 @@ import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { adminAndViewer } from "@/server/api/testing";
 import { hashAgentToken } from "@/server/auth/tokens";
 import { createAlertTarget, listAlertTargets, sendTestAlert } from "./targets";
-import { applyReports, ingestAgentReport } from "@/server/dataplane/reports";
-import { foldTrafficJournal } from "@/server/usage/journal";
+import { TestReportIntake } from "@/server/dataplane/report-testing";
 import { recomputeServer } from "@/server/monitoring/status";
 import { agentReport } from "@/server/monitoring/testing";
 import { MASKED } from "@/server/secrets";
@@ -82,15 +81,20 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
   // Starts at the real time: the traffic fold and the router stamp events with Date.now().
   let clock = Date.now();
   const now = () => clock;
+  let intake: TestReportIntake;
+  /** Each report one report interval after the one before: the rate limit lets every one in. */
+  const REPORT_INTERVAL_S = 60;
+  const reportAs = (token: string, over: Parameters<typeof agentReport>[0] = {}) =>
+    intake.send(`Bearer ${token}`, JSON.stringify(agentReport(over)), (clock += REPORT_INTERVAL_S * 1000));
   const worker = (over: Partial<ConstructorParameters<typeof AlertWorker>[0]> = {}) =>
     new AlertWorker({ db: t.db, telegramApiUrl: rx.base, allowPrivate: true, now, retry: { baseDelayMs: 1000, maxDelayMs: 60_000, maxAttempts: 4, jitter: 0 }, timeoutMs: 1000, ...over });
-  const report = (i: number, over: Parameters<typeof agentReport>[0] = {}) => ingestAgentReport(t.db, `Bearer ${tokens[i]}`, JSON.stringify(agentReport(over)), (clock += 1000));
+  const report = (i: number, over: Parameters<typeof agentReport>[0] = {}) => reportAs(tokens[i]!, over);
   const eventsOf = async (type: string) => (await t.db.select().from(alertEvents).where(eq(alertEvents.type, type))).length;
 
   beforeAll(async () => {
     t = await openTestDatabase(kind);
     rx = await receiver();
-    const [c] = await t.db.insert(clusters).values({ name: "Europe", reportIntervalS: 60, probeConfig: { enabled: false } }).returning();
+    const [c] = await t.db.insert(clusters).values({ name: "Europe", reportIntervalS: REPORT_INTERVAL_S, probeConfig: { enabled: false } }).returning();
     clusterId = c!.id;
     const [r] = await t.db.insert(routes).values({ clusterId, name: "🇩🇪 Germany" }).returning();
     routeId = r!.id;
@@ -101,8 +105,10 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
       tokens.push(token);
       await t.db.insert(inbounds).values({ clusterId, serverId: s!.id, routeId, name: `in-${i}`, port: 443 });
     }
+    intake = await TestReportIntake.start(t, clock);
   });
   afterAll(async () => {
+    await intake?.close();
     await rx?.close();
     await t?.dispose();
   });
@@ -120,7 +126,7 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
     await createAlertTarget(t.db, null, { name: "setup hook", kind: "webhook", clusterId, url: `${rx.base}/setup`, secret: SECRET, events: ["server.down", "server.up"], enabled: true });
     const token = `alert-new-${randomUUID()}`;
     await t.db.insert(servers).values({ clusterId, name: "fra-new", address: "10.0.0.9", agentTokenHash: hashAgentToken(token) });
-    const send = (over: Parameters<typeof agentReport>[0] = {}) => ingestAgentReport(t.db, `Bearer ${token}`, JSON.stringify(agentReport(over)), (clock += 1000));
+    const send = (over: Parameters<typeof agentReport>[0] = {}) => reportAs(token, over);
     expect((await send({ listenerAlive: false })).body).toMatchObject({ status: "unavailable" }); // pending → unavailable, never up
     expect((await send()).body).toMatchObject({ status: "healthy" }); // first success
     expect(await t.db.select().from(alertEvents)).toHaveLength(0);
@@ -311,18 +317,17 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
     await createAlertTarget(t.db, null, { name: "subs hook", kind: "webhook", clusterId: null, url: `${rx.base}/subs`, secret: SECRET, events: ["subscriber.limited", "subscriber.expired"], enabled: true });
     const [limited] = await t.db.insert(subscribers).values({ clusterId, name: "lim", token: `tok-lim-${randomUUID()}`, trafficLimitBytes: 1000 }).returning();
     const [expiring] = await t.db.insert(subscribers).values({ clusterId, name: "exp", token: `tok-exp-${randomUUID()}`, expiresAt: new Date(Date.now() - 1000) }).returning();
-    const traffic = (seq: number, bytes: number) =>
-      t.db.transaction((tx) =>
-        applyReports(tx, [{ server: { serverId: serverIds[0]!, clusterId }, nowMs: (clock += 1000), report: agentReport({ instance: "alerts-agent", seq, users: [{ email: limited!.id, up: bytes, down: bytes }] }) }]),
-      );
+    // Traffic comes in fra-1's reports; the batcher's own fold job folds it (intake.fold joins a
+    // fold its timers started, so no second fold runs beside it).
+    const traffic = async (seq: number, bytes: number) => {
+      expect((await report(0, { instance: "alerts-agent", seq, users: [{ email: limited!.id, up: bytes, down: bytes }] })).httpStatus).toBe(200);
+      await intake.fold();
+    };
     await traffic(1, 300);
-    await foldTrafficJournal(t.db);
     expect(await eventsOf("subscriber.limited")).toBe(0);
     await traffic(2, 300);
-    await foldTrafficJournal(t.db);
     expect(await eventsOf("subscriber.limited")).toBe(1);
     await traffic(3, 10);
-    await foldTrafficJournal(t.db);
     expect((await checkSubscriberBlocks(t.db, Date.now())).map((e) => e.type)).toEqual(["subscriber.expired"]);
     expect(await checkSubscriberBlocks(t.db, Date.now())).toEqual([]);
     expect(await eventsOf("subscriber.limited")).toBe(1);
@@ -345,7 +350,6 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
     expect(await checkSubscriberBlocks(t.db, Date.now())).toEqual([]);
     expect(await t.db.select().from(subscriberAlertState).where(eq(subscriberAlertState.subscriberId, limited!.id))).toEqual([]);
     await traffic(4, 600);
-    await foldTrafficJournal(t.db);
     expect(await eventsOf("subscriber.limited")).toBe(2);
   });
 

@@ -78,10 +78,15 @@ export async function authenticateAgent(db: Db, authorization: string | undefine
 /**
  * The agent behind a request, or null once the refusal has been sent: 503 + Retry-After
  * while the database is away, 401 for a missing or unknown token (never a 500). `outcome`
- * counts the refusal in the caller's metric.
+ * counts the refusal in the caller's metric; `db` is the route's database (the process's by default).
  */
-export async function agentOrRefuse(req: IncomingMessage, res: ServerResponse, outcome: (o: "unavailable" | "unauthorized") => void): Promise<AgentServer | null> {
-  const agent = await authenticateAgent(await getDb(), req.headers.authorization).catch((err: unknown) => {
+export async function agentOrRefuse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  outcome: (o: "unavailable" | "unauthorized") => void,
+  db: () => Promise<Db> = getDb,
+): Promise<AgentServer | null> {
+  const agent = await authenticateAgent(await db(), req.headers.authorization).catch((err: unknown) => {
     if (isDatabaseDown(err)) return "down" as const;
     throw err;
   });

@@ -5,14 +5,18 @@
  * interval (burst REPORT_BURST); 400 invalid body (naming the field); 413 body over the limit;
  * none of them changes anything. 200 AgentReportAck otherwise, sent once the report is
  * committed (group commit: server/dataplane/report-batcher.ts).
+ *
+ * This route is the only way a report is taken in: tests start it on their own database, batcher,
+ * buckets and clock (agentReportRoute; server/dataplane/report-testing.ts).
  */
 import { getDb } from "@/server/db";
+import type { Db } from "@/db/client";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse, type AgentServer } from "@/server/dataplane/agent-auth";
-import { agentLimits, REPORT_BURST } from "@/server/dataplane/rate-limit";
+import { agentLimits, REPORT_BURST, type TokenBuckets } from "@/server/dataplane/rate-limit";
 import { reportBatcher, type ReportBatcher } from "@/server/dataplane/report-batcher";
 import { parseReport, REPORT_BODY_LIMIT } from "./reports";
 import { findBadText } from "@/core/text-safety";
@@ -25,7 +29,25 @@ const tooLargeFor = (l: ReportLimits) => ({
   error: `body larger than ${l.bodyBytes} bytes, the most a report may carry for this cluster's ${l.subscribers} subscribers: nothing was stored`,
 });
 
-export const agentReportHandler: RouteHandler = async (req, res) => {
+/**
+ * What the route takes reports with: the database, the group commit (whose own clock must be
+ * `now`), the per-agent token buckets, and the clock every step reads (rate limit, size cache).
+ */
+export interface ReportIntake {
+  db: () => Promise<Db>;
+  batcher: ReportBatcher;
+  buckets: TokenBuckets;
+  now: () => number;
+}
+
+let processRoute: RouteHandler | null = null;
+/** The process's route: its database, its batcher (started by server/services.ts), its buckets, the real clock. */
+export const agentReportHandler: RouteHandler = (req, res, url) => {
+  processRoute ??= agentReportRoute({ db: getDb, batcher: reportBatcher(getDb), buckets: agentLimits().reports, now: Date.now });
+  return processRoute(req, res, url);
+};
+
+export const agentReportRoute = (intake: ReportIntake): RouteHandler => async (req, res) => {
   if (req.method !== "POST") {
     sendJson(res, 405, { error: "use POST" }, { allow: "POST" });
     return;
@@ -37,17 +59,17 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
     req.resume();
     return;
   }
-  const agent = await agentOrRefuse(req, res, (outcome) => reports.inc({ outcome }));
+  const agent = await agentOrRefuse(req, res, (outcome) => reports.inc({ outcome }), intake.db);
   if (!agent) return;
   // Refused early, before buffering: a report never needs more room than its cluster's users.
-  const limits = await reportLimitsFor(await getDb(), agent.clusterId).catch(() => reportLimits(Number.MAX_SAFE_INTEGER));
+  const limits = await reportLimitsFor(await intake.db(), agent.clusterId, intake.now()).catch(() => reportLimits(Number.MAX_SAFE_INTEGER));
   if (Number.isFinite(declared) && declared > limits.bodyBytes) {
     reports.inc({ outcome: "too_large" });
     sendJson(res, 413, tooLargeFor(limits), { connection: "close" });
     req.resume();
     return;
   }
-  const batcher = reportBatcher(getDb);
+  const batcher = intake.batcher;
   if (!batcher.admit()) {
     reports.inc({ outcome: "busy" });
     sendJson(res, 503, { error: "the panel is busy: nothing was stored, send this report again after Retry-After" }, { "retry-after": "1" });
@@ -55,15 +77,15 @@ export const agentReportHandler: RouteHandler = async (req, res) => {
     return;
   }
   try {
-    await admitted(req, res, agent, batcher, limits);
+    await admitted(req, res, agent, intake, limits);
   } finally {
     batcher.release();
   }
 };
 
 /** The rest of a report's handling, once admitted (see ReportBatcher.admit). */
-async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentServer, batcher: ReportBatcher, limits: ReportLimits): Promise<void> {
-  const retryAfter = agentLimits().reports.take(agent.serverId, REPORT_BURST, 1 / agent.reportIntervalS);
+async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentServer, intake: ReportIntake, limits: ReportLimits): Promise<void> {
+  const retryAfter = intake.buckets.take(agent.serverId, REPORT_BURST, 1 / agent.reportIntervalS, intake.now());
   if (retryAfter > 0) {
     reports.inc({ outcome: "rate_limited" });
     sendJson(
@@ -102,7 +124,7 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
   }
   let outcome;
   try {
-    outcome = await batcher.submit({ serverId: agent.serverId, clusterId: agent.clusterId }, parsed.report);
+    outcome = await intake.batcher.submit({ serverId: agent.serverId, clusterId: agent.clusterId }, parsed.report);
   } catch (err) {
     if (!isDatabaseDown(err)) throw err;
     // Nothing was stored: the agent keeps the report (and its traffic) and sends it again.

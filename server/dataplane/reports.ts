@@ -7,7 +7,7 @@
  */
 import "server-only";
 import { eq, inArray, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "@/db/client";
+import type { DbOrTx } from "@/db/client";
 import { rowsOf } from "@/db/rows";
 import { alertEvents, clusters, serverAgentState, serverMetrics, servers } from "@/db/schema";
 import { MAX_USER_BYTES_PER_REPORT, type AgentReportAck } from "@/core/agent-wire";
@@ -15,8 +15,6 @@ import { agentReportSchema, formatZodError, type AgentReport } from "@/core/moni
 import type { ServerStatus } from "@/core/status";
 import { enqueueAlerts, recordConfigRejections } from "@/server/alerts/outbox";
 import { counter } from "@/server/metrics";
-import { hashAgentToken } from "@/server/auth/tokens";
-import { bearerToken } from "./agent-auth";
 import { ensureHealthRows, storeReportedHealth } from "@/server/monitoring/reported-health";
 import { journalTraffic } from "@/server/usage/journal";
 
@@ -27,7 +25,7 @@ import { journalTraffic } from "@/server/usage/journal";
 export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 
 export type ReportOutcome =
-  | { httpStatus: 401 | 400 | 413; body: { error: string } }
+  | { httpStatus: 400; body: { error: string } }
   | {
       httpStatus: 200;
       body: AgentReportAck;
@@ -47,17 +45,6 @@ const unknownUsers = counter(
   "routeboard_agent_unknown_users_total",
   "Per-user traffic rows of agent reports naming no subscriber of the server's cluster (ignored)",
 );
-
-/** The server a bearer token belongs to (one query; the HTTP route uses a cache instead). */
-async function serverOfToken(db: Db, authorization: string | undefined): Promise<ReportingServer | null> {
-  const token = bearerToken(authorization);
-  if (!token) return null;
-  const [server] = await db
-    .select({ serverId: servers.id, clusterId: servers.clusterId })
-    .from(servers)
-    .where(eq(servers.agentTokenHash, hashAgentToken(token)));
-  return server ?? null;
-}
 
 /** Parses a report body: the report, or the 400 that names the field. */
 export function parseReport(rawBody: string): { report: AgentReport } | { error: string } {
@@ -89,25 +76,6 @@ function storableReport(r: AgentReport): AgentReport {
     memory: storableFloat(r.memory),
     neighbours: r.neighbours.map((n) => (n.rttMs === null ? n : { ...n, rttMs: storableFloat(n.rttMs) })),
   };
-}
-
-/**
- * Validates and stores one agent report. Nothing is written on 401/400. On success, in one
- * transaction: see applyReport.
- */
-export async function ingestAgentReport(
-  db: Db,
-  authorization: string | undefined,
-  rawBody: string,
-  nowMs = Date.now(),
-): Promise<ReportOutcome> {
-  if (!bearerToken(authorization)) return { httpStatus: 401, body: { error: "missing bearer token: send Authorization: Bearer <agent token>" } };
-  const server = await serverOfToken(db, authorization);
-  if (!server) return { httpStatus: 401, body: { error: "unknown agent token" } };
-  const parsed = parseReport(rawBody);
-  if ("error" in parsed) return { httpStatus: 400, body: { error: parsed.error } };
-  const applied = await db.transaction((tx) => applyReport(tx, server, parsed.report, nowMs));
-  return reportOutcome(server, applied);
 }
 
 export interface AppliedReport {

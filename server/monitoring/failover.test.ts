@@ -6,7 +6,7 @@ import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, inbounds, serverHealth, servers } from "@/db/schema";
 import { hashAgentToken } from "@/server/auth/tokens";
 import { onChange } from "@/server/bus";
-import { ingestAgentReport } from "@/server/dataplane/reports";
+import { TestReportIntake } from "@/server/dataplane/report-testing";
 import { sweepStatuses } from "./status";
 import { agentReport } from "./testing";
 import { recordHeartbeats } from "./heartbeat";
@@ -38,6 +38,7 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
   let watcher: FailoverWatcher;
   const healthEvents: string[] = [];
   let off: () => void;
+  let intake: TestReportIntake;
 
   const status = async (i: number) => (await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[i]!)))[0]!.status;
   const beat = (which: number[], at = clock) => recordHeartbeats(t.db, new Map(which.map((i) => [ids[i]!, at])));
@@ -65,6 +66,7 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
       if (e.kind === "health") healthEvents.push(e.clusterId ?? "");
     });
     const [c] = await t.db.insert(clusters).values({ name: "failover", reportIntervalS: 60 }).returning();
+    intake = await TestReportIntake.start(t);
     for (let i = 0; i < 4; i++) {
       const token = `tok-${i}-${randomUUID()}`;
       const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name: `s${i}`, address: "127.0.0.1", agentTokenHash: hashAgentToken(token) }).returning();
@@ -74,10 +76,11 @@ describe.each(testDbKinds())("failover watcher (%s)", (kind) => {
       ports.push(p);
       await t.db.insert(inbounds).values({ clusterId: c!.id, serverId: s!.id, name: `in${i}`, port: p.port });
       // A healthy report: the server is in rotation.
-      expect((await ingestAgentReport(t.db, `Bearer ${token}`, JSON.stringify(agentReport()))).httpStatus).toBe(200);
+      expect((await intake.send(`Bearer ${token}`, JSON.stringify(agentReport()))).httpStatus).toBe(200);
     }
   });
   afterAll(async () => {
+    await intake?.close();
     off?.();
     for (const p of ports) await p.close();
     await t?.dispose();

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, inbounds, meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
 import { hashAgentToken } from "@/server/auth/tokens";
-import { ingestAgentReport } from "@/server/dataplane/reports";
+import { TestReportIntake } from "@/server/dataplane/report-testing";
 import { recordProbeResult } from "./probe-results";
 import { sweepStatuses } from "./status";
 import { HISTORY_BUCKET_MS } from "./metrics-history";
@@ -48,6 +48,16 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
   afterAll(async () => {
     await t?.dispose();
   });
+  // Reports go through the real route. Each case is a fresh panel (its own batcher and rate-limit
+  // buckets): the cases are separate stories told on their own clocks, each within the burst.
+  let intake: TestReportIntake;
+  beforeEach(async () => {
+    intake = await TestReportIntake.start(t);
+  });
+  afterEach(async () => {
+    await intake?.close();
+  });
+  const send = (authorization: string | undefined, body: string, nowMs?: number) => intake.send(authorization, body, nowMs);
 
   const metricsRows = () => t.db.select().from(serverMetrics);
   const healthRows = () => t.db.select().from(serverHealth);
@@ -55,26 +65,25 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
   it("401 without or with a bad token, 400 naming the field; nothing changes", async () => {
     const before = { m: await metricsRows(), h: await healthRows() };
     const body = JSON.stringify(report());
-    expect(await ingestAgentReport(t.db, undefined, body)).toMatchObject({ httpStatus: 401 });
-    expect(await ingestAgentReport(t.db, "Bearer nope", body)).toMatchObject({ httpStatus: 401 });
-    expect(await ingestAgentReport(t.db, "Basic abc", body)).toMatchObject({ httpStatus: 401 });
-    const bad = await ingestAgentReport(t.db, auth(0), JSON.stringify(report({ usersOnline: -1 })));
+    expect(await send(undefined, body)).toMatchObject({ httpStatus: 401 });
+    expect(await send("Bearer nope", body)).toMatchObject({ httpStatus: 401 });
+    expect(await send("Basic abc", body)).toMatchObject({ httpStatus: 401 });
+    const bad = await send(auth(0), JSON.stringify(report({ usersOnline: -1 })));
     expect(bad).toEqual({ httpStatus: 400, body: { error: "usersOnline: expected number ≥ 0" } });
-    const badNeighbour = await ingestAgentReport(
-      t.db,
+    const badNeighbour = await send(
       auth(0),
       JSON.stringify(report({ neighbours: [{ serverId: "x", ok: true, rttMs: 1 }] })),
     );
     expect(badNeighbour.body).toEqual({ error: "neighbours[0].serverId: expected a UUID" });
-    const extra = await ingestAgentReport(t.db, auth(0), JSON.stringify({ ...report(), bogus: 1 }));
+    const extra = await send(auth(0), JSON.stringify({ ...report(), bogus: 1 }));
     expect(extra.body).toEqual({ error: "bogus: unknown field" });
-    expect((await ingestAgentReport(t.db, auth(0), "{not json")).httpStatus).toBe(400);
+    expect((await send(auth(0), "{not json")).httpStatus).toBe(400);
     expect(await metricsRows()).toEqual(before.m);
     expect(await healthRows()).toEqual(before.h);
   });
 
   it("floats too small for their column are stored as 0, not a 500 (found by the fuzz suite)", async () => {
-    const r = await ingestAgentReport(t.db, auth(3), JSON.stringify(report({ cpu: 1e-123, memory: 4e-323, rxBps: 5e-323, txBps: 1e-200, neighbours: [{ serverId: ids[0]!, ok: true, rttMs: 1e-300 }] })));
+    const r = await send(auth(3), JSON.stringify(report({ cpu: 1e-123, memory: 4e-323, rxBps: 5e-323, txBps: 1e-200, neighbours: [{ serverId: ids[0]!, ok: true, rttMs: 1e-300 }] })));
     expect(r.httpStatus).toBe(200);
     const [m] = await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, ids[3]!));
     expect(m).toMatchObject({ cpu: 0, memory: 0, rxBps: 0, txBps: 0 });
@@ -82,9 +91,12 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
 
   it("stores metrics, learns the peak with a 24 h half-life and fills the 5-minute bucket", async () => {
     const t0 = Math.floor(Date.UTC(2030, 0, 1) / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS;
-    const r1 = await ingestAgentReport(t.db, auth(1), JSON.stringify(report({ rxBps: 8e6, txBps: 4e6, usersOnline: 10, cpu: 10 })), t0);
-    expect(r1).toMatchObject({ httpStatus: 200, body: { ok: true, status: "healthy" }, statusChanged: true });
-    await ingestAgentReport(t.db, auth(1), JSON.stringify(report({ rxBps: 1e6, txBps: 2e6, usersOnline: 20, cpu: 30 })), t0 + 60_000);
+    const r1 = await send(auth(1), JSON.stringify(report({ rxBps: 8e6, txBps: 4e6, usersOnline: 10, cpu: 10 })), t0);
+    expect(r1).toMatchObject({ httpStatus: 200, body: { ok: true, status: "healthy" } });
+    // The status changed with this report (pending → healthy): it is the status's start.
+    const [h1] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[1]!));
+    expect(h1!.statusSince.getTime()).toBe(t0);
+    await send(auth(1), JSON.stringify(report({ rxBps: 1e6, txBps: 2e6, usersOnline: 20, cpu: 30 })), t0 + 60_000);
     const [m] = await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, ids[1]!));
     expect(m).toMatchObject({ usersOnline: 20, rxBps: 1e6, txBps: 2e6, listenerAlive: true, serviceRunning: true });
     expect(m!.peakBps).toBeCloseTo(8e6 * Math.pow(2, -60_000 / 86_400_000), 0);
@@ -93,7 +105,7 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     expect(hist[0]).toMatchObject({ samples: 2, usersOnlineAvg: 15, trafficBpsMax: 8e6, trafficBpsAvg: 5e6, rxBpsAvg: 4.5e6, txBpsAvg: 3e6, cpuAvg: 20 });
     expect(hist[0]!.bucketStart.getTime()).toBe(t0);
     // a day later the old peak has halved
-    await ingestAgentReport(t.db, auth(1), JSON.stringify(report({ rxBps: 0, txBps: 0 })), t0 + 60_000 + 86_400_000);
+    await send(auth(1), JSON.stringify(report({ rxBps: 0, txBps: 0 })), t0 + 60_000 + 86_400_000);
     const [m2] = await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, ids[1]!));
     expect(m2!.peakBps).toBeCloseTo(m!.peakBps / 2, 0);
     expect(await t.db.select().from(serverMetricsHistory).where(eq(serverMetricsHistory.serverId, ids[1]!))).toHaveLength(2);
@@ -102,16 +114,16 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
   it("a report saying the listener is down is unavailable, before and after a healthy one", async () => {
     const now = Date.now();
     const down = JSON.stringify(report({ listenerAlive: false }));
-    expect((await ingestAgentReport(t.db, auth(2), down, now)).body).toEqual({ ok: true, status: "unavailable" });
-    expect((await ingestAgentReport(t.db, auth(2), JSON.stringify(report()), now + 1000)).body).toEqual({ ok: true, status: "healthy" });
-    const r = await ingestAgentReport(t.db, auth(2), down, now + 2000);
-    expect(r).toMatchObject({ body: { status: "unavailable" }, statusChanged: true });
+    expect((await send(auth(2), down, now)).body).toEqual({ ok: true, status: "unavailable" });
+    expect((await send(auth(2), JSON.stringify(report()), now + 1000)).body).toEqual({ ok: true, status: "healthy" });
+    const r = await send(auth(2), down, now + 2000);
+    expect(r).toMatchObject({ body: { status: "unavailable" } });
     const [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[2]!));
     expect(h).toMatchObject({ status: "unavailable", reportEverHealthy: true, statusReason: "The agent reports its traffic listener is down." });
-    expect(h!.statusSince.getTime()).toBe(now + 2000);
+    expect(h!.statusSince.getTime()).toBe(now + 2000); // the status changed with this report
     // A first success is not a recovery; coming back from unavailable is.
     expect(h!.recoveredAt).toBeNull();
-    await ingestAgentReport(t.db, auth(2), JSON.stringify(report()), now + 3000);
+    await send(auth(2), JSON.stringify(report()), now + 3000);
     const [back] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[2]!));
     expect(back).toMatchObject({ status: "healthy" });
     expect(back!.recoveredAt?.getTime()).toBe(now + 3000);
@@ -119,7 +131,7 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
 
   it("probe failures make it probe-failing; one success brings it back", async () => {
     const now = Date.now();
-    await ingestAgentReport(t.db, auth(3), JSON.stringify(report()), now);
+    await send(auth(3), JSON.stringify(report()), now);
     const th = { unhealthyThreshold: 2, healthyThreshold: 1 };
     await recordProbeResult(t.db, ids[3]!, { ok: false, latencyMs: 1, reason: "connection refused" }, th, now + 10);
     let [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[3]!));
@@ -144,8 +156,7 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
 
   it("mesh links are stored per observer; unknown targets are ignored", async () => {
     const now = Date.now();
-    const r = await ingestAgentReport(
-      t.db,
+    const r = await send(
       auth(0),
       JSON.stringify(report({ neighbours: [{ serverId: ids[1]!, ok: false, rttMs: null }, { serverId: randomUUID(), ok: false, rttMs: null }, { serverId: ids[2]!, ok: true, rttMs: 1.5 }] })),
       now,
@@ -164,9 +175,9 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     for (let k = 0; k < 3; k++) {
       for (const [i, id] of others.entries()) {
         const neighbours = ids.slice(0, 4).filter((x) => x !== id).map((x) => ({ serverId: x, ok: !(x === target && i < 2), rttMs: null }));
-        await ingestAgentReport(t.db, auth(i), JSON.stringify(report({ neighbours })), now + k * 1000);
+        await send(auth(i), JSON.stringify(report({ neighbours })), now + k * 1000);
       }
-      await ingestAgentReport(t.db, auth(3), JSON.stringify(report()), now + k * 1000);
+      await send(auth(3), JSON.stringify(report()), now + k * 1000);
     }
     const sweep = await sweepStatuses(t.db, now + 3000);
     expect(sweep.changedClusters.has(clusterId)).toBe(true);
@@ -199,7 +210,7 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     expect(await recordProbeResult(t.db, s!.id, fail, th, now + 10)).toMatchObject({ status: "probe-failing", changed: false });
     let [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, s!.id));
     expect(h).toMatchObject({ probeFailStreak: 2, probeHealthy: null, statusReason: "Health probe has never passed (2 failures in a row); last error: connection refused." });
-    const ok = await ingestAgentReport(t.db, `Bearer ${token}`, JSON.stringify(report()), now + 20);
+    const ok = await send(`Bearer ${token}`, JSON.stringify(report()), now + 20);
     expect(ok.body).toEqual({ ok: true, status: "healthy" });
     [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, s!.id));
     expect(h).toMatchObject({ status: "healthy", reportEverHealthy: true });

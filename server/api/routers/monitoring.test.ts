@@ -8,7 +8,7 @@ import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";
 import { operatorContext } from "@/server/api/testing";
 import { fleetPlanSchema } from "@/scripts/fleet/plan";
-import { ingestAgentReport } from "@/server/dataplane/reports";
+import { TestReportIntake } from "@/server/dataplane/report-testing";
 
 describe("monitoring procedures (pglite)", () => {
   let t: TestDatabase;
@@ -41,11 +41,16 @@ describe("monitoring procedures (pglite)", () => {
     expect(rows.every((s) => s.address === "127.0.0.1")).toBe(true);
     const ib = await t.db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId));
     expect(ib.map((i) => i.port).sort()).toEqual([...ports].sort());
-    const ok = await ingestAgentReport(t.db, `Bearer ${plan.servers[0]!.token}`, JSON.stringify({ listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1, txBps: 1, cpu: 1, memory: 1, neighbours: [] }));
-    expect(ok.httpStatus).toBe(200);
-    // a second rotation invalidates the old token
-    await admin.tooling.rotateAgentTokens({ clusterId });
-    expect((await ingestAgentReport(t.db, `Bearer ${plan.servers[0]!.token}`, "{}")).httpStatus).toBe(401);
+    const intake = await TestReportIntake.start(t);
+    try {
+      const ok = await intake.send(`Bearer ${plan.servers[0]!.token}`, JSON.stringify({ listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1, txBps: 1, cpu: 1, memory: 1, neighbours: [] }));
+      expect(ok.httpStatus).toBe(200);
+      // a second rotation invalidates the old token
+      await admin.tooling.rotateAgentTokens({ clusterId });
+      expect((await intake.send(`Bearer ${plan.servers[0]!.token}`, "{}")).httpStatus).toBe(401);
+    } finally {
+      await intake.close();
+    }
   });
 
   it("enrolFleet creates then reuses sim servers; health lists them", async () => {
