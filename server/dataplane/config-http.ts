@@ -81,13 +81,18 @@ export function pickEncoding(acceptEncoding: string | undefined): "br" | "gzip" 
   return of("gzip") > 0 ? "gzip" : null;
 }
 
+/** The body's bytes in that encoding (off the event loop: zlib's thread pool). */
+export async function encodeBody(body: string, encoding: "br" | "gzip" | null): Promise<Buffer> {
+  const bytes = Buffer.from(body);
+  // Quality 5: most of brotli's gain at gzip's speed (11, the default, takes seconds on a large config).
+  if (encoding === "br") return brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
+  if (encoding === "gzip") return gzip(bytes);
+  return bytes;
+}
+
 async function sendBody(req: IncomingMessage, res: ServerResponse, version: string, kind: "full" | "delta", body: string): Promise<void> {
   const encoding = pickEncoding(req.headers["accept-encoding"]);
-  let bytes: Buffer = Buffer.from(body);
-  if (encoding === "br") {
-    // Quality 5: most of brotli's gain at gzip's speed (11, the default, takes seconds on a large config).
-    bytes = await brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
-  } else if (encoding === "gzip") bytes = await gzip(bytes);
+  const bytes = await encodeBody(body, encoding);
   if (res.destroyed || res.writableEnded) return;
   answers.inc({ outcome: kind === "delta" ? "delta" : "config" });
   answerBytes.inc({ kind, encoding: encoding ?? "identity" }, bytes.length);
