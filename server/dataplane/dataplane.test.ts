@@ -675,6 +675,14 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       expect(fullGzip.headers["content-encoding"]).toBe("gzip");
       expect(JSON.parse(fullGzip.text)).toEqual({ kind: "full", ...after });
       expect(fullGzip.wire.length).toBeGreaterThan(100 * raw.wire.length);
+
+      // A waiting long-poll is answered with a delta too.
+      const poll = getRaw("?wait=10&delta=1", { "if-none-match": `"${after.version}"` });
+      await agentsWaiting(1);
+      const dan = await admin.subscribers.create({ clusterId, name: "dan", expiresAt: null, trafficLimitGb: null });
+      const pushed = await poll;
+      expect(pushed.status).toBe(200);
+      expect(JSON.parse(pushed.text)).toMatchObject({ kind: "delta", from: after.version, usersAdded: [{ email: dan.id }], usersRemoved: [] });
     });
 
     it("spans several versions, merged: added then removed is nothing; an id change is a removal and an addition", async () => {
