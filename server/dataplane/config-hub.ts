@@ -140,6 +140,8 @@ export class ConfigHub {
       journal = this.db()
         .then((db) => ClusterJournal.load(db, cluster))
         .catch((err: unknown) => {
+          // Not kept: the next agent asking reads it again.
+          this.journals.delete(cluster);
           logger().warn({ err, clusterId: cluster.clusterId }, "could not read the config journal: agents get the full config");
           return null;
         });
