@@ -30,12 +30,20 @@ export function byEmail(a: AgentUser, b: AgentUser): number {
   return a.email < b.email ? -1 : a.email > b.email ? 1 : 0;
 }
 
+/** canonicalJson(u), written directly for the shape every user has (many times faster at a million). */
+function userJson(u: AgentUser): string {
+  let keys = 0;
+  for (const _key in u) keys++;
+  if (keys === 2 && typeof u.email === "string" && typeof u.id === "string") return `{"email":${JSON.stringify(u.email)},"id":${JSON.stringify(u.id)}}`;
+  return canonicalJson(u);
+}
+
 /** sha256 of canonicalJson(users), fed in pieces: a million users never become one string. */
 export function usersHash(users: readonly AgentUser[]): string {
   const h = createHash("sha256");
   let piece = "[";
   for (let k = 0; k < users.length; k++) {
-    piece += (k > 0 ? "," : "") + canonicalJson(users[k]);
+    piece += (k > 0 ? "," : "") + userJson(users[k]!);
     if (piece.length > 65_536) {
       h.update(piece);
       piece = "";
