@@ -158,7 +158,12 @@ export class Agent {
     let seen: string | null = this.deps.core.runningVersion ?? this.config?.version ?? null;
     let rejected: AgentConfig | null = null;
     while (!this.stopped) {
-      const answer = await panel.fetchConfig(seen, seen === null ? 0 : (this.deps.configWaitS ?? CONFIG_WAIT_S), this.abort.signal);
+      // A delta is asked for from the config the agent holds (the one `seen` names).
+      let answer = await panel.fetchConfig(seen, seen === null ? 0 : (this.deps.configWaitS ?? CONFIG_WAIT_S), this.abort.signal, this.config);
+      if (answer.kind === "delta-failed" && !this.stopped) {
+        log.warn(`the panel's config delta does not fit (${answer.error}): fetching the full config`);
+        answer = await panel.fetchConfig(null, 0, this.abort.signal);
+      }
       if (this.stopped) return;
       switch (answer.kind) {
         case "unauthorized":
@@ -194,8 +199,9 @@ export class Agent {
           continue;
         }
         case "invalid":
+        case "delta-failed":
         case "error": {
-          const msg = answer.kind === "invalid" ? `the panel sent an invalid config, ignored: ${answer.error}` : `cannot reach the panel: ${answer.error}`;
+          const msg = answer.kind === "error" ? `cannot reach the panel: ${answer.error}` : `the panel sent an invalid config, ignored: ${answer.error}`;
           if (msg !== lastError) log.warn(`${msg} (retrying with backoff; the core keeps serving ${this.deps.core.runningVersion ?? "nothing yet"})`);
           lastError = msg;
           await this.sleep(backoff);

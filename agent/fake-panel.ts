@@ -1,11 +1,14 @@
 /**
  * A stand-in for the panel in the agent's tests: speaks the contract of core/agent-wire.ts
- * (Bearer token, ETag / If-None-Match / ?wait long-poll, report acks with (instance, seq)
- * de-duplication, 429 with Retry-After). The real panel is covered by the end-to-end test.
+ * (Bearer token, ETag / If-None-Match / ?wait long-poll, ?delta=1 from the versions it
+ * served, brotli when the agent accepts it, report acks with (instance, seq) de-duplication,
+ * 429 with Retry-After). The real panel is covered by the end-to-end test.
  */
 import http from "node:http";
 import type net from "node:net";
+import zlib from "node:zlib";
 import { agentReportSchema, type AgentConfig, type AgentReport } from "../core/agent-wire";
+import { canonicalJson } from "../core/config-version";
 import { formatZodError } from "../core/zod-format";
 
 export interface FakeReply {
@@ -27,6 +30,13 @@ export class FakePanel {
   /** Replies to the next reports, in order, before the normal handling. */
   readonly nextReplies: FakeReply[] = [];
   configRequests = 0;
+  /** The query string of every config request, in order. */
+  readonly configQueries: string[] = [];
+  deltaAnswers = 0;
+  /** Sends the next delta with its last added user left out: it no longer hashes to its version. */
+  corruptNextDelta = false;
+  /** Every config served, by version: where a delta may start. */
+  private readonly served = new Map<string, AgentConfig>();
   /** When each heartbeat arrived; `heartbeatStatus` answers them (404 = a panel that predates heartbeats). */
   readonly heartbeats: number[] = [];
   heartbeatStatus = 204;
@@ -58,6 +68,23 @@ export class FakePanel {
     for (const w of waiters) w();
   }
 
+  /** With delta=1: only the users changed since `from` when that is all that changed, as the panel does. */
+  private configAnswer(from: string | undefined): unknown {
+    const base = from === undefined ? undefined : this.served.get(from);
+    const rest = ({ version: _v, users: _u, ...r }: AgentConfig) => canonicalJson(r);
+    if (!base || rest(base) !== rest(this.config)) return { kind: "full", ...this.config };
+    const before = new Map(base.users.map((u) => [u.email, u.id]));
+    const after = new Map(this.config.users.map((u) => [u.email, u.id]));
+    const usersAdded = this.config.users.filter((u) => before.get(u.email) !== u.id);
+    const usersRemoved = base.users.filter((u) => after.get(u.email) !== u.id).map((u) => u.email);
+    if (this.corruptNextDelta) {
+      this.corruptNextDelta = false;
+      usersAdded.pop();
+    }
+    this.deltaAnswers++;
+    return { kind: "delta", from, version: this.config.version, usersAdded, usersRemoved };
+  }
+
   private send(res: http.ServerResponse, reply: FakeReply) {
     res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
     res.end(reply.body === undefined ? "" : JSON.stringify(reply.body));
@@ -74,6 +101,7 @@ export class FakePanel {
     if (req.headers.authorization !== `Bearer ${this.token}`) return this.send(res, { status: 401, body: { error: "bad token" } });
     if (url.pathname === "/api/agent/config" && req.method === "GET") {
       this.configRequests++;
+      this.configQueries.push(url.search);
       const wait = Number(url.searchParams.get("wait") ?? 0);
       const etag = () => `"${this.config.version}"`;
       if (req.headers["if-none-match"] === etag() && wait > 0) {
@@ -87,7 +115,12 @@ export class FakePanel {
         });
       }
       if (req.headers["if-none-match"] === etag()) return this.send(res, { status: 304, headers: { etag: etag() } });
-      return this.send(res, { status: 200, body: this.config, headers: { etag: etag() } });
+      this.served.set(this.config.version, this.config);
+      const from = /^"(.*)"$/.exec(req.headers["if-none-match"] ?? "")?.[1];
+      const body = JSON.stringify(url.searchParams.get("delta") === "1" ? this.configAnswer(from) : this.config);
+      const br = /\bbr\b/.test(req.headers["accept-encoding"] ?? "");
+      res.writeHead(200, { "content-type": "application/json", etag: etag(), ...(br ? { "content-encoding": "br" } : {}) });
+      return res.end(br ? zlib.brotliCompressSync(body) : body);
     }
     if (url.pathname === "/api/agent/heartbeat" && req.method === "POST") {
       this.heartbeats.push(Date.now());

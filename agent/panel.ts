@@ -1,16 +1,21 @@
 /**
  * The agent's HTTP client for the panel's two endpoints (contract in core/agent-wire.ts):
- * GET /api/agent/config (ETag, If-None-Match, ?wait long-poll), POST /api/agent/report and
- * POST /api/agent/heartbeat (no body, every HEARTBEAT_INTERVAL_S: core/heartbeat.ts).
+ * GET /api/agent/config (ETag, If-None-Match, ?wait long-poll, ?delta=1, compressed answers),
+ * POST /api/agent/report and POST /api/agent/heartbeat (no body, every HEARTBEAT_INTERVAL_S:
+ * core/heartbeat.ts).
  */
-import { agentConfigSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
+import { agentConfigDeltaSchema, agentConfigSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
+import { applyUserDelta, versionOfConfig } from "../core/config-version";
 import { formatZodError } from "../core/zod-format";
 
 export const UNAUTHORIZED_MESSAGE = "the panel refused this token (401): copy a fresh one from the server's page";
 
 export type ConfigAnswer =
-  | { kind: "config"; config: AgentConfig; version: string }
+  /** `delta`: how many users the delta added and removed (absent: the full config came). */
+  | { kind: "config"; config: AgentConfig; version: string; delta?: { added: number; removed: number } }
   | { kind: "unchanged" }
+  /** A delta that does not apply to the base or does not hash to its version: ask for the full config. */
+  | { kind: "delta-failed"; error: string }
   /** 200 whose body is not a valid config: logged with the field, then ignored. */
   | { kind: "invalid"; error: string }
   | { kind: "unauthorized" }
@@ -36,13 +41,21 @@ export class PanelClient {
     return { authorization: `Bearer ${this.token}`, "user-agent": this.userAgent, ...extra };
   }
 
-  /** One long-poll: answers when the version differs from `version`, else "unchanged". */
-  async fetchConfig(version: string | null, waitS: number, signal?: AbortSignal): Promise<ConfigAnswer> {
-    const url = `${this.baseUrl}/api/agent/config${waitS > 0 ? `?wait=${waitS}` : ""}`;
+  /**
+   * One long-poll: answers when the version differs from `version`, else "unchanged". With
+   * `base` (the config at `version`) it asks for a delta and rebuilds the full config from it,
+   * checked against the version the panel named (core/config-version.ts).
+   */
+  async fetchConfig(version: string | null, waitS: number, signal?: AbortSignal, base?: AgentConfig | null): Promise<ConfigAnswer> {
+    const deltaBase = base && version !== null && base.version === version ? base : null;
+    const query = [...(waitS > 0 ? [`wait=${waitS}`] : []), ...(deltaBase ? ["delta=1"] : [])];
+    const url = `${this.baseUrl}/api/agent/config${query.length > 0 ? `?${query.join("&")}` : ""}`;
     let res: Response;
     let text: string;
     try {
-      [res, text] = await request(url, { headers: this.headers(version ? { "if-none-match": `"${version}"` } : {}) }, signal, (waitS + 15) * 1000);
+      // fetch decodes br and gzip itself; the header is named so that the panel compresses.
+      const headers = this.headers({ "accept-encoding": "br, gzip", ...(version ? { "if-none-match": `"${version}"` } : {}) });
+      [res, text] = await request(url, { headers }, signal, (waitS + 15) * 1000);
     } catch (err) {
       return { kind: "error", error: describeFetchError(err, url) };
     }
@@ -55,7 +68,14 @@ export class PanelClient {
     } catch {
       return { kind: "invalid", error: "the body is not JSON" };
     }
-    const parsed = agentConfigSchema.safeParse(body);
+    const kind = typeof body === "object" && body !== null && "kind" in body ? (body as { kind: unknown }).kind : undefined;
+    if (kind === "delta") {
+      if (!deltaBase) return { kind: "invalid", error: "a delta came although none was asked for" };
+      return applyDelta(deltaBase, body);
+    }
+    // kind "full" (delta=1), or none: a panel from before deltas, or no delta asked for.
+    if (kind !== undefined && kind !== "full") return { kind: "invalid", error: `kind: expected "full" or "delta", got ${JSON.stringify(kind).slice(0, 40)}` };
+    const parsed = agentConfigSchema.safeParse(kind === "full" ? withoutKind(body as Record<string, unknown>) : body);
     if (!parsed.success) return { kind: "invalid", error: formatZodError(parsed.error) };
     return { kind: "config", config: parsed.data, version: parsed.data.version };
   }
@@ -98,6 +118,22 @@ export class PanelClient {
     if (res.status === 400 || res.status === 413) return { kind: "rejected", status: res.status, error: errorText(text) };
     return { kind: "error", error: `POST /api/agent/report answered ${res.status}: ${errorText(text)}` };
   }
+}
+
+function withoutKind({ kind: _kind, ...rest }: Record<string, unknown>): Record<string, unknown> {
+  return rest;
+}
+
+/** The config a delta answer turns `base` into, checked against the version it names. */
+function applyDelta(base: AgentConfig, body: unknown): ConfigAnswer {
+  const parsed = agentConfigDeltaSchema.safeParse(body);
+  if (!parsed.success) return { kind: "delta-failed", error: `the delta is invalid: ${formatZodError(parsed.error)}` };
+  const delta = parsed.data;
+  const applied = applyUserDelta(base, delta);
+  if ("error" in applied) return { kind: "delta-failed", error: applied.error };
+  const actual = versionOfConfig(applied.config);
+  if (actual !== delta.version) return { kind: "delta-failed", error: `the config rebuilt from the delta ${delta.from} → ${delta.version} hashes to ${actual}` };
+  return { kind: "config", config: applied.config, version: delta.version, delta: { added: delta.usersAdded.length, removed: delta.usersRemoved.length } };
 }
 
 /** The panel's `{error}` message, or the start of the body. */

@@ -231,3 +231,35 @@ export type AgentInbound = z.infer<typeof agentInboundSchema>;
 export type AgentUser = z.infer<typeof agentUserSchema>;
 export type AgentNeighbour = z.infer<typeof agentNeighbourSchema>;
 export type AgentConfig = z.infer<typeof agentConfigSchema>;
+
+// ---------------------------------------------------------------------------
+// Config deltas: GET /api/agent/config?delta=1 (issue 23)
+// ---------------------------------------------------------------------------
+
+/** A config version as the panel writes it (ETag value); also the form If-None-Match must name with delta=1. */
+export const configVersionSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_-]+$/, { error: "expected a config version (letters, digits, - and _)" });
+
+/**
+ * Only the users changed since `from` (the agent's If-None-Match): the config at `version` is
+ * the one at `from` without the emails of `usersRemoved`, plus `usersAdded` (an id change is
+ * in both), users sorted by email. The agent checks the result against `version`
+ * (core/config-version.ts) and asks for the full config when it does not match.
+ */
+export const agentConfigDeltaSchema = z
+  .object({
+    kind: z.literal("delta"),
+    from: configVersionSchema,
+    version: configVersionSchema,
+    usersAdded: z.array(agentUserSchema),
+    usersRemoved: z.array(z.string().min(1).max(128)),
+  })
+  .strict();
+
+export type AgentConfigDelta = z.infer<typeof agentConfigDeltaSchema>;
+
+/** What `?delta=1` answers: a delta, or the whole config marked "full" (old agents never ask, and get it unmarked). */
+export const agentConfigAnswerSchema = z.discriminatedUnion("kind", [agentConfigDeltaSchema, agentConfigSchema.extend({ kind: z.literal("full") }).strict()]);

@@ -385,6 +385,30 @@ export const trafficQuarantine = pgTable(
 );
 
 /**
+ * How a cluster's users changed between two of its config builds (config deltas, issue 23):
+ * `from_users` and `to_users` are the users' hashes (core/config-version.ts usersHash), and
+ * `added` / `removed` the exact difference, sorted by email. The content is a function of the
+ * two hashes, so every panel instance writes the same row for the same pair (upsert) and any
+ * instance can answer a delta from another's builds. Kept: the newest 256 rows per cluster,
+ * none older than 24 h (server/dataplane/config-journal.ts prunes on every write).
+ */
+export const configUserChanges = pgTable(
+  "config_user_changes",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    clusterId: uuid("cluster_id")
+      .notNull()
+      .references(() => clusters.id, { onDelete: "cascade" }),
+    fromUsers: text("from_users").notNull(),
+    toUsers: text("to_users").notNull(),
+    added: jsonb("added").$type<Array<{ id: string; email: string }>>().notNull(),
+    removed: jsonb("removed").$type<Array<{ id: string; email: string }>>().notNull(),
+    recordedAt: ts("recorded_at").notNull().defaultNow(),
+  },
+  (t) => [unique("config_user_changes_pair").on(t.clusterId, t.fromUsers, t.toUsers), index("config_user_changes_cluster_recent").on(t.clusterId, t.recordedAt)],
+);
+
+/**
  * What the server's agent last told about itself (DESIGN §6): the (instance, seq) of the last
  * report whose traffic was counted (exactly-once delivery), the config its core runs, why the
  * core refused the newest one, which inbounds it cannot serve, and its versions.

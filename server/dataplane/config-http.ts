@@ -4,12 +4,20 @@
  *   If-None-Match: "<version>"             (304 when unchanged)
  *   ?wait=<0–60>                           (long-poll: answer as soon as the version changes,
  *                                           else 304 after that many seconds; 400 otherwise)
- * 200: the config (core/agent-wire.ts agentConfigSchema) with ETag: "<version>".
+ *   ?delta=1                               (issue 23: answer {kind:"delta"} with only the users
+ *                                           changed since the If-None-Match version when that is
+ *                                           all that changed, else the config with kind:"full";
+ *                                           If-None-Match must then name one version)
+ *   Accept-Encoding: br | gzip             (the answer is compressed)
+ * 200: the config (core/agent-wire.ts agentConfigSchema; without delta=1 exactly that shape,
+ * which agents from before deltas parse strictly) with ETag: "<version>".
  * 429 + Retry-After when one token polls abusively; 503 + Retry-After when too many wait.
  */
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import { getDb } from "@/server/db";
-import { MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
+import { configVersionSchema, MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
@@ -19,6 +27,9 @@ import { configHub } from "./config-hub";
 import { agentLimits, CONFIG_BURST, CONFIG_REFILL_PER_S } from "./rate-limit";
 
 const answers = counter("routeboard_agent_config_requests_total", "GET /api/agent/config answers by outcome");
+const answerBytes = counter("routeboard_agent_config_bytes_total", "Bytes of GET /api/agent/config bodies sent, by kind (full, delta) and encoding");
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
 
 /** The version an If-None-Match header names, if any ("v", W/"v", or a list of them). */
 export function matchesVersion(ifNoneMatch: string | undefined, version: string): boolean {
@@ -36,10 +47,80 @@ export function parseWait(raw: string | null): number | { error: string } {
   return Number(raw);
 }
 
-function sendConfig(res: ServerResponse, cluster: ClusterConfigs, built: BuiltConfig): void {
-  answers.inc({ outcome: "config" });
-  res.writeHead(200, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", etag: `"${built.version}"` });
-  res.end(configBody(cluster, built));
+/** ?delta: absent or 0 = the plain config; 1 = a delta when possible. */
+export function parseDelta(raw: string | null): boolean | { error: string } {
+  if (raw === null || raw === "" || raw === "0") return false;
+  if (raw === "1") return true;
+  return { error: "delta: expected 1 (answer a delta when only users changed) or 0" };
+}
+
+/**
+ * With delta=1 the version the agent runs: one entity tag, "<version>" or W/"<version>";
+ * null when the header is absent (an agent without a config yet).
+ */
+export function parseDeltaFrom(ifNoneMatch: string | undefined): string | null | { error: string } {
+  if (ifNoneMatch === undefined || ifNoneMatch.trim() === "") return null;
+  const m = /^\s*(?:W\/)?"([^"]*)"\s*$/.exec(ifNoneMatch);
+  const version = m ? configVersionSchema.safeParse(m[1]) : null;
+  if (!version?.success) return { error: 'If-None-Match: with delta=1 it must name the one config version the agent runs, in quotes as the ETag gave it (e.g. "AbC_1-x")' };
+  return version.data;
+}
+
+/** The encoding of the answer: br or gzip when Accept-Encoding allows it (q > 0), else none. */
+export function pickEncoding(acceptEncoding: string | undefined): "br" | "gzip" | null {
+  const q = new Map<string, number>();
+  for (const part of (acceptEncoding ?? "").split(",")) {
+    const [name, ...params] = part.trim().toLowerCase().split(";");
+    if (!name) continue;
+    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const value = qParam === undefined ? 1 : Number(qParam.slice(2));
+    q.set(name, Number.isFinite(value) ? value : 0);
+  }
+  const of = (name: string) => q.get(name) ?? q.get("*") ?? 0;
+  if (of("br") > 0 && of("br") >= of("gzip")) return "br";
+  return of("gzip") > 0 ? "gzip" : null;
+}
+
+/** The body's bytes in that encoding (off the event loop: zlib's thread pool). */
+export async function encodeBody(body: string, encoding: "br" | "gzip" | null): Promise<Buffer> {
+  const bytes = Buffer.from(body);
+  // Quality 5: most of brotli's gain at gzip's speed (11, the default, takes seconds on a large config).
+  if (encoding === "br") return brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
+  if (encoding === "gzip") return gzip(bytes);
+  return bytes;
+}
+
+async function sendBody(req: IncomingMessage, res: ServerResponse, version: string, kind: "full" | "delta", body: string): Promise<void> {
+  const encoding = pickEncoding(req.headers["accept-encoding"]);
+  const bytes = await encodeBody(body, encoding);
+  if (res.destroyed || res.writableEnded) return;
+  answers.inc({ outcome: kind === "delta" ? "delta" : "config" });
+  answerBytes.inc({ kind, encoding: encoding ?? "identity" }, bytes.length);
+  res.writeHead(200, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    etag: `"${version}"`,
+    vary: "accept-encoding",
+    "content-length": String(bytes.length),
+    ...(encoding ? { "content-encoding": encoding } : {}),
+  });
+  res.end(bytes);
+}
+
+/**
+ * The answer for a changed config: without delta=1 the plain config (today's shape); with it,
+ * a delta from `from` when the journal has one, else the config marked kind "full".
+ */
+async function sendConfig(req: IncomingMessage, res: ServerResponse, serverId: string, cluster: ClusterConfigs, built: BuiltConfig, delta: { from: string | null } | null): Promise<void> {
+  if (!delta) return sendBody(req, res, built.version, "full", configBody(cluster, built));
+  const body = delta.from === null ? null : await configHub(getDb).deltaBody(cluster, serverId, built, delta.from);
+  if (body !== null) return sendBody(req, res, built.version, "delta", body);
+  return sendBody(req, res, built.version, "full", `{"kind":"full",${configBody(cluster, built).slice(1)}`);
+}
+
+function badRequest(res: ServerResponse, error: { error: string }): void {
+  answers.inc({ outcome: "bad_request" });
+  sendJson(res, 400, error);
 }
 
 function sendNotModified(res: ServerResponse, version: string): void {
@@ -62,11 +143,12 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     return;
   }
   const wait = parseWait(url.searchParams.get("wait"));
-  if (typeof wait !== "number") {
-    answers.inc({ outcome: "bad_request" });
-    sendJson(res, 400, wait);
-    return;
-  }
+  if (typeof wait !== "number") return badRequest(res, wait);
+  const wantsDelta = parseDelta(url.searchParams.get("delta"));
+  if (typeof wantsDelta !== "boolean") return badRequest(res, wantsDelta);
+  const from = wantsDelta ? parseDeltaFrom(req.headers["if-none-match"]) : null;
+  if (from !== null && typeof from !== "string") return badRequest(res, from);
+  const delta = wantsDelta ? { from } : null;
   const hub = configHub(getDb);
   let cluster: ClusterConfigs;
   try {
@@ -84,7 +166,7 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     return;
   }
   if (!matchesVersion(req.headers["if-none-match"], built.version)) {
-    sendConfig(res, cluster, built);
+    await sendConfig(req, res, agent.serverId, cluster, built, delta);
     return;
   }
   if (wait === 0) {
@@ -104,7 +186,7 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   const result = await waiting;
   res.off("close", onClose);
   if (res.destroyed || res.writableEnded) return;
-  if (result.kind === "changed") sendConfig(res, result.cluster, result.built);
+  if (result.kind === "changed") await sendConfig(req, res, agent.serverId, result.cluster, result.built, delta);
   else if (result.kind === "gone") sendJson(res, 401, { error: "unknown agent token" }, { "www-authenticate": "Bearer" });
   else sendNotModified(res, built.version);
 };

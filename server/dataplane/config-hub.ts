@@ -10,12 +10,17 @@
  *   soonest expiry of an allowed subscriber.
  * - One waiter per server (a newer poll answers the older with 304), and MAX_WAITERS overall.
  * - close() answers every waiter with 304 so shutdown does not hang on open long-polls.
+ * - Each build whose users differ from this instance's previous build is journaled before
+ *   anyone is answered from it (config-journal.ts), so deltas to it can be answered.
  */
 import "server-only";
 import type { Db } from "@/db/client";
 import { onChange, type ChangeEvent } from "@/server/bus";
+import { logger } from "@/server/logger";
 import { gauge } from "@/server/metrics";
+import type { AgentUser } from "@/core/agent-wire";
 import { buildClusterConfigs, type BuiltConfig, type ClusterConfigs } from "./config";
+import { ClusterJournal, diffUsers, recordUserChange } from "./config-journal";
 
 export const WAKE_DEBOUNCE_MS = 50;
 export const WAKE_SPACING_MS = 500;
@@ -45,6 +50,9 @@ export class ConfigHub {
   private lastWakeMs = new Map<string, number>();
   private off: (() => void) | null = null;
   private closed = false;
+  /** The users of this instance's newest build per cluster: the start of the next journal row. */
+  private lastUsers = new Map<string, { hash: string; users: AgentUser[] }>();
+  private journals = new WeakMap<ClusterConfigs, Promise<ClusterJournal | null>>();
   builds = 0;
 
   constructor(
@@ -91,7 +99,9 @@ export class ConfigHub {
     const entry = {} as Entry;
     entry.promise = (async () => {
         this.builds++;
-        const built = await buildClusterConfigs(await this.db(), clusterId, this.now());
+        const db = await this.db();
+        const built = await buildClusterConfigs(db, clusterId, this.now());
+        await this.journalUsers(db, built);
         if (built.nextExpiryMs !== null && this.cache.get(clusterId) === entry) {
           const ms = Math.min(MAX_TIMER_MS, Math.max(0, built.nextExpiryMs - this.now()) + 1);
           entry.expiryTimer = setTimeout(() => this.invalidate(clusterId), ms);
@@ -105,6 +115,46 @@ export class ConfigHub {
       if (this.cache.get(clusterId) === entry) this.cache.delete(clusterId);
     });
     return entry.promise;
+  }
+
+  /** Records how the users changed since this instance's previous build of the cluster. */
+  private async journalUsers(db: Db, built: ClusterConfigs): Promise<void> {
+    const previous = this.lastUsers.get(built.clusterId);
+    this.lastUsers.set(built.clusterId, { hash: built.usersHash, users: built.users });
+    if (!previous || previous.hash === built.usersHash) return;
+    try {
+      await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, diffUsers(previous.users, built.users));
+    } catch (err) {
+      // Agents behind this change get the full config instead of a delta; nothing else is lost.
+      logger().warn({ err, clusterId: built.clusterId }, "could not journal a config's user change: agents get the full config");
+    }
+  }
+
+  /**
+   * The delta body that turns this server's config at `from` into `built`, or null when the
+   * journal cannot give one (then the full config is the answer).
+   */
+  async deltaBody(cluster: ClusterConfigs, serverId: string, built: BuiltConfig, from: string): Promise<string | null> {
+    let journal = this.journals.get(cluster);
+    if (!journal) {
+      journal = this.db()
+        .then((db) => ClusterJournal.load(db, cluster))
+        .catch((err: unknown) => {
+          // Not kept: the next agent asking reads it again.
+          this.journals.delete(cluster);
+          logger().warn({ err, clusterId: cluster.clusterId }, "could not read the config journal: agents get the full config");
+          return null;
+        });
+      this.journals.set(cluster, journal);
+    }
+    const j = await journal;
+    if (!j) return null;
+    try {
+      return await j.deltaFor(serverId, built, from);
+    } catch (err) {
+      logger().warn({ err, clusterId: cluster.clusterId }, "could not read the config journal: agents get the full config");
+      return null;
+    }
   }
 
   private async wake(clusterId: string): Promise<void> {
@@ -170,6 +220,7 @@ export class ConfigHub {
     this.wakeTimers.clear();
     for (const e of this.cache.values()) if (e.expiryTimer) clearTimeout(e.expiryTimer);
     this.cache.clear();
+    this.lastUsers.clear();
   }
 }
 

@@ -6,12 +6,12 @@
  * This is the one place where the Reality private key leaves the database.
  */
 import "server-only";
-import { createHash } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, servers, subscribers } from "@/db/schema";
 import { mayConnect } from "@/server/usage/access";
 import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
+import { byEmail, usersHash, versionHasher } from "@/core/config-version";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
 
@@ -24,6 +24,8 @@ export function flowFor(security: "reality" | "tls" | "none"): "" | typeof REALI
 export interface BuiltConfig {
   version: string;
   rest: Omit<AgentConfig, "version" | "users">;
+  /** This server's version with other users (matching a delta's `from`: config-journal.ts). */
+  versionWith: (usersHash: string) => string;
 }
 
 export interface ClusterConfigs {
@@ -33,6 +35,8 @@ export interface ClusterConfigs {
   /** Serialised once per build: every server of the cluster gets the same users. */
   users: AgentUser[];
   usersJson: string;
+  /** core/config-version.ts usersHash of `users`: the key of the config journal. */
+  usersHash: string;
   /** The soonest expiry of an allowed subscriber: the config changes then. */
   nextExpiryMs: number | null;
 }
@@ -51,23 +55,6 @@ export function configBody(c: ClusterConfigs, b: BuiltConfig): string {
 export function configOf(c: ClusterConfigs, serverId: string): AgentConfig | null {
   const b = c.byServer.get(serverId);
   return b ? { version: b.version, ...b.rest, users: c.users } : null;
-}
-
-/** Canonical JSON: keys sorted, so equal configs hash alike whatever order they were built in. */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-    .join(",")}}`;
-}
-
-/** A hash of the canonical config; the users' part is hashed once per cluster (`usersHash`). */
-export function configVersion(rest: Omit<AgentConfig, "version" | "users">, usersHash: string): string {
-  return createHash("sha256").update(canonicalJson(rest)).update("\n").update(usersHash).digest("base64url").slice(0, 32);
 }
 
 type InboundRow = typeof inbounds.$inferSelect;
@@ -145,7 +132,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       .where(and(eq(subscribers.clusterId, clusterId), eq(subscribers.enabled, true)))
       .orderBy(asc(subscribers.id)),
   ]);
-  const out: ClusterConfigs = { clusterId, builtAtMs: nowMs, byServer: new Map(), users: [], usersJson: "[]", nextExpiryMs: null };
+  const out: ClusterConfigs = { clusterId, builtAtMs: nowMs, byServer: new Map(), users: [], usersJson: "[]", usersHash: usersHash([]), nextExpiryMs: null };
   if (!cluster) return out;
 
   const users: AgentUser[] = [];
@@ -154,9 +141,12 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     users.push({ id: s.vlessUuid, email: s.id });
     if (s.expiresAt && (out.nextExpiryMs === null || s.expiresAt.getTime() < out.nextExpiryMs)) out.nextExpiryMs = s.expiresAt.getTime();
   }
+  // Already in id order; sorted again in the order agents rebuild deltas in (code units), so
+  // the two never depend on how the database collates.
+  users.sort(byEmail);
   out.users = users;
   out.usersJson = JSON.stringify(users);
-  const usersHash = createHash("sha256").update(canonicalJson(users)).digest("base64url");
+  out.usersHash = usersHash(users);
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {
     const list = byServerInbounds.get(i.serverId) ?? [];
@@ -176,7 +166,8 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       // Left out when empty: agents from before the field parse the config strictly.
       ...(cluster.allowedPrivateDestinations.length > 0 ? { allowedPrivateDestinations: cluster.allowedPrivateDestinations } : {}),
     };
-    out.byServer.set(s.id, { version: configVersion(rest, usersHash), rest });
+    const versionWith = versionHasher(rest);
+    out.byServer.set(s.id, { version: versionWith(out.usersHash), rest, versionWith });
   }
   return out;
 }

@@ -4,19 +4,24 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { eq } from "drizzle-orm";
+import os from "node:os";
+import zlib from "node:zlib";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { count, eq, sql } from "drizzle-orm";
+import { openDatabase, type Database } from "@/db/client";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
-import { serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
+import { configUserChanges, serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
-import { agentConfigSchema, type AgentConfig } from "@/core/agent-wire";
+import { agentConfigAnswerSchema, agentConfigSchema, type AgentConfig, type AgentConfigDelta } from "@/core/agent-wire";
+import { applyUserDelta, versionOfConfig } from "@/core/config-version";
 import { agentReportHandler } from "@/server/dataplane/report-http";
 import { renderMetrics } from "@/server/metrics";
 import type { RouteHandler } from "@/server/http/util";
 import { agentConfigHandler } from "./config-http";
 import { agentLimits } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
-import { configHub } from "./config-hub";
+import { ConfigHub, configHub } from "./config-hub";
+import { JOURNAL_KEEP_ROWS, recordUserChange } from "./config-journal";
 import { getDb } from "@/server/db";
 import { applyReports } from "./reports";
 import { foldTrafficJournal } from "@/server/usage/journal";
@@ -25,6 +30,16 @@ import { SubscriptionService } from "@/server/subscription/service";
 import { UsageResetJob } from "@/server/usage/reset-job";
 
 const DB_KEY = Symbol.for("routeboard.database");
+/** Subscribers of the cluster the config-delta tests grow by one. */
+const DELTA_SEEDED = 5000;
+
+/** An answer as it came over the wire (`wire`, maybe compressed) and decoded (`text`). */
+interface Raw {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  wire: Buffer;
+  text: string;
+}
 
 
 describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) => {
@@ -579,5 +594,186 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const [held] = await t.db.select().from(subscribers).where(eq(subscribers.id, hal.id));
     expect(held!.holdDays).toBeNull();
     expect(held!.expiresAt!.getTime() - held!.lastSeenAt!.getTime()).toBe(7 * 86_400_000);
+  });
+
+  // Issue 23: a cluster of thousands of subscribers gets a one-user delta of a few hundred
+  // bytes, anything but users in between gives the full config, and a second panel instance
+  // answers the same bytes from the journal.
+  describe("config deltas", () => {
+    let port: number;
+    let clusterId: string;
+    let token: string;
+    let serverId: string;
+    let realityId: string;
+
+    const getRaw = (query: string, headers: Record<string, string> = {}) =>
+      new Promise<Raw>((resolve, reject) => {
+        http
+          .get({ host: "127.0.0.1", port, path: `/api/agent/config${query}`, headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => {
+              const wire = Buffer.concat(chunks);
+              const enc = res.headers["content-encoding"];
+              const plain = enc === "br" ? zlib.brotliDecompressSync(wire) : enc === "gzip" ? zlib.gunzipSync(wire) : wire;
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, wire, text: plain.toString("utf8") });
+            });
+          })
+          .on("error", reject);
+      });
+    const fullConfig = async (): Promise<AgentConfig> => {
+      const r = await getRaw("");
+      expect(r.status).toBe(200);
+      return agentConfigSchema.parse(JSON.parse(r.text));
+    };
+    const askDelta = async (from: string, encoding = "identity") => {
+      const r = await getRaw("?delta=1", { "if-none-match": `"${from}"`, "accept-encoding": encoding });
+      expect(r.status).toBe(200);
+      return { raw: r, answer: agentConfigAnswerSchema.parse(JSON.parse(r.text)) };
+    };
+    const journalRows = async () => (await t.db.select({ n: count() }).from(configUserChanges).where(eq(configUserChanges.clusterId, clusterId)))[0]!.n;
+
+    beforeAll(async () => {
+      port = Number(new URL(base).port);
+      clusterId = (await admin.clusters.create({ name: `delta-${kind}` })).id;
+      const s = await admin.servers.create({ clusterId, name: "s0", address: "10.0.0.1", role: "node", coefficient: 1, capacityMbps: null, enabled: true });
+      ({ agentToken: token, id: serverId } = s);
+      realityId = (await admin.inbounds.create({ serverId, name: "Reality", port: 443, security: "reality", sni: "www.example.com" })).inbound.id;
+      // Thousands of subscribers in one statement: the config's size is what matters here.
+      await t.db.insert(subscribers).values(Array.from({ length: DELTA_SEEDED }, (_, k) => ({ clusterId, name: `bulk-${k}`, token: `delta-${kind}-${k}` })));
+    });
+    beforeEach(() => agentLimits().config.clear());
+
+    it("one subscriber added to a cluster of thousands: a delta of a few hundred bytes that rebuilds the full config exactly", async () => {
+      const before = await fullConfig();
+      expect(before.users).toHaveLength(DELTA_SEEDED);
+      expect("kind" in JSON.parse((await getRaw("")).text)).toBe(false); // old agents: today's shape
+      expect((await getRaw("?delta=1", { "if-none-match": `"${before.version}"` })).status).toBe(304);
+
+      const carol = await admin.subscribers.create({ clusterId, name: "carol", expiresAt: null, trafficLimitGb: null });
+      const { raw, answer } = await askDelta(before.version);
+      expect(raw.headers.etag).not.toBe(`"${before.version}"`);
+      expect(answer.kind).toBe("delta");
+      const delta = answer as AgentConfigDelta;
+      expect(delta.from).toBe(before.version);
+      expect(delta.usersRemoved).toEqual([]);
+      expect(delta.usersAdded).toEqual([{ id: expect.any(String), email: carol.id }]);
+      // {"kind":"delta", two 32-character versions, one user of two uuids}: about 230 bytes.
+      expect(raw.wire.length).toBeLessThan(300);
+
+      const after = await fullConfig();
+      const rebuilt = applyUserDelta(before, delta);
+      expect("config" in rebuilt && rebuilt.config).toEqual(after);
+      expect(versionOfConfig(after)).toBe(after.version);
+      expect(delta.version).toBe(after.version);
+
+      // Compressed when asked; the full config compresses too and stays far larger.
+      const br = await askDelta(before.version, "br");
+      expect(br.raw.headers["content-encoding"]).toBe("br");
+      expect(br.answer).toEqual(answer);
+      const fullGzip = await getRaw("?delta=1", { "accept-encoding": "gzip" });
+      expect(fullGzip.headers["content-encoding"]).toBe("gzip");
+      expect(JSON.parse(fullGzip.text)).toEqual({ kind: "full", ...after });
+      expect(fullGzip.wire.length).toBeGreaterThan(100 * raw.wire.length);
+
+      // A waiting long-poll is answered with a delta too.
+      const poll = getRaw("?wait=10&delta=1", { "if-none-match": `"${after.version}"` });
+      await agentsWaiting(1);
+      const dan = await admin.subscribers.create({ clusterId, name: "dan", expiresAt: null, trafficLimitGb: null });
+      const pushed = await poll;
+      expect(pushed.status).toBe(200);
+      expect(JSON.parse(pushed.text)).toMatchObject({ kind: "delta", from: after.version, usersAdded: [{ email: dan.id }], usersRemoved: [] });
+    });
+
+    it("spans several versions, merged: added then removed is nothing; an id change is a removal and an addition", async () => {
+      const start = await fullConfig();
+      const dave = await admin.subscribers.create({ clusterId, name: "dave", expiresAt: null, trafficLimitGb: null });
+      await fullConfig(); // a build with dave: journaled
+      const erin = await admin.subscribers.create({ clusterId, name: "erin", expiresAt: null, trafficLimitGb: null });
+      await admin.subscribers.delete({ subscriberId: dave.id });
+      await fullConfig();
+      const changed = start.users[7]!;
+      await t.db.update(subscribers).set({ vlessUuid: sql`gen_random_uuid()` }).where(eq(subscribers.id, changed.email));
+      configHub(getDb).invalidate(clusterId);
+      const end = await fullConfig();
+
+      const { answer } = await askDelta(start.version);
+      expect(answer).toMatchObject({ kind: "delta", from: start.version, version: end.version, usersRemoved: [changed.email] });
+      const delta = answer as AgentConfigDelta;
+      expect(delta.usersAdded.map((u) => u.email).sort()).toEqual([erin.id, changed.email].sort());
+      expect(applyUserDelta(start, delta)).toEqual({ config: end });
+    });
+
+    it("an unknown or pruned `from`, or an inbound changed in between, gives the full config; bad input is refused naming the field", async () => {
+      const v1 = await fullConfig();
+      const unknown = await askDelta("NoSuchVersion_0123456789abcdefgh");
+      expect(unknown.answer).toEqual({ kind: "full", ...v1 });
+
+      // An inbound edit and a new subscriber: users alone no longer explain the change.
+      await admin.inbounds.update({ inboundId: realityId, name: "Reality renamed", port: 443, security: "reality", sni: "www.example.com" });
+      await admin.subscribers.create({ clusterId, name: "frank", expiresAt: null, trafficLimitGb: null });
+      const v2 = await fullConfig();
+      expect((await askDelta(v1.version)).answer).toEqual({ kind: "full", ...v2 });
+
+      // From v2 on only users change again: deltas resume.
+      await admin.subscribers.create({ clusterId, name: "grace", expiresAt: null, trafficLimitGb: null });
+      const v3 = await fullConfig();
+      expect((await askDelta(v2.version)).answer.kind).toBe("delta");
+
+      // Too old: once its rows are pruned, the full config.
+      await t.db.delete(configUserChanges).where(eq(configUserChanges.clusterId, clusterId));
+      await admin.subscribers.create({ clusterId, name: "heidi", expiresAt: null, trafficLimitGb: null });
+      const v4 = await fullConfig();
+      expect((await askDelta(v2.version)).answer).toEqual({ kind: "full", ...v4 });
+      expect((await askDelta(v3.version)).answer.kind).toBe("delta");
+
+      const rows = await journalRows();
+      for (const [query, headers, field] of [
+        ["?delta=2", { "if-none-match": `"${v3.version}"` }, "delta: "],
+        ["?delta=1", { "if-none-match": "*" }, "If-None-Match: "],
+        ["?delta=1", { "if-none-match": `"${v3.version}", "${v4.version}"` }, "If-None-Match: "],
+        ["?delta=1", { "if-none-match": '"not a version"' }, "If-None-Match: "],
+      ] as const) {
+        const r = await getRaw(query, headers);
+        expect(r.status).toBe(400);
+        expect((JSON.parse(r.text) as { error: string }).error.startsWith(field)).toBe(true);
+      }
+      expect(await journalRows()).toBe(rows);
+    });
+
+    it("keeps at most JOURNAL_KEEP_ROWS rows per cluster and none older than a day", async () => {
+      await t.db.insert(configUserChanges).values([
+        { clusterId, fromUsers: "old-a", toUsers: "old-b", added: [], removed: [], recordedAt: new Date(Date.now() - 25 * 3600_000) },
+        ...Array.from({ length: JOURNAL_KEEP_ROWS + 10 }, (_, k) => ({ clusterId, fromUsers: `f${k}`, toUsers: `t${k}`, added: [], removed: [] })),
+      ]);
+      await recordUserChange(t.db, clusterId, "last-a", "last-b", { added: [], removed: [{ id: "00000000-0000-4000-8000-000000000009", email: "gone" }] });
+      expect(await journalRows()).toBe(JOURNAL_KEEP_ROWS);
+      const kept = await t.db.select({ fromUsers: configUserChanges.fromUsers }).from(configUserChanges).where(eq(configUserChanges.clusterId, clusterId));
+      expect(kept.some((r) => r.fromUsers === "old-a")).toBe(false);
+      expect(kept.some((r) => r.fromUsers === "last-a")).toBe(true);
+    });
+
+    it("a second panel instance that never built the older version answers the same delta bytes", async () => {
+      const v1 = await fullConfig();
+      await admin.subscribers.create({ clusterId, name: "ivan", expiresAt: null, trafficLimitGb: null });
+      const v2 = await fullConfig();
+      const first = await askDelta(v1.version);
+      expect(first.answer.kind).toBe("delta");
+
+      // Another process: its own connection on PostgreSQL (PGlite has one process by nature).
+      let second: Database | null = null;
+      if (t.kind === "postgres") second = await openDatabase({ databaseUrl: t.url!, dataDir: os.tmpdir(), migrate: false });
+      const db = second?.db ?? t.db;
+      const other = new ConfigHub(() => Promise.resolve(db));
+      try {
+        const cluster = await other.get(clusterId);
+        const built = cluster.byServer.get(serverId)!;
+        expect(built.version).toBe(v2.version);
+        expect(await other.deltaBody(cluster, serverId, built, v1.version)).toBe(first.raw.text);
+      } finally {
+        other.close();
+        await second?.close();
+      }
+    });
   });
 });

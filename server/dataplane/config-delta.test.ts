@@ -1,0 +1,35 @@
+/**
+ * The pure parts of config deltas (issue 23): the users diff, merging journal steps, and
+ * reading the request. Through HTTP, on the databases, in dataplane.test.ts ("config deltas").
+ */
+import { describe, expect, it } from "vitest";
+import type { AgentUser } from "@/core/agent-wire";
+import { parseDeltaFrom, pickEncoding } from "./config-http";
+import { diffUsers, mergeChanges } from "./config-journal";
+
+describe("config deltas: pure parts", () => {
+  const u = (email: string, id = "00000000-0000-4000-8000-000000000001"): AgentUser => ({ id, email });
+  const other = "00000000-0000-4000-8000-000000000002";
+
+  it("diffs two sorted lists exactly: an id change is a removal and an addition", () => {
+    expect(diffUsers([u("a"), u("b"), u("c")], [u("b", other), u("c"), u("d")])).toEqual({ added: [u("b", other), u("d")], removed: [u("a"), u("b")] });
+  });
+
+  it("merges steps into the exact difference: added then removed is nothing, an id changed back is nothing", () => {
+    expect(mergeChanges([{ added: [u("x")], removed: [] }, { added: [u("y")], removed: [u("x")] }])).toEqual({ added: [u("y")], removed: [] });
+    expect(mergeChanges([{ added: [u("b", other)], removed: [u("b")] }, { added: [u("b")], removed: [u("b", other)] }])).toEqual({ added: [], removed: [] });
+    expect(mergeChanges([{ added: [], removed: [u("a")] }, { added: [u("a", other)], removed: [] }])).toEqual({ added: [u("a", other)], removed: [u("a")] });
+  });
+
+  it("reads If-None-Match strictly with delta=1 and negotiates br or gzip", () => {
+    expect(parseDeltaFrom(undefined)).toBeNull();
+    expect(parseDeltaFrom('"AbC_1-x"')).toBe("AbC_1-x");
+    expect(parseDeltaFrom('W/"AbC"')).toBe("AbC");
+    for (const bad of ["*", '"a", "b"', '"a b"', "AbC", '""']) expect(parseDeltaFrom(bad)).toEqual({ error: expect.stringMatching(/^If-None-Match: /) });
+    expect(pickEncoding("gzip, deflate, br")).toBe("br");
+    expect(pickEncoding("br;q=0, gzip")).toBe("gzip");
+    expect(pickEncoding("identity")).toBeNull();
+    expect(pickEncoding(undefined)).toBeNull();
+    expect(pickEncoding("*")).toBe("br");
+  });
+});
