@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { findCoreBinaries } from "./core-binary";
-import { coreArgs, describeTestFailure, planUserChanges, statsArgs } from "./core-manager";
+import { coreArgs, describeTestFailure, planUserChanges } from "./core-manager";
 import { renderXray } from "./render-xray";
 import { agentConfig, IDS, inbound } from "./test-support";
 
@@ -9,8 +9,6 @@ describe("core commands", () => {
     expect(coreArgs("xray", "/s/c.json", true)).toEqual(["run", "-test", "-c", "/s/c.json"]);
     expect(coreArgs("xray", "/s/c.json", false)).toEqual(["run", "-c", "/s/c.json"]);
     expect(coreArgs("v2ray", "/s/c.json", true)).toEqual(["-test", "-config", "/s/c.json"]);
-    expect(statsArgs("v2ray", 10085)).toEqual(["api", "--server=127.0.0.1:10085", "StatsService.QueryStats", 'pattern: "user>>>" reset: true']);
-    expect(statsArgs("xray", 10085)).toEqual(["api", "statsquery", "--server=127.0.0.1:10085", "-pattern", "user>>>", "-reset"]);
   });
   it("keeps only the lines that say why a config failed", () => {
     expect(describeTestFailure({ code: 23, stdout: "V2Ray 4.34.0 (user)\nA unified platform for anti-censorship.\n2026 [Info] Reading config\nmain: failed to read config > open x: no such file\n", stderr: "" })).toBe("main: failed to read config > open x: no such file");

@@ -9,14 +9,14 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import type { AgentConfig } from "../core/agent-wire";
-import type { CoreBinaries } from "./core-binary";
+import type { AgentConfig, AgentUser } from "../core/agent-wire";
+import { liveUserChanges, type CoreBinaries } from "./core-binary";
 import type { Log } from "./log";
 import type { RenderOptions, RenderedCore, TlsFiles, UnservedInbound } from "./render-common";
 import { renderV2ray } from "./render-v2ray";
 import { renderXray } from "./render-xray";
 import { STATE_FILES, writeFileAtomic } from "./state";
-import { parseV2ctlStats, parseXrayStats, type TrafficByEmail } from "./stats";
+import { mergeTraffic, parseV2ctlStats, parseXrayStats, planStatsChunks, statsQueryArgs, type StatsChunk, type TrafficByEmail } from "./stats";
 import { Supervisor, type ExitInfo } from "./supervisor";
 
 export interface RunResult {
@@ -71,11 +71,12 @@ export function coreArgs(kind: CoreBinaries["kind"], file: string, test: boolean
   return test ? ["-test", "-config", file] : ["-config", file];
 }
 
-/** The command that reads (and resets) every user counter. */
-export function statsArgs(kind: CoreBinaries["kind"], apiPort: number): string[] {
-  const server = `--server=127.0.0.1:${apiPort}`;
-  return kind === "xray" ? ["api", "statsquery", server, "-pattern", "user>>>", "-reset"] : ["api", server, "StatsService.QueryStats", 'pattern: "user>>>" reset: true'];
-}
+/** Emails per `xray api rmu` call: they go on its command line, which the kernel caps (ARG_MAX). */
+export const RMU_BATCH = 1000;
+/** Stats queries at once, and tries per query (with a pause between) before it counts as failed. */
+const STATS_CONCURRENCY = 2;
+const STATS_TRIES = 3;
+const STATS_RETRY_MS = [250, 1000];
 
 interface Client {
   id: string;
@@ -131,6 +132,10 @@ export interface CoreManagerOptions {
   supervisor?: { minBackoffMs?: number; maxBackoffMs?: number; stableMs?: number };
   /** The server's own addresses (default: its network interfaces', read at every render). */
   localAddresses?: () => string[];
+  /** The core's version line (`xray version`): Xray before 25.7.26 cannot change users live. */
+  coreVersion?: string;
+  /** Bytes one stats query's reply may hold (default STATS_CHUNK_BYTES). */
+  statsChunkBytes?: number;
 }
 
 export class CoreManager {
@@ -145,8 +150,16 @@ export class CoreManager {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly configFile: string;
   private readonly candidateFile: string;
+  /** Why users cannot be changed through the core's API (null: they can). */
+  private readonly noLiveUsers: string | null;
+  /** The users of the running config, and those removed live since the core started: the core keeps their counters. */
+  private users: readonly AgentUser[] = [];
+  private readonly removedSinceStart = new Set<string>();
+  private chunkPlan: { users: readonly AgentUser[]; removed: number; chunks: StatsChunk[] } | null = null;
 
   constructor(private readonly opts: CoreManagerOptions) {
+    this.noLiveUsers = liveUserChanges(opts.bins.kind, opts.coreVersion ?? null);
+    if (this.noLiveUsers && opts.bins.kind === "xray") opts.log.warn(`${this.noLiveUsers}: every user change restarts the core, dropping every connection; upgrade Xray to get live user changes`);
     this.configFile = path.join(opts.stateDir, STATE_FILES.coreConfig);
     this.candidateFile = path.join(opts.stateDir, STATE_FILES.coreCandidate);
     this.supervisor = new Supervisor({
@@ -234,7 +247,7 @@ export class CoreManager {
     }
     if (this.current && this.supervisor.running && JSON.stringify(this.current.json) === JSON.stringify(rendered.json)) {
       // Same core config, but what it leaves out may differ (an inbound added whose files are missing).
-      this.accept(rendered, config.version);
+      this.accept(rendered, config);
       return true;
     }
 
@@ -249,11 +262,11 @@ export class CoreManager {
     }
 
     const plan = this.current && this.supervisor.running ? planUserChanges(this.current.json, rendered.json) : null;
-    if (plan && bins.kind === "xray") {
+    if (plan && this.noLiveUsers === null) {
       const live = await this.applyUsersLive(plan, rendered.apiPort);
       if (live) {
         fs.renameSync(this.candidateFile, this.configFile);
-        this.accept(rendered, config.version);
+        this.accept(rendered, config);
         log.info(`users updated live through Xray's API (config ${config.version})`);
         return true;
       }
@@ -262,9 +275,11 @@ export class CoreManager {
     const wasRunning = this.supervisor.running;
     if (wasRunning) await this.opts.beforeRestart?.().catch((err: unknown) => log.warn(`could not read counters before the restart: ${(err as Error).message}`));
     fs.renameSync(this.candidateFile, this.configFile);
-    this.accept(rendered, config.version);
+    this.accept(rendered, config);
+    // A new core process starts with no counters.
+    this.removedSinceStart.clear();
     if (wasRunning) {
-      log.info(plan ? `users changed (config ${config.version}): restarting ${bins.kind} because it cannot add VLESS users live` : `config ${config.version}: inbounds changed, restarting ${bins.kind}`);
+      log.info(plan ? `users changed (config ${config.version}): restarting ${bins.kind} because ${this.noLiveUsers ?? "changing them live failed"}` : `config ${config.version}: inbounds changed, restarting ${bins.kind}`);
       await this.supervisor.restart();
     } else {
       log.info(`starting ${bins.kind} with config ${config.version}`);
@@ -299,19 +314,23 @@ export class CoreManager {
     return rendered;
   }
 
-  private accept(rendered: RenderedCore, version: string) {
+  private accept(rendered: RenderedCore, config: AgentConfig) {
     this.filesMissing = this.pendingFilesMissing;
     this.current = rendered;
-    this.currentVersion = version;
+    this.currentVersion = config.version;
+    this.users = config.users;
     this.lastError = null;
   }
 
   private async applyUsersLive(plan: UserChange[], apiPort: number): Promise<boolean> {
     const server = `--server=127.0.0.1:${apiPort}`;
     for (const change of plan) {
-      if (change.remove.length > 0) {
-        const r = await run(this.opts.bins.ctl, ["api", "rmu", server, `-tag=${change.tag}`, ...change.remove], 15_000);
-        if (r.code !== 0 || !r.stdout.includes(`Removed ${change.remove.length} user`)) return false;
+      for (let k = 0; k < change.remove.length; k += RMU_BATCH) {
+        const batch = change.remove.slice(k, k + RMU_BATCH);
+        const r = await run(this.opts.bins.ctl, ["api", "rmu", server, `-tag=${change.tag}`, ...batch], 15_000);
+        // The core keeps a removed user's counters: they are read until it restarts.
+        for (const email of batch) this.removedSinceStart.add(email);
+        if (r.code !== 0 || !r.stdout.includes(`Removed ${batch.length} user`)) return false;
       }
       if (change.add) {
         const file = path.join(this.opts.stateDir, `adu-${change.tag}.json`);
@@ -324,15 +343,78 @@ export class CoreManager {
     return true;
   }
 
-  /** Reads every user's counters since the previous reading (and resets them). Throws when the API does not answer. */
+  /**
+   * Reads every user's counters since the previous reading (and resets them), in queries by
+   * email prefix that each stay far under the API client's 4 MiB receive limit (stats.ts). A
+   * query that fails is tried again; one that keeps failing is logged and the others' traffic
+   * is kept. Throws when no query got an answer.
+   */
   async readTraffic(): Promise<TrafficByEmail> {
     const apiPort = this.apiPort;
     if (apiPort === null || !this.supervisor.running) throw new Error("the core is not running");
-    const r = await run(this.opts.bins.ctl, statsArgs(this.opts.bins.kind, apiPort), 10_000);
-    if (r.code !== 0) throw new Error(`the core's API did not answer: ${(r.stderr || r.stdout).trim().split("\n").slice(-1)[0] ?? `exit ${r.code}`}`);
+    const chunks = this.statsChunks();
+    const traffic: TrafficByEmail = new Map();
+    const failed: Array<{ chunk: StatsChunk; error: string }> = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        const result = await this.queryChunk(chunk, apiPort);
+        if (typeof result === "string") failed.push({ chunk, error: result });
+        else mergeTraffic(traffic, result);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, chunks.length) }, worker));
+    if (chunks.length > 0 && failed.length === chunks.length) throw new Error(`the core's API did not answer: ${failed[0]!.error}`);
     // Running and answering again: a start-up failure is over.
     if (this.lastError?.startsWith("the core exited right after start")) this.lastError = null;
-    return this.opts.bins.kind === "xray" ? parseXrayStats(r.stdout) : parseV2ctlStats(r.stdout);
+    if (failed.length > 0) {
+      const users = failed.reduce((n, f) => n + f.chunk.users, 0);
+      const what = failed.slice(0, 5).map((f) => `${f.chunk.covers} (${f.error})`).join("; ");
+      // grpc-go's "received message larger than max": the core reset what it matched before the client refused the reply.
+      const overLimit = failed.some((f) => /larger than max/.test(f.error)) ? " A reply over the API client's limit means the core reset those counters: their traffic since the last reading is lost." : "";
+      this.opts.log.error(
+        `reading traffic counters: ${failed.length} of ${chunks.length} queries failed ${STATS_TRIES} times, covering ${users} users: ${what}${failed.length > 5 ? "; …" : ""}. ` +
+          `The other queries' traffic is kept; counters the core did not reset are read next time.${overLimit}`,
+      );
+    }
+    return traffic;
+  }
+
+  /** The queries that cover every counter the core may hold (planned again when the users change). */
+  private statsChunks(): StatsChunk[] {
+    const plan = this.chunkPlan;
+    if (plan && plan.users === this.users && plan.removed === this.removedSinceStart.size) return plan.chunks;
+    const emails = this.users.map((u) => u.email);
+    const current = new Set(emails);
+    for (const email of this.removedSinceStart) if (!current.has(email)) emails.push(email);
+    // With no users there are no user counters, but one query still tells whether the API answers.
+    const chunks = emails.length > 0 ? planStatsChunks(emails, this.opts.statsChunkBytes) : [{ pattern: "user>>>", covers: "every user", users: 0 }];
+    this.chunkPlan = { users: this.users, removed: this.removedSinceStart.size, chunks };
+    return chunks;
+  }
+
+  /** One query, tried up to STATS_TRIES times: its traffic, or the last error. */
+  private async queryChunk(chunk: StatsChunk, apiPort: number): Promise<TrafficByEmail | string> {
+    const { bins, log } = this.opts;
+    let error = "";
+    for (let attempt = 1; attempt <= STATS_TRIES; attempt++) {
+      const r = await run(bins.ctl, statsQueryArgs(bins.kind, apiPort, chunk.pattern), 10_000);
+      if (r.code === 0) {
+        try {
+          return bins.kind === "xray" ? parseXrayStats(r.stdout) : parseV2ctlStats(r.stdout);
+        } catch (err) {
+          error = `unreadable answer: ${(err as Error).message}`;
+        }
+      } else {
+        error = (r.stderr || r.stdout).trim().split("\n").slice(-1)[0] || `exit ${r.code}`;
+      }
+      if (attempt < STATS_TRIES) {
+        log.warn(`reading the counters of ${chunk.covers} failed (try ${attempt} of ${STATS_TRIES}): ${error}; trying again`);
+        await new Promise((resolve) => setTimeout(resolve, STATS_RETRY_MS[attempt - 1]));
+      }
+    }
+    return error;
   }
 
   async stop(): Promise<void> {
