@@ -88,8 +88,68 @@ function inboundsOf(json: Record<string, unknown>): InboundJson[] {
   return json.inbounds as InboundJson[];
 }
 
-function withoutClients(json: Record<string, unknown>): string {
+/** The core config with every inbound's clients left out: configs that differ only in users have the same shape. */
+export function shapeOf(json: Record<string, unknown>): string {
   return JSON.stringify({ ...json, inbounds: inboundsOf(json).map((i) => (i.settings?.clients ? { ...i, settings: { ...i.settings, clients: [] } } : i)) });
+}
+
+/** Users to remove (gone, or their id changed) and to add (new, or their id changed). */
+export interface UsersDiff {
+  remove: string[];
+  add: AgentUser[];
+}
+
+export function diffUsers(before: readonly AgentUser[], after: readonly AgentUser[]): UsersDiff {
+  if (sortedByEmail(before) && sortedByEmail(after)) return mergeDiff(before, after);
+  const old = new Map<string, string>();
+  for (const u of before) old.set(u.email, u.id);
+  const add: AgentUser[] = [];
+  const changed: string[] = [];
+  for (const u of after) {
+    const id = old.get(u.email);
+    if (id === undefined) add.push(u);
+    else {
+      old.delete(u.email);
+      if (id !== u.id) {
+        changed.push(u.email);
+        add.push(u);
+      }
+    }
+  }
+  return { remove: [...old.keys(), ...changed], add };
+}
+
+/** Strictly ascending emails: the panel sends users ordered by subscriber id, which is the email. */
+function sortedByEmail(users: readonly AgentUser[]): boolean {
+  for (let k = 1; k < users.length; k++) if (!(users[k - 1]!.email < users[k]!.email)) return false;
+  return true;
+}
+
+/** diffUsers of two sorted lists in one walk, without a map of a million entries. */
+function mergeDiff(before: readonly AgentUser[], after: readonly AgentUser[]): UsersDiff {
+  const remove: string[] = [];
+  const add: AgentUser[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const a = before[i];
+    const b = after[j];
+    if (b === undefined || (a !== undefined && a.email < b.email)) {
+      remove.push(a!.email);
+      i++;
+    } else if (a === undefined || b.email < a.email) {
+      add.push(b);
+      j++;
+    } else {
+      if (a.id !== b.id) {
+        remove.push(a.email);
+        add.push(b);
+      }
+      i++;
+      j++;
+    }
+  }
+  return { remove, add };
 }
 
 export interface UserChange {
@@ -100,24 +160,46 @@ export interface UserChange {
   add: InboundJson | null;
 }
 
-/**
- * When two rendered configs differ only in their users, the per-inbound changes that turn the
- * old one into the new one; null when anything else differs (then the core restarts).
- */
-export function planUserChanges(before: Record<string, unknown>, after: Record<string, unknown>): UserChange[] | null {
-  if (withoutClients(before) !== withoutClients(after)) return null;
-  const oldByTag = new Map(inboundsOf(before).map((i) => [i.tag, i]));
+/** The per-inbound commands that apply a users diff to a running core whose config is `after` but for its users. */
+export function planUserChanges(after: Record<string, unknown>, diff: UsersDiff): UserChange[] {
+  const added = new Set(diff.add.map((u) => u.email));
   const changes: UserChange[] = [];
   for (const inbound of inboundsOf(after)) {
     if (!inbound.settings?.clients) continue;
-    const old = new Map((oldByTag.get(inbound.tag)?.settings.clients ?? []).map((c) => [c.email, c]));
-    const now = new Map(inbound.settings.clients.map((c) => [c.email, c]));
-    const remove = [...old.values()].filter((c) => JSON.stringify(now.get(c.email)) !== JSON.stringify(c)).map((c) => c.email);
-    const added = [...now.values()].filter((c) => JSON.stringify(old.get(c.email)) !== JSON.stringify(c));
-    if (remove.length === 0 && added.length === 0) continue;
-    changes.push({ tag: inbound.tag, remove, add: added.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients: added } } : null });
+    const clients = added.size > 0 ? inbound.settings.clients.filter((c) => added.has(c.email)) : [];
+    if (diff.remove.length === 0 && clients.length === 0) continue;
+    changes.push({ tag: inbound.tag, remove: diff.remove, add: clients.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients } } : null });
   }
   return changes;
+}
+
+/**
+ * The core config as text in parts, clients a slice at a time: at a million users the whole
+ * text is over 100 MB, which the agent would otherwise hold (twice, pretty-printed) at once.
+ */
+export function* coreConfigParts(json: Record<string, unknown>): Generator<string> {
+  const marker = `rb-clients-${process.pid}-${Date.now()}-`;
+  const lists: Client[][] = [];
+  const skeleton = JSON.stringify({
+    ...json,
+    inbounds: inboundsOf(json).map((i) => {
+      if (!i.settings?.clients) return i;
+      lists.push(i.settings.clients);
+      return { ...i, settings: { ...i.settings, clients: `${marker}${lists.length - 1}` } };
+    }),
+  });
+  const pieces = skeleton.split(new RegExp(`"${marker}(\\d+)"`));
+  for (let k = 0; k < pieces.length; k++) {
+    if (k % 2 === 0) {
+      yield pieces[k]!;
+      continue;
+    }
+    const clients = lists[Number(pieces[k])]!;
+    yield "[";
+    for (let from = 0; from < clients.length; from += 10_000) yield (from > 0 ? "," : "") + JSON.stringify(clients.slice(from, from + 10_000)).slice(1, -1);
+    yield "]";
+  }
+  yield "\n";
 }
 
 export interface CoreManagerOptions {
@@ -140,7 +222,10 @@ export interface CoreManagerOptions {
 
 export class CoreManager {
   private readonly supervisor: Supervisor;
-  private current: RenderedCore | null = null;
+  private current: Omit<RenderedCore, "json"> | null = null;
+  /** shapeOf the running core config, and the panel inbounds its clients were rendered from. */
+  private currentShape = "";
+  private currentInbounds = "";
   private currentVersion: string | null = null;
   private lastError: string | null = null;
   /** The running config leaves out an inbound whose TLS files are missing: try again later. */
@@ -245,14 +330,32 @@ export class CoreManager {
       this.notesLogged.add(note);
       log.warn(note);
     }
-    if (this.current && this.supervisor.running && JSON.stringify(this.current.json) === JSON.stringify(rendered.json)) {
+    const running = this.current !== null && this.supervisor.running;
+    const shape = shapeOf(rendered.json);
+    const inbounds = JSON.stringify(config.inbounds);
+    // Only users differ when the core config but for its clients is the same and so are the
+    // inbounds the clients are rendered from (their flow).
+    const diff = running && shape === this.currentShape && inbounds === this.currentInbounds ? diffUsers(this.users, config.users) : null;
+    if (diff && diff.remove.length === 0 && diff.add.length === 0) {
       // Same core config, but what it leaves out may differ (an inbound added whose files are missing).
-      this.accept(rendered, config);
+      this.accept(rendered, config, shape, inbounds);
       return true;
     }
 
-    writeFileAtomic(this.candidateFile, JSON.stringify(rendered.json, null, 2) + "\n");
-    const test = await run(bins.bin, coreArgs(bins.kind, this.candidateFile, true), 30_000);
+    writeFileAtomic(this.candidateFile, coreConfigParts(rendered.json));
+    if (diff && this.noLiveUsers === null) {
+      // The core runs this config but for its users, and `adu` checks the users it adds: the
+      // full test (seconds at a million users) is left for changes that need a restart.
+      const live = await this.applyUsersLive(planUserChanges(rendered.json, diff), rendered.apiPort);
+      if (live) {
+        fs.renameSync(this.candidateFile, this.configFile);
+        this.accept(rendered, config, shape, inbounds);
+        log.info(`users updated live through Xray's API (config ${config.version}: ${diff.add.length} added, ${diff.remove.length} removed)`);
+        return true;
+      }
+      log.warn("updating users through Xray's API failed: restarting the core instead");
+    }
+    const test = await run(bins.bin, coreArgs(bins.kind, this.candidateFile, true), 60_000);
     if (test.code !== 0) {
       const why = describeTestFailure(test);
       this.lastError = `the core rejected config ${config.version}: ${why}`.slice(0, 4000);
@@ -260,26 +363,14 @@ export class CoreManager {
       fs.rmSync(this.candidateFile, { force: true });
       return false;
     }
-
-    const plan = this.current && this.supervisor.running ? planUserChanges(this.current.json, rendered.json) : null;
-    if (plan && this.noLiveUsers === null) {
-      const live = await this.applyUsersLive(plan, rendered.apiPort);
-      if (live) {
-        fs.renameSync(this.candidateFile, this.configFile);
-        this.accept(rendered, config);
-        log.info(`users updated live through Xray's API (config ${config.version})`);
-        return true;
-      }
-      log.warn("updating users through Xray's API failed: restarting the core instead");
-    }
     const wasRunning = this.supervisor.running;
     if (wasRunning) await this.opts.beforeRestart?.().catch((err: unknown) => log.warn(`could not read counters before the restart: ${(err as Error).message}`));
     fs.renameSync(this.candidateFile, this.configFile);
-    this.accept(rendered, config);
+    this.accept(rendered, config, shape, inbounds);
     // A new core process starts with no counters.
     this.removedSinceStart.clear();
     if (wasRunning) {
-      log.info(plan ? `users changed (config ${config.version}): restarting ${bins.kind} because ${this.noLiveUsers ?? "changing them live failed"}` : `config ${config.version}: inbounds changed, restarting ${bins.kind}`);
+      log.info(diff ? `users changed (config ${config.version}): restarting ${bins.kind} because ${this.noLiveUsers ?? "changing them live failed"}` : `config ${config.version}: inbounds changed, restarting ${bins.kind}`);
       await this.supervisor.restart();
     } else {
       log.info(`starting ${bins.kind} with config ${config.version}`);
@@ -314,9 +405,13 @@ export class CoreManager {
     return rendered;
   }
 
-  private accept(rendered: RenderedCore, config: AgentConfig) {
+  private accept(rendered: RenderedCore, config: AgentConfig, shape: string, inbounds: string) {
     this.filesMissing = this.pendingFilesMissing;
-    this.current = rendered;
+    // The clients are not kept (a million objects): the users and the shape say what runs.
+    const { json: _clients, ...rest } = rendered;
+    this.current = rest;
+    this.currentShape = shape;
+    this.currentInbounds = inbounds;
     this.currentVersion = config.version;
     this.users = config.users;
     this.lastError = null;

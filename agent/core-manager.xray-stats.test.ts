@@ -59,7 +59,7 @@ it("reads 200,000 counters in chunks, each once, and keeps every other chunk's b
 
   // 2,000 users replaced live: the core drops them but keeps their counters (and unread bytes).
   expect(await core.apply({ ...v1, version: "s2", users: users.slice(2_000) })).toBe(true);
-  expect(log.lines).toContain("info: users updated live through Xray's API (config s2)");
+  expect(log.lines).toContain("info: users updated live through Xray's API (config s2: 2000 added, 2000 removed)");
   expect(calls().filter((c) => c.startsWith("rmu ")).length).toBe(2); // 1,000 emails per command line
   expect(await addTraffic(core.apiPort!, rows(users.slice(98_000)))).toBe(2_000);
   expect(await addTraffic(core.apiPort!, [[users[0]!.email, 1, 1]])).toBe(0);

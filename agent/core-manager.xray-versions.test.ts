@@ -89,7 +89,7 @@ describe.each(MATRIX)("Xray $version", ({ version, live }) => {
       if (live) {
         expect(core.pid).toBe(pid);
         expect(calls()).toContain(`rmu -tag=${reality.tag} sub-alice`);
-        expect(log.lines).toContain("info: users updated live through Xray's API (config v2)");
+        expect(log.lines).toContain("info: users updated live through Xray's API (config v2: 1 added, 1 removed)");
       } else {
         await waitFor("the core to run again", () => calls().filter((c) => c.startsWith("run ")).length === 2);
         expect(core.pid).not.toBe(pid);

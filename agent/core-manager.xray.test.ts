@@ -44,7 +44,7 @@ it("adds and removes users live, restarts on inbound changes, keeps the old conf
   expect(calls()).toContain("adu in-443 sub-bob:xtls-rprx-vision");
   expect(core.pid).toBe(pid);
   expect(core.runningVersion).toBe("x2");
-  expect(log.lines).toContain("info: users updated live through Xray's API (config x2)");
+  expect(log.lines).toContain("info: users updated live through Xray's API (config x2: 1 added, 1 removed)");
 
   const rejected = { ...v1, version: "x3", inbounds: [{ ...reality, reality: { ...reality.reality!, dest: "reject-me:443" } }] };
   expect(await core.apply(rejected)).toBe(false);

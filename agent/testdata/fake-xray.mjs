@@ -18,6 +18,7 @@
 // appended to $FAKE_XRAY_LOG.
 import fs from "node:fs";
 import http from "node:http";
+import net from "node:net";
 
 const args = process.argv.slice(2);
 const VERSION = process.env.FAKE_XRAY_VERSION ?? "26.7.28";
@@ -191,6 +192,14 @@ function runCore(file) {
       }
     });
   });
+  // The inbounds accept connections (the agent checks its listeners); best effort, as tests may
+  // name ports they cannot bind.
+  for (const i of config.inbounds) {
+    if (i === api || !i.port) continue;
+    const listener = net.createServer((socket) => socket.destroy());
+    listener.on("error", () => {});
+    listener.listen(i.port, i.listen ?? "0.0.0.0");
+  }
   server.listen(api.port, api.listen ?? "127.0.0.1", () => {
     // Recorded once the API answers, so a test waiting for this line can use the API.
     record(`run ${file}`);
