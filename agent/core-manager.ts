@@ -451,16 +451,22 @@ export class CoreManager {
     const traffic: TrafficByEmail = new Map();
     const failed: Array<{ chunk: StatsChunk; error: string }> = [];
     let next = 0;
+    let answered = false;
     const worker = async () => {
-      while (next < chunks.length) {
+      // A first query that fails every try, before any answered, means the API is down: the
+      // rest are not asked (their counters stay in the core for the next reading).
+      while (next < chunks.length && (answered || failed.length === 0)) {
         const chunk = chunks[next++]!;
         const result = await this.queryChunk(chunk, apiPort);
         if (typeof result === "string") failed.push({ chunk, error: result });
-        else mergeTraffic(traffic, result);
+        else {
+          answered = true;
+          mergeTraffic(traffic, result);
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, chunks.length) }, worker));
-    if (chunks.length > 0 && failed.length === chunks.length) throw new Error(`the core's API did not answer: ${failed[0]!.error}`);
+    if (!answered && failed.length > 0) throw new Error(`the core's API did not answer: ${failed[0]!.error}`);
     // Running and answering again: a start-up failure is over.
     if (this.lastError?.startsWith("the core exited right after start")) this.lastError = null;
     if (failed.length > 0) {

@@ -101,7 +101,8 @@ function panelConfig(kind: Kind, users: number, inboundPort: number): AgentConfi
     server: { id: randomUUID(), name: "bench", address: "127.0.0.1", enabled: true },
     reportIntervalS: 60,
     inbounds: [inbound],
-    users: Array.from({ length: users }, () => ({ id: randomUUID(), email: randomUUID() })),
+    // Ordered by subscriber id (the email), as the panel sends them.
+    users: Array.from({ length: users }, () => ({ id: randomUUID(), email: randomUUID() as string })).sort((a, b) => (a.email < b.email ? -1 : 1)),
     neighbours: [],
   };
 }
@@ -167,7 +168,8 @@ async function phase(kind: Kind, users: number) {
     const configFile = path.join(dir, "config.json");
     fs.writeFileSync(configFile, JSON.stringify(config));
     // One subscriber replaced by another: the smallest change that touches the core.
-    const changed = { ...config, version: "bench-2", users: [...config.users.slice(1), { id: randomUUID(), email: randomUUID() }] };
+    const added = { id: randomUUID(), email: randomUUID() as string };
+    const changed = { ...config, version: "bench-2", users: [...config.users.slice(1), added].sort((a, b) => (a.email < b.email ? -1 : 1)) };
     const changeFile = path.join(dir, "change.json");
     fs.writeFileSync(changeFile, JSON.stringify(changed));
     const configMb = Math.round(fs.statSync(configFile).size / 1024 / 1024);
