@@ -144,7 +144,8 @@ async function child(kind: Kind, configFile: string, changeFile: string, stateDi
     const cpu1 = cpuS();
     const round = (n: number) => Math.round(n * 100) / 100;
     return {
-      // CPU seconds: the agent's; its short-lived children (config tests, API calls); the running core's.
+      // CPU seconds: the agent's; the commands it ran (config tests, API calls; after a restart
+      // also the stopped core's whole run); the running core's.
       cpuS: { agent: round(cpu1.self - cpu0.self), commands: round(cpu1.children - cpu0.children), core: round(cpuOfPid(core.pid!) - (core.pid === pidBefore ? coreCpu0 : 0)) },
       parseMs: Math.round(tParsed - t0),
       applyMs: Math.round(tApplied - tParsed),
@@ -181,7 +182,8 @@ async function phase(kind: Kind, users: number) {
       p.stdout.on("data", (c: Buffer) => (text += c.toString("utf8")));
       p.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`the ${kind} run exited with ${code}`))));
     });
-    return { phase: kind, users, configMb, ...(JSON.parse(out) as Record<string, unknown>) };
+    // A shared machine's wall times say little without its load; the CPU seconds say what the work was.
+    return { phase: kind, users, configMb, ...(JSON.parse(out) as Record<string, unknown>), loadAverage: Math.round(os.loadavg()[0]! * 10) / 10 };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
