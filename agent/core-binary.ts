@@ -72,3 +72,26 @@ export function coreVersion(bins: CoreBinaries): Promise<string> {
     });
   });
 }
+
+/** `xray api adu` / `rmu` (HandlerService's user commands) arrived in Xray-core 25.7.26. */
+export const XRAY_LIVE_USERS_SINCE = [25, 7, 26] as const;
+
+/** x.y.z from a version line ("Xray 25.7.26 (Xray, Penetrates Everything.) …", "V2Ray 4.34.0 (user) …"), or null. */
+export function parseCoreVersion(line: string): [number, number, number] | null {
+  const m = /^(?:Xray|V2Ray) v?(\d+)\.(\d+)(?:\.(\d+))?(?:\s|$)/.exec(line.trim());
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : null;
+}
+
+/**
+ * Why this core cannot add and remove users while it runs, or null when it can. v2ray 4 has
+ * no such API; Xray has it from 25.7.26. An Xray whose version line cannot be read is tried
+ * (a failed `adu` falls back to a restart).
+ */
+export function liveUserChanges(kind: CoreKind, versionLine: string | null): string | null {
+  if (kind === "v2ray") return "v2ray 4 cannot add VLESS users live";
+  const v = versionLine === null ? null : parseCoreVersion(versionLine);
+  if (v === null) return null;
+  const since = XRAY_LIVE_USERS_SINCE;
+  for (let i = 0; i < 3; i++) if (v[i] !== since[i]) return v[i]! > since[i]! ? null : `Xray ${v.join(".")} cannot add or remove users live (xray api adu/rmu came in ${since.join(".")})`;
+  return null;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { findCoreBinaries } from "./core-binary";
-import { coreArgs, describeTestFailure, planUserChanges, statsArgs } from "./core-manager";
+import { coreArgs, coreConfigParts, describeTestFailure, diffUsers, planUserChanges, shapeOf } from "./core-manager";
 import { renderXray } from "./render-xray";
 import { agentConfig, IDS, inbound } from "./test-support";
 
@@ -9,8 +9,6 @@ describe("core commands", () => {
     expect(coreArgs("xray", "/s/c.json", true)).toEqual(["run", "-test", "-c", "/s/c.json"]);
     expect(coreArgs("xray", "/s/c.json", false)).toEqual(["run", "-c", "/s/c.json"]);
     expect(coreArgs("v2ray", "/s/c.json", true)).toEqual(["-test", "-config", "/s/c.json"]);
-    expect(statsArgs("v2ray", 10085)).toEqual(["api", "--server=127.0.0.1:10085", "StatsService.QueryStats", 'pattern: "user>>>" reset: true']);
-    expect(statsArgs("xray", 10085)).toEqual(["api", "statsquery", "--server=127.0.0.1:10085", "-pattern", "user>>>", "-reset"]);
   });
   it("keeps only the lines that say why a config failed", () => {
     expect(describeTestFailure({ code: 23, stdout: "V2Ray 4.34.0 (user)\nA unified platform for anti-censorship.\n2026 [Info] Reading config\nmain: failed to read config > open x: no such file\n", stderr: "" })).toBe("main: failed to read config > open x: no such file");
@@ -35,14 +33,16 @@ describe("findCoreBinaries", () => {
   });
 });
 
-describe("planUserChanges (Xray live user updates)", () => {
+describe("live user changes (Xray)", () => {
   const none = inbound({ id: IDS.inNone, port: 8080, security: "none", flow: "xtls-rprx-vision" });
   const render = (users: Array<{ id: string; email: string }>, port = 8080) => renderXray(agentConfig({ inbounds: [{ ...none, port, tag: "in-8080" }], users }), { apiPort: 10085 }).json;
   const alice = { id: IDS.alice, email: "sub-alice" };
   const bob = { id: IDS.bob, email: "sub-bob" };
 
   it("adds new users and removes gone ones per inbound", () => {
-    const plan = planUserChanges(render([alice]), render([bob]))!;
+    const diff = diffUsers([alice], [bob]);
+    expect(diff).toEqual({ remove: ["sub-alice"], add: [bob] });
+    const plan = planUserChanges(render([bob]), diff);
     expect(plan).toHaveLength(1);
     expect(plan[0]!.tag).toBe("in-8080");
     expect(plan[0]!.remove).toEqual(["sub-alice"]);
@@ -50,12 +50,30 @@ describe("planUserChanges (Xray live user updates)", () => {
     expect(plan[0]!.add!.port).toBe(8080);
   });
   it("replaces a user whose id changed", () => {
-    const plan = planUserChanges(render([alice]), render([{ ...alice, id: IDS.bob }]))!;
-    expect(plan[0]!.remove).toEqual(["sub-alice"]);
-    expect(plan[0]!.add!.settings.clients).toHaveLength(1);
+    const diff = diffUsers([alice, bob], [{ ...alice, id: IDS.bob }, bob]);
+    expect(diff).toEqual({ remove: ["sub-alice"], add: [{ ...alice, id: IDS.bob }] });
+    expect(planUserChanges(render([{ ...alice, id: IDS.bob }, bob]), diff)[0]!.add!.settings.clients).toHaveLength(1);
   });
-  it("is empty when nothing changed and null when an inbound changed", () => {
-    expect(planUserChanges(render([alice]), render([alice]))).toEqual([]);
-    expect(planUserChanges(render([alice]), render([alice], 9090))).toBeNull();
+  it("diffs sorted lists (the panel's order) and unsorted ones alike", () => {
+    const u = (k: number, id: string = IDS.alice) => ({ id, email: `e${String(k).padStart(3, "0")}` });
+    const before = [u(1), u(2), u(3), u(5)];
+    const after = [u(0), u(2), u(3, IDS.bob), u(4), u(6)];
+    const want = { remove: ["e001", "e003", "e005"], add: [u(0), u(3, IDS.bob), u(4), u(6)] };
+    const sorted = diffUsers(before, after);
+    expect({ remove: [...sorted.remove].sort(), add: sorted.add }).toEqual(want);
+    const unsorted = diffUsers([...before].reverse(), [...after].reverse());
+    expect({ remove: [...unsorted.remove].sort(), add: [...unsorted.add].sort((a, b) => a.email.localeCompare(b.email)) }).toEqual(want);
+  });
+  it("is empty when nothing changed; the shape tells a users-only change from an inbound change", () => {
+    expect(diffUsers([alice, bob], [bob, alice])).toEqual({ remove: [], add: [] });
+    expect(planUserChanges(render([alice]), { remove: [], add: [] })).toEqual([]);
+    expect(shapeOf(render([alice]))).toBe(shapeOf(render([bob])));
+    expect(shapeOf(render([alice]))).not.toBe(shapeOf(render([alice], 9090)));
+  });
+  it("writes the core config in parts that make the same JSON", () => {
+    const users = Array.from({ length: 20_001 }, (_, k) => ({ id: IDS.alice, email: `u${k}` }));
+    const json = render(users);
+    const text = [...coreConfigParts(json)].join("");
+    expect(text).toBe(`${JSON.stringify(json)}\n`);
   });
 });

@@ -9,14 +9,14 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import type { AgentConfig } from "../core/agent-wire";
-import type { CoreBinaries } from "./core-binary";
+import type { AgentConfig, AgentUser } from "../core/agent-wire";
+import { liveUserChanges, type CoreBinaries } from "./core-binary";
 import type { Log } from "./log";
 import type { RenderOptions, RenderedCore, TlsFiles, UnservedInbound } from "./render-common";
 import { renderV2ray } from "./render-v2ray";
 import { renderXray } from "./render-xray";
 import { STATE_FILES, writeFileAtomic } from "./state";
-import { parseV2ctlStats, parseXrayStats, type TrafficByEmail } from "./stats";
+import { mergeTraffic, parseV2ctlStats, parseXrayStats, planStatsChunks, statsQueryArgs, type StatsChunk, type TrafficByEmail } from "./stats";
 import { Supervisor, type ExitInfo } from "./supervisor";
 
 export interface RunResult {
@@ -71,11 +71,12 @@ export function coreArgs(kind: CoreBinaries["kind"], file: string, test: boolean
   return test ? ["-test", "-config", file] : ["-config", file];
 }
 
-/** The command that reads (and resets) every user counter. */
-export function statsArgs(kind: CoreBinaries["kind"], apiPort: number): string[] {
-  const server = `--server=127.0.0.1:${apiPort}`;
-  return kind === "xray" ? ["api", "statsquery", server, "-pattern", "user>>>", "-reset"] : ["api", server, "StatsService.QueryStats", 'pattern: "user>>>" reset: true'];
-}
+/** Emails per `xray api rmu` call: they go on its command line, which the kernel caps (ARG_MAX). */
+export const RMU_BATCH = 1000;
+/** Stats queries at once, and tries per query (with a pause between) before it counts as failed. */
+const STATS_CONCURRENCY = 2;
+const STATS_TRIES = 3;
+const STATS_RETRY_MS = [250, 1000];
 
 interface Client {
   id: string;
@@ -87,8 +88,68 @@ function inboundsOf(json: Record<string, unknown>): InboundJson[] {
   return json.inbounds as InboundJson[];
 }
 
-function withoutClients(json: Record<string, unknown>): string {
+/** The core config with every inbound's clients left out: configs that differ only in users have the same shape. */
+export function shapeOf(json: Record<string, unknown>): string {
   return JSON.stringify({ ...json, inbounds: inboundsOf(json).map((i) => (i.settings?.clients ? { ...i, settings: { ...i.settings, clients: [] } } : i)) });
+}
+
+/** Users to remove (gone, or their id changed) and to add (new, or their id changed). */
+export interface UsersDiff {
+  remove: string[];
+  add: AgentUser[];
+}
+
+export function diffUsers(before: readonly AgentUser[], after: readonly AgentUser[]): UsersDiff {
+  if (sortedByEmail(before) && sortedByEmail(after)) return mergeDiff(before, after);
+  const old = new Map<string, string>();
+  for (const u of before) old.set(u.email, u.id);
+  const add: AgentUser[] = [];
+  const changed: string[] = [];
+  for (const u of after) {
+    const id = old.get(u.email);
+    if (id === undefined) add.push(u);
+    else {
+      old.delete(u.email);
+      if (id !== u.id) {
+        changed.push(u.email);
+        add.push(u);
+      }
+    }
+  }
+  return { remove: [...old.keys(), ...changed], add };
+}
+
+/** Strictly ascending emails: the panel sends users ordered by subscriber id, which is the email. */
+function sortedByEmail(users: readonly AgentUser[]): boolean {
+  for (let k = 1; k < users.length; k++) if (!(users[k - 1]!.email < users[k]!.email)) return false;
+  return true;
+}
+
+/** diffUsers of two sorted lists in one walk, without a map of a million entries. */
+function mergeDiff(before: readonly AgentUser[], after: readonly AgentUser[]): UsersDiff {
+  const remove: string[] = [];
+  const add: AgentUser[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const a = before[i];
+    const b = after[j];
+    if (b === undefined || (a !== undefined && a.email < b.email)) {
+      remove.push(a!.email);
+      i++;
+    } else if (a === undefined || b.email < a.email) {
+      add.push(b);
+      j++;
+    } else {
+      if (a.id !== b.id) {
+        remove.push(a.email);
+        add.push(b);
+      }
+      i++;
+      j++;
+    }
+  }
+  return { remove, add };
 }
 
 export interface UserChange {
@@ -99,24 +160,46 @@ export interface UserChange {
   add: InboundJson | null;
 }
 
-/**
- * When two rendered configs differ only in their users, the per-inbound changes that turn the
- * old one into the new one; null when anything else differs (then the core restarts).
- */
-export function planUserChanges(before: Record<string, unknown>, after: Record<string, unknown>): UserChange[] | null {
-  if (withoutClients(before) !== withoutClients(after)) return null;
-  const oldByTag = new Map(inboundsOf(before).map((i) => [i.tag, i]));
+/** The per-inbound commands that apply a users diff to a running core whose config is `after` but for its users. */
+export function planUserChanges(after: Record<string, unknown>, diff: UsersDiff): UserChange[] {
+  const added = new Set(diff.add.map((u) => u.email));
   const changes: UserChange[] = [];
   for (const inbound of inboundsOf(after)) {
     if (!inbound.settings?.clients) continue;
-    const old = new Map((oldByTag.get(inbound.tag)?.settings.clients ?? []).map((c) => [c.email, c]));
-    const now = new Map(inbound.settings.clients.map((c) => [c.email, c]));
-    const remove = [...old.values()].filter((c) => JSON.stringify(now.get(c.email)) !== JSON.stringify(c)).map((c) => c.email);
-    const added = [...now.values()].filter((c) => JSON.stringify(old.get(c.email)) !== JSON.stringify(c));
-    if (remove.length === 0 && added.length === 0) continue;
-    changes.push({ tag: inbound.tag, remove, add: added.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients: added } } : null });
+    const clients = added.size > 0 ? inbound.settings.clients.filter((c) => added.has(c.email)) : [];
+    if (diff.remove.length === 0 && clients.length === 0) continue;
+    changes.push({ tag: inbound.tag, remove: diff.remove, add: clients.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients } } : null });
   }
   return changes;
+}
+
+/**
+ * The core config as text in parts, clients a slice at a time: at a million users the whole
+ * text is over 100 MB, which the agent would otherwise hold (twice, pretty-printed) at once.
+ */
+export function* coreConfigParts(json: Record<string, unknown>): Generator<string> {
+  const marker = `rb-clients-${process.pid}-${Date.now()}-`;
+  const lists: Client[][] = [];
+  const skeleton = JSON.stringify({
+    ...json,
+    inbounds: inboundsOf(json).map((i) => {
+      if (!i.settings?.clients) return i;
+      lists.push(i.settings.clients);
+      return { ...i, settings: { ...i.settings, clients: `${marker}${lists.length - 1}` } };
+    }),
+  });
+  const pieces = skeleton.split(new RegExp(`"${marker}(\\d+)"`));
+  for (let k = 0; k < pieces.length; k++) {
+    if (k % 2 === 0) {
+      yield pieces[k]!;
+      continue;
+    }
+    const clients = lists[Number(pieces[k])]!;
+    yield "[";
+    for (let from = 0; from < clients.length; from += 10_000) yield (from > 0 ? "," : "") + JSON.stringify(clients.slice(from, from + 10_000)).slice(1, -1);
+    yield "]";
+  }
+  yield "\n";
 }
 
 export interface CoreManagerOptions {
@@ -131,11 +214,18 @@ export interface CoreManagerOptions {
   supervisor?: { minBackoffMs?: number; maxBackoffMs?: number; stableMs?: number };
   /** The server's own addresses (default: its network interfaces', read at every render). */
   localAddresses?: () => string[];
+  /** The core's version line (`xray version`): Xray before 25.7.26 cannot change users live. */
+  coreVersion?: string;
+  /** Bytes one stats query's reply may hold (default STATS_CHUNK_BYTES). */
+  statsChunkBytes?: number;
 }
 
 export class CoreManager {
   private readonly supervisor: Supervisor;
-  private current: RenderedCore | null = null;
+  private current: Omit<RenderedCore, "json"> | null = null;
+  /** shapeOf the running core config, and the panel inbounds its clients were rendered from. */
+  private currentShape = "";
+  private currentInbounds = "";
   private currentVersion: string | null = null;
   private lastError: string | null = null;
   /** The running config leaves out an inbound whose TLS files are missing: try again later. */
@@ -145,8 +235,16 @@ export class CoreManager {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly configFile: string;
   private readonly candidateFile: string;
+  /** Why users cannot be changed through the core's API (null: they can). */
+  private readonly noLiveUsers: string | null;
+  /** The users of the running config, and those removed live since the core started: the core keeps their counters. */
+  private users: readonly AgentUser[] = [];
+  private readonly removedSinceStart = new Set<string>();
+  private chunkPlan: { users: readonly AgentUser[]; removed: number; chunks: StatsChunk[] } | null = null;
 
   constructor(private readonly opts: CoreManagerOptions) {
+    this.noLiveUsers = liveUserChanges(opts.bins.kind, opts.coreVersion ?? null);
+    if (this.noLiveUsers && opts.bins.kind === "xray") opts.log.warn(`${this.noLiveUsers}: every user change restarts the core, dropping every connection; upgrade Xray to get live user changes`);
     this.configFile = path.join(opts.stateDir, STATE_FILES.coreConfig);
     this.candidateFile = path.join(opts.stateDir, STATE_FILES.coreCandidate);
     this.supervisor = new Supervisor({
@@ -232,14 +330,32 @@ export class CoreManager {
       this.notesLogged.add(note);
       log.warn(note);
     }
-    if (this.current && this.supervisor.running && JSON.stringify(this.current.json) === JSON.stringify(rendered.json)) {
+    const running = this.current !== null && this.supervisor.running;
+    const shape = shapeOf(rendered.json);
+    const inbounds = JSON.stringify(config.inbounds);
+    // Only users differ when the core config but for its clients is the same and so are the
+    // inbounds the clients are rendered from (their flow).
+    const diff = running && shape === this.currentShape && inbounds === this.currentInbounds ? diffUsers(this.users, config.users) : null;
+    if (diff && diff.remove.length === 0 && diff.add.length === 0) {
       // Same core config, but what it leaves out may differ (an inbound added whose files are missing).
-      this.accept(rendered, config.version);
+      this.accept(rendered, config, shape, inbounds);
       return true;
     }
 
-    writeFileAtomic(this.candidateFile, JSON.stringify(rendered.json, null, 2) + "\n");
-    const test = await run(bins.bin, coreArgs(bins.kind, this.candidateFile, true), 30_000);
+    writeFileAtomic(this.candidateFile, coreConfigParts(rendered.json));
+    if (diff && this.noLiveUsers === null) {
+      // The core runs this config but for its users, and `adu` checks the users it adds: the
+      // full test (seconds at a million users) is left for changes that need a restart.
+      const live = await this.applyUsersLive(planUserChanges(rendered.json, diff), rendered.apiPort);
+      if (live) {
+        fs.renameSync(this.candidateFile, this.configFile);
+        this.accept(rendered, config, shape, inbounds);
+        log.info(`users updated live through Xray's API (config ${config.version}: ${diff.add.length} added, ${diff.remove.length} removed)`);
+        return true;
+      }
+      log.warn("updating users through Xray's API failed: restarting the core instead");
+    }
+    const test = await run(bins.bin, coreArgs(bins.kind, this.candidateFile, true), 60_000);
     if (test.code !== 0) {
       const why = describeTestFailure(test);
       this.lastError = `the core rejected config ${config.version}: ${why}`.slice(0, 4000);
@@ -247,24 +363,14 @@ export class CoreManager {
       fs.rmSync(this.candidateFile, { force: true });
       return false;
     }
-
-    const plan = this.current && this.supervisor.running ? planUserChanges(this.current.json, rendered.json) : null;
-    if (plan && bins.kind === "xray") {
-      const live = await this.applyUsersLive(plan, rendered.apiPort);
-      if (live) {
-        fs.renameSync(this.candidateFile, this.configFile);
-        this.accept(rendered, config.version);
-        log.info(`users updated live through Xray's API (config ${config.version})`);
-        return true;
-      }
-      log.warn("updating users through Xray's API failed: restarting the core instead");
-    }
     const wasRunning = this.supervisor.running;
     if (wasRunning) await this.opts.beforeRestart?.().catch((err: unknown) => log.warn(`could not read counters before the restart: ${(err as Error).message}`));
     fs.renameSync(this.candidateFile, this.configFile);
-    this.accept(rendered, config.version);
+    this.accept(rendered, config, shape, inbounds);
+    // A new core process starts with no counters.
+    this.removedSinceStart.clear();
     if (wasRunning) {
-      log.info(plan ? `users changed (config ${config.version}): restarting ${bins.kind} because it cannot add VLESS users live` : `config ${config.version}: inbounds changed, restarting ${bins.kind}`);
+      log.info(diff ? `users changed (config ${config.version}): restarting ${bins.kind} because ${this.noLiveUsers ?? "changing them live failed"}` : `config ${config.version}: inbounds changed, restarting ${bins.kind}`);
       await this.supervisor.restart();
     } else {
       log.info(`starting ${bins.kind} with config ${config.version}`);
@@ -299,19 +405,27 @@ export class CoreManager {
     return rendered;
   }
 
-  private accept(rendered: RenderedCore, version: string) {
+  private accept(rendered: RenderedCore, config: AgentConfig, shape: string, inbounds: string) {
     this.filesMissing = this.pendingFilesMissing;
-    this.current = rendered;
-    this.currentVersion = version;
+    // The clients are not kept (a million objects): the users and the shape say what runs.
+    const { json: _clients, ...rest } = rendered;
+    this.current = rest;
+    this.currentShape = shape;
+    this.currentInbounds = inbounds;
+    this.currentVersion = config.version;
+    this.users = config.users;
     this.lastError = null;
   }
 
   private async applyUsersLive(plan: UserChange[], apiPort: number): Promise<boolean> {
     const server = `--server=127.0.0.1:${apiPort}`;
     for (const change of plan) {
-      if (change.remove.length > 0) {
-        const r = await run(this.opts.bins.ctl, ["api", "rmu", server, `-tag=${change.tag}`, ...change.remove], 15_000);
-        if (r.code !== 0 || !r.stdout.includes(`Removed ${change.remove.length} user`)) return false;
+      for (let k = 0; k < change.remove.length; k += RMU_BATCH) {
+        const batch = change.remove.slice(k, k + RMU_BATCH);
+        const r = await run(this.opts.bins.ctl, ["api", "rmu", server, `-tag=${change.tag}`, ...batch], 15_000);
+        // The core keeps a removed user's counters: they are read until it restarts.
+        for (const email of batch) this.removedSinceStart.add(email);
+        if (r.code !== 0 || !r.stdout.includes(`Removed ${batch.length} user`)) return false;
       }
       if (change.add) {
         const file = path.join(this.opts.stateDir, `adu-${change.tag}.json`);
@@ -324,15 +438,84 @@ export class CoreManager {
     return true;
   }
 
-  /** Reads every user's counters since the previous reading (and resets them). Throws when the API does not answer. */
+  /**
+   * Reads every user's counters since the previous reading (and resets them), in queries by
+   * email prefix that each stay far under the API client's 4 MiB receive limit (stats.ts). A
+   * query that fails is tried again; one that keeps failing is logged and the others' traffic
+   * is kept. Throws when no query got an answer.
+   */
   async readTraffic(): Promise<TrafficByEmail> {
     const apiPort = this.apiPort;
     if (apiPort === null || !this.supervisor.running) throw new Error("the core is not running");
-    const r = await run(this.opts.bins.ctl, statsArgs(this.opts.bins.kind, apiPort), 10_000);
-    if (r.code !== 0) throw new Error(`the core's API did not answer: ${(r.stderr || r.stdout).trim().split("\n").slice(-1)[0] ?? `exit ${r.code}`}`);
+    const chunks = this.statsChunks();
+    const traffic: TrafficByEmail = new Map();
+    const failed: Array<{ chunk: StatsChunk; error: string }> = [];
+    let next = 0;
+    let answered = false;
+    const worker = async () => {
+      // A first query that fails every try, before any answered, means the API is down: the
+      // rest are not asked (their counters stay in the core for the next reading).
+      while (next < chunks.length && (answered || failed.length === 0)) {
+        const chunk = chunks[next++]!;
+        const result = await this.queryChunk(chunk, apiPort);
+        if (typeof result === "string") failed.push({ chunk, error: result });
+        else {
+          answered = true;
+          mergeTraffic(traffic, result);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, chunks.length) }, worker));
+    if (!answered && failed.length > 0) throw new Error(`the core's API did not answer: ${failed[0]!.error}`);
     // Running and answering again: a start-up failure is over.
     if (this.lastError?.startsWith("the core exited right after start")) this.lastError = null;
-    return this.opts.bins.kind === "xray" ? parseXrayStats(r.stdout) : parseV2ctlStats(r.stdout);
+    if (failed.length > 0) {
+      const users = failed.reduce((n, f) => n + f.chunk.users, 0);
+      const what = failed.slice(0, 5).map((f) => `${f.chunk.covers} (${f.error})`).join("; ");
+      // grpc-go's "received message larger than max": the core reset what it matched before the client refused the reply.
+      const overLimit = failed.some((f) => /larger than max/.test(f.error)) ? " A reply over the API client's limit means the core reset those counters: their traffic since the last reading is lost." : "";
+      this.opts.log.error(
+        `reading traffic counters: ${failed.length} of ${chunks.length} queries failed ${STATS_TRIES} times, covering ${users} users: ${what}${failed.length > 5 ? "; …" : ""}. ` +
+          `The other queries' traffic is kept; counters the core did not reset are read next time.${overLimit}`,
+      );
+    }
+    return traffic;
+  }
+
+  /** The queries that cover every counter the core may hold (planned again when the users change). */
+  private statsChunks(): StatsChunk[] {
+    const plan = this.chunkPlan;
+    if (plan && plan.users === this.users && plan.removed === this.removedSinceStart.size) return plan.chunks;
+    const emails = this.users.map((u) => u.email);
+    const current = new Set(emails);
+    for (const email of this.removedSinceStart) if (!current.has(email)) emails.push(email);
+    // With no users there are no user counters, but one query still tells whether the API answers.
+    const chunks = emails.length > 0 ? planStatsChunks(emails, this.opts.statsChunkBytes) : [{ pattern: "user>>>", covers: "every user", users: 0 }];
+    this.chunkPlan = { users: this.users, removed: this.removedSinceStart.size, chunks };
+    return chunks;
+  }
+
+  /** One query, tried up to STATS_TRIES times: its traffic, or the last error. */
+  private async queryChunk(chunk: StatsChunk, apiPort: number): Promise<TrafficByEmail | string> {
+    const { bins, log } = this.opts;
+    let error = "";
+    for (let attempt = 1; attempt <= STATS_TRIES; attempt++) {
+      const r = await run(bins.ctl, statsQueryArgs(bins.kind, apiPort, chunk.pattern), 10_000);
+      if (r.code === 0) {
+        try {
+          return bins.kind === "xray" ? parseXrayStats(r.stdout) : parseV2ctlStats(r.stdout);
+        } catch (err) {
+          error = `unreadable answer: ${(err as Error).message}`;
+        }
+      } else {
+        error = (r.stderr || r.stdout).trim().split("\n").slice(-1)[0] || `exit ${r.code}`;
+      }
+      if (attempt < STATS_TRIES) {
+        log.warn(`reading the counters of ${chunk.covers} failed (try ${attempt} of ${STATS_TRIES}): ${error}; trying again`);
+        await new Promise((resolve) => setTimeout(resolve, STATS_RETRY_MS[attempt - 1]));
+      }
+    }
+    return error;
   }
 
   async stop(): Promise<void> {

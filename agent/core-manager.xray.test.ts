@@ -2,7 +2,8 @@
  * The Xray path of the core manager, with a stand-in xray binary (testdata/fake-xray.mjs; the
  * real Xray-core is not installed here): test mode before use, users added and removed live
  * through `xray api adu` / `rmu` without a restart, a restart when an inbound changes, and
- * counters read with `xray api statsquery -reset`.
+ * counters read with `xray api statsquery -reset`. The version matrix is in
+ * core-manager.xray-versions.test.ts, the stats at scale in core-manager.xray-stats.test.ts.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -10,7 +11,7 @@ import { afterAll, expect, it } from "vitest";
 import { CoreManager } from "./core-manager";
 import { waitFor } from "./fake-panel";
 import { memoryLog } from "./log";
-import { agentConfig, IDS, inbound, tempDir } from "./test-support";
+import { addTraffic, agentConfig, IDS, inbound, tempDir } from "./test-support";
 
 const dir = tempDir("rb-agent-xray-");
 const logFile = path.join(dir, "calls.log");
@@ -43,7 +44,7 @@ it("adds and removes users live, restarts on inbound changes, keeps the old conf
   expect(calls()).toContain("adu in-443 sub-bob:xtls-rprx-vision");
   expect(core.pid).toBe(pid);
   expect(core.runningVersion).toBe("x2");
-  expect(log.lines).toContain("info: users updated live through Xray's API (config x2)");
+  expect(log.lines).toContain("info: users updated live through Xray's API (config x2: 1 added, 1 removed)");
 
   const rejected = { ...v1, version: "x3", inbounds: [{ ...reality, reality: { ...reality.reality!, dest: "reject-me:443" } }] };
   expect(await core.apply(rejected)).toBe(false);
@@ -53,9 +54,11 @@ it("adds and removes users live, restarts on inbound changes, keeps the old conf
   expect(await core.apply({ ...v1, version: "x4", inbounds: [{ ...reality, port: 8443, tag: "in-8443" }] })).toBe(true);
   expect(core.pid).not.toBe(pid);
   expect(core.configError).toBeNull();
-  await waitFor("the core to run again", () => core.running);
+  await waitFor("the core to run again", () => calls().filter((c) => c.startsWith("run ")).length === 2);
 
-  const traffic = await core.readTraffic();
-  expect(traffic).toEqual(new Map([["sub-alice", { up: 5, down: 7 }]]));
+  // The restarted core has no counters yet; alice's traffic appears and is read (and reset) once.
+  await addTraffic(core.apiPort!, [["sub-alice", 5, 7]]);
+  expect(await core.readTraffic()).toEqual(new Map([["sub-alice", { up: 5, down: 7 }]]));
   expect(calls().some((c) => /^statsquery --server=127\.0\.0\.1:\d+ -pattern user>>> -reset$/.test(c))).toBe(true);
+  expect(await core.readTraffic()).toEqual(new Map([["sub-alice", { up: 0, down: 0 }]]));
 });

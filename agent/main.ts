@@ -54,6 +54,7 @@ async function main() {
     stateDir: options.stateDir,
     apiPort: options.apiPort,
     log,
+    coreVersion: version,
     onCoreExit: () => agent?.coreExited(),
     beforeRestart: async () => agent?.drainCounters(),
   });

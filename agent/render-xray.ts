@@ -11,6 +11,25 @@ export function xrayClients(inbound: AgentInbound, users: readonly AgentUser[]) 
   return users.map((u) => (inbound.flow ? { id: u.id, email: u.email, level: 0, flow: inbound.flow } : { id: u.id, email: u.email, level: 0 }));
 }
 
+/**
+ * The version each REALITY client writes into its ClientHello (the session id's first three
+ * bytes), which the server compares with `minClientVer`:
+ * - Xray-core clients (share links in v2rayN/v2rayNG, the JSON format) send their own version;
+ *   REALITY arrived in Xray 1.8.0, so none sends less;
+ * - sing-box (the sing-box format) sends 1.8.1 (SagerNet/sing-box common/tls/reality_client.go);
+ * - mihomo (the Clash format) sends 1.8.2 (MetaCubeX/mihomo component/tls/reality.go).
+ */
+export const REALITY_CLIENT_VERSIONS = { xray: "1.8.0", singBox: "1.8.1", mihomo: "1.8.2" } as const;
+
+/**
+ * REALITY's `minClientVer`, always set: since Xray 26.7.11 a REALITY inbound without it refuses
+ * clients below 26.3.27 (infra/conf/transport_security.go), which sends sing-box, mihomo and
+ * older Xray clients to the masquerade site without an error. 1.8.0, the lowest of
+ * REALITY_CLIENT_VERSIONS, lets every one of them in. Xray logs that changing the default makes
+ * the server easier to spot; serving the apps the subscription formats promise comes first.
+ */
+export const REALITY_MIN_CLIENT_VERSION = "1.8.0";
+
 function streamSettings(inbound: AgentInbound, options: RenderOptions): Record<string, unknown> | string {
   switch (inbound.security) {
     case "none":
@@ -29,6 +48,7 @@ function streamSettings(inbound: AgentInbound, options: RenderOptions): Record<s
           serverNames: inbound.reality.serverNames,
           privateKey: inbound.reality.privateKey,
           shortIds: inbound.reality.shortIds,
+          minClientVer: REALITY_MIN_CLIENT_VERSION,
         },
       };
   }

@@ -55,7 +55,7 @@ describe("renderXray", () => {
       streamSettings: {
         network: "tcp",
         security: "reality",
-        realitySettings: { show: false, dest: "www.microsoft.com:443", serverNames: ["www.microsoft.com", "microsoft.com"], privateKey: "cK8uY2M7rQ_private", shortIds: ["", "0123456789abcdef"] },
+        realitySettings: { show: false, dest: "www.microsoft.com:443", serverNames: ["www.microsoft.com", "microsoft.com"], privateKey: "cK8uY2M7rQ_private", shortIds: ["", "0123456789abcdef"], minClientVer: "1.8.0" },
       },
     });
     // The public key is for links only: the server config carries the private one.

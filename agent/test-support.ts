@@ -77,3 +77,18 @@ export function agentConfig(over: Partial<AgentConfig> = {}): AgentConfig {
 export function vlessLink(uuid: string, port: number, security: "none" | "tls", sni?: string): string {
   return `vless://${uuid}@127.0.0.1:${port}?encryption=none&security=${security}&type=tcp${sni ? `&sni=${sni}` : ""}#test`;
 }
+
+/**
+ * Traffic through the Xray stand-in (testdata/fake-xray.mjs) running on this API port: its
+ * counters grow as the real core's would, for users it knows. Resolves with how many it took.
+ */
+export async function addTraffic(apiPort: number, rows: Array<[email: string, up: number, down: number]>): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${apiPort}/traffic`, { method: "POST", body: JSON.stringify(rows) });
+  return ((await res.json()) as { counted: number }).counted;
+}
+
+/** Whether the stand-in's REALITY inbound `tag` would let a client of this version in. */
+export async function realityAdmits(apiPort: number, tag: string, clientVersion: string): Promise<boolean> {
+  const res = await fetch(`http://127.0.0.1:${apiPort}/reality`, { method: "POST", body: JSON.stringify({ tag, clientVersion }) });
+  return ((await res.json()) as { admitted: boolean }).admitted;
+}
