@@ -18,7 +18,10 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Makes the PGlite data folders that test databases are copied from.
     globalSetup: ["db/pglite-template.ts"],
-    testTimeout: 20_000,
-    hookTimeout: 60_000,
+    // Bounds for a hang, not for speed: a machine busy with other work must still pass.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // expect.poll waits on a condition; its default of 1 s failed on a busy machine.
+    expect: { poll: { timeout: 30_000 } },
   },
 });

@@ -315,14 +315,14 @@ describe.each(testDbKinds())("probe results in batches (%s)", (kind) => {
       expect(batcher.databaseDown).toBe(true);
       expect(batcher.size).toBe(2);
       // Retried at every flush while down, then newer results queue behind the older ones.
-      await vi.waitUntil(() => refusedFlushes >= 4);
+      await vi.waitUntil(() => refusedFlushes >= 4, { timeout: 30_000 });
       expect(batcher.size).toBe(2);
       batcher.push(item(s0, fail("newer"), BASE + 20));
       expect(batcher.size).toBe(3);
       expect(await health(s0)).toMatchObject({ probeFailStreak: 0, lastProbeOk: true });
       expect(warnings.filter((w) => /database is down/.test(w))).toHaveLength(1);
       down = false;
-      await expect.poll(() => batcher.size, { timeout: 5000 }).toBe(0);
+      await expect.poll(() => batcher.size).toBe(0);
       expect(batcher.databaseDown).toBe(false);
       // Both failures, in order: the threshold of 2 is reached, the newer one is the last probe.
       expect(await health(s0)).toMatchObject({ probeFailStreak: 2, probeHealthy: false, status: "probe-failing", lastProbeReason: "newer" });
