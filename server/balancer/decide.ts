@@ -341,7 +341,9 @@ export function decideRoute(input: DecideInput): Decision {
       r.rank = free >= opts.minMoveGainBps ? free : 0;
       if (r.current) {
         const known = m.capacityOverrideBps !== null && Number.isFinite(m.capacityOverrideBps) && m.capacityOverrideBps >= 0 ? m.capacityOverrideBps : unknown ? Number.NaN : learned;
-        r.headroom = known - T;
+        // Departures in flight are not spare on the server they leave: were it saturated, its
+        // remaining users (held back until now) take up what the leavers free at once.
+        r.headroom = known - Math.max(0, m.reportedTrafficBps || 0) - Math.max(0, add ? add.trafficBps : 0);
         r.perUser = expectedUserBps(m.reportedTrafficBps, m.reportedUsers, opts.defaultUserBps);
       }
       if (explain) {
@@ -395,8 +397,10 @@ export function decideRoute(input: DecideInput): Decision {
       let marginSays = true; // "more than X better would be needed" explains the keep
       const since = (best.m as ServerMetrics).availableSinceMs;
       const failBack = since !== undefined && nowMs >= since && nowMs - since < opts.failBackDwellMs;
-      const margin = failBack ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
-      const h = failBack ? `fail-back margin ${pct(margin)}: ${label(best.ib)} came back ${Math.round((nowMs - (since as number)) / 60_000)} min ago` : `hysteresis ${pct(hysteresis)}`;
+      // Least-traffic judges a fail-back move by the starved test below (what the move gains);
+      // round-robin, which sees no traffic, by the larger margin.
+      const margin = failBack && !lt ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
+      const h = failBack ? `fail-back ${lt ? "dwell" : `margin ${pct(margin)}`}: ${label(best.ib)} came back ${Math.round((nowMs - (since as number)) / 60_000)} min ago${lt ? `; hysteresis ${pct(margin)}` : ""}` : `hysteresis ${pct(hysteresis)}`;
       if (lt) {
         // During a fail-back dwell a saturated current server (cs = 0) is judged by fair share
         // (bySh) like any other; "spare capacity beats none" alone does not move anyone back.

@@ -124,7 +124,7 @@ export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   minMoveGainBps: 2_000_000,
   failBackDwellMs: 12 * 3600 * 1000,
   failBackHysteresis: 3,
-  keepSatisfied: false,
+  keepSatisfied: true,
 });
 
 export interface DecideInput {
