@@ -39,8 +39,8 @@
  *      (servers with ≥ RATE_MIN_USERS users), or this server's own when higher: a saturated
  *      server's users get less than they want, so its own rate understates it. The traffic is the
  *      report's plus the arrivals in flight; departures in flight are not spare: on a server
- *      that was saturated the users left behind take up what the leavers free at once (counting
- *      them held 19 of 392 users' departures, 4.8 Mbit/s, as "room" on a full 100 Mbit/s link in
+ *      that was saturated the users left behind take up what the leavers free at once (counted,
+ *      19 departures' 4.85 Mbit/s passed for room on a full 100 Mbit/s link with 392 users in
  *      the flash-crowd fixture: 0.869× the oracle). Off: the families' tuned seeds meet every
  *      aim on 39 pairs instead of 42, fairness and churn both on 50 instead of 54 (README).
  *   4. Damped fail-back (failBackDwellMs 12 h by default, 0 turns it off). Gain of a move back to
@@ -49,7 +49,7 @@
  *      came back, a user whose server works moves there only when (least-traffic) that server
  *      is starved: reported traffic per user × (1 + hysteresis) below the pool's best (servers
  *      with ≥ RATE_MIN_USERS users), the route's margin applying as usual; round-robin, which
- *      sees no traffic, needs failBackHysteresis (a 4× better score) instead. Off: 42 → 42 pairs
+ *      sees no traffic, needs failBackHysteresis (a 4× better score) instead. Off: still 42 pairs,
  *      but churn misses on rolling-outages and steady-mixed (fairness and churn 54 → 50); with
  *      the 4× margin for least-traffic too (as last round): 40, cooling-peaks 3 of 10 (README).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
