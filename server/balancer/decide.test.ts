@@ -610,6 +610,17 @@ describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () 
     expect(d.explanation).toMatch(/in-cur has 400 Mbit\/s spare/); // the report's 400, not 700
   });
 
+  it("a server that reported no users, with departures in flight, has its whole known capacity spare", () => {
+    const s = fleet();
+    s.cur.reportedTrafficBps = 0;
+    s.cur.reportedUsers = 0;
+    s.alt = srv({ learnedPeakBps: 100_000 * MBIT, reportedUsers: 5 }); // idle: far more free per user
+    const leaving = (id: string) => (id === "cur" ? { users: -3, trafficBps: -12 * MBIT } : undefined);
+    const d = decide(s, { inflight: leaving });
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.explanation).toMatch(/in-cur has 1000 Mbit\/s spare/);
+  });
+
   it("never takes the capacity floor for known capacity; an override is known", () => {
     const s = fleet();
     s.cur.learnedPeakBps = 0; // no peak: the peers' mean (10 Gbit/s here) or the floor is a guess, not spare
