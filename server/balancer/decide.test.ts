@@ -236,7 +236,7 @@ describe("decideRoute: damped fail-back", () => {
     const d = decide(now - 2 * HOUR);
     expect(d.inboundId).toBe("in-cur");
     expect(d.reason).toBe("sticky");
-    expect(d.explanation).toMatch(/fail-back margin 300%: in-back came back 120 min ago/);
+    expect(d.explanation).toMatch(/fail-back dwell: in-back came back 120 min ago; hysteresis 25%/);
   });
 
   it("moves there as usual once the dwell is over, or when nothing says when it came back", () => {
@@ -244,7 +244,7 @@ describe("decideRoute: damped fail-back", () => {
     expect(decide(undefined).inboundId).toBe("in-back");
   });
 
-  it("still moves a starved server's user when the returning server is better by more than the fail-back margin", () => {
+  it("still moves a starved server's user to the returning server", () => {
     const s = servers(now - HOUR);
     // cur: (1000 − 800) / 50 = 4 Mbit/s free per user, 16 Mbit/s traffic per user;
     // back: (1000 − 150) / 6 = 142 free, 30 traffic per user: cur is starved (16 × 1.25 < 30).
@@ -254,7 +254,7 @@ describe("decideRoute: damped fail-back", () => {
     s.back.reportedUsers = 5;
     const d = decideRoute(base(s, { previousInboundId: "in-cur", nowMs: now, options: DAMPED }));
     expect(d.inboundId).toBe("in-back");
-    expect(d.explanation).toMatch(/fail-back margin/);
+    expect(d.explanation).toMatch(/fail-back dwell: in-back came back 60 min ago/);
   });
 
   it("does not move a saturated server's user for spare capacity alone, only for a much larger fair share", () => {
@@ -438,7 +438,7 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
   const HOUR = 3600_000;
   const now = 100 * HOUR;
   // cur: saturated 1 Gbit/s, 200 users → 5 Mbit/s each; back: 2 Gbit/s back 1 h ago, 10 users at
-  // 8 Mbit/s each. Fair share 2000 / 11 ≈ 182 vs 1000 / 200 = 5: far beyond the 4× margin.
+  // 8 Mbit/s each. Fair share 2000 / 11 ≈ 182 vs 1000 / 200 = 5: far beyond any margin.
   const fleet = () => ({
     cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 200 }),
     back: srv({ learnedPeakBps: 2000 * MBIT, reportedTrafficBps: 80 * MBIT, reportedUsers: 10, availableSinceMs: now - HOUR }),
@@ -449,7 +449,21 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
   it("moves a user whose server gives less than the best per-user traffic ÷ (1 + hysteresis)", () => {
     const d = decide(fleet()); // 5 × 1.25 < 8
     expect(d.inboundId).toBe("in-back");
-    expect(d.explanation).toMatch(/fail-back margin/);
+    expect(d.explanation).toMatch(/fail-back dwell: in-back came back 60 min ago/);
+  });
+
+  it("needs only the route's margin, not failBackHysteresis, when the user's server is starved", () => {
+    const s = {
+      // cur: 1 Gbit/s saturated by 100 users (10 each): fair share 10; back: 1.5 Gbit/s, 500 Mbit/s
+      // carried by 20 users (25 each): fair share 1500 / 21 ≈ 71 — 7× (fails a 4× margin below).
+      cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 100 }),
+      back: srv({ learnedPeakBps: 1500 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 20, availableSinceMs: now - HOUR }),
+    };
+    expect(decide(s, { options: { ...DAMPED, failBackHysteresis: 10 } }).inboundId).toBe("in-back");
+    s.cur.reportedUsers = 70; // 14.3 × 1.25 < 25: still starved; fair share 1000 / 70 ≈ 14.3 vs 71: 5×
+    expect(decide(s, { options: { ...DAMPED, failBackHysteresis: 10 } }).inboundId).toBe("in-back");
+    s.cur.reportedUsers = 45; // 22.2 × 1.25 ≥ 25: not starved, kept however large the gain
+    expect(decide(s, { options: { ...DAMPED, failBackHysteresis: 0 } }).inboundId).toBe("in-cur");
   });
 
   it("keeps a user whose server gives about what users get anywhere, and says why", () => {
@@ -459,7 +473,7 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
     expect(d.inboundId).toBe("in-cur");
     expect(d.reason).toBe("sticky");
     expect(d.explanation).toMatch(/its users get 6\.67 Mbit\/s each, within 25% of the best \(8\.00 Mbit\/s on in-back\), so it is not starved/);
-    expect(d.explanation).toMatch(/fail-back margin 300%: in-back came back 60 min ago/);
+    expect(d.explanation).toMatch(/fail-back dwell: in-back came back 60 min ago; hysteresis 25%/);
   });
 
   it("uses the route's hysteresis as the margin", () => {
@@ -479,7 +493,7 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
     expect(d.explanation).toMatch(/within 25% of the best \(10\.0 Mbit\/s on in-cur\)/);
   });
 
-  it("with no reference at all (every server under RATE_MIN_USERS) the fail-back margin alone decides", () => {
+  it("with no reference at all (every server under RATE_MIN_USERS) the route's margin alone decides", () => {
     const s = {
       cur: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 990 * MBIT, reportedUsers: 3 }),
       back: srv({ capacityOverrideBps: 1000 * MBIT, reportedUsers: 0, availableSinceMs: now - HOUR }),
@@ -547,7 +561,7 @@ describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () 
     cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 600 * MBIT, reportedUsers: 100 }),
     alt: srv({ learnedPeakBps: 10_000 * MBIT, reportedTrafficBps: 2000 * MBIT, reportedUsers: 200 }),
   });
-  // The rule is off by default (README: it holds starved users on saturated fleets): on here.
+  // On by default; named here so the tests say what they exercise.
   const decide = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) =>
     decideRoute(base(servers, { previousInboundId: "in-cur", ...over, options: { keepSatisfied: true, ...over.options } }));
 
@@ -574,6 +588,37 @@ describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () 
   it("counts in-flight users against the spare", () => {
     const inflight = (id: string) => (id === "cur" ? { users: 60, trafficBps: 395 * MBIT } : undefined);
     expect(decide(fleet(), { inflight }).inboundId).toBe("in-alt"); // 5 Mbit/s left < 10
+  });
+
+  it("does not count departures in flight as spare: a saturated server's remaining users take it up", () => {
+    const s = fleet();
+    s.cur.reportedTrafficBps = 1000 * MBIT; // saturated: 200 users at 5 Mbit/s each
+    s.cur.reportedUsers = 200;
+    // 20 users left since the report (−100 Mbit/s in flight): 100 Mbit/s looks spare, is not.
+    const inflight = (id: string) => (id === "cur" ? { users: -20, trafficBps: -100 * MBIT } : undefined);
+    const d = decide(s, { inflight });
+    expect(d.inboundId).toBe("in-alt");
+    expect(d.explanation).not.toMatch(/spare, at least what one user wants/);
+  });
+
+  it("judges the spare from the report and the arrivals in flight; a net departure counts as none", () => {
+    const arriving = (id: string) => (id === "cur" ? { users: 10, trafficBps: 380 * MBIT } : undefined);
+    expect(decide(fleet(), { inflight: arriving }).inboundId).toBe("in-cur"); // 400 − 380 = 20 ≥ 10
+    const leaving = (id: string) => (id === "cur" ? { users: -50, trafficBps: -300 * MBIT } : undefined);
+    const d = decide(fleet(), { inflight: leaving });
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.explanation).toMatch(/in-cur has 400 Mbit\/s spare/); // the report's 400, not 700
+  });
+
+  it("a server that reported no users, with departures in flight, has its whole known capacity spare", () => {
+    const s = fleet();
+    s.cur.reportedTrafficBps = 0;
+    s.cur.reportedUsers = 0;
+    s.alt = srv({ learnedPeakBps: 100_000 * MBIT, reportedUsers: 5 }); // idle: far more free per user
+    const leaving = (id: string) => (id === "cur" ? { users: -3, trafficBps: -12 * MBIT } : undefined);
+    const d = decide(s, { inflight: leaving });
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.explanation).toMatch(/in-cur has 1000 Mbit\/s spare/);
   });
 
   it("never takes the capacity floor for known capacity; an override is known", () => {

@@ -31,20 +31,27 @@
  *   2. Spare capacity on a server with a smaller fair share (least-traffic) is not a gain: it is
  *      an artefact of its capacity estimate (e.g. the floor on a 50 Mbit/s link), and the user
  *      would move back as soon as it fills.
- *   3. keepSatisfied (least-traffic; off by default, README: a saturated fleet's reports make a
- *      full server look as if it had spare): a server whose known capacity (override or learned peak,
- *      never the floor nor the peers' mean) exceeds its traffic (in-flight included) by at least
- *      what one user wants carries everything its users ask for (max-min sharing leaves no one
- *      short on a link with spare), so a move raises no one's satisfaction: the user stays. What
- *      a user wants is the best reported traffic per user in the pool (servers with ≥
- *      RATE_MIN_USERS users), or this server's own when higher: a saturated server's users get
- *      less than they want, so its own rate understates it.
- *   4. Damped fail-back (cost of a cold server; failBackDwellMs 12 h by default, 0 turns it off): for
- *      failBackDwellMs after a server came back, a user whose server works moves there only for
- *      failBackHysteresis and (least-traffic) when its server is starved: reported traffic per
- *      user × (1 + hysteresis) below the pool's best (servers with ≥ RATE_MIN_USERS users).
- *      With keepSatisfied on it is redundant (that keeps everyone who would gain nothing), and it
- *      also holds back users who would gain a lot (peaks that cooled while a big server was away).
+ *   3. keepSatisfied (least-traffic; on by default). Gain: none — a server whose known capacity
+ *      (override or learned peak, never the floor nor the peers' mean) exceeds its traffic by at
+ *      least what one user wants carries everything its users ask for (max-min sharing leaves no
+ *      one short on a link with spare), so a move raises no one's satisfaction. Cost: a reconnect.
+ *      So the user stays. What a user wants is the best reported traffic per user in the pool
+ *      (servers with ≥ RATE_MIN_USERS users), or this server's own when higher: a saturated
+ *      server's users get less than they want, so its own rate understates it. The traffic is the
+ *      report's plus the arrivals in flight; departures in flight are not spare: on a server
+ *      that was saturated the users left behind take up what the leavers free at once (counted,
+ *      19 departures' 4.85 Mbit/s passed for room on a full 100 Mbit/s link with 392 users in
+ *      the flash-crowd fixture: 0.869× the oracle). Off: the families' tuned seeds meet every
+ *      aim on 39 pairs instead of 42, fairness and churn both on 50 instead of 54 (README).
+ *   4. Damped fail-back (failBackDwellMs 12 h by default, 0 turns it off). Gain of a move back to
+ *      a server that came back: its users' satisfaction only if their server is starved; cost: a
+ *      reconnect, onto a server whose peak may have cooled. So for failBackDwellMs after a server
+ *      came back, a user whose server works moves there only when (least-traffic) that server
+ *      is starved: reported traffic per user × (1 + hysteresis) below the pool's best (servers
+ *      with ≥ RATE_MIN_USERS users), the route's margin applying as usual; round-robin, which
+ *      sees no traffic, needs failBackHysteresis (a 4× better score) instead. Off: still 42 pairs,
+ *      but churn misses on rolling-outages and steady-mixed (fairness and churn 54 → 50); with
+ *      the 4× margin for least-traffic too (as last round): 40, cooling-peaks 3 of 10 (README).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
@@ -341,7 +348,9 @@ export function decideRoute(input: DecideInput): Decision {
       r.rank = free >= opts.minMoveGainBps ? free : 0;
       if (r.current) {
         const known = m.capacityOverrideBps !== null && Number.isFinite(m.capacityOverrideBps) && m.capacityOverrideBps >= 0 ? m.capacityOverrideBps : unknown ? Number.NaN : learned;
-        r.headroom = known - T;
+        // Departures in flight are not spare on the server they leave: were it saturated, its
+        // remaining users (held back until now) take up what the leavers free at once.
+        r.headroom = known - Math.max(0, m.reportedTrafficBps || 0) - Math.max(0, add ? add.trafficBps : 0);
         r.perUser = expectedUserBps(m.reportedTrafficBps, m.reportedUsers, opts.defaultUserBps);
       }
       if (explain) {
@@ -395,8 +404,10 @@ export function decideRoute(input: DecideInput): Decision {
       let marginSays = true; // "more than X better would be needed" explains the keep
       const since = (best.m as ServerMetrics).availableSinceMs;
       const failBack = since !== undefined && nowMs >= since && nowMs - since < opts.failBackDwellMs;
-      const margin = failBack ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
-      const h = failBack ? `fail-back margin ${pct(margin)}: ${label(best.ib)} came back ${Math.round((nowMs - (since as number)) / 60_000)} min ago` : `hysteresis ${pct(hysteresis)}`;
+      // Least-traffic judges a fail-back move by the starved test below (what the move gains);
+      // round-robin, which sees no traffic, by the larger margin.
+      const margin = failBack && !lt ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
+      const h = failBack ? `fail-back ${lt ? "dwell" : `margin ${pct(margin)}`}: ${label(best.ib)} came back ${Math.round((nowMs - (since as number)) / 60_000)} min ago${lt ? `; hysteresis ${pct(margin)}` : ""}` : `hysteresis ${pct(hysteresis)}`;
       if (lt) {
         // During a fail-back dwell a saturated current server (cs = 0) is judged by fair share
         // (bySh) like any other; "spare capacity beats none" alone does not move anyone back.

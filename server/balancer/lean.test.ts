@@ -43,8 +43,8 @@ const routeArb = (k: number) =>
       return { servers, route, prev };
     });
 
-// The rules that move a user, each on and off (the defaults, the fail-back dwell on, keepSatisfied off).
-const optionsArb = fc.constantFrom(undefined, { failBackDwellMs: 12 * 3600_000 }, { keepSatisfied: false }, { failBackDwellMs: 12 * 3600_000, keepSatisfied: false });
+// The rules that move a user, each on and off (the defaults: the fail-back dwell and keepSatisfied on).
+const optionsArb = fc.constantFrom(undefined, { failBackDwellMs: 0 }, { keepSatisfied: false }, { failBackDwellMs: 0, keepSatisfied: false });
 
 const pick = (d: { inboundId: string | null; serverId: string | null; reason: string }) => ({ inboundId: d.inboundId, serverId: d.serverId, reason: d.reason });
 
@@ -54,7 +54,8 @@ describe("decideRoute without explain", () => {
       fc.property(fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 3 }).chain((ks) => fc.tuple(fc.tuple(...ks.map((_, k) => routeArb(k))), fc.string({ maxLength: 8 }), fc.integer({ min: 0, max: 2e9 }), optionsArb)), ([routes, userId, nowMs, options]) => {
         // Several routes of different sizes one after another: the reused rows of one
         // decision must not leak into the next.
-        const inflight = (serverId: string) => (serverId.endsWith("1") ? { users: 3, trafficBps: 4e8 } : undefined);
+        // Arrivals on one server, departures from another (keepSatisfied counts only arrivals).
+        const inflight = (serverId: string) => (serverId.endsWith("1") ? { users: 3, trafficBps: 4e8 } : serverId.endsWith("2") ? { users: -2, trafficBps: -3e8 } : undefined);
         const inputs: DecideInput[] = routes.map((r) => ({ userId, route: r.route, servers: r.servers, previousInboundId: r.prev, nowMs, inflight, options }));
         const lean = inputs.map((inp) => decideRoute({ ...inp, explain: false }));
         const explained = inputs.map((inp) => decideRoute(inp));

@@ -45,7 +45,7 @@ export interface ServerMetrics {
   reportedAt: number;
   /**
    * When the server last became available (ms), if known. A move *to* a server that came
-   * back less than failBackDwellMs ago needs the larger failBackHysteresis margin.
+   * back less than failBackDwellMs ago is damped (BalancerOptions.failBackDwellMs).
    */
   availableSinceMs?: number;
   name?: string;
@@ -96,23 +96,27 @@ export interface BalancerOptions {
   minMoveGainBps: number;
   /**
    * Damped fail-back: for this long after a server becomes available again, moving a user
-   * whose current server still works *to* it needs failBackHysteresis instead of the route's
-   * hysteresis, and (least-traffic) a starved current server: one whose reported traffic per
-   * user × (1 + the route's hysteresis) is below the best reported traffic per user in the pool
-   * (servers with ≥ RATE_MIN_USERS users, decide.ts). New users and users of a server that is
-   * down go there as usual, so it fills without reconnecting everyone it lost. Default 12 h
-   * (0 turns it off: on the scenario families it costs fairness where peaks cooled; README).
+   * whose current server still works *to* it needs (least-traffic) a starved current server:
+   * one whose reported traffic per user × (1 + the route's hysteresis) is below the best
+   * reported traffic per user in the pool (servers with ≥ RATE_MIN_USERS users, decide.ts);
+   * round-robin needs failBackHysteresis instead of the route's hysteresis. New users and users
+   * of a server that is down go there as usual, so it fills without reconnecting everyone it
+   * lost. Default 12 h (0 turns it off: churn rises on the scenario families; README).
    */
   failBackDwellMs: number;
-  /** The stickiness margin during the fail-back dwell. Default 3 (a 4× better score). */
+  /**
+   * Round-robin's stickiness margin during the fail-back dwell. Default 3 (a 4× better score).
+   * Least-traffic ignores it: it judges a fail-back move by what it gains (the starved test),
+   * and the 4× margin held users on saturated small links where a large server came back with
+   * a cooled peak (README).
+   */
   failBackHysteresis: number;
   /**
    * Least-traffic only: a user whose current server has spare capacity (its known capacity —
-   * override or learned peak, never the floor — minus its traffic, in-flight included) of at
-   * least one user's traffic there is getting what it wants: a move cannot raise its
-   * satisfaction, nor anyone else's, so it stays. Default false: on a saturated fleet a
-   * report's mean traffic sits under the learned peak, so a full server looks as if it had
-   * spare and starved users stay (flash-crowd fell to 0.87× the oracle's fairness; README).
+   * override or learned peak, never the floor — minus its reported traffic and the arrivals
+   * in flight; departures are not spare) of at least what one user wants is getting what it
+   * wants: a move cannot raise its satisfaction, nor anyone else's, so it stays. Default true
+   * (false: more churn on the scenario families; README).
    */
   keepSatisfied: boolean;
 }
@@ -124,7 +128,7 @@ export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   minMoveGainBps: 2_000_000,
   failBackDwellMs: 12 * 3600 * 1000,
   failBackHysteresis: 3,
-  keepSatisfied: false,
+  keepSatisfied: true,
 });
 
 export interface DecideInput {

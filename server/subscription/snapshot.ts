@@ -181,7 +181,7 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
     out.set(s.id, {
       enabled: s.enabled,
       available: s.enabled && isAvailable(s.status),
-      // Back from an outage then: a move there from a working server needs the fail-back margin for a while.
+      // Back from an outage then: a move there from a working server is damped for a while (balancer: fail-back dwell).
       availableSinceMs: s.enabled && isAvailable(s.status) && s.recoveredAtMs !== null ? s.recoveredAtMs : undefined,
       coefficient: s.coefficient,
       capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
