@@ -525,7 +525,7 @@ export class CoreManager {
 }
 
 /** True when nothing listens on 127.0.0.1:port (we can bind it). */
-export function portFree(port: number): Promise<boolean> {
+function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once("error", () => resolve(false));

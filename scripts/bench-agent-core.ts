@@ -22,9 +22,10 @@ import os from "node:os";
 import path from "node:path";
 import { agentConfigSchema, type AgentConfig } from "@/core/agent-wire";
 import { coreVersion, type CoreBinaries } from "@/agent/core-binary";
-import { CoreManager, portFree } from "@/agent/core-manager";
+import { CoreManager } from "@/agent/core-manager";
 import type { Log } from "@/agent/log";
 import { writeJsonAtomic } from "@/agent/state";
+import { freePort } from "./harness/app";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const FAKE_XRAY = path.join(ROOT, "agent/testdata/fake-xray.mjs");
@@ -69,13 +70,6 @@ async function until(what: string, fn: () => Promise<boolean> | boolean, timeout
   while (!(await fn())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = 20000 + Math.floor(Math.random() * 30000);
-    if (await portFree(port)) return port;
   }
 }
 

@@ -6,25 +6,19 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { preparePgliteTemplates } from "../../db/pglite-template";
+import { freeLocalPorts } from "../../server/topology/local-ports";
 
 /** The repository root: the app is started from there. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** A free TCP port on `host` (asked from the kernel, then released). */
-export function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, host, () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
+/** A free TCP port on `host`, below the ephemeral range (see server/topology/local-ports.ts). */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
+  const [port] = await freeLocalPorts(1, new Set(), host);
+  return port!;
 }
 
 /**

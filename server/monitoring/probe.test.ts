@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runProbe, describeNetError, MAX_PROBE_BODY_BYTES } from "./probe";
 import { probeConfigSchema } from "@/core/monitoring-contract";
+import { freePort } from "@/scripts/harness/app";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,13 +31,6 @@ function listen(server: net.Server): Promise<number> {
         }),
     );
   });
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  const port = await new Promise<number>((r) => s.listen(0, "127.0.0.1", () => r((s.address() as net.AddressInfo).port)));
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 type Captured = { method?: string; url?: string; headers?: http.IncomingHttpHeaders; body?: string };

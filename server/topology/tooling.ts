@@ -3,7 +3,6 @@
  * soak) and the assignment counts they poll. Reached only through the tooling router, which
  * exists only when ROUTEBOARD_DEVTOOLS=1.
  */
-import net from "node:net";
 import { TRPCError } from "@trpc/server";
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
@@ -14,28 +13,9 @@ import { written, type Actor, type Written } from "@/server/changes";
 import { clusterOr404 } from "@/server/monitoring/cluster-health";
 import { newAgentToken } from "@/server/auth/tokens";
 import { countAssignmentsByInbound } from "@/server/assignments/store";
+import { freeLocalPorts } from "./local-ports";
 
 export const MAX_FLEET_SERVERS = 200;
-
-/** `n` distinct free TCP ports on 127.0.0.1 (held open together, so never the same twice). */
-export async function freeLocalPorts(n: number, exclude: ReadonlySet<number> = new Set()): Promise<number[]> {
-  const held: net.Server[] = [];
-  try {
-    const ports: number[] = [];
-    while (ports.length < n) {
-      const srv = net.createServer();
-      held.push(srv);
-      const port = await new Promise<number>((resolve, reject) => {
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", () => resolve((srv.address() as net.AddressInfo).port));
-      });
-      if (!exclude.has(port)) ports.push(port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(held.map((s) => new Promise<void>((r) => (s.listening ? s.close(() => r()) : r()))));
-  }
-}
 
 export interface PlanServer {
   serverId: string;
