@@ -158,7 +158,7 @@ test("Show route pans to the route and flashes it; the legend opens from the key
   await expect(germany).toHaveAttribute("data-flash", "true");
   expect(await germany.evaluate((el) => getComputedStyle(el).animationName)).toMatch(/route-flash/);
   // The flash is brief.
-  await expect(germany).not.toHaveAttribute("data-flash", /.*/, { timeout: 5_000 });
+  await expect(germany).not.toHaveAttribute("data-flash", /.*/);
 
   const legendButton = page.getByRole("button", { name: "Legend", exact: true });
   await expect(legendButton).toHaveAttribute("aria-expanded", "false");

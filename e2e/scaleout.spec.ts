@@ -79,9 +79,9 @@ test("a move on instance A shows in instance B's subscriptions and dashboard", a
   const chosen = topo.inbounds.find((i) => i.id === usa.inboundId)!;
   // How soon is the benchmarks' business; here: B hears it through the shared change bus.
   await trpcMutation(apiA, "topology.moveInbound", { inboundId: chosen.id, toRouteId: germany.id, expectedVersion: chosen.version });
-  await expect.poll(async () => (await subJson(b)).routes.find((r) => r.route === "🇺🇸 USA")?.inboundId, { timeout: 5000, intervals: [25] }).not.toBe(chosen.id);
+  await expect.poll(async () => (await subJson(b)).routes.find((r) => r.route === "🇺🇸 USA")?.inboundId, { intervals: [25] }).not.toBe(chosen.id);
   await expect
-    .poll(async () => (await trpcQuery<Topo>(apiB, "topology.get", { clusterId })).inbounds.find((i) => i.id === chosen.id)?.routeId, { timeout: 5000, intervals: [25] })
+    .poll(async () => (await trpcQuery<Topo>(apiB, "topology.get", { clusterId })).inbounds.find((i) => i.id === chosen.id)?.routeId, { intervals: [25] })
     .toBe(germany.id);
   const live = (await health(b)).instance.changeBus;
   expect(live).toBe("postgres");
@@ -150,7 +150,7 @@ test("a database restart is survived: subscriptions answered throughout, writes 
   let writeDuringOutage: unknown = null;
   const restart = pg.restart(6000);
   // While the database is down the dashboard says so, and a write fails with a clear message.
-  await expect(banner).toBeVisible({ timeout: 5000 });
+  await expect(banner).toBeVisible();
   writeDuringOutage = await trpcMutation(apiB, "clusters.create", { name: "during outage" }).catch((e: unknown) => e);
   const healthDuring = await fetch(`${a.url}/api/health`);
   await restart;
