@@ -16,11 +16,9 @@ import { FakePanel, waitFor } from "./fake-panel";
 import { memoryLog } from "./log";
 import { PanelClient } from "./panel";
 import { readJson, STATE_FILES } from "./state";
-import { agentConfig, IDS, inbound, tempDir } from "./test-support";
+import { agentConfig, FAKE_XRAY_BINS, fakeXrayDir, IDS, randomPort, realityInbound } from "./test-support";
 
-const dir = tempDir("rb-agent-delta-");
-const calls = path.join(dir, "calls.log");
-const fake = path.join(import.meta.dirname, "testdata/fake-xray.mjs");
+const { dir, logFile, calls: called } = fakeXrayDir("rb-agent-delta-");
 const carol = { id: "33333333-3333-4333-8333-333333333333", email: "sub-carol" };
 const stops: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -28,7 +26,6 @@ afterAll(async () => {
   delete process.env.FAKE_XRAY_LOG;
   fs.rmSync(dir, { recursive: true, force: true });
 });
-const called = () => (fs.existsSync(calls) ? fs.readFileSync(calls, "utf8").trim().split("\n") : []);
 
 /** A config carrying the version the panel would give it (the agent checks deltas against it). */
 function versioned(c: AgentConfig): AgentConfig {
@@ -36,20 +33,14 @@ function versioned(c: AgentConfig): AgentConfig {
 }
 
 it("applies a one-user delta live without restarting Xray, and fetches the full config when a delta does not hash to its version", async () => {
-  process.env.FAKE_XRAY_LOG = calls;
-  const reality = inbound({
-    id: IDS.inReality,
-    port: 443,
-    security: "reality",
-    flow: "xtls-rprx-vision",
-    reality: { privateKey: "priv", publicKey: "pub", shortIds: ["ab"], serverNames: ["www.example.com"], dest: "www.example.com:443" },
-  });
+  process.env.FAKE_XRAY_LOG = logFile;
+  const reality = realityInbound(443);
   const v1 = versioned(agentConfig({ inbounds: [reality], users: [{ id: IDS.alice, email: "sub-alice" }] }));
   const panel = new FakePanel(v1);
   await panel.start();
   stops.push(() => panel.close());
   const log = memoryLog();
-  const core = new CoreManager({ bins: { kind: "xray", bin: fake, ctl: fake }, stateDir: dir, apiPort: 11085 + Math.floor(Math.random() * 1000), log });
+  const core = new CoreManager({ bins: FAKE_XRAY_BINS, stateDir: dir, apiPort: randomPort(), log });
   const agent = new Agent({
     panel: new PanelClient(panel.url, panel.token, "test"),
     core,

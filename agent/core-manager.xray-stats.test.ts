@@ -15,14 +15,12 @@ import { CoreManager, run } from "./core-manager";
 import { waitFor } from "./fake-panel";
 import { memoryLog } from "./log";
 import { parseXrayStats, planStatsChunks } from "./stats";
-import { addTraffic, agentConfig, IDS, inbound, tempDir } from "./test-support";
+import { addTraffic, agentConfig, FAKE_XRAY, FAKE_XRAY_BINS, fakeXrayDir, IDS, inbound, randomPort } from "./test-support";
 
-const dir = tempDir("rb-agent-xray-stats-");
-const logFile = path.join(dir, "calls.log");
+const { dir, logFile, calls } = fakeXrayDir("rb-agent-xray-stats-");
 const faultsFile = path.join(dir, "faults.json");
-const fake = path.join(import.meta.dirname, "testdata/fake-xray.mjs");
 const log = memoryLog();
-const core = new CoreManager({ bins: { kind: "xray", bin: fake, ctl: fake }, stateDir: dir, apiPort: 20000 + Math.floor(Math.random() * 20000), log });
+const core = new CoreManager({ bins: FAKE_XRAY_BINS, stateDir: dir, apiPort: randomPort(), log });
 afterAll(async () => {
   await core.stop();
   delete process.env.FAKE_XRAY_LOG;
@@ -39,7 +37,6 @@ function mismatches(got: Map<string, { up: number; down: number }>, want: (email
   return out.slice(0, 5);
 }
 let emails: string[] = [];
-const calls = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").trim().split("\n") : []);
 
 // Node starting the stand-in's CLI once per query is most of its CPU; a loaded machine needs minutes.
 it("reads 200,000 counters in chunks, each once, and keeps every other chunk's bytes when one fails", { timeout: 120_000 }, async () => {
@@ -51,7 +48,7 @@ it("reads 200,000 counters in chunks, each once, and keeps every other chunk's b
   const expected = new Map(users.map((u, k) => [u.email, { up: k + 1, down: 2 * k + 1 }]));
   const rows = (list: AgentUser[]) => list.map((u): [string, number, number] => [u.email, expected.get(u.email)!.up, expected.get(u.email)!.down]);
 
-  const none = inbound({ id: IDS.inNone, port: 20000 + Math.floor(Math.random() * 20000), security: "none" });
+  const none = inbound({ id: IDS.inNone, port: randomPort(), security: "none" });
   const v1 = agentConfig({ version: "s1", inbounds: [none], users: users.slice(0, 98_000) });
   expect(await core.apply(v1)).toBe(true);
   await waitFor("the core to run", () => calls().some((c) => c.startsWith("run ")));
@@ -66,7 +63,7 @@ it("reads 200,000 counters in chunks, each once, and keeps every other chunk's b
 
   // 200,000 counters: one query for all would be refused by the client (as with the real core).
   const server = `--server=127.0.0.1:${core.apiPort}`;
-  const whole = await run(fake, ["api", "statsquery", server, "-pattern", "user>>>"], 10_000);
+  const whole = await run(FAKE_XRAY, ["api", "statsquery", server, "-pattern", "user>>>"], 10_000);
   expect(whole.code).toBe(1);
   expect(whole.stderr).toMatch(/^failed to query stats: rpc error: code = ResourceExhausted desc = grpc: received message larger than max \(\d+ vs\. 4194304\)$/m);
 
@@ -91,6 +88,6 @@ it("reads 200,000 counters in chunks, each once, and keeps every other chunk's b
 
   // The failing chunk's counters were not reset: the next reading (same plan) gets its bytes.
   fs.writeFileSync(faultsFile, "{}");
-  const left = await run(fake, ["api", "statsquery", server, "-pattern", broken.pattern], 10_000);
+  const left = await run(FAKE_XRAY, ["api", "statsquery", server, "-pattern", broken.pattern], 10_000);
   expect(mismatches(parseXrayStats(left.stdout), (email) => (brokenEmails.has(email) ? expected.get(email) : undefined))).toEqual([]);
 });

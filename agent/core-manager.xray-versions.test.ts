@@ -6,17 +6,14 @@
  * clients the subscription formats serve (minClientVer set explicitly, see render-xray.ts).
  */
 import fs from "node:fs";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { coreVersion, liveUserChanges, parseCoreVersion } from "./core-binary";
 import { CoreManager } from "./core-manager";
 import { waitFor } from "./fake-panel";
 import { memoryLog } from "./log";
 import { REALITY_CLIENT_VERSIONS } from "./render-xray";
-import { agentConfig, IDS, inbound, realityAdmits, tempDir } from "./test-support";
+import { agentConfig, FAKE_XRAY, FAKE_XRAY_BINS, fakeXrayDir, IDS, randomPort, realityAdmits, realityInbound } from "./test-support";
 
-const fake = path.join(import.meta.dirname, "testdata/fake-xray.mjs");
-const bins = { kind: "xray" as const, bin: fake, ctl: fake };
 const dirs: string[] = [];
 afterAll(() => {
   delete process.env.FAKE_XRAY_VERSION;
@@ -53,28 +50,20 @@ const MATRIX: Array<{ version: string; live: boolean }> = [
 
 describe.each(MATRIX)("Xray $version", ({ version, live }) => {
   it(live ? "changes users live" : "says so and restarts on a user change", async () => {
-    const dir = tempDir("rb-agent-xray-v-");
+    const { dir, logFile, calls } = fakeXrayDir("rb-agent-xray-v-");
     dirs.push(dir);
-    const logFile = path.join(dir, "calls.log");
-    const calls = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").trim().split("\n") : []);
     process.env.FAKE_XRAY_VERSION = version;
     process.env.FAKE_XRAY_LOG = logFile;
 
-    const line = await coreVersion(bins);
+    const line = await coreVersion(FAKE_XRAY_BINS);
     expect(line).toBe(`Xray ${version} (Xray, Penetrates Everything.) Custom (go1.24.5 linux/amd64)`);
     const log = memoryLog();
-    const core = new CoreManager({ bins, stateDir: dir, apiPort: 20000 + Math.floor(Math.random() * 20000), log, coreVersion: line });
+    const core = new CoreManager({ bins: FAKE_XRAY_BINS, stateDir: dir, apiPort: randomPort(), log, coreVersion: line });
     try {
       const warning = `warn: Xray ${version} cannot add or remove users live (xray api adu/rmu came in 25.7.26): every user change restarts the core, dropping every connection; upgrade Xray to get live user changes`;
       expect(log.lines.includes(warning)).toBe(!live);
 
-      const reality = inbound({
-        id: IDS.inReality,
-        port: 20000 + Math.floor(Math.random() * 20000),
-        security: "reality",
-        flow: "xtls-rprx-vision",
-        reality: { privateKey: "priv", publicKey: "pub", shortIds: ["ab"], serverNames: ["www.example.com"], dest: "www.example.com:443" },
-      });
+      const reality = realityInbound(randomPort());
       const v1 = agentConfig({ version: "v1", inbounds: [reality], users: [{ id: IDS.alice, email: "sub-alice" }] });
       expect(await core.apply(v1)).toBe(true);
       await waitFor("the core to run", () => calls().some((c) => c.startsWith("run ")));
@@ -106,7 +95,7 @@ describe.each(MATRIX)("Xray $version", ({ version, live }) => {
 it("the stand-in lacks adu/rmu before 25.7.26, as the real CLI does", async () => {
   const { run } = await import("./core-manager");
   process.env.FAKE_XRAY_VERSION = "25.7.25";
-  const r = await run(fake, ["api", "adu", "--server=127.0.0.1:1", "x.json"], 10_000);
+  const r = await run(FAKE_XRAY, ["api", "adu", "--server=127.0.0.1:1", "x.json"], 10_000);
   expect(r.code).toBe(2);
   expect(r.stderr).toBe("xray api adu: unknown command\nRun 'xray help api' for usage.\n");
 });

@@ -6,34 +6,24 @@
  * core-manager.xray-versions.test.ts, the stats at scale in core-manager.xray-stats.test.ts.
  */
 import fs from "node:fs";
-import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { CoreManager } from "./core-manager";
 import { waitFor } from "./fake-panel";
 import { memoryLog } from "./log";
-import { addTraffic, agentConfig, IDS, inbound, tempDir } from "./test-support";
+import { addTraffic, agentConfig, FAKE_XRAY_BINS, fakeXrayDir, IDS, randomPort, realityInbound } from "./test-support";
 
-const dir = tempDir("rb-agent-xray-");
-const logFile = path.join(dir, "calls.log");
-const fake = path.join(import.meta.dirname, "testdata/fake-xray.mjs");
+const { dir, logFile, calls } = fakeXrayDir("rb-agent-xray-");
 const log = memoryLog();
-const core = new CoreManager({ bins: { kind: "xray", bin: fake, ctl: fake }, stateDir: dir, apiPort: 10085 + Math.floor(Math.random() * 1000), log });
+const core = new CoreManager({ bins: FAKE_XRAY_BINS, stateDir: dir, apiPort: randomPort(), log });
 afterAll(async () => {
   await core.stop();
   delete process.env.FAKE_XRAY_LOG;
   fs.rmSync(dir, { recursive: true, force: true });
 });
-const calls = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").trim().split("\n") : []);
 
 it("adds and removes users live, restarts on inbound changes, keeps the old config on a rejection", async () => {
   process.env.FAKE_XRAY_LOG = logFile;
-  const reality = inbound({
-    id: IDS.inReality,
-    port: 443,
-    security: "reality",
-    flow: "xtls-rprx-vision",
-    reality: { privateKey: "priv", publicKey: "pub", shortIds: ["ab"], serverNames: ["www.example.com"], dest: "www.example.com:443" },
-  });
+  const reality = realityInbound(443);
   const v1 = agentConfig({ version: "x1", inbounds: [reality], users: [{ id: IDS.alice, email: "sub-alice" }] });
   expect(await core.apply(v1)).toBe(true);
   await waitFor("the core to run", () => calls().some((c) => c.startsWith("run ")));

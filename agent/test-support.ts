@@ -9,6 +9,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { AgentConfig, AgentInbound } from "../core/agent-wire";
+import type { CoreBinaries } from "./core-binary";
 
 /** Fails (never skips) when the real v2ray is missing, saying how to get it. */
 export function requireV2ray(): { bin: string; ctl: string } {
@@ -76,6 +77,36 @@ export function agentConfig(over: Partial<AgentConfig> = {}): AgentConfig {
 
 export function vlessLink(uuid: string, port: number, security: "none" | "tls", sni?: string): string {
   return `vless://${uuid}@127.0.0.1:${port}?encryption=none&security=${security}&type=tcp${sni ? `&sni=${sni}` : ""}#test`;
+}
+
+/** The Xray stand-in (testdata/fake-xray.mjs): the real Xray-core is not installed here. */
+export const FAKE_XRAY = path.join(import.meta.dirname, "testdata/fake-xray.mjs");
+export const FAKE_XRAY_BINS: CoreBinaries = { kind: "xray", bin: FAKE_XRAY, ctl: FAKE_XRAY };
+
+/**
+ * A state folder for a core running the stand-in. With $FAKE_XRAY_LOG set to `logFile`, the
+ * stand-in appends each command it is run with there; `calls()` reads them in order.
+ */
+export function fakeXrayDir(prefix: string): { dir: string; logFile: string; calls(): string[] } {
+  const dir = tempDir(prefix);
+  const logFile = path.join(dir, "calls.log");
+  return { dir, logFile, calls: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").trim().split("\n") : []) };
+}
+
+/** A port for a core's API or an inbound, random so that test files running side by side do not collide. */
+export function randomPort(): number {
+  return 20000 + Math.floor(Math.random() * 20000);
+}
+
+/** A REALITY inbound with settings the stand-in accepts as Xray would. */
+export function realityInbound(port: number): AgentInbound {
+  return inbound({
+    id: IDS.inReality,
+    port,
+    security: "reality",
+    flow: "xtls-rprx-vision",
+    reality: { privateKey: "priv", publicKey: "pub", shortIds: ["ab"], serverNames: ["www.example.com"], dest: "www.example.com:443" },
+  });
 }
 
 /**

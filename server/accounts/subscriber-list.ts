@@ -14,7 +14,7 @@ import { written, type Actor, type Written } from "@/server/changes";
 import { StaleDataError } from "@/server/errors";
 import { accessSql, blockReason, type SubscriberAccess } from "@/server/usage/access";
 import { resetUsage, type ResetStrategy } from "@/server/usage/limits";
-import { loadAssignments } from "@/server/assignments/store";
+import { choicesByRoute, loadAssignments, type InboundRoutes } from "@/server/assignments/store";
 import type { SubscriberBulkInput, SubscriberPageQuery, SubscriberStatus } from "@/core/validation";
 
 
@@ -116,8 +116,9 @@ export interface RouteChoice {
 
 /**
  * Each subscriber's stored choices, by route in route order; null = no choice stored yet (the
- * app has not fetched). The rule is choicesByRoute's (server/assignments/store.ts): ids of
- * deleted or unassigned inbounds are skipped, and a route holding two of them has no choice.
+ * app has not fetched), by choicesByRoute (server/assignments/store.ts) over the inbounds
+ * read here: ids of deleted or unassigned inbounds are skipped, and a route holding two of
+ * them has no choice.
  */
 export async function routeChoicesOf(db: DbOrTx, subscriberIds: string[]): Promise<Map<string, RouteChoice[] | null>> {
   const out = new Map<string, RouteChoice[] | null>(subscriberIds.map((id) => [id, null]));
@@ -132,20 +133,12 @@ export async function routeChoicesOf(db: DbOrTx, subscriberIds: string[]): Promi
         .where(inArray(inbounds.id, allIds))
     : [];
   const byId = new Map(details.map((d) => [d.id, d]));
+  const topology: InboundRoutes = { inbounds: byId };
   for (const [subscriberId, ids] of stored) {
-    const byRoute = new Map<string, (typeof details)[number]>();
-    const twice = new Set<string>();
-    for (const id of ids) {
-      const d = byId.get(id);
-      if (!d) continue;
-      const seen = byRoute.get(d.routeId!);
-      if (seen && seen.id !== id) twice.add(d.routeId!);
-      byRoute.set(d.routeId!, d);
-    }
-    for (const r of twice) byRoute.delete(r);
     out.set(
       subscriberId,
-      [...byRoute.values()]
+      [...choicesByRoute(topology, ids).values()]
+        .map((id) => byId.get(id)!)
         .sort((a, b) => a.position - b.position || a.route.localeCompare(b.route))
         .map((d) => ({ routeId: d.routeId!, route: d.route, inboundId: d.id, inbound: d.inbound, server: d.server })),
     );

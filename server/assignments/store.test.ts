@@ -3,51 +3,43 @@
  * implied by each inbound, and the migration of the old per-route rows. How instances use
  * them: server/subscription/stored-choices.test.ts.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { inbounds, subscriberAssignments } from "@/db/schema";
-import { openTestDatabase, openTestDatabaseBefore, testDbKinds, type TestDatabase } from "@/db/testing";
+import { openTestDatabaseBefore, testDbKinds } from "@/db/testing";
 import type { Db } from "@/db/client";
 import { choicesByRoute, countAssignmentsByInbound, loadAssignments, storeAssignments, type InboundRoutes } from "./store";
-import { seedTestFleet, type TestFleet } from "./testfleet";
+import { seedFleetPerTest, seedTestFleet } from "./testfleet";
 
 /** Each inbound's current route, as the fleet snapshot has it. */
 const inboundRoutes = async (db: Db): Promise<InboundRoutes> =>
   ({ inbounds: new Map((await db.select({ id: inbounds.id, routeId: inbounds.routeId }).from(inbounds)).map((i) => [i.id, { routeId: i.routeId }])) });
 
 describe.each(testDbKinds())("stored choices on %s", (kind) => {
-  let t: TestDatabase;
-  let fleet: TestFleet;
-  beforeEach(async () => {
-    t = await openTestDatabase(kind);
-    fleet = await seedTestFleet(t.db, { routes: 3, perRoute: 3, subscribers: 4 });
-  });
-  afterEach(async () => {
-    await t?.dispose();
-  });
+  const t = seedFleetPerTest(kind, { routes: 3, perRoute: 3, subscribers: 4 });
 
   const inboundOn = async (serverId: string) => (await t.db.select().from(inbounds).where(eq(inbounds.serverId, serverId)))[0]!.id;
 
   it("round-trips one row per subscriber and overwrites it whole", async () => {
-    const [u, v] = fleet.subscribers;
-    const a = await Promise.all(fleet.routeIds.map((r) => inboundOn(fleet.serversOf.get(r)![0]!)));
-    const b = await Promise.all(fleet.routeIds.map((r) => inboundOn(fleet.serversOf.get(r)![1]!)));
+    const [u, v] = t.fleet.subscribers;
+    const a = await Promise.all(t.fleet.routeIds.map((r) => inboundOn(t.fleet.serversOf.get(r)![0]!)));
+    const b = await Promise.all(t.fleet.routeIds.map((r) => inboundOn(t.fleet.serversOf.get(r)![1]!)));
     await storeAssignments(t.db, new Map([[u!.id, a], [v!.id, b]]), new Date());
     await storeAssignments(t.db, new Map([[u!.id, [b[0]!, a[1]!]]]), new Date());
-    const loaded = await loadAssignments(t.db, [u!.id, v!.id, fleet.subscribers[2]!.id]);
+    const loaded = await loadAssignments(t.db, [u!.id, v!.id, t.fleet.subscribers[2]!.id]);
     expect(loaded.get(u!.id)).toEqual([b[0], a[1]]);
     expect(loaded.get(v!.id)).toEqual(b);
-    expect(loaded.has(fleet.subscribers[2]!.id)).toBe(false);
+    expect(loaded.has(t.fleet.subscribers[2]!.id)).toBe(false);
     expect(await loadAssignments(t.db, [])).toEqual(new Map());
-    const counts = new Map((await countAssignmentsByInbound(t.db, fleet.clusterId)).map((r) => [r.inboundId, r.n]));
+    const counts = new Map((await countAssignmentsByInbound(t.db, t.fleet.clusterId)).map((r) => [r.inboundId, r.n]));
     expect(counts.get(b[0]!)).toBe(2);
     expect(counts.get(a[1]!)).toBe(1);
     expect(counts.get(a[0]!)).toBeUndefined();
   });
 
   it("stores many subscribers at once, an empty set of choices too, and refuses an unknown subscriber whole", async () => {
-    const ids = await Promise.all(fleet.routeIds.map((r) => inboundOn(fleet.serversOf.get(r)![0]!)));
-    const [u, v, w] = fleet.subscribers;
+    const ids = await Promise.all(t.fleet.routeIds.map((r) => inboundOn(t.fleet.serversOf.get(r)![0]!)));
+    const [u, v, w] = t.fleet.subscribers;
     await storeAssignments(t.db, new Map([[u!.id, ids], [v!.id, []], [w!.id, [...ids].reverse()]]), new Date());
     const loaded = await loadAssignments(t.db, [u!.id, v!.id, w!.id]);
     expect(loaded.get(u!.id)).toEqual(ids);
@@ -59,11 +51,11 @@ describe.each(testDbKinds())("stored choices on %s", (kind) => {
   });
 
   it("reads each id into its inbound's current route; deleted ids are skipped, a route holding two gets neither", async () => {
-    const [r0, r1, r2] = fleet.routeIds;
-    const i0 = await inboundOn(fleet.serversOf.get(r0!)![0]!);
-    const i1 = await inboundOn(fleet.serversOf.get(r1!)![0]!);
-    const i1b = await inboundOn(fleet.serversOf.get(r1!)![1]!);
-    const i2 = await inboundOn(fleet.serversOf.get(r2!)![0]!);
+    const [r0, r1, r2] = t.fleet.routeIds;
+    const i0 = await inboundOn(t.fleet.serversOf.get(r0!)![0]!);
+    const i1 = await inboundOn(t.fleet.serversOf.get(r1!)![0]!);
+    const i1b = await inboundOn(t.fleet.serversOf.get(r1!)![1]!);
+    const i2 = await inboundOn(t.fleet.serversOf.get(r2!)![0]!);
     let topology = await inboundRoutes(t.db);
     expect(choicesByRoute(topology, [i0, i1, i2, "00000000-0000-4000-8000-000000000000"])).toEqual(new Map([[r0, i0], [r1, i1], [r2, i2]]));
     // i0 is dragged into r1, where the user already has i1.

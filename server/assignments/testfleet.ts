@@ -5,8 +5,10 @@
  * the lower of the two folders: subscription may import assignments, not the other way.
  */
 import { eq, inArray, sql } from "drizzle-orm";
+import { afterEach, beforeEach } from "vitest";
 import type { Db } from "@/db/client";
 import { routes, serverHealth } from "@/db/schema";
+import { openTestDatabase, type TestDatabase, type TestDbKind } from "@/db/testing";
 import { newAgentToken, newSubscriptionToken } from "@/server/auth/tokens";
 
 export interface TestFleet {
@@ -19,7 +21,38 @@ export interface TestFleet {
   subscribers: Array<{ id: string; token: string }>;
 }
 
-export async function seedTestFleet(db: Db, opts: { routes: number; perRoute: number; subscribers: number; name?: string }): Promise<TestFleet> {
+export interface TestFleetShape {
+  routes: number;
+  perRoute: number;
+  subscribers: number;
+  name?: string;
+}
+
+/**
+ * For each test of the enclosing describe: a fresh migrated database of `kind` seeded with a
+ * fleet of this shape, disposed after the test. Read `db` and `fleet` inside the tests.
+ */
+export function seedFleetPerTest(kind: TestDbKind, shape: TestFleetShape): { readonly db: Db; readonly fleet: TestFleet } {
+  let database: TestDatabase | undefined;
+  let fleet: TestFleet | undefined;
+  beforeEach(async () => {
+    database = await openTestDatabase(kind);
+    fleet = await seedTestFleet(database.db, shape);
+  });
+  afterEach(async () => {
+    await database?.dispose();
+  });
+  return {
+    get db() {
+      return database!.db;
+    },
+    get fleet() {
+      return fleet!;
+    },
+  };
+}
+
+export async function seedTestFleet(db: Db, opts: TestFleetShape): Promise<TestFleet> {
   // Tables gain columns in later migrations, and drizzle's insert names every column: every
   // row here names only the columns every migration has, so tests of an old migration seed
   // with it too.

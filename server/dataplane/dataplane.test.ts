@@ -3,20 +3,19 @@
  * /api/agent/report), on PGlite and, with TEST_DATABASE_URL, on PostgreSQL.
  */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { count, eq, sql } from "drizzle-orm";
 import { openDatabase, type Database } from "@/db/client";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { configUserChanges, serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
 import { agentConfigAnswerSchema, agentConfigSchema, type AgentConfig, type AgentConfigDelta } from "@/core/agent-wire";
 import { applyUserDelta, versionOfConfig } from "@/core/config-version";
 import { agentReportHandler } from "@/server/dataplane/report-http";
 import { renderMetrics } from "@/server/metrics";
-import type { RouteHandler } from "@/server/http/util";
+import { serveAgentRoutes, type AgentRoutesServer } from "./agent-http-testing";
 import { agentConfigHandler } from "./config-http";
 import { agentLimits } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
@@ -29,7 +28,6 @@ import { agentReport as baseReport } from "@/server/monitoring/testing";
 import { SubscriptionService } from "@/server/subscription/service";
 import { UsageResetJob } from "@/server/usage/reset-job";
 
-const DB_KEY = Symbol.for("routeboard.database");
 /** Subscribers of the cluster the config-delta tests grow by one. */
 const DELTA_SEEDED = 5000;
 
@@ -43,8 +41,8 @@ interface Raw {
 
 
 describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) => {
+  let app: AgentRoutesServer | undefined;
   let t: TestDatabase;
-  let server: http.Server;
   let base: string;
   let admin: Awaited<ReturnType<typeof adminAndViewer>>["admin"];
   let clusterId: string;
@@ -73,8 +71,8 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
   };
 
   beforeAll(async () => {
-    t = await openTestDatabase(kind);
-    (globalThis as Record<symbol, unknown>)[DB_KEY] = Promise.resolve(t);
+    app = await serveAgentRoutes(kind, { "/api/agent/config": agentConfigHandler, "/api/agent/report": agentReportHandler });
+    ({ t, base } = app);
     ({ admin } = await adminAndViewer(t.db));
     clusterId = (await admin.clusters.create({ name: `dp-${kind}` })).id;
     await admin.monitoring.setReportInterval({ clusterId, seconds: 10 });
@@ -109,26 +107,9 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const a = await subscriberId("alice");
     const [row] = await t.db.select().from(subscribers).where(eq(subscribers.id, a.id));
     alice = { id: a.id, vlessUuid: row!.vlessUuid };
-
-    const routes: Record<string, RouteHandler> = { "/api/agent/config": agentConfigHandler, "/api/agent/report": agentReportHandler };
-    server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://localhost");
-      const h = routes[url.pathname];
-      if (!h) {
-        res.writeHead(404).end();
-        return;
-      }
-      Promise.resolve(h(req, res, url)).catch(() => {
-        if (!res.headersSent) res.writeHead(500).end("Internal error");
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
-    await t?.dispose();
+    await app?.close();
   });
 
   it("answers the server's inbounds with keys, the allowed users and the enabled neighbours", async () => {

@@ -1,19 +1,16 @@
 /** POST /api/agent/heartbeat over HTTP on a real database (PGlite; PostgreSQL with TEST_DATABASE_URL). */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { clusters, serverHealth, servers } from "@/db/schema";
 import { hashAgentToken } from "@/server/auth/tokens";
+import { serveAgentRoutes, type AgentRoutesServer } from "./agent-http-testing";
 import { agentHeartbeatHandler, heartbeatBatcher, HEARTBEAT_BURST } from "./heartbeat-http";
 
-const DB_KEY = Symbol.for("routeboard.database");
-
 describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
+  let app: AgentRoutesServer | undefined;
   let t: TestDatabase;
-  let server: http.Server;
   let base: string;
   let serverId: string;
   const token = `tok-${randomUUID()}`;
@@ -22,19 +19,14 @@ describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
   const health = async () => (await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, serverId)))[0];
 
   beforeAll(async () => {
-    t = await openTestDatabase(kind);
-    (globalThis as Record<symbol, unknown>)[DB_KEY] = Promise.resolve(t);
+    app = await serveAgentRoutes(kind, { "/api/agent/heartbeat": agentHeartbeatHandler });
+    ({ t, base } = app);
     const [c] = await t.db.insert(clusters).values({ name: `hb-${kind}` }).returning();
     const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name: "s", address: "127.0.0.1", agentTokenHash: hashAgentToken(token) }).returning();
     serverId = s!.id;
-    server = http.createServer((req, res) => void agentHeartbeatHandler(req, res, new URL(req.url ?? "/", "http://x")));
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
-    await t?.dispose();
+    await app?.close();
   });
 
   it("refuses other verbs and strangers, storing nothing", async () => {

@@ -9,6 +9,7 @@ import "server-only";
 import { eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { rowsOf } from "@/db/rows";
+import { fromExcluded } from "@/db/upsert";
 import { alertEvents, clusters, serverAgentState, serverMetrics, servers } from "@/db/schema";
 import { MAX_USER_BYTES_PER_REPORT, type AgentReportAck } from "@/core/agent-wire";
 import { agentReportSchema, formatZodError, type AgentReport } from "@/core/monitoring-contract";
@@ -238,18 +239,7 @@ async function storeAgentState(
       .values([...stateChanged].sort(byId).map((id) => state.get(id)!))
       .onConflictDoUpdate({
         target: s.serverId,
-        set: {
-          instance: sql`excluded.instance`,
-          seq: sql`excluded.seq`,
-          configVersion: sql`excluded.config_version`,
-          configError: sql`excluded.config_error`,
-          configErrorAt: sql`excluded.config_error_at`,
-          unservedInbounds: sql`excluded.unserved_inbounds`,
-          coreKind: sql`excluded.core_kind`,
-          coreVersion: sql`excluded.core_version`,
-          agentVersion: sql`excluded.agent_version`,
-          updatedAt: sql`excluded.updated_at`,
-        },
+        set: fromExcluded(s, ["instance", "seq", "configVersion", "configError", "configErrorAt", "unservedInbounds", "coreKind", "coreVersion", "agentVersion", "updatedAt"]),
       });
   }
   return { duplicate, rejected: [...rejected.values()] };

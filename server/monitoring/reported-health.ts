@@ -8,6 +8,7 @@ import "server-only";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { pgArray } from "@/db/pg-array";
+import { fromExcluded } from "@/db/upsert";
 import { meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
 import type { AgentReport } from "@/core/monitoring-contract";
 import { isHealthyReport } from "@/core/status";
@@ -80,17 +81,7 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     .values([...latest.values()])
     .onConflictDoUpdate({
       target: serverMetrics.serverId,
-      set: {
-        reportedAt: sql`excluded.reported_at`,
-        listenerAlive: sql`excluded.listener_alive`,
-        serviceRunning: sql`excluded.service_running`,
-        usersOnline: sql`excluded.users_online`,
-        rxBps: sql`excluded.rx_bps`,
-        txBps: sql`excluded.tx_bps`,
-        cpu: sql`excluded.cpu`,
-        memory: sql`excluded.memory`,
-        peakBps: sql`excluded.peak_bps`,
-      },
+      set: fromExcluded(serverMetrics, ["reportedAt", "listenerAlive", "serviceRunning", "usersOnline", "rxBps", "txBps", "cpu", "memory", "peakBps"]),
     });
   const h = serverMetricsHistory;
   await tx

@@ -3,11 +3,11 @@
  * a user alike, and the set of subscribers with a stored row spares reads without missing one
  * (server/assignments/stored-choices.ts).
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import { describe, expect, it } from "vitest";
+import { testDbKinds } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
 import { storeAssignments } from "@/server/assignments/store";
-import { seedTestFleet, setStatus, type TestFleet } from "@/server/assignments/testfleet";
+import { seedFleetPerTest, setStatus } from "@/server/assignments/testfleet";
 import { SubscriptionService } from "./service";
 import { loadTopologySnapshot } from "./snapshot";
 
@@ -15,15 +15,7 @@ const routesOf = (body: string) =>
   new Map((JSON.parse(body) as { routes: Array<{ routeId: string; inboundId: string }> }).routes.map((r) => [r.routeId, r.inboundId]));
 
 describe.each(testDbKinds())("stored choices across instances on %s", (kind) => {
-  let t: TestDatabase;
-  let fleet: TestFleet;
-  beforeEach(async () => {
-    t = await openTestDatabase(kind);
-    fleet = await seedTestFleet(t.db, { routes: 3, perRoute: 3, subscribers: 4 });
-  });
-  afterEach(async () => {
-    await t?.dispose();
-  });
+  const t = seedFleetPerTest(kind, { routes: 3, perRoute: 3, subscribers: 4 });
 
   it("two instances on one database answer a user alike, also after a server goes down", async () => {
     const now = Date.parse("2026-06-01T12:00:00Z");
@@ -35,7 +27,7 @@ describe.each(testDbKinds())("stored choices across instances on %s", (kind) => 
       // Both run in this process, so B does not hear A's events by itself: each is handed to it
       // as a notification from another process would be.
       const hearA = (subscriberIds?: string[]) => deliverRemoteChange({ kind: "assignments", clusterId: null, ...(subscriberIds ? { subscriberIds } : {}), origin: "instance-a", at: Date.now() });
-      for (const s of fleet.subscribers) {
+      for (const s of t.fleet.subscribers) {
         const fromA = routesOf((await a.answer(s.token, "json")).body);
         await a.flushAssignments();
         hearA([s.id]);
@@ -45,13 +37,13 @@ describe.each(testDbKinds())("stored choices across instances on %s", (kind) => 
       }
       // The server of the first user's first route goes down; instance A re-decides and
       // stores; B hears of it (as from another process) and answers the same.
-      const u = fleet.subscribers[0]!;
+      const u = t.fleet.subscribers[0]!;
       const before = routesOf((await a.answer(u.token, "json")).body);
-      const route = fleet.routeIds[0]!;
+      const route = t.fleet.routeIds[0]!;
       const topology = await loadTopologySnapshot(t.db);
       const down = topology.inbounds.get(before.get(route)!)!.serverId;
       await setStatus(t.db, [down], "probe-failing");
-      publishChange("health", fleet.clusterId);
+      publishChange("health", t.fleet.clusterId);
       const afterA = routesOf((await a.answer(u.token, "json")).body);
       expect(afterA.get(route)).not.toBe(before.get(route));
       await a.flushAssignments();
@@ -70,7 +62,7 @@ describe.each(testDbKinds())("stored choices across instances on %s", (kind) => 
 
   it("reads no stored choices for a subscriber who has none, and reads them once another instance says anyone's changed", async () => {
     const now = Date.parse("2026-06-01T12:00:00Z");
-    const [u, v, w] = fleet.subscribers;
+    const [u, v, w] = t.fleet.subscribers;
     const b = new SubscriptionService(t.db, () => now);
     b.start();
     // Reads of stored choices, as the service makes them.
@@ -90,7 +82,7 @@ describe.each(testDbKinds())("stored choices across instances on %s", (kind) => 
       // and, storing many, names no one.
       const topology = await loadTopologySnapshot(t.db);
       const other = (choices: Map<string, string>) =>
-        fleet.routeIds.map((r) => [...topology.inbounds.values()].find((i) => i.routeId === r && i.id !== choices.get(r))!.id);
+        t.fleet.routeIds.map((r) => [...topology.inbounds.values()].find((i) => i.routeId === r && i.id !== choices.get(r))!.id);
       const forW = other(routesOf((await b.answer(u!.token, "json")).body));
       const forV = other(first);
       await b.flushAssignments();
@@ -100,10 +92,10 @@ describe.each(testDbKinds())("stored choices across instances on %s", (kind) => 
       // The balancer keeps a stored choice while it is as good as the best (one user each).
       const fromW = routesOf((await b.answer(w!.token, "json")).body);
       expect(reads).toBe(1);
-      expect(fleet.routeIds.map((r) => fromW.get(r))).toEqual(forW);
+      expect(t.fleet.routeIds.map((r) => fromW.get(r))).toEqual(forW);
       const fromV = routesOf((await b.answer(v!.token, "json")).body);
       expect(reads).toBe(2);
-      expect(fleet.routeIds.map((r) => fromV.get(r))).toEqual(forV);
+      expect(t.fleet.routeIds.map((r) => fromV.get(r))).toEqual(forV);
     } finally {
       t.db.select = select;
       await b.stop();
@@ -112,7 +104,7 @@ describe.each(testDbKinds())("stored choices across instances on %s", (kind) => 
 
   it("a subscriber named while the set of stored subscribers is being read counts as stored", async () => {
     const now = Date.parse("2026-06-01T12:00:00Z");
-    const [u, , , x] = fleet.subscribers;
+    const [u, , , x] = t.fleet.subscribers;
     const b = new SubscriptionService(t.db, () => now);
     b.start();
     try {
@@ -120,15 +112,15 @@ describe.each(testDbKinds())("stored choices across instances on %s", (kind) => 
       deliverRemoteChange({ kind: "assignments", clusterId: null, origin: "instance-a", at: Date.now() });
       // The next reload reads the set again; x is named while that read is under way, and
       // its row lands after the read saw the table.
-      publishChange("metrics", fleet.clusterId);
+      publishChange("metrics", t.fleet.clusterId);
       const reloading = b.refresh();
       deliverRemoteChange({ kind: "assignments", clusterId: null, subscriberIds: [x!.id], origin: "instance-a", at: Date.now() });
       await reloading;
       const topology = await loadTopologySnapshot(t.db);
-      const forX = fleet.routeIds.map((r) => [...topology.inbounds.values()].find((i) => i.routeId === r && i.id !== fromU.get(r))!.id);
+      const forX = t.fleet.routeIds.map((r) => [...topology.inbounds.values()].find((i) => i.routeId === r && i.id !== fromU.get(r))!.id);
       await storeAssignments(t.db, new Map([[x!.id, forX]]), new Date(now));
       const fromX = routesOf((await b.answer(x!.token, "json")).body);
-      expect(fleet.routeIds.map((r) => fromX.get(r))).toEqual(forX);
+      expect(t.fleet.routeIds.map((r) => fromX.get(r))).toEqual(forX);
     } finally {
       await b.stop();
     }
