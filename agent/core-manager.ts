@@ -10,6 +10,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { AgentConfig, AgentUser } from "../core/agent-wire";
+import { diffSortedUsers } from "../core/config-version";
 import { liveUserChanges, type CoreBinaries } from "./core-binary";
 import type { Log } from "./log";
 import type { RenderOptions, RenderedCore, TlsFiles, UnservedInbound } from "./render-common";
@@ -127,29 +128,8 @@ function sortedByEmail(users: readonly AgentUser[]): boolean {
 
 /** diffUsers of two sorted lists in one walk, without a map of a million entries. */
 function mergeDiff(before: readonly AgentUser[], after: readonly AgentUser[]): UsersDiff {
-  const remove: string[] = [];
-  const add: AgentUser[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < before.length || j < after.length) {
-    const a = before[i];
-    const b = after[j];
-    if (b === undefined || (a !== undefined && a.email < b.email)) {
-      remove.push(a!.email);
-      i++;
-    } else if (a === undefined || b.email < a.email) {
-      add.push(b);
-      j++;
-    } else {
-      if (a.id !== b.id) {
-        remove.push(a.email);
-        add.push(b);
-      }
-      i++;
-      j++;
-    }
-  }
-  return { remove, add };
+  const { added, removed } = diffSortedUsers(before, after);
+  return { remove: removed.map((u) => u.email), add: added };
 }
 
 export interface UserChange {

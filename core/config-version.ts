@@ -30,6 +30,38 @@ export function byEmail(a: AgentUser, b: AgentUser): number {
   return a.email < b.email ? -1 : a.email > b.email ? 1 : 0;
 }
 
+/**
+ * The exact difference of two users lists, both sorted by email (byEmail), in one walk: a
+ * user whose id changed is removed and added again. The panel's delta journal and the
+ * agent's live plan both use it.
+ */
+export function diffSortedUsers(before: readonly AgentUser[], after: readonly AgentUser[]): { added: AgentUser[]; removed: AgentUser[] } {
+  const added: AgentUser[] = [];
+  const removed: AgentUser[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const b = before[i];
+    const a = after[j];
+    const order = !b ? 1 : !a ? -1 : byEmail(b, a);
+    if (order < 0) {
+      removed.push(b!);
+      i++;
+    } else if (order > 0) {
+      added.push(a!);
+      j++;
+    } else {
+      if (b!.id !== a!.id) {
+        removed.push(b!);
+        added.push(a!);
+      }
+      i++;
+      j++;
+    }
+  }
+  return { added, removed };
+}
+
 /** canonicalJson(u), written directly for the shape every user has (many times faster at a million). */
 function userJson(u: AgentUser): string {
   let keys = 0;

@@ -5,14 +5,15 @@
 import { describe, expect, it } from "vitest";
 import type { AgentUser } from "@/core/agent-wire";
 import { parseDeltaFrom, pickEncoding } from "./config-http";
-import { diffUsers, mergeChanges } from "./config-journal";
+import { mergeChanges } from "./config-journal";
+import { diffSortedUsers } from "@/core/config-version";
 
 describe("config deltas: pure parts", () => {
   const u = (email: string, id = "00000000-0000-4000-8000-000000000001"): AgentUser => ({ id, email });
   const other = "00000000-0000-4000-8000-000000000002";
 
   it("diffs two sorted lists exactly: an id change is a removal and an addition", () => {
-    expect(diffUsers([u("a"), u("b"), u("c")], [u("b", other), u("c"), u("d")])).toEqual({ added: [u("b", other), u("d")], removed: [u("a"), u("b")] });
+    expect(diffSortedUsers([u("a"), u("b"), u("c")], [u("b", other), u("c"), u("d")])).toEqual({ added: [u("b", other), u("d")], removed: [u("a"), u("b")] });
   });
 
   it("merges steps into the exact difference: added then removed is nothing, an id changed back is nothing", () => {

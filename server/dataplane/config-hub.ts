@@ -20,7 +20,8 @@ import { logger } from "@/server/logger";
 import { gauge } from "@/server/metrics";
 import type { AgentUser } from "@/core/agent-wire";
 import { buildClusterConfigs, type BuiltConfig, type ClusterConfigs } from "./config";
-import { ClusterJournal, diffUsers, recordUserChange } from "./config-journal";
+import { ClusterJournal, recordUserChange } from "./config-journal";
+import { diffSortedUsers } from "@/core/config-version";
 
 export const WAKE_DEBOUNCE_MS = 50;
 export const WAKE_SPACING_MS = 500;
@@ -123,7 +124,7 @@ export class ConfigHub {
     this.lastUsers.set(built.clusterId, { hash: built.usersHash, users: built.users });
     if (!previous || previous.hash === built.usersHash) return;
     try {
-      await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, diffUsers(previous.users, built.users));
+      await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, diffSortedUsers(previous.users, built.users));
     } catch (err) {
       // Agents behind this change get the full config instead of a delta; nothing else is lost.
       logger().warn({ err, clusterId: built.clusterId }, "could not journal a config's user change: agents get the full config");

@@ -38,34 +38,6 @@ export interface UserChange {
   removed: AgentUser[];
 }
 
-/** The exact difference of two users lists, both sorted by email (core/config-version.ts byEmail). */
-export function diffUsers(before: readonly AgentUser[], after: readonly AgentUser[]): UserChange {
-  const added: AgentUser[] = [];
-  const removed: AgentUser[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < before.length || j < after.length) {
-    const b = before[i];
-    const a = after[j];
-    const order = !b ? 1 : !a ? -1 : byEmail(b, a);
-    if (order < 0) {
-      removed.push(b!);
-      i++;
-    } else if (order > 0) {
-      added.push(a!);
-      j++;
-    } else {
-      if (b!.id !== a!.id) {
-        removed.push(b!);
-        added.push(a!);
-      }
-      i++;
-      j++;
-    }
-  }
-  return { added, removed };
-}
-
 /** Records the change between two builds' users and prunes the cluster's old rows. */
 export async function recordUserChange(db: DbOrTx, clusterId: string, fromUsers: string, toUsers: string, change: UserChange): Promise<void> {
   if (fromUsers === toUsers || change.added.length + change.removed.length > MAX_JOURNALED_USERS) return;
