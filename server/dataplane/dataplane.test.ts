@@ -722,6 +722,25 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       expect(await journalRows()).toBe(rows);
     });
 
+    it("an agent of another cluster naming this cluster's versions gets its own full config, never this cluster's users", async () => {
+      const v1 = await fullConfig();
+      await admin.subscribers.create({ clusterId, name: "judy", expiresAt: null, trafficLimitGb: null });
+      const v2 = await fullConfig();
+      expect((await askDelta(v1.version)).answer.kind).toBe("delta");
+
+      const otherCluster = (await admin.clusters.create({ name: `delta-other-${kind}` })).id;
+      const other = await admin.servers.create({ clusterId: otherCluster, name: "o0", address: "10.0.0.2", role: "node", coefficient: 1, capacityMbps: null, enabled: true });
+      await admin.inbounds.create({ serverId: other.id, name: "Other", port: 443, security: "none" });
+      const otherAuth = { authorization: `Bearer ${other.agentToken}` };
+      const own = agentConfigSchema.parse(JSON.parse((await getRaw("", otherAuth)).text));
+      for (const from of [v1.version, v2.version]) {
+        const r = await getRaw("?delta=1", { ...otherAuth, "if-none-match": `"${from}"`, "accept-encoding": "identity" });
+        expect(r.status).toBe(200);
+        expect(agentConfigAnswerSchema.parse(JSON.parse(r.text))).toEqual({ kind: "full", ...own });
+      }
+      expect(own.users.some((u) => v2.users.some((w) => w.id === u.id))).toBe(false);
+    });
+
     it("keeps at most JOURNAL_KEEP_ROWS rows per cluster and none older than a day", async () => {
       await t.db.insert(configUserChanges).values([
         { clusterId, fromUsers: "old-a", toUsers: "old-b", added: [], removed: [], recordedAt: new Date(Date.now() - 25 * 3600_000) },
