@@ -78,7 +78,7 @@ describe("the agent with real v2ray", () => {
     clients.push(alice);
     expect(await fetchViaSocks(alice.socksPort, target.url)).toEqual({ status: 200, body: "through the agent" });
     const withTraffic = await waitFor("a report with alice's traffic", () => panel.reports.find((r) => r.users?.some((u) => u.email === "sub-alice")));
-    expect(withTraffic).toMatchObject({ seq: 1, listenerAlive: true, serviceRunning: true, usersOnline: 1, configVersion: "v1", configError: null, unservedInbounds: [], core: { kind: "v2ray", version: "V2Ray 4.34.0" }, agentVersion: "test" });
+    expect(withTraffic).toMatchObject({ seq: 1, listenerAlive: true, serviceRunning: true, usersOnline: 1, configVersion: "v1", configError: null, unservedInbounds: [], listenersDown: [], core: { kind: "v2ray", version: "V2Ray 4.34.0" }, agentVersion: "test" });
     // Rates come from the interface's counters, read apart from the core's per-user ones: on a
     // busy machine the bytes can land in the report before or after the one carrying alice.
     await waitFor("a report with the interface's rates", () => panel.reports.find((r) => r.rxBps > 0 && r.txBps > 0));
@@ -151,7 +151,7 @@ describe("a TLS inbound whose certificate is missing", () => {
     // The operator puts the certificate in place: the next long-poll round picks it up.
     fs.mkdirSync(certDir);
     makeCert(certDir);
-    await waitFor("the TLS inbound to be served", () => core.servedPorts.includes(tlsPort), 15_000);
+    await waitFor("the TLS inbound to be served", () => core.servedInbounds.some((i) => i.port === tlsPort), 15_000);
     await waitForPort(tlsPort);
     expect(core.unserved).toEqual([]);
     await waitFor("a report with nothing unserved", () => panel.reports.some((r) => r.configVersion === "r2" && r.unservedInbounds?.length === 0), 5000);
@@ -190,7 +190,7 @@ function stubCore(queue: TrafficByEmail[]): CoreManager {
     runningVersion: "v1",
     configError: null,
     unserved: [],
-    servedPorts: [],
+    servedInbounds: [],
     apiPort: 1,
     pid: 1,
     apply: async () => true,

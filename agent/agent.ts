@@ -8,7 +8,7 @@ import path from "node:path";
 import { agentConfigSchema, MAX_BPS, type AgentConfig, type AgentReport } from "../core/agent-wire";
 import { formatZodError } from "../core/zod-format";
 import { HEARTBEAT_INTERVAL_S } from "../core/heartbeat";
-import { checkNeighbours, checkTimeoutMs, listenersAlive } from "./checks";
+import { checkListeners, checkNeighbours, checkTimeoutMs } from "./checks";
 import type { CoreManager } from "./core-manager";
 import type { Delivery } from "./delivery";
 import type { Log } from "./log";
@@ -328,14 +328,15 @@ export class Agent {
     this.lastTrafficAt = now;
 
     const timeout = checkTimeoutMs(this.reportIntervalS);
-    const [listenerAlive, neighbours] = await Promise.all([
-      core.running ? listenersAlive(core.servedPorts, timeout) : Promise.resolve(false),
+    // A core that is not running is reported as such (serviceRunning false): its ports are not checked.
+    const [listeners, neighbours] = await Promise.all([
+      core.running ? checkListeners(core.servedInbounds, timeout) : Promise.resolve({ alive: false, down: [] }),
       checkNeighbours(this.config?.neighbours ?? [], timeout),
     ]);
     const { cpu, memory } = this.sampler.sample();
     const batch = delivery.next();
     const report: AgentReport = {
-      listenerAlive,
+      listenerAlive: listeners.alive,
       serviceRunning: core.running && apiOk,
       usersOnline: online,
       rxBps: Math.min(MAX_BPS, (up * 8) / seconds),
@@ -348,6 +349,7 @@ export class Agent {
       ...(core.runningVersion ? { configVersion: core.runningVersion } : {}),
       configError: core.configError,
       unservedInbounds: core.unserved,
+      listenersDown: listeners.down,
       core: { kind: core.kind, version: this.deps.coreVersion },
       agentVersion: this.deps.agentVersion,
     };

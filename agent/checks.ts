@@ -1,6 +1,6 @@
 /** TCP connect checks: the agent's own inbound ports (listenerAlive) and its neighbours (mesh). */
 import net from "node:net";
-import type { AgentNeighbour, NeighbourCheck } from "../core/agent-wire";
+import type { AgentNeighbour, ListenerDown, NeighbourCheck } from "../core/agent-wire";
 import { MAX_RTT_MS } from "../core/agent-wire";
 
 export interface TcpResult {
@@ -32,11 +32,18 @@ export function checkTimeoutMs(reportIntervalS: number): number {
   return Math.max(100, Math.min(2000, (reportIntervalS * 1000) / 2));
 }
 
-/** True when every served port accepts a TCP connection (false when none is served). */
-export async function listenersAlive(ports: readonly number[], timeoutMs: number): Promise<boolean> {
-  if (ports.length === 0) return false;
-  const results = await Promise.all(ports.map((p) => tcpConnect("127.0.0.1", p, timeoutMs)));
-  return results.every((r) => r.ok);
+/**
+ * The listener check: each served inbound's port gets a TCP connect on 127.0.0.1. `alive` when
+ * every one accepts (false when none is served); `down` names those that did not, so the panel
+ * takes just them out of the balancer's choice (issue 25).
+ */
+export async function checkListeners(inbounds: ReadonlyArray<{ inboundId: string; port: number }>, timeoutMs: number): Promise<{ alive: boolean; down: ListenerDown[] }> {
+  const results = await Promise.all(inbounds.map((i) => tcpConnect("127.0.0.1", i.port, timeoutMs)));
+  const down: ListenerDown[] = [];
+  results.forEach((r, k) => {
+    if (!r.ok) down.push({ inboundId: inbounds[k]!.inboundId, port: inbounds[k]!.port, error: (r.error ?? "no connection").slice(0, 200) });
+  });
+  return { alive: inbounds.length > 0 && down.length === 0, down };
 }
 
 /** One check per neighbour, against its first inbound port; neighbours without ports are skipped. */

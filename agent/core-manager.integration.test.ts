@@ -192,7 +192,7 @@ describe("v2ray driven by the core manager", () => {
       expect(await mgr.apply(config)).toBe(true);
       expect(mgr.configError).toBeNull();
       expect(mgr.unserved).toEqual([{ inboundId: IDS.inTls, reason: `the TLS certificate file ${missing} does not exist on this server: put it there or fix the path on the inbound` }]);
-      expect(mgr.servedPorts).toEqual([nonePort2]);
+      expect(mgr.servedInbounds.map((i) => i.port)).toEqual([nonePort2]);
       await waitForPort(nonePort2);
       const bob = await client(IDS.bob, nonePort2, "none");
       expect(await fetchViaSocks(bob.socksPort, target.url)).toEqual({ status: 200, body: "hello through vless" });

@@ -275,8 +275,9 @@ export class CoreManager {
   get unserved(): UnservedInbound[] {
     return this.current?.unserved ?? [];
   }
-  get servedPorts(): number[] {
-    return this.current?.served.map((i) => i.port) ?? [];
+  /** The inbounds the running config serves: what the listener check connects to. */
+  get servedInbounds(): Array<{ inboundId: string; port: number }> {
+    return this.current?.served.map((i) => ({ inboundId: i.id, port: i.port })) ?? [];
   }
   get apiPort(): number | null {
     return this.current?.apiPort ?? null;

@@ -56,6 +56,19 @@ export const unservedInboundSchema = z
   })
   .strict();
 
+/**
+ * A served inbound whose port did not accept a TCP connection on 127.0.0.1 in this report's
+ * listener check (issue 25): the core should serve it and does not. One row per inbound.
+ */
+export const listenerDownSchema = z
+  .object({
+    inboundId: z.uuid(),
+    port: z.int().min(1).max(65535),
+    /** What the connect said: ECONNREFUSED, "no answer within 2000 ms", … */
+    error: z.string().min(1).max(200),
+  })
+  .strict();
+
 export const agentReportSchema = z
   .object({
     listenerAlive: z.boolean(),
@@ -80,6 +93,11 @@ export const agentReportSchema = z
     /** Why the core rejected the newest config (the previous one keeps running); null = accepted. */
     configError: z.string().max(4000).nullable().optional(),
     unservedInbounds: z.array(unservedInboundSchema).max(1000).optional(),
+    /**
+     * The served inbounds whose port failed the listener check (`listenerAlive` is then false).
+     * Absent (agents before issue 25): the panel knows only that some port failed, not which.
+     */
+    listenersDown: z.array(listenerDownSchema).max(1000).optional(),
     /** The core this agent drives: "xray" or "v2ray", and its version line. */
     core: z
       .object({ kind: z.enum(["xray", "v2ray"]), version: z.string().max(200) })
@@ -95,6 +113,23 @@ export const agentReportSchema = z
   .refine((r) => r.users === undefined || r.seq !== undefined, {
     path: ["users"],
     error: "per-user traffic needs seq and instance, so it is counted once",
+  })
+  .refine((r) => !(r.listenerAlive && (r.listenersDown?.length ?? 0) > 0), {
+    path: ["listenersDown"],
+    error: "a listener is down, yet listenerAlive is true",
+  })
+  .superRefine((r, ctx) => {
+    const down = r.listenersDown;
+    if (!down) return;
+    const seen = new Map<string, number>();
+    for (let k = 0; k < down.length; k++) {
+      const first = seen.get(down[k]!.inboundId);
+      if (first !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["listenersDown", k, "inboundId"], message: `duplicate of listenersDown[${first}]: one row per inbound` });
+        return;
+      }
+      seen.set(down[k]!.inboundId, k);
+    }
   })
   .superRefine((r, ctx) => {
     // One row per user per report (issue 21): a repeated row was summed without a cap, so one
@@ -115,6 +150,7 @@ export const agentReportSchema = z
 
 export type NeighbourCheck = z.infer<typeof neighbourCheckSchema>;
 export type UserTraffic = z.infer<typeof userTrafficSchema>;
+export type ListenerDown = z.infer<typeof listenerDownSchema>;
 export type AgentReport = z.infer<typeof agentReportSchema>;
 
 /** The panel's answer to an accepted report. `duplicate`: this (instance, seq) was already counted. */

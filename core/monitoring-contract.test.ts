@@ -55,6 +55,19 @@ describe("agentReportSchema", () => {
     expect(errorOf(null)).toMatch(/^\(root\): expected object/);
   });
 
+  it("listenersDown: optional (older agents), strict rows, one per inbound, only with listenerAlive false", () => {
+    const id = randomUUID();
+    const down = { ...good(), listenerAlive: false, listenersDown: [{ inboundId: id, port: 443, error: "ECONNREFUSED" }] };
+    expect(agentReportSchema.safeParse(down).success).toBe(true);
+    expect(agentReportSchema.safeParse({ ...good(), listenersDown: [] }).success).toBe(true);
+    expect(errorOf({ ...down, listenersDown: [{ inboundId: "nope", port: 443, error: "x" }] })).toMatch(/^listenersDown\[0\]\.inboundId: /);
+    expect(errorOf({ ...down, listenersDown: [{ inboundId: id, port: 0, error: "x" }] })).toBe("listenersDown[0].port: expected number ≥ 1");
+    expect(errorOf({ ...down, listenersDown: [{ inboundId: id, port: 443, error: "" }] })).toMatch(/^listenersDown\[0\]\.error: /);
+    expect(errorOf({ ...down, listenersDown: [{ inboundId: id, port: 443, error: "x", extra: 1 }] })).toBe("listenersDown[0].extra: unknown field");
+    expect(errorOf({ ...down, listenersDown: [down.listenersDown[0], { inboundId: id, port: 8443, error: "x" }] })).toBe("listenersDown[1].inboundId: duplicate of listenersDown[0]: one row per inbound");
+    expect(errorOf({ ...down, listenerAlive: true })).toBe("listenersDown: a listener is down, yet listenerAlive is true");
+  });
+
   it("rejects non-finite numbers", () => {
     expect(errorOf({ ...good(), rxBps: Infinity })).toMatch(/^rxBps: expected finite number/);
     expect(errorOf({ ...good(), cpu: NaN })).toMatch(/^cpu: expected/);
