@@ -63,3 +63,27 @@ describe("routePanic", () => {
     expect(routePanic(withUsers, statuses({ a: "healthy" }))).toBeNull();
   });
 });
+
+describe("an inbound its server does not serve (issue 25)", () => {
+  const unserved = (serverId: string) => ({ serverId, unavailable: "Reality needs Xray-core" });
+
+  it("does not keep a route out of panic, even on a healthy server", () => {
+    expect(isRouteInPanic([unserved("a")], () => true)).toBe(true);
+    expect(isRouteInPanic([unserved("a"), { serverId: "b" }], () => true)).toBe(false);
+  });
+
+  it("a healthy server whose only inbound is not served: no line, and the route says why", () => {
+    const p = routePanic([unserved("a")], statuses({ a: "healthy" }));
+    expect(p).toMatchObject({ unserved: 1, down: 0, serving: false, why: "its only inbound is not served by its server" });
+    expect(p?.consequence).toMatch(/no line for this route until one is served again/);
+  });
+
+  it("mixed with a down server: panic picks only the inbound that is served", () => {
+    const p = routePanic([unserved("a"), { serverId: "b" }], statuses({ a: "healthy", b: "unavailable" }));
+    expect(p).toMatchObject({ unserved: 1, down: 1, serving: true, why: "1 inbound not served, 1 server down" });
+  });
+
+  it("comes back: served again, the route is out of panic", () => {
+    expect(routePanic([{ serverId: "a", unavailable: null }], statuses({ a: "healthy" }))).toBeNull();
+  });
+});

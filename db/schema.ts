@@ -425,8 +425,12 @@ export const serverAgentState = pgTable(
     configVersion: text("config_version"),
     configError: text("config_error"),
     configErrorAt: ts("config_error_at"),
-    /** [{ inboundId, reason }] of inbounds the core does not serve (e.g. Reality on v2ray). */
-    unservedInbounds: jsonb("unserved_inbounds").$type<Array<{ inboundId: string; reason: string }>>().notNull().default([]),
+    /**
+     * [{ inboundId, reason }] of inbounds not served now: left out of the core's config (e.g.
+     * Reality on v2ray), or (`listener: true`) served but failing the agent's listener check.
+     * The balancer never hands them out (issue 25; server/dataplane/reports.ts notServed).
+     */
+    unservedInbounds: jsonb("unserved_inbounds").$type<Array<{ inboundId: string; reason: string; listener?: true }>>().notNull().default([]),
     coreKind: text("core_kind"),
     coreVersion: text("core_version"),
     agentVersion: text("agent_version"),

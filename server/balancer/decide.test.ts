@@ -12,6 +12,73 @@ const base = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput>
   ...over,
 });
 
+describe("decideRoute: an inbound its server does not serve (issue 25)", () => {
+  const out = (inboundId: string, reason = "Reality needs Xray-core") => new Map([[inboundId, reason]]);
+
+  it("is never picked while its server is healthy: the route's other inbound is, whatever the scores", () => {
+    // a is far emptier, so it would win on scores.
+    const servers = { a: srv({ reportedTrafficBps: 0, unavailableInbounds: out("in-a") }), b: srv({ reportedTrafficBps: 900 * MBIT, reportedUsers: 90 }) };
+    for (const previousInboundId of [null, "in-a"]) {
+      const d = decideRoute(base(servers, { previousInboundId }));
+      expect(d.inboundId).toBe("in-b");
+      expect(d.reason).toBe("best");
+      expect(d.candidates.find((c) => c.inboundId === "in-a")).toMatchObject({ excluded: "inbound-unavailable", score: null, note: "inbound not served: Reality needs Xray-core" });
+      expect(decideRoute(base(servers, { previousInboundId, explain: false })).inboundId).toBe("in-b");
+    }
+    expect(decideRoute(base(servers, { previousInboundId: "in-a" })).explanation).toContain("Previous inbound in-a is not usable (inbound-unavailable)");
+  });
+
+  it("only its own inbound is out: another inbound of the same server is still a candidate", () => {
+    const r = route(["a"]);
+    r.inbounds = [
+      { inboundId: "reality", serverId: "a", isFallback: false },
+      { inboundId: "plain", serverId: "a", isFallback: false },
+    ];
+    const d = decideRoute(base({ a: srv({ unavailableInbounds: out("reality") }) }, { route: r }));
+    expect(d.inboundId).toBe("plain");
+    expect(d.reason).toBe("best");
+  });
+
+  it("a healthy server whose only inbound is unavailable: the route falls to its fallback, and with none gives no line", () => {
+    const servers = { a: srv({ unavailableInbounds: out("in-a") }), f: srv() };
+    const withFallback = decideRoute(base(servers, { route: route(["a"], {}, ["f"]) }));
+    expect(withFallback).toMatchObject({ inboundId: "in-f", reason: "fallback" });
+    const alone = decideRoute(base({ a: servers.a }, { route: route(["a"]) }));
+    expect(alone).toMatchObject({ inboundId: null, serverId: null, reason: "none" });
+    expect(alone.explanation).toBe("No inbound: every inbound of this route is unavailable (not served by its server) or on a disabled server.");
+  });
+
+  it("an unavailable fallback is not used, and panic never picks an unavailable inbound", () => {
+    // Every server down: panic picks among enabled servers' inbounds, but not b's, which b does not serve.
+    const servers = {
+      a: srv({ available: false, reportedTrafficBps: 90 * MBIT }),
+      b: srv({ available: false, reportedTrafficBps: 0, unavailableInbounds: out("in-b") }),
+      f: srv({ unavailableInbounds: out("in-f") }),
+    };
+    const d = decideRoute(base(servers, { route: route(["a", "b"], {}, ["f"]) }));
+    expect(d).toMatchObject({ inboundId: "in-a", reason: "panic" });
+    expect(d.candidates.find((c) => c.inboundId === "in-f")?.excluded).toBe("inbound-unavailable");
+  });
+
+  it("all inbounds of a route unavailable: no line, in panic or not", () => {
+    for (const available of [true, false]) {
+      const servers = { a: srv({ available, unavailableInbounds: out("in-a") }), b: srv({ available, unavailableInbounds: out("in-b", "port 443 does not accept connections (ECONNREFUSED)") }) };
+      for (const explain of [true, false]) {
+        expect(decideRoute(base(servers, { explain }))).toMatchObject({ inboundId: null, reason: "none" });
+      }
+    }
+  });
+
+  it("comes back: once its server serves it again it is a candidate, and the better one wins", () => {
+    const busy = srv({ reportedTrafficBps: 900 * MBIT, reportedUsers: 90 });
+    const before = decideRoute(base({ a: srv({ unavailableInbounds: out("in-a") }), b: busy }));
+    expect(before.inboundId).toBe("in-b");
+    const after = decideRoute(base({ a: srv({ unavailableInbounds: new Map() }), b: busy }));
+    expect(after.inboundId).toBe("in-a");
+    expect(decideRoute(base({ a: srv(), b: busy })).inboundId).toBe("in-a");
+  });
+});
+
 describe("decideRoute: pools", () => {
   it("picks the server with the most free bandwidth per user", () => {
     const d = decideRoute(

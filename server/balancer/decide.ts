@@ -5,6 +5,8 @@
  *   1. candidates: inbounds whose server is enabled and available, fallback left out;
  *   2. the fallback inbound, if its server is enabled and available      (reason "fallback");
  *   3. panic: every inbound of an enabled server, down or not            (reason "panic");
+ *      an inbound that is itself unavailable (ServerMetrics.unavailableInbounds: its server does
+ *      not serve it) is in no pool: never picked, whatever the server's health (issue 25);
  *   4. nothing                                                          (reason "none").
  *
  * Scores (higher is better):
@@ -252,6 +254,9 @@ export function decideRoute(input: DecideInput): Decision {
     } else if (!m.enabled) {
       out.excluded = "server-disabled";
       out.note = "server disabled by operator";
+    } else if (m.unavailableInbounds?.has(ib.inboundId)) {
+      out.excluded = "inbound-unavailable";
+      if (explain) out.note = `inbound not served: ${m.unavailableInbounds.get(ib.inboundId)}`;
     } else if (!m.available) {
       out.excluded = "server-down";
       out.note = "server unavailable";
@@ -274,7 +279,8 @@ export function decideRoute(input: DecideInput): Decision {
     pool = [fallback];
     mode = "fallback";
   } else {
-    pool = rows.filter((r) => r.m !== undefined && r.m.enabled);
+    // An inbound its server does not serve is never a line, not even in panic (issue 25).
+    pool = rows.filter((r) => r.m !== undefined && r.m.enabled && r.out.excluded !== "inbound-unavailable");
     mode = "panic";
   }
 
@@ -291,7 +297,9 @@ export function decideRoute(input: DecideInput): Decision {
         ? ""
         : rows.length === 0
           ? "No inbound: the route is empty."
-          : "No inbound: every server of this route is disabled (or unknown).",
+          : rows.some((r) => r.out.excluded === "inbound-unavailable")
+            ? "No inbound: every inbound of this route is unavailable (not served by its server) or on a disabled server."
+            : "No inbound: every server of this route is disabled (or unknown).",
     };
   }
 

@@ -71,14 +71,16 @@ export interface FirstPickTable {
 }
 
 /**
- * The table of a route's candidates (enabled, available, not the fallback), or null when it
+ * The table of a route's candidates (enabled, available, not the fallback, the inbound itself
+ * not unavailable), or null when it
  * has none: then decideRoute's fallback and panic rules apply.
  */
 export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInbound[], defaultUserBps: number): FirstPickTable | null {
   const idx: number[] = [];
   for (let i = 0; i < route.inbounds.length; i++) {
     const m = resolved[i]?.server?.m;
-    if (m && m.enabled && m.available && !(route.inbounds[i] as RouteInbound).isFallback) idx.push(i);
+    const ib = route.inbounds[i] as RouteInbound;
+    if (m && m.enabled && m.available && !ib.isFallback && !m.unavailableInbounds?.has(ib.inboundId)) idx.push(i);
   }
   if (idx.length === 0) return null;
   const data = new Float64Array(idx.length * STRIDE);

@@ -19,6 +19,18 @@ describe("Balancer facade", () => {
     expect(out.map((o) => o.routeId)).toEqual(["r1", "r2"]);
   });
 
+  it("first picks of many new users never name an inbound its server does not serve; it takes users again once served (issue 25)", () => {
+    const b = new Balancer();
+    const r = route(["a", "b"], { algorithm: "round-robin" });
+    const routes = [r];
+    const pick = (servers: Record<string, ServerMetrics>, from: number) =>
+      Array.from({ length: 40 }, (_, i) => b.decideForSubscriber({ userId: `u${from + i}`, routes, servers, previousAssignments: noPrev, nowMs: 1, explain: false })[0]!.decision.inboundId);
+    const unserved = pick({ a: srv({ unavailableInbounds: new Map([["in-a", "Reality needs Xray-core"]]) }), b: srv() }, 0);
+    expect(new Set(unserved)).toEqual(new Set(["in-b"]));
+    // Served again (a new metrics lookup, as every snapshot reload gives): a is chosen again.
+    expect(pick({ a: srv(), b: srv() }, 100)).toContain("in-a");
+  });
+
   it("records in-flight only for new or moved assignments", () => {
     const b = new Balancer();
     const servers = { a: srv({ reportedUsers: 10, reportedTrafficBps: 30 * MBIT }), b: srv({ reportedUsers: 10, reportedTrafficBps: 30 * MBIT }) };

@@ -20,6 +20,8 @@ const serverArb = fc.record({
   reportedTrafficBps: fc.constantFrom(0, 5e7, 1e9, 2e10),
   reportedAt: fc.constantFrom(0, 1000, 5e8),
   availableSinceMs: fc.option(fc.constantFrom(0, 9e8, 1e9), { nil: undefined }),
+  /** The server's agent does not serve this inbound (ServerMetrics.unavailableInbounds). */
+  inboundOut: fc.constantFrom(false, false, false, true),
 });
 
 const routeArb = (k: number) =>
@@ -32,7 +34,9 @@ const routeArb = (k: number) =>
       prevIdx: fc.integer({ min: -2, max: 8 }),
     })
     .map((s) => {
-      const servers = new Map(s.servers.map((m, i) => [`r${k}s${i}`, m as ServerMetrics]));
+      const servers = new Map(
+        s.servers.map(({ inboundOut, ...m }, i): [string, ServerMetrics] => [`r${k}s${i}`, inboundOut ? { ...m, unavailableInbounds: new Map([[`r${k}i${i}`, "not served"]]) } : m]),
+      );
       const route: RouteInput = {
         routeId: `r${k}`,
         algorithm: s.algorithm,

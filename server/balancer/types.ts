@@ -48,6 +48,12 @@ export interface ServerMetrics {
    * back less than failBackDwellMs ago is damped (BalancerOptions.failBackDwellMs).
    */
   availableSinceMs?: number;
+  /**
+   * This server's inbounds that are out of the choice whatever the server's health (issue 25):
+   * inboundId → why (its agent does not serve it, or its port failed the listener check).
+   * Never picked, not even in panic. Absent = none.
+   */
+  unavailableInbounds?: ReadonlyMap<string, string>;
   name?: string;
 }
 
@@ -156,7 +162,7 @@ export interface DecideInput {
 }
 
 export type DecisionReason = "best" | "sticky" | "fallback" | "panic" | "none";
-export type ExclusionReason = "server-disabled" | "server-down" | "fallback-reserve";
+export type ExclusionReason = "server-disabled" | "server-down" | "inbound-unavailable" | "fallback-reserve";
 
 export interface CandidateScore {
   inboundId: string;

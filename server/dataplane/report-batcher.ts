@@ -208,7 +208,8 @@ export class ReportBatcher {
       const r = results.get(it)!;
       const c = it.server.clusterId;
       metrics.add(c);
-      if (r.statusChanged) health.add(c);
+      // Inbounds not served changing moves the balancer's choice like a status change does.
+      if (r.statusChanged || r.inboundsChanged) health.add(c);
     }
     for (const c of metrics) publishChange("metrics", c);
     for (const c of health) publishChange("health", c);

@@ -82,6 +82,8 @@ function storableReport(r: AgentReport): AgentReport {
 export interface AppliedReport {
   status: ServerStatus;
   statusChanged: boolean;
+  /** The server's inbounds not served changed (issue 25): the balancer's choice moves as with a status change. */
+  inboundsChanged: boolean;
   duplicate: boolean;
   unknownUsers: number;
   /** Why the report was refused (400, nothing stored): its per-user bytes are implausible. */
@@ -134,7 +136,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
   const ok = refusals.size === 0 ? items : items.filter((it) => !refusals.has(it));
   const applied = await storeReports(tx, ok);
   const byItem = new Map(ok.map((it, k) => [it, applied[k]!]));
-  return items.map((it) => byItem.get(it) ?? { status: "pending", statusChanged: false, duplicate: false, unknownUsers: 0, refused: refusals.get(it) });
+  return items.map((it) => byItem.get(it) ?? { status: "pending", statusChanged: false, inboundsChanged: false, duplicate: false, unknownUsers: 0, refused: refusals.get(it) });
 }
 
 /**
@@ -145,7 +147,7 @@ export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]):
 async function storeReports(tx: DbOrTx, items: readonly ReportToApply[]): Promise<AppliedReport[]> {
   if (items.length === 0) return [];
   await ensureHealthRows(tx, [...new Set(items.map((i) => i.server.serverId))].sort(byId));
-  const { duplicate, rejected } = await storeAgentState(tx, items);
+  const { duplicate, rejected, inboundsChanged } = await storeAgentState(tx, items);
   // A newly rejected config is an alert (once per distinct error, not per report).
   if (rejected.length > 0) await recordConfigRejections(tx, rejected, items.reduce((m, i) => Math.max(m, i.nowMs), 0));
   const statuses = await storeReportedHealth(tx, items);
@@ -156,6 +158,7 @@ async function storeReports(tx: DbOrTx, items: readonly ReportToApply[]): Promis
     return {
       status: st?.status ?? "pending",
       statusChanged: st?.changed ?? false,
+      inboundsChanged: inboundsChanged.has(it.server.serverId),
       duplicate: duplicate[k]!,
       unknownUsers: duplicate[k] ? 0 : (traffic.unknownByItem.get(it) ?? 0),
     };
@@ -166,17 +169,19 @@ async function storeReports(tx: DbOrTx, items: readonly ReportToApply[]): Promis
  * Agent state and the exactly-once check, in order: the same instance with seq ≤ the stored
  * (or an earlier report's) seq is a duplicate, and its traffic is not added; a new instance
  * starts its own sequence. Fields a report leaves out keep their stored values. Returns which
- * reports are duplicates and the servers whose configError is new.
+ * reports are duplicates, the servers whose configError is new and those whose inbounds not
+ * served changed (the balancer's choice moves with them: a "health" change).
  */
 async function storeAgentState(
   tx: DbOrTx,
   items: readonly ReportToApply[],
-): Promise<{ duplicate: boolean[]; rejected: Array<{ serverId: string; clusterId: string; error: string }> }> {
+): Promise<{ duplicate: boolean[]; rejected: Array<{ serverId: string; clusterId: string; error: string }>; inboundsChanged: ReadonlySet<string> }> {
   const serverIds = [...new Set(items.map((i) => i.server.serverId))].sort(byId);
   const stateRows = await tx.select().from(serverAgentState).where(inArray(serverAgentState.serverId, serverIds)).orderBy(serverAgentState.serverId).for("update");
   const state = new Map(stateRows.map((r) => [r.serverId, { ...r }]));
   const stateChanged = new Set<string>();
   const rejected = new Map<string, { serverId: string; clusterId: string; error: string }>();
+  const inboundsChanged = new Set<string>();
   const duplicate: boolean[] = [];
   for (const { server, report: r, nowMs } of items) {
     const id = server.serverId;
@@ -213,8 +218,10 @@ async function storeAgentState(
       if (r.configError === null) rejected.delete(id);
       else rejected.set(id, { serverId: id, clusterId: server.clusterId, error: r.configError });
     }
-    if (r.unservedInbounds !== undefined) {
-      next.unservedInbounds = r.unservedInbounds;
+    if (r.unservedInbounds !== undefined || r.listenersDown !== undefined) {
+      const inbounds = notServed(next.unservedInbounds, r);
+      if (!sameNotServed(inbounds, next.unservedInbounds)) inboundsChanged.add(id);
+      next.unservedInbounds = inbounds;
       changed = true;
     }
     if (r.core !== undefined) {
@@ -242,7 +249,28 @@ async function storeAgentState(
         set: fromExcluded(s, ["instance", "seq", "configVersion", "configError", "configErrorAt", "unservedInbounds", "coreKind", "coreVersion", "agentVersion", "updatedAt"]),
       });
   }
-  return { duplicate, rejected: [...rejected.values()] };
+  return { duplicate, rejected: [...rejected.values()], inboundsChanged };
+}
+
+type NotServed = (typeof serverAgentState.$inferSelect)["unservedInbounds"];
+
+/**
+ * The inbounds of a server that are not served now, with why (issue 25): what its config
+ * leaves out (`unservedInbounds`) and the served ones whose port failed the listener check
+ * (`listenersDown`, marked `listener`). A field the report leaves out keeps its stored rows.
+ */
+export function notServed(stored: NotServed, r: Pick<AgentReport, "unservedInbounds" | "listenersDown">): NotServed {
+  const config = r.unservedInbounds ?? stored.filter((u) => !u.listener);
+  const listed = new Set(config.map((u) => u.inboundId));
+  const listeners =
+    r.listenersDown === undefined
+      ? stored.filter((u) => u.listener)
+      : r.listenersDown.map((d) => ({ inboundId: d.inboundId, reason: `port ${d.port} does not accept connections (${d.error})`, listener: true as const }));
+  return [...config.map((u) => ({ inboundId: u.inboundId, reason: u.reason })), ...listeners.filter((u) => !listed.has(u.inboundId))];
+}
+
+function sameNotServed(a: NotServed, b: NotServed): boolean {
+  return a.length === b.length && a.every((u, k) => u.inboundId === b[k]!.inboundId && u.reason === b[k]!.reason && !!u.listener === !!b[k]!.listener);
 }
 
 /**
