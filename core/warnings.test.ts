@@ -33,6 +33,32 @@ describe("computeWarnings", () => {
     expect(computeWarnings(t)).toEqual([]);
   });
 
+  it("names an inbound its server does not serve, after the unassigned ones; served again, the warning goes (issue 25)", () => {
+    const t = topo();
+    t.inbounds = t.inbounds.filter((i) => i.routeId === "usa");
+    t.inbounds.push({ id: "i5", name: "🇺🇸 Dallas alt", serverId: "s2", routeId: null });
+    t.inbounds[0] = { ...t.inbounds[0]!, unavailable: "Reality needs Xray-core" };
+    expect(kinds(t)).toEqual(["unassigned", "inbound-unavailable:i1"]);
+    expect(computeWarnings(t)[1]).toEqual({
+      kind: "inbound-unavailable",
+      id: "inbound-unavailable:i1",
+      inboundId: "i1",
+      inboundName: "🇺🇸 New York",
+      reason: "Reality needs Xray-core",
+      message: "🇺🇸 New York on ny-1 is not served: Reality needs Xray-core — no subscriber is given it",
+    });
+    t.inbounds[0] = { ...t.inbounds[0]!, unavailable: null };
+    expect(kinds(t)).toEqual(["unassigned"]);
+  });
+
+  it("a route whose every inbound is unserved or on a down server has no available inbound, and says which", () => {
+    const t = topo();
+    t.inbounds = [{ id: "i1", name: "🇺🇸 New York", serverId: "s1", routeId: "usa", unavailable: "port 443 does not accept connections (ECONNREFUSED)" }, t.inbounds[2]!];
+    t.inbounds[1] = { ...t.inbounds[1]!, routeId: "usa" };
+    const w = computeWarnings(t).find((x) => x.kind === "no-available");
+    expect(w?.message).toBe("🇺🇸 USA has no available inbound — none is both on a healthy server and served by it");
+  });
+
   it("names every unassigned inbound, with singular and plural messages", () => {
     const t = topo();
     t.inbounds.push({ id: "i5", name: "🇺🇸 Dallas alt", serverId: "s2", routeId: null });

@@ -17,7 +17,15 @@ export interface WarningInput {
       reportedAt?: Date | string | number | null;
     }
   >;
-  inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; isFallback?: boolean }>;
+  inbounds: ReadonlyArray<{
+    id: string;
+    name: string;
+    serverId: string;
+    routeId: string | null;
+    isFallback?: boolean;
+    /** Why its server does not serve it now (issue 25); null/absent = it does. */
+    unavailable?: string | null;
+  }>;
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
 
@@ -26,11 +34,13 @@ export type Warning =
   | { kind: "single-inbound"; id: string; message: string; routeId: string; routeName: string }
   | { kind: "single-server"; id: string; message: string; routeId: string; routeName: string; serverName: string }
   | { kind: "no-available"; id: string; message: string; routeId: string; routeName: string }
+  | { kind: "inbound-unavailable"; id: string; message: string; inboundId: string; inboundName: string; reason: string }
   | MonitoringWarning;
 
 /**
- * Warnings in a stable order: unassigned first, then per route in the given route order,
- * then the monitoring configuration (probes off, a fallback that is itself down).
+ * Warnings in a stable order: unassigned first, then inbounds their server does not serve,
+ * then per route in the given route order, then the monitoring configuration (probes off, a
+ * fallback that is itself down).
  */
 export function computeWarnings(topology: WarningInput): Warning[] {
   const warnings: Warning[] = [];
@@ -45,6 +55,19 @@ export function computeWarnings(topology: WarningInput): Warning[] {
           ? "1 inbound is not in any route — clients can't see it"
           : `${n} inbounds are not in any route — clients can't see them`,
       inbounds: unassigned.map((i) => ({ id: i.id, name: i.name })),
+    });
+  }
+  // Inbounds their server does not serve: never handed out, whatever the diagram's colours say.
+  for (const i of topology.inbounds) {
+    if (!i.unavailable) continue;
+    const serverName = serverById.get(i.serverId)?.name ?? "its server";
+    warnings.push({
+      kind: "inbound-unavailable",
+      id: `inbound-unavailable:${i.id}`,
+      inboundId: i.id,
+      inboundName: i.name,
+      reason: i.unavailable,
+      message: `${i.name} on ${serverName} is not served: ${i.unavailable} — no subscriber is given it`,
     });
   }
   for (const route of topology.routes) {
@@ -79,7 +102,9 @@ export function computeWarnings(topology: WarningInput): Warning[] {
         id: `no-available:${route.id}`,
         routeId: route.id,
         routeName: route.name,
-        message: `${route.name} has no available inbound — none of its servers is healthy`,
+        message: members.some((m) => m.unavailable && isAvailable(serverById.get(m.serverId)?.status))
+          ? `${route.name} has no available inbound — none is both on a healthy server and served by it`
+          : `${route.name} has no available inbound — none of its servers is healthy`,
       });
     }
   }

@@ -28,16 +28,17 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
     data: { type: "inbound", inboundId: inbound.id, name: inbound.name },
     disabled: !canEdit,
   });
-  const { route } = inbound;
+  const { route, unavailable } = inbound;
   const color = route?.color ?? "#94a3b8";
   const descId = `${chipDomId(inbound.id)}-desc`;
   return (
     <li
-      className={`relative flex items-center gap-1 rounded-md border bg-white pr-1 shadow-sm transition-shadow ${
-        carried || highlighted ? "border-sky-500 ring-2 ring-sky-400" : "border-slate-200"
+      className={`relative flex items-center gap-1 rounded-md border pr-1 shadow-sm transition-shadow ${unavailable ? "border-dashed bg-red-50" : "bg-white"} ${
+        carried || highlighted ? "border-sky-500 ring-2 ring-sky-400" : unavailable ? "border-red-400" : "border-slate-200"
       } ${isDragging ? "opacity-40" : ""}`}
       style={{ height: CHIP_HEIGHT, borderLeft: `4px solid ${color}` }}
       data-inbound-id={inbound.id}
+      data-available={!unavailable}
     >
       <button
         ref={setNodeRef}
@@ -57,10 +58,22 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
         className={`nodrag nopan h-full min-w-0 flex-1 truncate rounded-l px-2 text-left text-[13px] font-medium text-slate-800 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-sky-600 ${
           canEdit ? "cursor-grab touch-none active:cursor-grabbing" : "cursor-default"
         }`}
-        title={inbound.name}
+        title={unavailable ? `${inbound.name} — unavailable: ${unavailable}` : inbound.name}
       >
-        {inbound.name}
+        <span className={unavailable ? "text-red-800 line-through decoration-red-400" : undefined}>{inbound.name}</span>
       </button>
+      {unavailable && (
+        // Its server does not serve it (issue 25): never handed out, whatever the server's dot says.
+        <span
+          role="img"
+          aria-label={`Unavailable: ${unavailable}`}
+          title={`Unavailable: ${unavailable}. The balancer hands it to no one until its server serves it again.`}
+          className="grid h-4 w-4 shrink-0 place-items-center rounded-full bg-red-600 text-[10px] font-bold leading-none text-white"
+          data-testid="inbound-unavailable"
+        >
+          !
+        </span>
+      )}
       <span
         className="shrink-0 rounded bg-slate-100 px-1.5 py-0.5 text-xs tabular-nums text-slate-600"
         title={plural(inbound.users, "user")}
@@ -74,6 +87,7 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
       <span id={descId} className="sr-only">
         {plural(inbound.users, "user")}, port {inbound.port}, {route ? `in route ${route.name}` : "not in any route"}
         {inbound.isFallback ? ", fallback" : ""}
+        {unavailable ? `, unavailable: ${unavailable}` : ""}
         {canEdit ? ". Drag to a route, or press Space to pick up and arrow keys to choose a route." : "."}
       </span>
       {canEdit && <MoveMenu inbound={inbound} current={route?.id ?? null} />}

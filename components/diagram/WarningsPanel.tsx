@@ -7,6 +7,9 @@ const PILLS_SHOWN = 12;
 
 type Warning = TopologyData["warnings"][number];
 
+/** Warnings about users getting no line, or none from an inbound: in red. */
+const severe = (w: Warning) => w.kind === "no-available" || w.kind === "fallback-down" || w.kind === "inbound-unavailable";
+
 /** What to fix, above the diagram; each warning points at what it is about. */
 export function WarningsPanel({
   clusterId,
@@ -33,11 +36,11 @@ export function WarningsPanel({
       <ul className="flex flex-col gap-1 text-sm">
         {warnings.map((w) => (
           <li key={w.id} data-warning={w.kind} className="flex flex-wrap items-center gap-x-2 gap-y-1 text-amber-900">
-            <span aria-hidden className={w.kind === "no-available" || w.kind === "fallback-down" ? "text-red-600" : "text-amber-600"}>
+            <span aria-hidden className={severe(w) ? "text-red-600" : "text-amber-600"}>
               ⚠
             </span>
             {/* On a phone the message shares the icon's line and wraps beside it, instead of dropping below it. */}
-            <span className={`max-sm:min-w-0 max-sm:flex-1 max-sm:basis-0 ${w.kind === "no-available" || w.kind === "fallback-down" ? "font-medium text-red-800" : "font-medium"}`}>{w.message}</span>
+            <span className={`max-sm:min-w-0 max-sm:flex-1 max-sm:basis-0 ${severe(w) ? "font-medium text-red-800" : "font-medium"}`}>{w.message}</span>
             {w.kind === "unassigned" ? (
               <span className="flex flex-wrap gap-1">
                 {(allPills ? w.inbounds : w.inbounds.slice(0, PILLS_SHOWN)).map((i) => (
@@ -66,6 +69,15 @@ export function WarningsPanel({
               <Link href={`/clusters/${clusterId}/servers`} className="text-xs font-medium text-sky-700 underline-offset-2 hover:underline">
                 Servers and agent tokens
               </Link>
+            ) : w.kind === "inbound-unavailable" ? (
+              <button
+                type="button"
+                onClick={() => onShowInbound(w.inboundId)}
+                aria-label={`Show ${w.inboundName}`}
+                className="text-xs font-medium text-sky-700 underline-offset-2 hover:underline"
+              >
+                Show inbound
+              </button>
             ) : w.kind === "probes-disabled" ? (
               <Link href={`/clusters/${clusterId}/health`} className="text-xs font-medium text-sky-700 underline-offset-2 hover:underline">
                 Probe settings

@@ -19,7 +19,7 @@ const ib = (id: string, serverId: string, routeId: string | null) => ({ id, name
 function indexOf(t: ReturnType<typeof topo>) {
   const full = {
     servers: t.servers.map((s) => ({ name: `srv-${s.id}`, address: "127.0.0.1", statusReason: null, usersOnline: 0, trafficBps: 0, ...s })),
-    inbounds: t.inbounds.map((i) => ({ port: 443, users: 0, isFallback: false, ...i })),
+    inbounds: t.inbounds.map((i) => ({ port: 443, users: 0, isFallback: false, ...i, unavailable: i.unavailable ?? null })),
     routes: t.routes.map((r) => ({ flag: null, algorithm: "balanced", ...r })),
   };
   return { ...groupTopology(full), panicByRoute: new Map(), trafficByInbound: inboundTraffic(full.servers, full.inbounds) };
@@ -213,6 +213,24 @@ describe("buildEdges", () => {
     expect(edges.find((e) => e.id === "pipe:r1")!.style?.stroke).toBe(routeColor(0));
   });
 
+  it("an inbound its healthy server does not serve: dashed edge, not served in its chip and row, and as the only one, a pipe with no line (issue 25)", () => {
+    const unserved = { ...ib("a", "s1", "r1"), unavailable: "Reality needs Xray-core" };
+    const t = topo([unserved, ib("b", "s2", "r2")]);
+    const { edges, cache } = buildEdges(t, new Map());
+    expect(edges.find((e) => e.id === "ib:a")!.style?.strokeDasharray).toBe(DOWN_DASH);
+    expect(edges.find((e) => e.id === "ib:b")!.style?.strokeDasharray).toBeUndefined();
+    expect(edges.find((e) => e.id === "pipe:r1")).toMatchObject({ animated: false, style: { stroke: PANIC_COLOR, strokeDasharray: NO_LINE_DASH } });
+    const { nodes } = buildNodes(layoutTopology(t), indexOf(t), new Map());
+    const server = nodes.find((n) => n.id === "server:s1")!;
+    expect(server.type === "server" && server.data.chips[0]).toMatchObject({ id: "a", unavailable: "Reality needs Xray-core" });
+    const route = nodes.find((n) => n.id === "route:r1")!;
+    expect(route.type === "route" && route.data.members[0]).toMatchObject({ id: "a", unavailable: "Reality needs Xray-core" });
+    // Served again: a solid edge and the route's own colour.
+    const back = buildEdges(topo([{ ...unserved, unavailable: null }, ib("b", "s2", "r2")]), cache);
+    expect(back.edges.find((e) => e.id === "ib:a")!.style?.strokeDasharray).toBeUndefined();
+    expect(back.edges.find((e) => e.id === "pipe:r1")!.style?.stroke).toBe(routeColor(0));
+  });
+
   it("draws the pipe of a route in panic red, thin, dotted and still when no server is even enabled", () => {
     const down = { ...topo([ib("a", "s1", "r1"), ib("b", "s2", "r2")]), servers: [{ id: "s1", status: "unavailable" }, { id: "s2", status: "disabled" }] };
     const { edges, cache } = buildEdges(down, new Map());
@@ -259,5 +277,13 @@ describe("inboundTraffic", () => {
     expect(t.get("b")!.bps).toBe(20e6);
     expect(t.get("c")!.bps).toBe(0);
     expect(t.get("d")).toEqual({ bps: 0, estimated: false });
+  });
+  it("credits nothing to an inbound its server does not serve: the served ones share all of it (issue 25)", () => {
+    const t = inboundTraffic(servers, [
+      { id: "reality", serverId: "s1", users: 5, unavailable: "Reality needs Xray-core" },
+      { id: "plain", serverId: "s1", users: 1, unavailable: null },
+    ]);
+    expect(t.get("reality")).toEqual({ bps: 0, estimated: false });
+    expect(t.get("plain")).toEqual({ bps: 90e6, estimated: false });
   });
 });

@@ -17,7 +17,8 @@ import type { DiagramNode, DistributionBox, RouteBox, ServerBox, UnassignedBox }
 export interface FlowTopology {
   /** With their status (DESIGN §3); without servers every edge is drawn as available. */
   servers?: ReadonlyArray<{ id: string; status: string }>;
-  inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null }>;
+  /** `unavailable`: why its server does not serve it (issue 25); its edge is dashed like a down server's. */
+  inbounds: ReadonlyArray<{ id: string; name: string; serverId: string; routeId: string | null; unavailable?: string | null }>;
   /** In position order. */
   routes: ReadonlyArray<{ id: string; name: string }>;
 }
@@ -104,6 +105,8 @@ export interface FlowInbound {
   port: number;
   users: number;
   isFallback: boolean;
+  /** Why its server does not serve it now (issue 25); null = it does. */
+  unavailable: string | null;
 }
 export interface FlowRoute {
   id: string;
@@ -148,6 +151,7 @@ export function boxContent(b: Box, index: FlowIndex): BoxContent {
           port: i.port,
           users: i.users,
           isFallback: i.isFallback,
+          unavailable: i.unavailable,
           route: route && { id: route.id, name: route.name, color: routeColor(index.routeIndex.get(route.id) ?? 0) },
         };
       });
@@ -163,6 +167,7 @@ export function boxContent(b: Box, index: FlowIndex): BoxContent {
           id: i.id,
           name: i.name,
           isFallback: i.isFallback,
+          unavailable: i.unavailable,
           users: i.users,
           traffic: index.trafficByInbound.get(i.id) ?? { bps: 0, estimated: false },
           server: server ? { name: server.name, status: server.status, statusReason: server.statusReason, trafficBps: server.trafficBps } : null,
@@ -248,7 +253,8 @@ export function buildNodes(
 
 /**
  * One edge per inbound in a route (chip → route), one pipe per non-empty route (route →
- * subscription). An inbound whose server is not available has a dashed edge; the pipe of
+ * subscription). An inbound whose server is not available, or that its server does not serve,
+ * has a dashed edge; the pipe of
  * a route in panic is red (thin and dotted when every server is disabled: no line at all).
  */
 export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string, Edge>): { edges: Edge[]; cache: Map<string, Edge> } {
@@ -273,7 +279,7 @@ export function buildEdges(topology: FlowTopology, previous: ReadonlyMap<string,
     else members.set(routeId, [i]);
     const color = routeColor(position.get(routeId) ?? 0);
     const routeName = routeById.get(routeId)?.name;
-    const down = !up(i.serverId);
+    const down = !up(i.serverId) || !!i.unavailable;
     keep(
       {
         id: `ib:${i.id}`,
@@ -324,14 +330,21 @@ export interface InboundTraffic {
 /**
  * The traffic each inbound carries now. Agents report traffic per server, so a server's
  * traffic is split between its inbounds by the users the balancer assigned to each (evenly
- * when none has any); a server's only inbound carries all of it, exactly.
+ * when none has any); a server's only inbound carries all of it, exactly. An inbound its
+ * server does not serve (issue 25) carries nothing: it is left out of the split.
  */
 export function inboundTraffic(
   servers: ReadonlyArray<{ id: string; trafficBps: number }>,
-  inbounds: ReadonlyArray<{ id: string; serverId: string; users: number }>,
+  inbounds: ReadonlyArray<{ id: string; serverId: string; users: number; unavailable?: string | null }>,
 ): Map<string, InboundTraffic> {
   const byServer = new Map<string, { count: number; users: number }>();
-  for (const i of inbounds) {
+  const out = new Map<string, InboundTraffic>();
+  const served = inbounds.filter((i) => {
+    if (!i.unavailable) return true;
+    out.set(i.id, { bps: 0, estimated: false });
+    return false;
+  });
+  for (const i of served) {
     const t = byServer.get(i.serverId);
     const users = Math.max(0, i.users || 0);
     if (t) {
@@ -340,8 +353,7 @@ export function inboundTraffic(
     } else byServer.set(i.serverId, { count: 1, users });
   }
   const traffic = new Map(servers.map((s) => [s.id, Number.isFinite(s.trafficBps) && s.trafficBps > 0 ? s.trafficBps : 0]));
-  const out = new Map<string, InboundTraffic>();
-  for (const i of inbounds) {
+  for (const i of served) {
     const total = traffic.get(i.serverId) ?? 0;
     const t = byServer.get(i.serverId)!;
     if (t.count === 1) out.set(i.id, { bps: total, estimated: false });

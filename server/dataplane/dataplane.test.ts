@@ -330,6 +330,10 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       // Issue 21: one row per user per report; per-user bytes within the server's report capacity.
       [{ ...baseReport(), instance: "agent-two", seq: 3, users: [{ email: alice.id, up: 1, down: 0 }, { email: alice.id, up: 1, down: 0 }] }, /^users\[1\]\.email: duplicate of users\[0\]/],
       [{ ...baseReport(), instance: "agent-two", seq: 3, users: [{ email: alice.id, up: 1e14, down: 0 }] }, /^users\[0\]\.up: .*report capacity \(10000 Mbit\/s\)/],
+      // Issue 25: which listeners are down, strictly.
+      [{ ...baseReport(), listenerAlive: false, listenersDown: [{ inboundId: "not-a-uuid", port: 443, error: "ECONNREFUSED" }] }, /^listenersDown\[0\]\.inboundId:/],
+      [{ ...baseReport(), listenerAlive: false, listenersDown: [{ inboundId: realityInboundId, port: 70000, error: "ECONNREFUSED" }] }, /^listenersDown\[0\]\.port:/],
+      [{ ...baseReport(), listenersDown: [{ inboundId: realityInboundId, port: 443, error: "ECONNREFUSED" }] }, /^listenersDown: a listener is down, yet listenerAlive is true/],
       ["{not json", /body is not valid JSON/],
     ];
     for (const [body, field] of cases) {
@@ -539,6 +543,60 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       await expect.poll(async () => (await sub()).inbounds.some((i) => i.startsWith("⛔"))).toBe(false);
     } finally {
       await service.stop();
+    }
+  });
+
+  it("an inbound its agent reports not served, or whose port fails the listener check, leaves /sub answers and the diagram says so; served again, it comes back (issue 25)", async () => {
+    const service = new SubscriptionService(t.db);
+    service.start();
+    const report = async (i: number, over: Parameters<typeof baseReport>[0] = {}) => {
+      agentLimits().reports.clear();
+      const r = await post(srv[i]!.token, baseReport(over));
+      expect(r.status).toBe(200);
+    };
+    const plainId = (await admin.topology.get({ clusterId })).inbounds.find((i) => i.name === "Plain")!.id;
+    const nl = await admin.routes.create({ clusterId, name: "Netherlands", inboundIds: [realityInboundId] });
+    const de = await admin.routes.create({ clusterId, name: "Germany", inboundIds: [plainId] });
+    const gina = await admin.subscribers.create({ clusterId, name: "gina", expiresAt: null, trafficLimitGb: null });
+    const lines = async () => {
+      const a = await service.answer(gina.token, "json");
+      expect(a.status).toBe(200);
+      return (JSON.parse(a.body) as { routes: Array<{ inbound: string }> }).routes.map((r) => r.inbound).sort();
+    };
+    const realityChip = async () => (await admin.topology.get({ clusterId })).inbounds.find((i) => i.id === realityInboundId)!.unavailable;
+    try {
+      // An older agent (neither field) and a newer one with nothing down: both lines.
+      await report(1);
+      await report(0, { unservedInbounds: [], listenersDown: [] });
+      await expect.poll(lines).toEqual(["Plain", "Reality"]);
+      expect(await realityChip()).toBeNull();
+
+      // Not served by its core (Reality on v2ray): gone from the answer, shown and warned about.
+      await report(0, { unservedInbounds: [{ inboundId: realityInboundId, reason: "Reality needs Xray-core" }], listenersDown: [] });
+      await expect.poll(lines).toEqual(["Plain"]);
+      expect(await realityChip()).toBe("Reality needs Xray-core");
+      const warning = (await admin.topology.get({ clusterId })).warnings.find((w) => w.kind === "inbound-unavailable");
+      expect(warning?.message).toBe("Reality on s0 is not served: Reality needs Xray-core — no subscriber is given it");
+      // A report that leaves the field out (an older agent's) keeps what was said.
+      await report(0);
+      expect(await lines()).toEqual(["Plain"]);
+
+      // Served again: the line comes back.
+      await report(0, { unservedInbounds: [] });
+      await expect.poll(lines).toEqual(["Plain", "Reality"]);
+      expect(await realityChip()).toBeNull();
+
+      // Its port fails the listener check: gone again, with the port and the error as the reason.
+      await report(0, { listenerAlive: false, unservedInbounds: [], listenersDown: [{ inboundId: realityInboundId, port: 443, error: "ECONNREFUSED" }] });
+      await expect.poll(lines).toEqual(["Plain"]);
+      expect(await realityChip()).toBe("port 443 does not accept connections (ECONNREFUSED)");
+      await report(0, { unservedInbounds: [], listenersDown: [] });
+      await expect.poll(lines).toEqual(["Plain", "Reality"]);
+    } finally {
+      await service.stop();
+      await admin.routes.delete({ routeId: nl.id });
+      await admin.routes.delete({ routeId: de.id });
+      await admin.subscribers.delete({ subscriberId: gina.id });
     }
   });
 

@@ -8,7 +8,7 @@
  * (metrics) only move scores (answer.ts reuses decisions under them for a while).
  *
  * Status changes are not topology changes: a "health" event re-reads only the servers'
- * statuses and stamps each changed server with a new status epoch, so answers can re-decide
+ * statuses and the inbounds each does not serve (issue 25), and stamps each changed server with a new status epoch, so answers can re-decide
  * only the routes a changed server touches (answer.ts).
  */
 import type { Db } from "@/db/client";
@@ -220,7 +220,8 @@ function countPanicRoutes(topology: FleetSnapshot, metrics: ReadonlyMap<string, 
   let n = 0;
   for (const c of topology.clusters.values()) {
     for (const r of c.routes) {
-      if (isRouteInPanic(r.inbounds, (id) => metrics.get(id)?.available === true)) n++;
+      const members = r.inbounds.map((ib) => ({ serverId: ib.serverId, unavailable: metrics.get(ib.serverId)?.unavailableInbounds?.get(ib.inboundId) }));
+      if (isRouteInPanic(members, (id) => metrics.get(id)?.available === true)) n++;
     }
   }
   return n;

@@ -34,6 +34,20 @@ describe("balancerMetrics: when a server came back", () => {
     expect(balancerMetrics(next, new Map()).get("a")).toMatchObject({ available: true, availableSinceMs: 9000 });
     expect(t.servers.get("a")!.status).toBe("probe-failing"); // the old snapshot is never mutated
   });
+
+  it("an inbound the server stops or starts serving is a change of that server, carried to the balancer (issue 25)", () => {
+    const t = topology(server("a"));
+    const notServed = new Map([["ib-reality", "Reality needs Xray-core"]]);
+    const out = withStatuses(t, new Map([["a", { status: "healthy", recoveredAtMs: null, unavailableInbounds: notServed }]]));
+    expect(out.changed).toEqual(["a"]);
+    expect(balancerMetrics(out.topology, new Map()).get("a")!.unavailableInbounds).toEqual(notServed);
+    // The same again: no change.
+    expect(withStatuses(out.topology, new Map([["a", { status: "healthy", recoveredAtMs: null, unavailableInbounds: new Map(notServed) }]])).changed).toEqual([]);
+    // Served again.
+    const back = withStatuses(out.topology, new Map([["a", { status: "healthy", recoveredAtMs: null }]]));
+    expect(back.changed).toEqual(["a"]);
+    expect(balancerMetrics(back.topology, new Map()).get("a")!.unavailableInbounds).toBeUndefined();
+  });
 });
 
 describe("entryFor: one entry per topology and inbound", () => {

@@ -6,7 +6,7 @@
  */
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
-import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
+import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
 import { effectiveStatus, isAvailable } from "@/core/status";
@@ -33,6 +33,8 @@ export interface SnapshotServer {
   status: string;
   /** When the server last came back from an outage (ms); the balancer damps fail-back to it. */
   recoveredAtMs: number | null;
+  /** Its inbounds it does not serve now (issue 25): inboundId → why; never handed out. */
+  unavailableInbounds?: ReadonlyMap<string, string>;
   coefficient: number;
   capacityMbps: number | null;
 }
@@ -75,13 +77,14 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
     db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
     db.select().from(inbounds).orderBy(asc(inbounds.name)),
     db
-      .select({ server: servers, status: serverHealth.status, recoveredAt: serverHealth.recoveredAt })
+      .select({ server: servers, status: serverHealth.status, recoveredAt: serverHealth.recoveredAt, notServed: serverAgentState.unservedInbounds })
       .from(servers)
-      .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id)),
+      .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
+      .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id)),
   ]);
   const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map() };
   for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, routes: [] });
-  for (const { server: s, status, recoveredAt } of serverRows) {
+  for (const { server: s, status, recoveredAt, notServed } of serverRows) {
     topology.servers.set(s.id, {
       id: s.id,
       clusterId: s.clusterId,
@@ -90,6 +93,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       enabled: s.enabled,
       status: effectiveStatus(s.enabled, status),
       recoveredAtMs: recoveredAt ? recoveredAt.getTime() : null,
+      unavailableInbounds: unavailableInbounds(notServed),
       coefficient: s.coefficient,
       capacityMbps: s.capacityMbps,
     });
@@ -121,39 +125,56 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
 }
 
 /**
- * Every server's current status (what the topology snapshot would say), for a reload after
- * a "health" event: one small read instead of the whole topology.
+ * Every server's current status and the inbounds it does not serve (what the topology snapshot
+ * would say), for a reload after a "health" event: one small read instead of the whole topology.
  */
 export interface ServerStatusRow {
   status: string;
   recoveredAtMs: number | null;
+  unavailableInbounds?: ReadonlyMap<string, string>;
 }
 
 export async function loadServerStatuses(db: DbOrTx): Promise<Map<string, ServerStatusRow>> {
   const rows = await db
-    .select({ id: servers.id, enabled: servers.enabled, status: serverHealth.status, recoveredAt: serverHealth.recoveredAt })
+    .select({ id: servers.id, enabled: servers.enabled, status: serverHealth.status, recoveredAt: serverHealth.recoveredAt, notServed: serverAgentState.unservedInbounds })
     .from(servers)
-    .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id));
-  return new Map(rows.map((r) => [r.id, { status: effectiveStatus(r.enabled, r.status), recoveredAtMs: r.recoveredAt ? r.recoveredAt.getTime() : null }]));
+    .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
+    .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id));
+  return new Map(
+    rows.map((r) => [r.id, { status: effectiveStatus(r.enabled, r.status), recoveredAtMs: r.recoveredAt ? r.recoveredAt.getTime() : null, unavailableInbounds: unavailableInbounds(r.notServed) }]),
+  );
+}
+
+/** What the agent said it does not serve (server_agent_state), as the balancer reads it; undefined = nothing. */
+function unavailableInbounds(notServed: ReadonlyArray<{ inboundId: string; reason: string }> | null): ReadonlyMap<string, string> | undefined {
+  if (!notServed || notServed.length === 0) return undefined;
+  return new Map(notServed.map((u) => [u.inboundId, u.reason]));
+}
+
+function sameReasons(a: ReadonlyMap<string, string> | undefined, b: ReadonlyMap<string, string> | undefined): boolean {
+  if ((a?.size ?? 0) !== (b?.size ?? 0)) return false;
+  for (const [id, reason] of a ?? []) if (b?.get(id) !== reason) return false;
+  return true;
 }
 
 /**
- * The topology with new statuses: changed servers get new objects (the old snapshot is never
+ * The topology with new statuses (and inbounds not served): changed servers get new objects (the old snapshot is never
  * mutated, so a request holding it sees one consistent picture). Returns the ids that
  * changed; a server added or removed meanwhile is left to the next topology reload.
  */
 export function withStatuses(topology: FleetSnapshot, statuses: ReadonlyMap<string, ServerStatusRow>): { topology: FleetSnapshot; changed: string[] } {
   const changed: string[] = [];
   for (const [id, s] of topology.servers) {
-    const status = statuses.get(id)?.status;
-    if (status !== undefined && status !== s.status) changed.push(id);
+    const row = statuses.get(id);
+    // The inbounds it does not serve change the choice as its status does (issue 25).
+    if (row !== undefined && (row.status !== s.status || !sameReasons(row.unavailableInbounds, s.unavailableInbounds))) changed.push(id);
   }
   if (changed.length === 0) return { topology, changed };
   const next = new Map(topology.servers);
   for (const id of changed) {
     const s = topology.servers.get(id)!;
     const row = statuses.get(id)!;
-    next.set(id, { ...s, status: row.status, recoveredAtMs: row.recoveredAtMs });
+    next.set(id, { ...s, status: row.status, recoveredAtMs: row.recoveredAtMs, unavailableInbounds: row.unavailableInbounds });
   }
   return { topology: { ...topology, servers: next }, changed };
 }
@@ -173,7 +194,7 @@ export async function loadMetricsSnapshot(db: DbOrTx): Promise<Map<string, Metri
   );
 }
 
-/** What the balancer needs per server: availability (only `healthy` counts) and load. */
+/** What the balancer needs per server: availability (only `healthy` counts, and per inbound: issue 25) and load. */
 export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<string, MetricsRow>): Map<string, ServerMetrics> {
   const out = new Map<string, ServerMetrics>();
   for (const s of topology.servers.values()) {
@@ -183,6 +204,7 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
       available: s.enabled && isAvailable(s.status),
       // Back from an outage then: a move there from a working server is damped for a while (balancer: fail-back dwell).
       availableSinceMs: s.enabled && isAvailable(s.status) && s.recoveredAtMs !== null ? s.recoveredAtMs : undefined,
+      unavailableInbounds: s.unavailableInbounds,
       coefficient: s.coefficient,
       capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
       learnedPeakBps: m?.peakBps ?? 0,

@@ -5,7 +5,7 @@
 import { TRPCError } from "@trpc/server";
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
-import { clusters, inbounds, routes, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { computeWarnings } from "@/core/warnings";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
 import { effectiveStatus } from "@/core/status";
@@ -33,10 +33,12 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
         },
         health: { status: serverHealth.status, statusReason: serverHealth.statusReason, statusSince: serverHealth.statusSince },
         metrics: { usersOnline: serverMetrics.usersOnline, rxBps: serverMetrics.rxBps, txBps: serverMetrics.txBps, reportedAt: serverMetrics.reportedAt },
+        notServed: serverAgentState.unservedInbounds,
       })
       .from(servers)
       .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
       .leftJoin(serverMetrics, eq(serverMetrics.serverId, servers.id))
+      .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id))
       .where(eq(servers.clusterId, clusterId))
       .orderBy(asc(servers.name)),
     db
@@ -72,6 +74,9 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
     countRouteUsers(db, clusterId),
   ]);
   const usersByInbound = new Map(userCounts.map((r) => [r.inboundId, Number(r.n)]));
+  // What each server's agent said it does not serve, keyed by server then inbound: an inbound
+  // is only ever judged by its own server's word.
+  const notServed = new Map(serverRows.map((r) => [r.server.id, new Map((r.notServed ?? []).map((u) => [u.inboundId, u.reason]))]));
   return {
     cluster: {
       id: cluster.id,
@@ -109,6 +114,8 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
       isFallback: i.isFallback,
       version: i.version,
       users: usersByInbound.get(i.id) ?? 0,
+      /** Why the balancer never hands it out although its server may be up (issue 25); null = it may. */
+      unavailable: notServed.get(i.serverId)?.get(i.id) ?? null,
     })),
     routes: routeRows.map((r) => ({
       id: r.id,

@@ -21,17 +21,19 @@ function InboundRow({ row: i }: { row: RouteRowData }) {
   const { server, traffic } = i;
   const st = statusStyle(server?.status ?? "pending");
   const serverName = server?.name ?? "an unknown server";
+  // An inbound its server does not serve (issue 25) is red whatever its server's status.
+  const label = i.unavailable ? `${i.name} unavailable: ${i.unavailable}` : `${serverName}: ${st.label}`;
   return (
     <li className="flex items-center gap-1" style={{ height: ITEM_HEIGHT }} data-row-inbound={i.id}>
       <span
         role="img"
-        aria-label={`${serverName}: ${st.label}`}
-        title={`${serverName}: ${st.label}${server?.statusReason ? ` — ${server.statusReason}` : ""}`}
-        className={`mr-0.5 h-2.5 w-2.5 shrink-0 rounded-full ${st.dot}`}
+        aria-label={label}
+        title={i.unavailable ? label : `${label}${server?.statusReason ? ` — ${server.statusReason}` : ""}`}
+        className={`mr-0.5 h-2.5 w-2.5 shrink-0 rounded-full ${i.unavailable ? "bg-red-600" : st.dot}`}
         data-testid="inbound-status"
-        data-status={server?.status}
+        data-status={i.unavailable ? "inbound-unavailable" : server?.status}
       />
-      <span className="min-w-0 flex-1 truncate text-slate-800" title={`${i.name} on ${serverName}`}>
+      <span className={`min-w-0 flex-1 truncate ${i.unavailable ? "text-red-800 line-through decoration-red-400" : "text-slate-800"}`} title={`${i.name} on ${serverName}`}>
         {i.name}
       </span>
       {i.isFallback && <span className="shrink-0 rounded bg-amber-100 px-1 text-xs font-semibold uppercase text-amber-800">fallback</span>}
@@ -45,7 +47,9 @@ function InboundRow({ row: i }: { row: RouteRowData }) {
       <span
         className="w-[86px] shrink-0 truncate text-right text-xs tabular-nums text-slate-500"
         title={
-          traffic.estimated
+          i.unavailable
+            ? "Carries nothing: its server does not serve it"
+            : traffic.estimated
             ? `About ${formatBps(traffic.bps)}: ${serverName}'s ${formatBps(server?.trafficBps ?? 0)} split by assigned users (agents report traffic per server)`
             : `${formatBps(traffic.bps)} now (${serverName}'s traffic)`
         }

@@ -16,6 +16,8 @@ export type ChipData = {
   port: number;
   users: number;
   isFallback: boolean;
+  /** Why its server does not serve it now (issue 25): drawn unavailable, never handed out; null = served. */
+  unavailable: string | null;
   /** The route it is in with that route's colour; null in none (or in one that is gone). */
   route: { id: string; name: string; color: string } | null;
 };
@@ -31,6 +33,8 @@ export type RouteRowData = {
   id: string;
   name: string;
   isFallback: boolean;
+  /** Why its server does not serve it now (issue 25); null = served. */
+  unavailable: string | null;
   users: number;
   traffic: InboundTraffic;
   server: { name: string; status: string; statusReason: string | null; trafficBps: number } | null;
