@@ -244,6 +244,19 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
       tlsKeyFile: key,
     });
     await trpcMutation(api, "routes.create", { clusterId: cluster.id, name: "Loopback", algorithm: "round-robin", inboundIds: [inA.inbound.id, inB.inbound.id] });
+    // Reality on plain-1, whose v2ray cannot serve it (issue 25): alone in its route, it must
+    // give no line, so every subscription() below (one Loopback line exactly) also checks that.
+    // Its port is never listened on; above portA, so neighbours' checks still go to portA.
+    const inNl = await trpcMutation<{ inbound: { id: string } }>(api, "inbounds.create", {
+      serverId: serverA.id,
+      name: "NL Reality",
+      port: portA + 1,
+      security: "reality",
+      sni: "www.example.com",
+      realityDest: "www.example.com:443",
+      realityServerNames: ["www.example.com"],
+    });
+    await trpcMutation(api, "routes.create", { clusterId: cluster.id, name: "Netherlands", algorithm: "round-robin", inboundIds: [inNl.inbound.id] });
     // The target listens on the servers' loopback: subscribers reach exactly that port, nothing else there.
     await trpcMutation(api, "clusters.setAllowedPrivateDestinations", { clusterId: cluster.id, destinations: [`127.0.0.1:${targetPort}`] });
     const alice = await trpcMutation<Subscriber>(api, "subscribers.create", { clusterId: cluster.id, name: "alice" });
@@ -269,6 +282,19 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
     }).catch((err: Error) => {
       throw new Error(`${err.message}\n--- agent plain-1:\n${agentA.log()}\n--- agent tls-1:\n${agentB.log()}`);
     });
+
+    // --- the Reality inbound plain-1's agent does not serve: drawn unavailable with its reason,
+    // named by a warning, and in no subscription (subscription() expects the Loopback line only)
+    const diagram = await (await browser.newContext({ baseURL: app.url, storageState: await api.storageState() })).newPage();
+    await diagram.goto(`/clusters/${cluster.id}`);
+    const nlChip = diagram.locator(`[data-inbound-id="${inNl.inbound.id}"]`);
+    await expect(nlChip).toHaveAttribute("data-available", "false");
+    await expect(nlChip.getByRole("img", { name: /^Unavailable: Reality needs Xray-core/ })).toBeVisible();
+    await expect(nlChip.getByTestId("inbound-unavailable")).toHaveAttribute("title", /Reality needs Xray-core/);
+    await expect(diagram.getByRole("region", { name: "Route Netherlands", exact: true }).getByTestId("inbound-status")).toHaveAttribute("data-status", "inbound-unavailable");
+    await expect(diagram.locator('[data-warning="inbound-unavailable"]')).toContainText("NL Reality on plain-1 is not served: Reality needs Xray-core");
+    await diagram.context().close();
+    for (const s of [alice, bob]) expect((await subscription(api, s.token)).inboundId).not.toBe(inNl.inbound.id);
 
     // --- each subscriber reaches the target through the server its subscription names
     const clients = new Map<string, V2rayClient>();
