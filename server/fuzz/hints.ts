@@ -20,6 +20,17 @@ export function repairKnownRefinements(v: unknown, depth = 0): unknown {
   if (typeof o.sni === "string") o.sni = ["www.example.com", "cdn.example.net"][o.sni.length % 2];
   // API tokens: names are short words without spaces (the audit log shows "token:<name>").
   if (Array.isArray(o.scopes) && typeof o.name === "string") o.name = `bot-${o.name.replace(/[^A-Za-z0-9._-]/g, "").slice(0, 30)}`;
+  // Agent reports: one listenersDown row per inbound, and a listener down means listenerAlive false.
+  if (Array.isArray(o.listenersDown) && "listenerAlive" in o) {
+    const seen = new Set<unknown>();
+    o.listenersDown = o.listenersDown.filter((d: unknown) => {
+      const id = typeof d === "object" && d !== null ? (d as { inboundId?: unknown }).inboundId : d;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
+    if ((o.listenersDown as unknown[]).length > 0) o.listenerAlive = false;
+  }
   // Agent reports: seq and instance go together, and per-user traffic needs both.
   if ("seq" in o || "instance" in o || "users" in o) {
     if ("listenerAlive" in o) {
