@@ -183,7 +183,7 @@ function AgentState({ agent }: { agent: NonNullable<HealthServer["agent"]> }) {
       )}
       {agent.unservedInbounds.length > 0 && (
         <div className="max-w-xs rounded bg-amber-50 px-2 py-1 text-amber-900 ring-1 ring-inset ring-amber-600/20" data-testid="unserved-inbounds">
-          <div className="font-medium">Not served by this core:</div>
+          <div className="font-medium">Not served (handed to no subscriber):</div>
           <ul>
             {agent.unservedInbounds.map((u) => (
               <li key={u.inboundId}>
