@@ -101,11 +101,13 @@ function InboundRows({ inbounds, index, empty }: { inbounds: readonly InboundDat
         const st = statusStyle(server?.status ?? "pending");
         return (
           <li key={inbound.id} id={listInboundDomId(inbound.id)} tabIndex={-1} data-inbound-id={inbound.id} className="flex items-center gap-2 px-3 py-2 focus:bg-sky-50 focus:outline-none">
-            <span aria-hidden className={`h-2.5 w-2.5 shrink-0 rounded-full ${st.dot}`} title={st.label} />
+            <span aria-hidden className={`h-2.5 w-2.5 shrink-0 rounded-full ${inbound.unavailable ? "bg-red-600" : st.dot}`} title={inbound.unavailable ? `Unavailable: ${inbound.unavailable}` : st.label} />
             <div className="min-w-0 flex-1">
               <div className="truncate text-sm font-medium text-slate-900">{inbound.name}</div>
               <div className="truncate text-xs text-slate-600">
                 {server?.name ?? "?"} · <span className={st.text}>{st.label}</span>
+                {/* Its server does not serve it (issue 25): handed to no one, whatever the server's status. */}
+                {inbound.unavailable && <span className="font-medium text-red-700" title={inbound.unavailable}> · Unavailable: {inbound.unavailable}</span>}
               </div>
               <div className="truncate text-xs text-slate-600">
                 {SECURITY_LABEL[inbound.security] ?? inbound.security} :{inbound.port} · {plural(inbound.users, "user")}
