@@ -234,6 +234,31 @@ describe("report answers", () => {
     await agent.stop();
   }, 30_000);
 
+  it("reports as soon as the core first comes up, not one report interval later", async () => {
+    const stateDir = tempDir("rb-agent-first-");
+    dirs.push(stateDir);
+    const panel = new FakePanel(agentConfig());
+    await panel.start();
+    stops.push(() => panel.close());
+    // The core comes up only when the test lets it: after the report sent at start.
+    let letStart!: () => void;
+    const started = new Promise<void>((r) => (letStart = r));
+    const core = stubCore([]) as unknown as { running: boolean; runningVersion: string | null; apply: (c: { version: string }) => Promise<boolean> };
+    core.running = false;
+    core.runningVersion = null;
+    core.apply = async (config) => {
+      await started;
+      core.running = true;
+      core.runningVersion = config.version;
+      return true;
+    };
+    makeAgent(panel, stateDir, memoryLog(), core as unknown as CoreManager, { reportIntervalOverrideS: 3600 });
+    await waitFor("the report sent at start", () => panel.reports.find((r) => !r.serviceRunning));
+    letStart();
+    // The interval is an hour: only the core coming up can send this one.
+    await waitFor("a report of the running core", () => panel.reports.find((r) => r.serviceRunning));
+  });
+
   it("sends a heartbeat every interval on its own timer, however long the report interval", async () => {
     const stateDir = tempDir("rb-agent-hb-");
     dirs.push(stateDir);

@@ -147,7 +147,8 @@ export class Agent {
     }
     this.config = parsed.data;
     this.deps.log.info(`starting the core on the last good config ${parsed.data.version} while the panel is asked for a newer one`);
-    void this.deps.core.apply(parsed.data);
+    // Reported as soon as it runs, as after a config from the panel (see applyConfig).
+    void this.deps.core.apply(parsed.data).then((ok) => ok && this.reportSoon());
   }
 
   private async configLoop(): Promise<void> {
@@ -215,6 +216,7 @@ export class Agent {
   /** Hands a config to the core; saves it for the next start when the core runs it. */
   private async applyConfig(config: AgentConfig): Promise<boolean> {
     const intervalBefore = this.reportIntervalS;
+    const wasRunning = this.deps.core.running;
     this.config = config;
     const ok = await this.deps.core.apply(config);
     if (ok) {
@@ -226,8 +228,9 @@ export class Agent {
     }
     if (this.reportIntervalS !== intervalBefore) this.scheduleReport(this.reportIntervalS * 1000);
     // A rejected config, or one leaving an inbound out for its files, is reported now, so the
-    // health page (and the balancer) know without waiting.
-    if (!ok || this.deps.core.awaitingFiles) this.reportSoon();
+    // health page (and the balancer) know without waiting. So is a core that has just come up:
+    // the report sent at start said "not running", and the next one is an interval away.
+    if (!ok || this.deps.core.awaitingFiles || (!wasRunning && this.deps.core.running)) this.reportSoon();
     return ok;
   }
 
