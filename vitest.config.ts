@@ -16,6 +16,7 @@ export default defineConfig({
     // Vitest's default in a run is one worker less than the cores: a single file at a time on
     // 2 cores, while most files spend their time waiting on a database, a socket or a timer.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    execArgv: process.env.ZZ_EXEC ? process.env.ZZ_EXEC.split(" ") : [],
     // Makes the PGlite data folders that test databases are copied from.
     globalSetup: ["db/pglite-template.ts"],
     // Bounds for a hang, not for speed: a machine busy with other work must still pass.
