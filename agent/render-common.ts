@@ -3,8 +3,45 @@
  * counters, the choice of the API port, and the edge routing that keeps subscribers off the
  * server's own network (core/edge.ts). Pure: config in, JSON out.
  */
-import type { AgentConfig, AgentInbound } from "../core/agent-wire";
+import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
 import { BLOCKED_CIDRS, LOCAL_HOST_CIDRS, isBlockedAddress, parseAllowedDestinations, parseIp, type AllowedDestination } from "../core/edge";
+
+/** Clients per part of ClientList.jsonParts. */
+const CLIENTS_PER_PART = 10_000;
+
+/**
+ * An inbound's clients (level 0, the inbound's flow when it has one), made only when written:
+ * at a million users the objects would cost more than the users themselves. JSON.stringify
+ * gives the array (small configs, `xray api adu` bodies); the config file is written from
+ * jsonParts (state.ts jsonParts).
+ */
+export class ClientList {
+  constructor(
+    readonly users: readonly AgentUser[],
+    /** The VLESS flow, "" for none. */
+    readonly flow: string,
+  ) {}
+
+  get length(): number {
+    return this.users.length;
+  }
+
+  toJSON(): Array<{ id: string; email: string; level: 0; flow?: string }> {
+    return this.users.map((u) => (this.flow ? { id: u.id, email: u.email, level: 0, flow: this.flow } : { id: u.id, email: u.email, level: 0 }));
+  }
+
+  /** The array's JSON text, CLIENTS_PER_PART clients a part, written straight from the users. */
+  *jsonParts(): Generator<string> {
+    const tail = this.flow ? `,"level":0,"flow":${JSON.stringify(this.flow)}}` : `,"level":0}`;
+    const users = this.users;
+    for (let from = 0; from < users.length || from === 0; from += CLIENTS_PER_PART) {
+      let part = from === 0 ? "[" : "";
+      const to = Math.min(users.length, from + CLIENTS_PER_PART);
+      for (let k = from; k < to; k++) part += `${k > 0 ? "," : ""}{"id":${JSON.stringify(users[k]!.id)},"email":${JSON.stringify(users[k]!.email)}${tail}`;
+      yield to === users.length ? `${part}]` : part;
+    }
+  }
+}
 
 export interface UnservedInbound {
   inboundId: string;
