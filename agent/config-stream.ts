@@ -378,9 +378,10 @@ const FIELDS_BEFORE_USERS = new Set(Object.keys(agentConfigSchema.shape).slice(0
 
 /**
  * The config agentConfigSchema.safeParse would give for this body, or the error formatZodError
- * would word for it: the same first problem, naming the field.
+ * would word for it: the same first problem, naming the field. `fields`: the body but its
+ * users array (config-stream's `fields`), or the whole body when it has none.
  */
-export function checkConfig(fields: Record<string, unknown>, users: UsersRead | undefined): { config: AgentConfig } | { error: string } {
+export function checkConfig(fields: unknown, users: UsersRead | undefined): { config: AgentConfig } | { error: string } {
   if (users === undefined) {
     // No users array: the schema says what is wrong (or takes it whole; it is small then).
     const parsed = agentConfigSchema.safeParse(fields);

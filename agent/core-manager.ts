@@ -445,8 +445,10 @@ export class CoreManager {
     const plan = this.chunkPlan;
     if (plan && plan.users === this.users && plan.removed === this.removedSinceStart.size) return plan.chunks;
     const emails = this.users.map((u) => u.email);
-    const current = new Set(emails);
-    for (const email of this.removedSinceStart) if (!current.has(email)) emails.push(email);
+    // Removed users the config has again are counted once: a set of the few removed, not of every user.
+    const gone = new Set(this.removedSinceStart);
+    if (gone.size > 0) for (const email of emails) gone.delete(email);
+    for (const email of gone) emails.push(email);
     // With no users there are no user counters, but one query still tells whether the API answers.
     const chunks = emails.length > 0 ? planStatsChunks(emails, this.opts.statsChunkBytes) : [{ pattern: "user>>>", covers: "every user", users: 0 }];
     this.chunkPlan = { users: this.users, removed: this.removedSinceStart.size, chunks };

@@ -4,7 +4,7 @@
  * POST /api/agent/report and POST /api/agent/heartbeat (no body, every HEARTBEAT_INTERVAL_S:
  * core/heartbeat.ts).
  */
-import { agentConfigDeltaSchema, agentConfigSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
+import { agentConfigDeltaSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
 import { applyUserDelta, versionOfConfig } from "../core/config-version";
 import { formatZodError } from "../core/zod-format";
 import { checkConfig, readConfigBody, type ConfigBody } from "./config-stream";
@@ -77,13 +77,7 @@ export class PanelClient {
     }
     // kind "full" (delta=1), or none: a panel from before deltas, or no delta asked for.
     if (kind !== undefined && kind !== "full") return { kind: "invalid", error: `kind: expected "full" or "delta", got ${JSON.stringify(kind).slice(0, 40)}` };
-    let checked: { config: AgentConfig } | { error: string };
-    if ("fields" in read) checked = checkConfig(kind === "full" ? withoutKind(read.fields) : read.fields, read.users);
-    else {
-      // Not an object: the schema says so.
-      const parsed = agentConfigSchema.safeParse(read.value);
-      checked = parsed.success ? { config: parsed.data } : { error: formatZodError(parsed.error) };
-    }
+    const checked = "fields" in read ? checkConfig(kind === "full" ? withoutKind(read.fields) : read.fields, read.users) : checkConfig(read.value, undefined);
     if ("error" in checked) return { kind: "invalid", error: checked.error };
     return { kind: "config", config: checked.config, version: checked.config.version };
   }

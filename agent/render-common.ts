@@ -30,15 +30,14 @@ export class ClientList {
     return this.users.map((u) => (this.flow ? { id: u.id, email: u.email, level: 0, flow: this.flow } : { id: u.id, email: u.email, level: 0 }));
   }
 
-  /** The array's JSON text, CLIENTS_PER_PART clients a part, written straight from the users. */
+  /** The array's JSON text, CLIENTS_PER_PART clients a part: only one part's objects exist at a time. */
   *jsonParts(): Generator<string> {
-    const tail = this.flow ? `,"level":0,"flow":${JSON.stringify(this.flow)}}` : `,"level":0}`;
     const users = this.users;
-    for (let from = 0; from < users.length || from === 0; from += CLIENTS_PER_PART) {
-      let part = from === 0 ? "[" : "";
-      const to = Math.min(users.length, from + CLIENTS_PER_PART);
-      for (let k = from; k < to; k++) part += `${k > 0 ? "," : ""}{"id":${JSON.stringify(users[k]!.id)},"email":${JSON.stringify(users[k]!.email)}${tail}`;
-      yield to === users.length ? `${part}]` : part;
+    if (users.length === 0) yield "[]";
+    for (let from = 0; from < users.length; from += CLIENTS_PER_PART) {
+      // JSON.stringify of short-lived objects: several times faster than concatenating the text.
+      const part = JSON.stringify(new ClientList(users.slice(from, from + CLIENTS_PER_PART), this.flow).toJSON());
+      yield `${from === 0 ? "[" : ","}${part.slice(1, -1)}${from + CLIENTS_PER_PART >= users.length ? "]" : ""}`;
     }
   }
 }
