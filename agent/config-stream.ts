@@ -51,12 +51,14 @@ export function isAgentUser(v: unknown): v is AgentUser {
   return email.length <= EMAIL_MAX || agentUserSchema.shape.email.safeParse(email).success;
 }
 
-/** agentUserSchema's error for users[index], as formatZodError words it for the whole config. */
-function userError(v: unknown, index: number): string {
+/**
+ * An entry the hand check refused, through agentUserSchema: its error as formatZodError words
+ * it for the whole config (users[index].field), or the user should the schema take it after all.
+ */
+function checkedBySchema(v: unknown, index: number): { user: AgentUser } | { error: string } {
   const parsed = agentUserSchema.safeParse(v);
-  // The hand check and the schema agree (a test holds them together); should they not, say so.
-  if (parsed.success) return `users[${index}]: rejected by the agent's check but not by the schema`;
-  return formatZodError({ issues: parsed.error.issues.map((issue) => ({ ...issue, path: ["users", index, ...issue.path] })) });
+  if (parsed.success) return { user: parsed.data };
+  return { error: formatZodError({ issues: parsed.error.issues.map((issue) => ({ ...issue, path: ["users", index, ...issue.path] })) }) };
 }
 
 class NotJson extends Error {}
@@ -308,12 +310,18 @@ class ConfigBodyParser {
     const users = this.users;
     if (users === null) return;
     const previous = this.previous;
-    for (const v of batch) {
-      if (!isAgentUser(v)) {
-        this.usersError = userError(v, this.usersSeen);
-        // The rest is only checked to be JSON: nothing of it is kept.
-        this.users = null;
-        return;
+    for (const entry of batch) {
+      let v: AgentUser;
+      if (isAgentUser(entry)) v = entry;
+      else {
+        const checked = checkedBySchema(entry, this.usersSeen);
+        if ("error" in checked) {
+          this.usersError = checked.error;
+          // The rest is only checked to be JSON: nothing of it is kept.
+          this.users = null;
+          return;
+        }
+        v = checked.user;
       }
       this.usersSeen++;
       // Both lists are in email order (the panel's); out of order, fewer objects are shared.
