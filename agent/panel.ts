@@ -57,9 +57,9 @@ export class PanelClient {
     try {
       // fetch decodes br and gzip itself; the header is named so that the panel compresses.
       const headers = this.headers({ "accept-encoding": "br, gzip", ...(version ? { "if-none-match": `"${version}"` } : {}) });
-      [res, read] = await request(url, { headers }, signal, (waitS + 15) * 1000, (r): Promise<ConfigBody | { value: unknown } | string | null> =>
+      [res, read] = await request(url, { headers }, signal, (waitS + 15) * 1000, (r, progress): Promise<ConfigBody | { value: unknown } | string | null> =>
         // Node's web streams are async iterables of bytes (the DOM typings do not say so).
-        r.status === 200 && r.body ? readConfigBody(r.body as unknown as AsyncIterable<Uint8Array>, { previous: base?.users }) : r.text(),
+        r.status === 200 && r.body ? readConfigBody(timedPieces(r.body as unknown as AsyncIterable<Uint8Array>, progress), { previous: base?.users }) : r.text(),
       );
     } catch (err) {
       return { kind: "error", error: describeFetchError(err, url) };
@@ -156,20 +156,44 @@ function describeFetchError(err: unknown, url: string): string {
   return `${url}: ${cause ?? e.message ?? String(err)}`;
 }
 
+/** How long a config body may go without a piece before the request is given up. */
+const BODY_IDLE_MS = 15_000;
+
+/** The pieces, telling `progress` of each (a large body is timed by its progress, not as a whole). */
+async function* timedPieces(pieces: AsyncIterable<Uint8Array>, progress: () => void): AsyncGenerator<Uint8Array> {
+  for await (const piece of pieces) {
+    progress();
+    yield piece;
+  }
+}
+
 /**
  * One request with its body (read by `read`, as text by default), ended by `signal` (the agent
- * stopping) or after `timeoutMs`. A per-request controller, with the listener removed
+ * stopping) or after `timeoutMs`; a reader that calls `progress` for each piece of the body
+ * instead gets BODY_IDLE_MS more from each (a million users' config takes longer to read than
+ * to answer, on a busy server by far). A per-request controller, with the listener removed
  * afterwards, keeps a long-running agent from piling listeners on its stop signal
  * (AbortSignal.any leaked on some Node 20 releases).
  */
-async function request<T = string>(url: string, init: RequestInit, signal: AbortSignal | undefined, timeoutMs: number, read: (res: Response) => Promise<T> = (res) => res.text() as Promise<T>): Promise<[Response, T]> {
+async function request<T = string>(
+  url: string,
+  init: RequestInit,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+  read: (res: Response, progress: () => void) => Promise<T> = (res) => res.text() as Promise<T>,
+): Promise<[Response, T]> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs / 1000} s`, "TimeoutError")), timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms / 1000} s`, "TimeoutError")), ms);
+  };
+  arm(timeoutMs);
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const res = await fetch(url, { ...init, signal: controller.signal });
-    return [res, await read(res)];
+    return [res, await read(res, () => arm(BODY_IDLE_MS))];
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
