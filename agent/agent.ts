@@ -4,16 +4,17 @@
  * core keeps the last good config (also kept on disk for the next start) and traffic waits in
  * the delivery buffer until the panel acknowledges it.
  */
+import fs from "node:fs";
 import path from "node:path";
-import { agentConfigSchema, MAX_BPS, type AgentConfig, type AgentReport } from "../core/agent-wire";
-import { formatZodError } from "../core/zod-format";
+import { MAX_BPS, type AgentConfig, type AgentReport } from "../core/agent-wire";
 import { HEARTBEAT_INTERVAL_S } from "../core/heartbeat";
 import { checkListeners, checkNeighbours, checkTimeoutMs } from "./checks";
+import { checkConfig, readConfigBody } from "./config-stream";
 import type { CoreManager } from "./core-manager";
 import type { Delivery } from "./delivery";
 import type { Log } from "./log";
 import { UNAUTHORIZED_MESSAGE, type PanelClient } from "./panel";
-import { readJson, STATE_FILES, writeJsonAtomic } from "./state";
+import { STATE_FILES, writeJsonAtomic } from "./state";
 import type { TrafficByEmail } from "./stats";
 import { SystemSampler } from "./system";
 
@@ -78,7 +79,7 @@ export class Agent {
       this.fatal = (err) => reject(err);
     });
     fatal.catch(() => {});
-    this.startFromSavedConfig();
+    await this.startFromSavedConfig();
     this.configLoopDone = this.configLoop();
     this.scheduleReport(1000);
     this.heartbeat();
@@ -130,25 +131,30 @@ export class Agent {
     });
   }
 
-  private startFromSavedConfig() {
+  /** The saved config, read as the panel's is (config-stream.ts): a million users are never one string. */
+  private async startFromSavedConfig() {
     const file = path.join(this.deps.stateDir, STATE_FILES.lastConfig);
-    let saved: unknown;
+    let saved: Awaited<ReturnType<typeof readConfigBody>>;
     try {
-      saved = readJson(file);
+      saved = await readConfigBody(fs.createReadStream(file));
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
       this.deps.log.warn(`${file} is unreadable (${(err as Error).message}): waiting for the panel`);
       return;
     }
-    if (saved === undefined) return;
-    const parsed = agentConfigSchema.safeParse(saved);
-    if (!parsed.success) {
-      this.deps.log.warn(`${file} is not a valid config (${formatZodError(parsed.error)}): waiting for the panel`);
+    if (saved === null) {
+      this.deps.log.warn(`${file} is unreadable (not JSON): waiting for the panel`);
       return;
     }
-    this.config = parsed.data;
-    this.deps.log.info(`starting the core on the last good config ${parsed.data.version} while the panel is asked for a newer one`);
+    const checked = "fields" in saved ? checkConfig(saved.fields, saved.users) : checkConfig(saved.value, undefined);
+    if ("error" in checked) {
+      this.deps.log.warn(`${file} is not a valid config (${checked.error}): waiting for the panel`);
+      return;
+    }
+    this.config = checked.config;
+    this.deps.log.info(`starting the core on the last good config ${checked.config.version} while the panel is asked for a newer one`);
     // Reported as soon as it runs, as after a config from the panel (see applyConfig).
-    void this.deps.core.apply(parsed.data).then((ok) => ok && this.reportSoon());
+    void this.deps.core.apply(checked.config).then((ok) => ok && this.reportSoon());
   }
 
   private async configLoop(): Promise<void> {

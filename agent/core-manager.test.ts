@@ -46,7 +46,7 @@ describe("live user changes (Xray)", () => {
     expect(plan).toHaveLength(1);
     expect(plan[0]!.tag).toBe("in-8080");
     expect(plan[0]!.remove).toEqual(["sub-alice"]);
-    expect(plan[0]!.add!.settings.clients).toEqual([{ id: IDS.bob, email: "sub-bob", level: 0, flow: "xtls-rprx-vision" }]);
+    expect(plan[0]!.add!.settings.clients.toJSON()).toEqual([{ id: IDS.bob, email: "sub-bob", level: 0, flow: "xtls-rprx-vision" }]);
     expect(plan[0]!.add!.port).toBe(8080);
   });
   it("replaces a user whose id changed", () => {

@@ -13,10 +13,10 @@ import type { AgentConfig, AgentUser } from "../core/agent-wire";
 import { diffSortedUsers } from "../core/config-version";
 import { liveUserChanges, type CoreBinaries } from "./core-binary";
 import type { Log } from "./log";
-import type { RenderOptions, RenderedCore, TlsFiles, UnservedInbound } from "./render-common";
+import { ClientList, type RenderOptions, type RenderedCore, type TlsFiles, type UnservedInbound } from "./render-common";
 import { renderV2ray } from "./render-v2ray";
 import { renderXray } from "./render-xray";
-import { STATE_FILES, writeFileAtomic } from "./state";
+import { jsonParts, STATE_FILES, writeFileAtomic } from "./state";
 import { mergeTraffic, parseV2ctlStats, parseXrayStats, planStatsChunks, statsQueryArgs, type StatsChunk, type TrafficByEmail } from "./stats";
 import { Supervisor, type ExitInfo } from "./supervisor";
 
@@ -79,11 +79,7 @@ const STATS_CONCURRENCY = 2;
 const STATS_TRIES = 3;
 const STATS_RETRY_MS = [250, 1000];
 
-interface Client {
-  id: string;
-  email: string;
-}
-type InboundJson = { tag: string; settings: { clients: Client[] } } & Record<string, unknown>;
+type InboundJson = { tag: string; settings: { clients: ClientList } } & Record<string, unknown>;
 
 function inboundsOf(json: Record<string, unknown>): InboundJson[] {
   return json.inbounds as InboundJson[];
@@ -140,46 +136,28 @@ export interface UserChange {
   add: InboundJson | null;
 }
 
-/** The per-inbound commands that apply a users diff to a running core whose config is `after` but for its users. */
+/**
+ * The per-inbound commands that apply a users diff to a running core whose config is `after`
+ * but for its users. Every inbound's clients are the config's users (render-xray.ts), so the
+ * clients to add are the diff's.
+ */
 export function planUserChanges(after: Record<string, unknown>, diff: UsersDiff): UserChange[] {
-  const added = new Set(diff.add.map((u) => u.email));
   const changes: UserChange[] = [];
   for (const inbound of inboundsOf(after)) {
     if (!inbound.settings?.clients) continue;
-    const clients = added.size > 0 ? inbound.settings.clients.filter((c) => added.has(c.email)) : [];
-    if (diff.remove.length === 0 && clients.length === 0) continue;
-    changes.push({ tag: inbound.tag, remove: diff.remove, add: clients.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients } } : null });
+    if (diff.remove.length === 0 && diff.add.length === 0) continue;
+    const clients = new ClientList(diff.add, inbound.settings.clients.flow);
+    changes.push({ tag: inbound.tag, remove: diff.remove, add: diff.add.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients } } : null });
   }
   return changes;
 }
 
 /**
- * The core config as text in parts, clients a slice at a time: at a million users the whole
- * text is over 100 MB, which the agent would otherwise hold (twice, pretty-printed) at once.
+ * The core config as text in parts, clients written straight from the users a slice at a
+ * time: at a million users the whole text is over 100 MB, and the client objects as much.
  */
-export function* coreConfigParts(json: Record<string, unknown>): Generator<string> {
-  const marker = `rb-clients-${process.pid}-${Date.now()}-`;
-  const lists: Client[][] = [];
-  const skeleton = JSON.stringify({
-    ...json,
-    inbounds: inboundsOf(json).map((i) => {
-      if (!i.settings?.clients) return i;
-      lists.push(i.settings.clients);
-      return { ...i, settings: { ...i.settings, clients: `${marker}${lists.length - 1}` } };
-    }),
-  });
-  const pieces = skeleton.split(new RegExp(`"${marker}(\\d+)"`));
-  for (let k = 0; k < pieces.length; k++) {
-    if (k % 2 === 0) {
-      yield pieces[k]!;
-      continue;
-    }
-    const clients = lists[Number(pieces[k])]!;
-    yield "[";
-    for (let from = 0; from < clients.length; from += 10_000) yield (from > 0 ? "," : "") + JSON.stringify(clients.slice(from, from + 10_000)).slice(1, -1);
-    yield "]";
-  }
-  yield "\n";
+export function coreConfigParts(json: Record<string, unknown>): Generator<string> {
+  return jsonParts(json, true);
 }
 
 export interface CoreManagerOptions {
@@ -468,8 +446,10 @@ export class CoreManager {
     const plan = this.chunkPlan;
     if (plan && plan.users === this.users && plan.removed === this.removedSinceStart.size) return plan.chunks;
     const emails = this.users.map((u) => u.email);
-    const current = new Set(emails);
-    for (const email of this.removedSinceStart) if (!current.has(email)) emails.push(email);
+    // Removed users the config has again are counted once: a set of the few removed, not of every user.
+    const gone = new Set(this.removedSinceStart);
+    if (gone.size > 0) for (const email of emails) gone.delete(email);
+    for (const email of gone) emails.push(email);
     // With no users there are no user counters, but one query still tells whether the API answers.
     const chunks = emails.length > 0 ? planStatsChunks(emails, this.opts.statsChunkBytes) : [{ pattern: "user>>>", covers: "every user", users: 0 }];
     this.chunkPlan = { users: this.users, removed: this.removedSinceStart.size, chunks };

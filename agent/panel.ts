@@ -4,9 +4,10 @@
  * POST /api/agent/report and POST /api/agent/heartbeat (no body, every HEARTBEAT_INTERVAL_S:
  * core/heartbeat.ts).
  */
-import { agentConfigDeltaSchema, agentConfigSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
+import { agentConfigDeltaSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
 import { applyUserDelta, versionOfConfig } from "../core/config-version";
 import { formatZodError } from "../core/zod-format";
+import { checkConfig, readConfigBody, type ConfigBody } from "./config-stream";
 
 export const UNAUTHORIZED_MESSAGE = "the panel refused this token (401): copy a fresh one from the server's page";
 
@@ -44,40 +45,41 @@ export class PanelClient {
   /**
    * One long-poll: answers when the version differs from `version`, else "unchanged". With
    * `base` (the config at `version`) it asks for a delta and rebuilds the full config from it,
-   * checked against the version the panel named (core/config-version.ts).
+   * checked against the version the panel named (core/config-version.ts). A full config is read
+   * as it arrives (config-stream.ts), its users that `base` has unchanged taken from `base`.
    */
   async fetchConfig(version: string | null, waitS: number, signal?: AbortSignal, base?: AgentConfig | null): Promise<ConfigAnswer> {
     const deltaBase = base && version !== null && base.version === version ? base : null;
     const query = [...(waitS > 0 ? [`wait=${waitS}`] : []), ...(deltaBase ? ["delta=1"] : [])];
     const url = `${this.baseUrl}/api/agent/config${query.length > 0 ? `?${query.join("&")}` : ""}`;
     let res: Response;
-    let text: string;
+    let read: ConfigBody | { value: unknown } | string | null;
     try {
       // fetch decodes br and gzip itself; the header is named so that the panel compresses.
       const headers = this.headers({ "accept-encoding": "br, gzip", ...(version ? { "if-none-match": `"${version}"` } : {}) });
-      [res, text] = await request(url, { headers }, signal, (waitS + 15) * 1000);
+      [res, read] = await request(url, { headers }, signal, (waitS + 15) * 1000, (r, progress): Promise<ConfigBody | { value: unknown } | string | null> =>
+        // Node's web streams are async iterables of bytes (the DOM typings do not say so).
+        r.status === 200 && r.body ? readConfigBody(timedPieces(r.body as unknown as AsyncIterable<Uint8Array>, progress), { previous: base?.users }) : r.text(),
+      );
     } catch (err) {
       return { kind: "error", error: describeFetchError(err, url) };
     }
     if (res.status === 304) return { kind: "unchanged" };
     if (res.status === 401) return { kind: "unauthorized" };
-    if (res.status !== 200) return { kind: "error", error: `GET /api/agent/config answered ${res.status}: ${errorText(text)}` };
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return { kind: "invalid", error: "the body is not JSON" };
-    }
-    const kind = typeof body === "object" && body !== null && "kind" in body ? (body as { kind: unknown }).kind : undefined;
+    if (res.status !== 200) return { kind: "error", error: `GET /api/agent/config answered ${res.status}: ${errorText(typeof read === "string" ? read : "")}` };
+    if (read === null || typeof read === "string") return { kind: "invalid", error: "the body is not JSON" };
+    const fields = "fields" in read ? read.fields : read.value;
+    const kind = typeof fields === "object" && fields !== null && "kind" in fields ? (fields as { kind: unknown }).kind : undefined;
     if (kind === "delta") {
       if (!deltaBase) return { kind: "invalid", error: "a delta came although none was asked for" };
-      return applyDelta(deltaBase, body);
+      // A delta has no `users`; one that does is refused by its schema, as before.
+      return applyDelta(deltaBase, "users" in read && read.users ? { ...read.fields, users: [] } : fields);
     }
     // kind "full" (delta=1), or none: a panel from before deltas, or no delta asked for.
     if (kind !== undefined && kind !== "full") return { kind: "invalid", error: `kind: expected "full" or "delta", got ${JSON.stringify(kind).slice(0, 40)}` };
-    const parsed = agentConfigSchema.safeParse(kind === "full" ? withoutKind(body as Record<string, unknown>) : body);
-    if (!parsed.success) return { kind: "invalid", error: formatZodError(parsed.error) };
-    return { kind: "config", config: parsed.data, version: parsed.data.version };
+    const checked = "fields" in read ? checkConfig(kind === "full" ? withoutKind(read.fields) : read.fields, read.users) : checkConfig(read.value, undefined);
+    if ("error" in checked) return { kind: "invalid", error: checked.error };
+    return { kind: "config", config: checked.config, version: checked.config.version };
   }
 
   /** POST /api/agent/heartbeat: no body; "unsupported" from a panel that predates it (404). */
@@ -154,20 +156,44 @@ function describeFetchError(err: unknown, url: string): string {
   return `${url}: ${cause ?? e.message ?? String(err)}`;
 }
 
+/** How long a config body may go without a piece before the request is given up. */
+const BODY_IDLE_MS = 15_000;
+
+/** The pieces, telling `progress` of each (a large body is timed by its progress, not as a whole). */
+async function* timedPieces(pieces: AsyncIterable<Uint8Array>, progress: () => void): AsyncGenerator<Uint8Array> {
+  for await (const piece of pieces) {
+    progress();
+    yield piece;
+  }
+}
+
 /**
- * One request with its body, ended by `signal` (the agent stopping) or after `timeoutMs`.
- * A per-request controller, with the listener removed afterwards, keeps a long-running agent
- * from piling listeners on its stop signal (AbortSignal.any leaked on some Node 20 releases).
+ * One request with its body (read by `read`, as text by default), ended by `signal` (the agent
+ * stopping) or after `timeoutMs`; a reader that calls `progress` for each piece of the body
+ * instead gets BODY_IDLE_MS more from each (a million users' config takes longer to read than
+ * to answer, on a busy server by far). A per-request controller, with the listener removed
+ * afterwards, keeps a long-running agent from piling listeners on its stop signal
+ * (AbortSignal.any leaked on some Node 20 releases).
  */
-async function request(url: string, init: RequestInit, signal: AbortSignal | undefined, timeoutMs: number): Promise<[Response, string]> {
+async function request<T = string>(
+  url: string,
+  init: RequestInit,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+  read: (res: Response, progress: () => void) => Promise<T> = (res) => res.text() as Promise<T>,
+): Promise<[Response, T]> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs / 1000} s`, "TimeoutError")), timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms / 1000} s`, "TimeoutError")), ms);
+  };
+  arm(timeoutMs);
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const res = await fetch(url, { ...init, signal: controller.signal });
-    const text = await res.text();
-    return [res, text];
+    return [res, await read(res, () => arm(BODY_IDLE_MS))];
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);

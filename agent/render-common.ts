@@ -3,8 +3,44 @@
  * counters, the choice of the API port, and the edge routing that keeps subscribers off the
  * server's own network (core/edge.ts). Pure: config in, JSON out.
  */
-import type { AgentConfig, AgentInbound } from "../core/agent-wire";
+import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
 import { BLOCKED_CIDRS, LOCAL_HOST_CIDRS, isBlockedAddress, parseAllowedDestinations, parseIp, type AllowedDestination } from "../core/edge";
+
+/** Clients per part of ClientList.jsonParts. */
+const CLIENTS_PER_PART = 10_000;
+
+/**
+ * An inbound's clients (level 0, the inbound's flow when it has one), made only when written:
+ * at a million users the objects would cost more than the users themselves. JSON.stringify
+ * gives the array (small configs, `xray api adu` bodies); the config file is written from
+ * jsonParts (state.ts jsonParts).
+ */
+export class ClientList {
+  constructor(
+    readonly users: readonly AgentUser[],
+    /** The VLESS flow, "" for none. */
+    readonly flow: string,
+  ) {}
+
+  get length(): number {
+    return this.users.length;
+  }
+
+  toJSON(): Array<{ id: string; email: string; level: 0; flow?: string }> {
+    return this.users.map((u) => (this.flow ? { id: u.id, email: u.email, level: 0, flow: this.flow } : { id: u.id, email: u.email, level: 0 }));
+  }
+
+  /** The array's JSON text, CLIENTS_PER_PART clients a part: only one part's objects exist at a time. */
+  *jsonParts(): Generator<string> {
+    const users = this.users;
+    if (users.length === 0) yield "[]";
+    for (let from = 0; from < users.length; from += CLIENTS_PER_PART) {
+      // JSON.stringify of short-lived objects: several times faster than concatenating the text.
+      const part = JSON.stringify(new ClientList(users.slice(from, from + CLIENTS_PER_PART), this.flow).toJSON());
+      yield `${from === 0 ? "[" : ","}${part.slice(1, -1)}${from + CLIENTS_PER_PART >= users.length ? "]" : ""}`;
+    }
+  }
+}
 
 export interface UnservedInbound {
   inboundId: string;

@@ -5,7 +5,7 @@
  * when the link's flow is ignored; the panel is told through the notes in the log).
  */
 import type { AgentConfig, AgentInbound } from "../core/agent-wire";
-import { assemble, chooseApiPort, commonSections, tlsStream, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
+import { assemble, chooseApiPort, ClientList, commonSections, tlsStream, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
 export const REALITY_ON_V2RAY = "Reality needs Xray-core: v2ray 4.x cannot serve it (run the agent with --core xray)";
 
@@ -15,7 +15,7 @@ export function renderV2ray(config: AgentConfig, options: RenderOptions): Render
   const unserved: UnservedInbound[] = [];
   const notes: string[] = [];
   const inbounds: unknown[] = [];
-  const clients = config.users.map((u) => ({ id: u.id, email: u.email, level: 0 }));
+  const clients = new ClientList(config.users, "");
   for (const inbound of config.inbounds) {
     let stream: Record<string, unknown>;
     if (inbound.security === "reality") {

@@ -5,11 +5,7 @@
  * on so users can be added and removed live (`xray api adu` / `rmu`).
  */
 import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
-import { assemble, chooseApiPort, commonSections, tlsStream, type EdgePlan, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
-
-export function xrayClients(inbound: AgentInbound, users: readonly AgentUser[]) {
-  return users.map((u) => (inbound.flow ? { id: u.id, email: u.email, level: 0, flow: inbound.flow } : { id: u.id, email: u.email, level: 0 }));
-}
+import { assemble, chooseApiPort, ClientList, commonSections, tlsStream, type EdgePlan, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
 /**
  * The version each REALITY client writes into its ClientHello (the session id's first three
@@ -60,7 +56,7 @@ export function xrayInbound(inbound: AgentInbound, users: readonly AgentUser[], 
     tag: inbound.tag,
     port: inbound.port,
     protocol: "vless",
-    settings: { clients: xrayClients(inbound, users), decryption: "none" },
+    settings: { clients: new ClientList(users, inbound.flow), decryption: "none" },
     streamSettings: stream,
     // routeOnly: sniffing names the destination for routing without rewriting it.
     sniffing: { enabled: true, destOverride: ["http", "tls", "quic"], routeOnly: true },

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { agentConfigSchema } from "../core/agent-wire";
 import { BLOCKED_CIDRS } from "../core/edge";
 import { chooseApiPort, type RenderOptions } from "./render-common";
+import { jsonParts } from "./state";
 import { REALITY_ON_V2RAY, renderV2ray } from "./render-v2ray";
 import { renderXray } from "./render-xray";
 import { agentConfig, IDS, inbound, makeCert, requireV2ray, tempDir } from "./test-support";
@@ -25,6 +26,8 @@ const users = [
 ];
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** The config as the core reads it: the text the agent writes (clients are made only there). */
+const written = (json: Record<string, unknown>): Json => JSON.parse([...jsonParts(json)].join("")) as Json;
 const inboundByTag = (json: Json, tag: string) => (json.inbounds as Json[]).find((i) => i.tag === tag)!;
 
 function expectStatsPlumbing(json: Json, apiPort: number, services: string[]) {
@@ -39,7 +42,7 @@ function expectStatsPlumbing(json: Json, apiPort: number, services: string[]) {
 
 describe("renderXray", () => {
   const r = renderXray(agentConfig({ inbounds: [reality, tls, none], users }), { apiPort: 10085 });
-  const json = r.json as Json;
+  const json = written(r.json);
 
   it("renders Reality with the vision flow, dest, server names, private key and short ids", () => {
     expect(inboundByTag(json, "in-443")).toMatchObject({
@@ -82,7 +85,7 @@ describe("renderXray", () => {
 
 describe("renderV2ray", () => {
   const r = renderV2ray(agentConfig({ inbounds: [reality, tls, { ...none, flow: "xtls-rprx-vision" }], users }), { apiPort: 10085 });
-  const json = r.json as Json;
+  const json = written(r.json);
 
   it("skips Reality with one reason and reports it unserved", () => {
     expect(r.unserved).toEqual([{ inboundId: IDS.inReality, reason: REALITY_ON_V2RAY }]);

@@ -10,12 +10,23 @@ export function ensureDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
+/** Bytes per write when a file comes in parts (parts are joined up to this, not written one by one). */
+const WRITE_CHUNK_CHARS = 1 << 20;
+
 /** Writes `data`, or its parts in order (a large file need not be one string). */
 export function writeFileAtomic(file: string, data: string | Iterable<string>, mode = 0o600): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`);
   const fd = fs.openSync(tmp, "w", mode);
   try {
-    for (const part of typeof data === "string" ? [data] : data) fs.writeSync(fd, part);
+    let chunk = "";
+    for (const part of typeof data === "string" ? [data] : data) {
+      chunk += part;
+      if (chunk.length >= WRITE_CHUNK_CHARS) {
+        fs.writeSync(fd, chunk);
+        chunk = "";
+      }
+    }
+    if (chunk !== "") fs.writeSync(fd, chunk);
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -36,11 +47,34 @@ export function writeJsonAtomic(file: string, value: unknown): void {
   writeFileAtomic(file, jsonParts(value, true));
 }
 
-/** JSON.stringify(value) + "\n" in parts: plain objects walked, arrays of over 10,000 items written in slices. */
+/** A value that writes its own JSON text in parts (render-common.ts ClientList). */
+interface JsonInParts {
+  jsonParts(): Iterable<string>;
+}
+
+function inParts(value: object): value is JsonInParts {
+  return typeof (value as Partial<JsonInParts>).jsonParts === "function";
+}
+
+/**
+ * JSON.stringify(value) + "\n" in parts: plain objects and arrays walked, arrays of over
+ * 10,000 items written in slices, values with a jsonParts method written by it.
+ */
 export function* jsonParts(value: unknown, newline = false): Generator<string> {
-  if (Array.isArray(value) && value.length > 10_000) {
+  if (value !== null && typeof value === "object" && inParts(value)) yield* value.jsonParts();
+  else if (Array.isArray(value) && value.length > 10_000) {
     yield "[";
     for (let from = 0; from < value.length; from += 10_000) yield (from > 0 ? "," : "") + JSON.stringify(value.slice(from, from + 10_000)).slice(1, -1);
+    yield "]";
+  } else if (Array.isArray(value)) {
+    yield "[";
+    for (let k = 0; k < value.length; k++) {
+      if (k > 0) yield ",";
+      const v: unknown = value[k];
+      // JSON.stringify writes these as null in an array.
+      if (v === undefined || typeof v === "function" || typeof v === "symbol") yield "null";
+      else yield* jsonParts(v);
+    }
     yield "]";
   } else if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype && !("toJSON" in value)) {
     let first = true;

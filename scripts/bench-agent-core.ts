@@ -1,29 +1,34 @@
 /**
  * npm run bench:agent-core — the agent at internet scale (issue 23, point 6): how long it takes,
- * and how much memory, to take a panel config of N users (the HTTP body's text), validate it,
- * render the core's config, have the core test it, start the core and save the config for the
- * next start; then the same for a one-user change (live through `xray api adu/rmu` on Xray, a
- * restart on v2ray). Figures, not assertions: the aims are < 10 s and < 500 MB of agent RSS.
+ * and how much memory, to fetch a panel config of N users (brotli-compressed, as the panel
+ * sends it, served by this parent process), read and validate it as it streams in, render the core's config, have the core
+ * test it, start the core and save the config for the next start; then the same for a one-user
+ * change (live through `xray api adu/rmu` on Xray, a restart on v2ray). Figures, not
+ * assertions: the aims are < 10 s and < 500 MB of agent RSS.
  *
  * Phases (BENCH_PHASES, default "xray,v2ray"):
  *  - xray: 1,000,000 users (BENCH_XRAY_USERS) on the Xray stand-in (agent/testdata/fake-xray.mjs),
  *    one VLESS-Reality inbound with the vision flow;
  *  - v2ray: 100,000 users (BENCH_V2RAY_USERS) on the real v2ray 4.34, one VLESS inbound.
- * Each run is a fresh child process, so its peak RSS (VmHWM) is the agent's alone; the core's
- * RSS is printed next to it, and the CPU seconds of the agent, of the commands it ran and of
+ * Each run is a fresh child process, so its peak RSS (VmHWM) is the agent's alone (the panel,
+ * serving the bodies, is this parent process; the core and its config tests are processes of
+ * their own); the core's RSS is printed next to it, and the CPU seconds of the agent, of the commands it ran and of
  * the core, so a busy machine's wall times can be told from the work. Prints one JSON line
  * per phase, then a summary line.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { agentConfigSchema, type AgentConfig } from "@/core/agent-wire";
+import zlib from "node:zlib";
+import type { AgentConfig } from "@/core/agent-wire";
 import { coreVersion, type CoreBinaries } from "@/agent/core-binary";
 import { CoreManager } from "@/agent/core-manager";
 import type { Log } from "@/agent/log";
+import { PanelClient } from "@/agent/panel";
 import { writeJsonAtomic } from "@/agent/state";
 import { freePort } from "./harness/app";
 
@@ -108,20 +113,22 @@ function step(what: string) {
   process.stderr.write(`${what}: rss ${Math.round(m.rss / 1e6)} MB, heap ${Math.round(m.heapUsed / 1e6)} of ${Math.round(m.heapTotal / 1e6)} MB, peak ${Math.round(vmKb("self", "VmHWM") / 1024)} MB\n`);
 }
 
-/** One run, in this (child) process: what the agent does with a config text, timed. */
-async function child(kind: Kind, configFile: string, changeFile: string, stateDir: string) {
+/** One run, in this (child) process: what the agent does with a config the panel serves, timed. */
+async function child(kind: Kind, panelUrl: string, stateDir: string) {
   const log: Log = { info: () => {}, warn: (m) => process.stderr.write(`warn: ${m.slice(0, 300)}\n`), error: (m) => process.stderr.write(`error: ${m.slice(0, 300)}\n`) };
   const bins: CoreBinaries = kind === "xray" ? { kind, bin: FAKE_XRAY, ctl: FAKE_XRAY } : { kind, bin: "/usr/bin/v2ray", ctl: "/usr/bin/v2ctl" };
   const version = await coreVersion(bins);
   const core = new CoreManager({ bins, stateDir, apiPort: await freePort(), log, coreVersion: version });
-  const apply = async (file: string) => {
+  // The config the agent holds: a full config's unchanged users are taken from it (agent.ts passes its own).
+  let held: AgentConfig | null = null;
+  const apply = async (which: "first" | "change") => {
     const t0 = performance.now();
     const cpu0 = cpuS();
     const coreCpu0 = core.pid ? cpuOfPid(core.pid) : 0;
-    const text = fs.readFileSync(file, "utf8");
-    const parsed = agentConfigSchema.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new Error(`invalid config: ${parsed.error.message.slice(0, 300)}`);
-    const config = parsed.data;
+    const answer = await new PanelClient(`${panelUrl}/${which}`, "bench", "bench").fetchConfig(null, 0, undefined, held);
+    if (answer.kind !== "config") throw new Error(`the config was not taken: ${JSON.stringify(answer).slice(0, 300)}`);
+    const config = answer.config;
+    held = config;
     const tParsed = performance.now();
     step("parsed");
     const pidBefore = core.pid;
@@ -141,7 +148,8 @@ async function child(kind: Kind, configFile: string, changeFile: string, stateDi
       // CPU seconds: the agent's; the commands it ran (config tests, API calls; after a restart
       // also the stopped core's whole run); the running core's.
       cpuS: { agent: round(cpu1.self - cpu0.self), commands: round(cpu1.children - cpu0.children), core: round(cpuOfPid(core.pid!) - (core.pid === pidBefore ? coreCpu0 : 0)) },
-      parseMs: Math.round(tParsed - t0),
+      // Download, brotli, reading and validating as it streams in.
+      fetchMs: Math.round(tParsed - t0),
       applyMs: Math.round(tApplied - tParsed),
       saveMs: Math.round(tSaved - tApplied),
       untilServingMs: Math.round(tServing - tSaved),
@@ -149,35 +157,52 @@ async function child(kind: Kind, configFile: string, changeFile: string, stateDi
       restarted: pidBefore !== undefined && core.pid !== pidBefore,
     };
   };
-  const first = await apply(configFile);
-  const change = await apply(changeFile);
+  const first = await apply("first");
+  const change = await apply("change");
   const coreRssMb = Math.round(vmKb(core.pid!, "VmRSS") / 1024);
   await core.stop();
   return { core: version, first, oneUserChange: change, agentPeakRssMb: Math.round(vmKb("self", "VmHWM") / 1024), coreRssMb };
 }
 
+/** The first config and a one-user change, as the panel sends them; the objects are dropped (this process serves them). */
+function panelBodies(kind: Kind, users: number, inboundPort: number): { bodies: Record<string, Buffer>; configMb: number } {
+  const config = panelConfig(kind, users, inboundPort);
+  // One subscriber replaced by another: the smallest change that touches the core.
+  const added = { id: randomUUID(), email: randomUUID() as string };
+  const changed = { ...config, version: "bench-2", users: [...config.users.slice(1), added].sort((a, b) => (a.email < b.email ? -1 : 1)) };
+  const first = JSON.stringify(config);
+  // Brotli, as the panel sends it (server/dataplane/config-http.ts encodeBody), at quality 1
+  // instead of 5: 5 takes minutes on 90 MB of random ids here, and the agent's decoding costs
+  // about the same either way.
+  const brotli = (text: string) => zlib.brotliCompressSync(text, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: text.length } });
+  return { bodies: { first: brotli(first), change: brotli(JSON.stringify(changed)) }, configMb: Math.round(first.length / 1024 / 1024) };
+}
+
 async function phase(kind: Kind, users: number) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `rb-bench-agent-core-${kind}-`));
   try {
-    const config = panelConfig(kind, users, await freePort());
-    const configFile = path.join(dir, "config.json");
-    fs.writeFileSync(configFile, JSON.stringify(config));
-    // One subscriber replaced by another: the smallest change that touches the core.
-    const added = { id: randomUUID(), email: randomUUID() as string };
-    const changed = { ...config, version: "bench-2", users: [...config.users.slice(1), added].sort((a, b) => (a.email < b.email ? -1 : 1)) };
-    const changeFile = path.join(dir, "change.json");
-    fs.writeFileSync(changeFile, JSON.stringify(changed));
-    const configMb = Math.round(fs.statSync(configFile).size / 1024 / 1024);
+    const { bodies, configMb } = panelBodies(kind, users, await freePort());
+    const panel = http.createServer((req, res) => {
+      const body = bodies[(req.url ?? "").split("/")[1] ?? ""];
+      if (!body || !req.url?.endsWith("/api/agent/config")) return void res.writeHead(404).end();
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "br", "content-length": body.length }).end(body);
+    });
+    await new Promise<void>((r) => panel.listen(0, "127.0.0.1", r));
+    const panelUrl = `http://127.0.0.1:${(panel.address() as net.AddressInfo).port}`;
     const stateDir = path.join(dir, "state");
     fs.mkdirSync(stateDir);
-    const out = await new Promise<string>((resolve, reject) => {
-      const p = spawn(process.execPath, ["--import", "tsx", import.meta.filename, "--child", kind, configFile, changeFile, stateDir], { stdio: ["ignore", "pipe", "inherit"], cwd: ROOT });
-      let text = "";
-      p.stdout.on("data", (c: Buffer) => (text += c.toString("utf8")));
-      p.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`the ${kind} run exited with ${code}`))));
-    });
-    // A shared machine's wall times say little without its load; the CPU seconds say what the work was.
-    return { phase: kind, users, configMb, ...(JSON.parse(out) as Record<string, unknown>), loadAverage: Math.round(os.loadavg()[0]! * 10) / 10 };
+    try {
+      const out = await new Promise<string>((resolve, reject) => {
+        const p = spawn(process.execPath, ["--import", "tsx", import.meta.filename, "--child", kind, panelUrl, stateDir], { stdio: ["ignore", "pipe", "inherit"], cwd: ROOT });
+        let text = "";
+        p.stdout.on("data", (c: Buffer) => (text += c.toString("utf8")));
+        p.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`the ${kind} run exited with ${code}`))));
+      });
+      // A shared machine's wall times say little without its load; the CPU seconds say what the work was.
+      return { phase: kind, users, configMb, brotliMb: Math.round((bodies.first!.length / 1024 / 1024) * 10) / 10, ...(JSON.parse(out) as Record<string, unknown>), loadAverage: Math.round(os.loadavg()[0]! * 10) / 10 };
+    } finally {
+      panel.close();
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -185,8 +210,8 @@ async function phase(kind: Kind, users: number) {
 
 async function main() {
   if (process.argv[2] === "--child") {
-    const [kind, configFile, changeFile, stateDir] = process.argv.slice(3) as [Kind, string, string, string];
-    process.stdout.write(JSON.stringify(await child(kind, configFile, changeFile, stateDir)));
+    const [kind, panelUrl, stateDir] = process.argv.slice(3) as [Kind, string, string];
+    process.stdout.write(JSON.stringify(await child(kind, panelUrl, stateDir)));
     return;
   }
   const phases = (process.env.BENCH_PHASES ?? "xray,v2ray").split(",").map((p) => p.trim());
