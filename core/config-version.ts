@@ -70,12 +70,22 @@ function userJson(u: AgentUser): string {
   return canonicalJson(u);
 }
 
-/** sha256 of canonicalJson(users), fed in pieces: a million users never become one string. */
-export function usersHash(users: readonly AgentUser[]): string {
+/**
+ * sha256 of canonicalJson(users), fed in pieces: a million users never become one string.
+ * `jsonOf` keeps each user's canonical JSON for the next call: the panel, which hashes the
+ * same user objects again after every change, passes one (a user object is never modified).
+ */
+export function usersHash(users: readonly AgentUser[], jsonOf?: WeakMap<AgentUser, string>): string {
   const h = createHash("sha256");
   let piece = "[";
   for (let k = 0; k < users.length; k++) {
-    piece += (k > 0 ? "," : "") + userJson(users[k]!);
+    const u = users[k]!;
+    let json = jsonOf?.get(u);
+    if (json === undefined) {
+      json = userJson(u);
+      jsonOf?.set(u, json);
+    }
+    piece += (k > 0 ? "," : "") + json;
     if (piece.length > 65_536) {
       h.update(piece);
       piece = "";

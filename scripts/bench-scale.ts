@@ -18,10 +18,10 @@
  *   subscribers, half seeded ones disabled) for `durationS`, then waits for the stragglers.
  * - Figures: propagation = per change, from the mutation sent until the last agent got a
  *   config with it (its email in a delta), p50/p99 over changes; bytes = config bodies on the
- *   wire (compressed) per agent per change; fold lag = from a report's ack until its traffic is
- *   in the subscriber's totals (subscribers.page, polled every 500 ms; the latest acked report
- *   is probed, one probe at a time); /api/health sampled every 250 ms; the app's RSS from
- *   /proc every second.
+ *   wire (compressed) per agent per change; fold lag = the most an acked report waited for
+ *   its traffic to reach the subscribers' totals, by the panel's bound on /metrics
+ *   (routeboard_traffic_fold_lag_seconds, sampled every 500 ms); /api/health sampled every
+ *   250 ms; the app's RSS from /proc every second.
  */
 import http from "node:http";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -54,8 +54,6 @@ interface Seeded {
   servers: Array<{ id: string; version: string }>;
   /** Per agent: the emails (subscriber ids) of its online users. */
   onlineEmails: string[][];
-  /** Per agent: the subscription token of its first online user (the fold probe's search). */
-  probeTokens: Array<string | null>;
   /** Seeded subscribers to disable, none of them online. */
   toDisable: string[];
   seedS: number;
@@ -92,17 +90,15 @@ async function seed(db: Db, o: ScaleOptions): Promise<Seeded> {
   const servers = serverRows.map((s) => ({ id: s.id, version: built.byServer.get(s.id)!.version }));
   const half = Math.ceil((o.changesPerS * o.durationS) / 2);
   // The online users are the first by id, the ones to disable the last: never the same.
-  const online = rowsOf<{ id: string; token: string }>(await db.execute(sql`select id::text, token from subscribers where cluster_id = ${clusterId}::uuid order by id limit ${o.online}`));
+  const online = rowsOf<{ id: string }>(await db.execute(sql`select id::text from subscribers where cluster_id = ${clusterId}::uuid order by id limit ${o.online}`));
   const last = rowsOf<{ id: string }>(await db.execute(sql`select id::text from subscribers where cluster_id = ${clusterId}::uuid order by id desc limit ${half}`));
   const onlineEmails: string[][] = [];
-  const probeTokens: Array<string | null> = [];
   for (let k = 0; k < o.agents; k++) {
     const { from, to } = onlineShare(k, o.agents, o.online);
     onlineEmails.push(online.slice(from, to).map((r) => r.id));
-    probeTokens.push(to > from ? online[from]!.token : null);
   }
   const onlineIds = new Set(online.map((r) => r.id));
-  return { clusterId, servers, onlineEmails, probeTokens, toDisable: last.map((r) => r.id).filter((id) => !onlineIds.has(id)), seedS: elapsedS(t0) };
+  return { clusterId, servers, onlineEmails, toDisable: last.map((r) => r.id).filter((id) => !onlineIds.has(id)), seedS: elapsedS(t0) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,7 +242,15 @@ async function main() {
     const t0 = performance.now();
     app = await startApp(
       { HOST: "127.0.0.1", ROUTEBOARD_DEMO: "0", ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, DATABASE_URL: pg?.url ?? "" },
-      { dataDir, port: o.port ?? undefined, urlHost: "127.0.0.1", readyTimeoutMs: 180_000, output: "stderr" },
+      {
+        dataDir,
+        port: o.port ?? undefined,
+        urlHost: "127.0.0.1",
+        readyTimeoutMs: 180_000,
+        output: "stderr",
+        // As npm run bench: BENCH_APP_PROF=<folder> writes the app's CPU profile there.
+        nodeFlags: process.env.BENCH_APP_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_APP_PROF}`] : [],
+      },
     );
     log(`app ready in ${elapsedS(t0)} s (pid ${app.child.pid})`);
     const result = await run(app, o, seeded);
@@ -263,8 +267,6 @@ async function main() {
 async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
   const base = new URL(app.url);
   const admin: LoggedInClient = await loginToApp(app.url, ADMIN.username, ADMIN.password);
-  // The fold probe has its own session: list queries are rate-limited per session.
-  const prober: LoggedInClient = await loginToApp(app.url, ADMIN.username, ADMIN.password);
   const stats: AgentStats = { configBytes: 0, deltas: 0, fulls: 0, notModified: 0, errors: new Map(), reportsAcked: 0, reportErrors: new Map() };
   const propagation = new Propagation(o.agents);
   const answeredAt = new Map<Change, number>();
@@ -359,38 +361,20 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
     }
   }
 
-  // Fold lag: the newest acked report's first user, until its totals include that report.
+  // Fold lag: the panel's own bound (routeboard_traffic_fold_lag_seconds on /metrics), sampled
+  // every 500 ms once reports flow.
   const foldLags: number[] = [];
-  const probeQueryMs: number[] = [];
-  const probeErrors = new Map<string, number>();
-  async function foldProbe() {
-    let lastProbed = -1;
+  let metricsErrors = 0;
+  async function foldLagLoop() {
     while (!stopping) {
-      const newest = acked.length - 1;
-      const r = newest > lastProbed ? acked[newest] : undefined;
-      const probeToken = r ? seeded.probeTokens[r.agent] : null;
-      if (!r || !probeToken) {
-        await sleep(250);
-        continue;
-      }
-      lastProbed = newest;
-      const expected = r.seq * (UP + DOWN);
-      for (;;) {
-        const asked = performance.now();
-        let used = 0;
-        try {
-          const page = await prober.query<{ items: Array<{ trafficUsedBytes: number }> }>("subscribers.page", { clusterId: seeded.clusterId, search: probeToken });
-          used = page.items[0]?.trafficUsedBytes ?? 0;
-          probeQueryMs.push(performance.now() - asked);
-        } catch (err) {
-          countError(probeErrors, (err as Error).message.slice(0, 120));
-        }
-        if (used >= expected) {
-          foldLags.push(Math.max(0, asked - r.at));
-          break;
-        }
-        if (stopping) return;
-        await sleep(500);
+      await sleep(500);
+      if (acked.length === 0) continue;
+      try {
+        const a = await call(base, "GET", "/metrics", {}, null, 10_000, healthPool);
+        const lag = Number(/^routeboard_traffic_fold_lag_seconds (\S+)$/m.exec(a.wire.toString())?.[1]);
+        if (Number.isFinite(lag) && lag >= 0) foldLags.push(lag);
+      } catch {
+        metricsErrors++;
       }
     }
   }
@@ -421,7 +405,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
   await sleep(2000); // every long-poll is parked
   const tRun = performance.now();
   for (let k = 0; k < o.agents; k++) loops.push(reportLoop(k, tRun + (k / o.agents) * REPORT_INTERVAL_S * 1000));
-  loops.push(foldProbe(), healthLoop());
+  loops.push(foldLagLoop(), healthLoop());
   log("agents waiting; changes begin");
 
   // The changes: one every 1/changesPerS s, half new subscribers, half seeded ones disabled.
@@ -465,10 +449,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
   const runS = (performance.now() - tRun) / 1000;
   const lastReportAt = tRun + REPORT_INTERVAL_S * 1000 + 1000;
   while (performance.now() < lastReportAt) await sleep(200);
-  // The newest report's fold.
-  const probesBefore = foldLags.length;
-  const probeBy = performance.now() + 20_000;
-  while (foldLags.length === probesBefore && performance.now() < probeBy) await sleep(200);
+  await sleep(2000); // the last report's fold
   stopping = true;
   clearInterval(rssTimer);
   rssMaxKb = Math.max(rssMaxKb, rssKb());
@@ -496,7 +477,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
   const figures = {
     propagation: { p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) },
     bytesPerAgentPerChange: stats.configBytes / o.agents / Math.max(1, propagation.changes.length),
-    foldLagS: foldLags.length > 0 ? Math.max(...foldLags) / 1000 : NaN,
+    foldLagS: foldLags.length > 0 ? Math.max(...foldLags) : NaN,
     healthP99Ms: percentile(healthMs, 99),
     panelRssMb: rssMaxKb / 1024,
   };
@@ -526,10 +507,9 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
       deltaCheck,
       reportsAcked: stats.reportsAcked,
       reportErrors: Object.fromEntries(stats.reportErrors),
-      foldProbes: foldLags.length,
-      foldLagP50S: round(percentile(foldLags, 50) / 1000, 2),
-      probeQueryP50Ms: round(percentile(probeQueryMs, 50)),
-      probeErrors: Object.fromEntries(probeErrors),
+      foldLagSamples: foldLags.length,
+      foldLagP50S: round(percentile(foldLags, 50), 2),
+      metricsErrors,
       healthSamples: healthMs.length,
       healthErrors,
       healthP50Ms: round(percentile(healthMs, 50), 1),

@@ -113,6 +113,9 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
   return Array.from({ length: MAX_NEIGHBOURS }, (_, k) => others[(from + k) % others.length]!);
 }
 
+/** Each user's canonical JSON, kept while its object lives: a patch hashes mostly the same users again. */
+const userJsonCache = new WeakMap<AgentUser, string>();
+
 /** The columns of a subscriber that decide whether, and as whom, the config has them. */
 const userColumns = {
   id: subscribers.id,
@@ -153,7 +156,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
   users.sort(byEmail);
   out.users = users;
   out.usersJson = usersJsonOf(users);
-  out.usersHash = usersHash(users);
+  out.usersHash = usersHash(users, userJsonCache);
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {
     const list = byServerInbounds.get(i.serverId) ?? [];
@@ -234,7 +237,7 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   const users = replaceUsers(previous.users, ids, joining.sort(byEmail));
-  const hash = usersHash(users);
+  const hash = usersHash(users, userJsonCache);
   const byServer = new Map<string, BuiltConfig>();
   for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(hash) });
   return { clusterId: previous.clusterId, builtAtMs: nowMs, byServer, users, usersJson: usersJsonOf(users), usersHash: hash, nextExpiryMs };
