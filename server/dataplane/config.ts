@@ -11,7 +11,7 @@ import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, servers, subscribers } from "@/db/schema";
 import { mayConnect } from "@/server/usage/access";
 import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
-import { byEmail, usersHash, versionHasher } from "@/core/config-version";
+import { byEmail, usersHash, usersHashInSteps, versionHasher } from "@/core/config-version";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
 
@@ -113,6 +113,9 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
   return Array.from({ length: MAX_NEIGHBOURS }, (_, k) => others[(from + k) % others.length]!);
 }
 
+/** Lets the event loop answer other requests between steps of a long computation. */
+const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Each user's canonical JSON, kept while its object lives: a patch hashes mostly the same users again. */
 const userJsonCache = new WeakMap<AgentUser, string>();
 
@@ -156,7 +159,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
   users.sort(byEmail);
   out.users = users;
   out.usersJson = usersJsonOf(users);
-  out.usersHash = usersHash(users, userJsonCache);
+  out.usersHash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {
     const list = byServerInbounds.get(i.serverId) ?? [];
@@ -237,7 +240,7 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   const users = replaceUsers(previous.users, ids, joining.sort(byEmail));
-  const hash = usersHash(users, userJsonCache);
+  const hash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
   const byServer = new Map<string, BuiltConfig>();
   for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(hash) });
   return { clusterId: previous.clusterId, builtAtMs: nowMs, byServer, users, usersJson: usersJsonOf(users), usersHash: hash, nextExpiryMs };
