@@ -187,6 +187,14 @@ class Propagation {
     c.reached++;
   }
 
+  /** A change whose mutation failed: not counted, unless an agent got it (it was committed after all). */
+  failed(email: string): void {
+    const change = this.byEmail.get(email);
+    if (!change || change.reached > 0) return;
+    this.changes.splice(this.changes.indexOf(change), 1);
+    this.byEmail.delete(email);
+  }
+
   get complete(): boolean {
     return this.changes.every((c) => c.reached === this.agents);
   }
@@ -356,7 +364,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
           acked.push({ agent: k, seq, at: performance.now() });
         } else countError(stats.reportErrors, `HTTP ${a.status}: ${a.wire.toString().slice(0, 120)}`);
       } catch (err) {
-        countError(stats.reportErrors, (err as Error).message.replace(/\d+/g, "N"));
+        if (!stopping) countError(stats.reportErrors, (err as Error).message.replace(/\d+/g, "N"));
       }
     }
   }
@@ -430,7 +438,12 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
             const id = seeded.toDisable[disabled++]!;
             propagation.add(id, sentAt);
             const change = propagation.changes.at(-1)!;
-            await admin.mutation("subscribers.setEnabled", { subscriberId: id, enabled: false });
+            try {
+              await admin.mutation("subscribers.setEnabled", { subscriberId: id, enabled: false });
+            } catch (err) {
+              propagation.failed(id);
+              throw err;
+            }
             answeredAt.set(change, performance.now());
           }
           mutationMs.push(performance.now() - sentAt);
