@@ -45,6 +45,8 @@ interface Waiter {
 interface Entry {
   promise: Promise<ClusterConfigs>;
   expiryTimer?: ReturnType<typeof setTimeout>;
+  /** A patch waiting for the build before it: the subscribers it will re-read (more may join until it starts). */
+  patch?: { ids: Set<string>; started: boolean };
 }
 
 export class ConfigHub {
@@ -92,6 +94,15 @@ export class ConfigHub {
    */
   invalidate(clusterId: string, subscriberIds?: readonly string[]): void {
     const entry = this.cache.get(clusterId);
+    // A patch not yet started takes these subscribers too: however fast edits come, at most
+    // one patch runs and one waits (a queue of patches, each hashing every user, fell behind
+    // for good at a million subscribers).
+    const waiting = entry?.patch;
+    if (subscriberIds && waiting && !waiting.started && waiting.ids.size + subscriberIds.length <= MAX_NAMED_SUBSCRIBERS) {
+      for (const id of subscriberIds) waiting.ids.add(id);
+      this.scheduleWake(clusterId);
+      return;
+    }
     if (entry?.expiryTimer) clearTimeout(entry.expiryTimer);
     this.cache.delete(clusterId);
     const pending = this.pendingPatches.get(clusterId) ?? (entry ? { base: entry.promise, ids: new Set<string>() } : undefined);
@@ -124,14 +135,21 @@ export class ConfigHub {
     // A failed base fails the patch too: the entry is dropped and the next get() builds anew.
     if (patch) {
       this.patches++;
-      return this.track(clusterId, async (db) => patchClusterConfigs(db, await patch.base, [...patch.ids], this.now()));
+      const waiting = { ids: patch.ids, started: false };
+      const build = async (db: Db) => {
+        const base = await patch.base;
+        waiting.started = true;
+        return patchClusterConfigs(db, base, [...waiting.ids], this.now());
+      };
+      return this.track(clusterId, build, waiting);
     }
     return this.track(clusterId, (db) => buildClusterConfigs(db, clusterId, this.now()));
   }
 
   /** Caches `build` as the cluster's configs, journals their users and times the next expiry. */
-  private track(clusterId: string, build: (db: Db) => Promise<ClusterConfigs>): Promise<ClusterConfigs> {
+  private track(clusterId: string, build: (db: Db) => Promise<ClusterConfigs>, patch?: Entry["patch"]): Promise<ClusterConfigs> {
     const entry = {} as Entry;
+    if (patch) entry.patch = patch;
     entry.promise = (async () => {
         this.builds++;
         const db = await this.db();
