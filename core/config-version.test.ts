@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { AgentUser } from "./agent-wire";
-import { applyUserDelta, canonicalJson, usersHash, versionOfConfig } from "./config-version";
+import { applyUserDelta, canonicalJson, usersHash, usersHashInSteps, versionOfConfig } from "./config-version";
 
 const base = {
   version: "v",
@@ -16,6 +16,17 @@ describe("config versions and deltas", () => {
   it("usersHash is sha256 of the canonical JSON, also for emails that need escaping and past one hashed piece", () => {
     const users = [...Array.from({ length: 2000 }, (_, k) => u(k, `user-${String(k).padStart(5, "0")}`)), u(1, 'quote"back\\slash'), u(2, "ünï")];
     expect(usersHash(users)).toBe(createHash("sha256").update(canonicalJson(users)).digest("base64url"));
+  });
+
+  it("in steps and with the panel's cache of users' JSON: the same hash, pausing after every `every` users", async () => {
+    const users = Array.from({ length: 2500 }, (_, k) => u(k, `user-${k}`));
+    const cache = new WeakMap<AgentUser, string>();
+    let pauses = 0;
+    const stepped = await usersHashInSteps(users, cache, async () => void pauses++, 1000);
+    expect(stepped).toBe(usersHash(users));
+    expect(pauses).toBe(2);
+    expect(cache.get(users[7]!)).toBe(canonicalJson(users[7]));
+    expect(usersHash(users, cache)).toBe(stepped);
   });
 
   it("applies a delta in email order and refuses what does not fit, naming it", () => {

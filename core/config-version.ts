@@ -70,18 +70,43 @@ function userJson(u: AgentUser): string {
   return canonicalJson(u);
 }
 
-/** sha256 of canonicalJson(users), fed in pieces: a million users never become one string. */
-export function usersHash(users: readonly AgentUser[]): string {
-  const h = createHash("sha256");
+/**
+ * Feeds canonicalJson(users) to `h` in pieces (a million users never become one string),
+ * pausing (yield) after every `every` users. `jsonOf` keeps each user's canonical JSON for the
+ * next call: the panel, which hashes the same user objects again after every change, passes
+ * one (a user object is never modified).
+ */
+function* feedUsers(h: Hash, users: readonly AgentUser[], jsonOf: WeakMap<AgentUser, string> | undefined, every: number): Generator<void> {
   let piece = "[";
   for (let k = 0; k < users.length; k++) {
-    piece += (k > 0 ? "," : "") + userJson(users[k]!);
+    const u = users[k]!;
+    let json = jsonOf?.get(u);
+    if (json === undefined) {
+      json = userJson(u);
+      jsonOf?.set(u, json);
+    }
+    piece += (k > 0 ? "," : "") + json;
     if (piece.length > 65_536) {
       h.update(piece);
       piece = "";
     }
+    if ((k + 1) % every === 0) yield;
   }
-  return h.update(`${piece}]`).digest("base64url");
+  h.update(`${piece}]`);
+}
+
+/** sha256 of canonicalJson(users), base64url. */
+export function usersHash(users: readonly AgentUser[], jsonOf?: WeakMap<AgentUser, string>): string {
+  const h = createHash("sha256");
+  for (const _ of feedUsers(h, users, jsonOf, Infinity));
+  return h.digest("base64url");
+}
+
+/** usersHash, awaiting `pause` after every `every` users: a server hashing a million users still answers meanwhile. */
+export async function usersHashInSteps(users: readonly AgentUser[], jsonOf: WeakMap<AgentUser, string> | undefined, pause: () => Promise<void>, every = 50_000): Promise<string> {
+  const h = createHash("sha256");
+  for (const _ of feedUsers(h, users, jsonOf, every)) await pause();
+  return h.digest("base64url");
 }
 
 /**

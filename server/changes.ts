@@ -10,6 +10,13 @@ import { toTrpcError } from "@/server/db-errors";
 /** Who makes a change, as the audit log records it (null = the system). */
 export type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
 
+/**
+ * Most subscribers a "subscribers" change names (subscriberIds): listeners such as the config
+ * hub then re-read only those; a larger change names none and they re-read everything. Keeps
+ * the event far below PostgreSQL's 8000-byte NOTIFY payload (server/bus-pg.ts).
+ */
+export const MAX_NAMED_SUBSCRIBERS = 100;
+
 export interface Change {
   kind: ChangeKind;
   clusterId: string | null;

@@ -355,7 +355,7 @@ describe.each(testDbKinds())("subscribers list on %s", (kind) => {
         { name: "never" },
       ]);
       const r = await bulkUpdateSubscribers(t.db, null, { clusterId, selection: { ids }, action: { kind: "extend", days: 30 } }, { nowMs: NOW });
-      expect(r).toEqual({ result: { affected: 3 }, changes: [{ kind: "subscribers", clusterId }] });
+      expect(r).toEqual({ result: { affected: 3 }, changes: [{ kind: "subscribers", clusterId, subscriberIds: expect.arrayContaining(ids) }] });
       const rows = new Map((await t.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId))).map((s) => [s.name, s.expiresAt?.getTime() ?? null]));
       expect(rows.get("future")).toBe(NOW + 31 * 86_400_000);
       expect(rows.get("past")).toBe(NOW + 30 * 86_400_000);

@@ -10,7 +10,7 @@ import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
-import { written, type Actor, type Written } from "@/server/changes";
+import { MAX_NAMED_SUBSCRIBERS, written, type Actor, type Written } from "@/server/changes";
 import { StaleDataError } from "@/server/errors";
 import { accessSql, blockReason, type SubscriberAccess } from "@/server/usage/access";
 import { resetUsage, type ResetStrategy } from "@/server/usage/limits";
@@ -336,6 +336,8 @@ export async function bulkUpdateSubscribers(db: Db, actor: Actor, input: Subscri
         ids: touched.slice(0, 1000).map((t) => t.id),
       },
     });
-    return written({ affected: touched.length }, { kind: "subscribers", clusterId: input.clusterId });
+    // A few named subscribers let the config hub patch its build (server/dataplane/config-hub.ts).
+    const named = touched.length <= MAX_NAMED_SUBSCRIBERS ? { subscriberIds: touched.map((t) => t.id) } : {};
+    return written({ affected: touched.length }, { kind: "subscribers", clusterId: input.clusterId, ...named });
   });
 }

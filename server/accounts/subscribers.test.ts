@@ -31,7 +31,7 @@ describe("subscriber domain functions", () => {
   it("returns the change to publish and publishes nothing itself", async () => {
     events.length = 0;
     const w = await createSubscriber(t.db, null, { clusterId, name: "Ola", expiresAt: null, trafficLimitGb: 1.5, ...NO_SCHEDULE });
-    expect(w.changes).toEqual([{ kind: "subscribers", clusterId }]);
+    expect(w.changes).toEqual([{ kind: "subscribers", clusterId, subscriberIds: [w.result.id] }]); // named: the config hub patches
     expect(events).toEqual([]);
     const [row] = await t.db.select().from(subscribers).where(eq(subscribers.id, w.result.id));
     expect(row!.trafficLimitBytes).toBe(Math.round(1.5 * 1024 ** 3));

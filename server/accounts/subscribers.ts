@@ -118,7 +118,7 @@ export async function createSubscriber(
       });
       return s!;
     });
-    return written({ id: row.id, name: row.name, token: row.token }, { kind: "subscribers", clusterId: input.clusterId });
+    return written({ id: row.id, name: row.name, token: row.token }, { kind: "subscribers", clusterId: input.clusterId, subscriberIds: [row.id] });
   } catch (err) {
     if (foreignKeyViolation(err)) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
     throw duplicateName(err, input.name);
@@ -154,7 +154,7 @@ export async function updateSubscriber(db: Db, actor: Actor, input: SubscriberFi
   }).catch((err: unknown) => {
     throw duplicateName(err, input.name);
   });
-  return written({ ok: true as const }, { kind: "subscribers", clusterId });
+  return written({ ok: true as const }, { kind: "subscribers", clusterId, subscriberIds: [input.subscriberId] });
 }
 
 export async function setSubscriberEnabled(db: Db, actor: Actor, input: { subscriberId: string; enabled: boolean }): Promise<Written<{ ok: true }>> {
@@ -172,14 +172,14 @@ export async function setSubscriberEnabled(db: Db, actor: Actor, input: { subscr
     });
     return before.clusterId;
   });
-  return written({ ok: true as const }, { kind: "subscribers", clusterId });
+  return written({ ok: true as const }, { kind: "subscribers", clusterId, subscriberIds: [input.subscriberId] });
 }
 
 /** Usage back to 0 now (the finished period is kept): a limited subscriber may connect again. */
 export async function resetSubscriberUsage(db: Db, actor: Actor, input: { subscriberId: string }): Promise<Written<{ ok: true }>> {
   const out = await db.transaction((tx) => resetUsage(tx, [input.subscriberId], "manual", { operator: actor }));
   if (out.reset === 0) throw new TRPCError({ code: "NOT_FOUND", message: "This subscriber no longer exists" });
-  return written({ ok: true as const }, ...out.clusterIds.map((clusterId) => ({ kind: "subscribers" as const, clusterId })));
+  return written({ ok: true as const }, ...out.clusterIds.map((clusterId) => ({ kind: "subscribers" as const, clusterId, subscriberIds: [input.subscriberId] })));
 }
 
 /** A new subscription token: the old link stops working at once. */
@@ -197,7 +197,7 @@ export async function rotateSubscriberToken(db: Db, actor: Actor, input: { subsc
     });
     return before.clusterId;
   });
-  return written({ token }, { kind: "subscribers", clusterId });
+  return written({ token }, { kind: "subscribers", clusterId, subscriberIds: [input.subscriberId] });
 }
 
 export async function deleteSubscriber(db: Db, actor: Actor, input: { subscriberId: string }): Promise<Written<{ ok: true }>> {
@@ -214,5 +214,5 @@ export async function deleteSubscriber(db: Db, actor: Actor, input: { subscriber
     });
     return before.clusterId;
   });
-  return written({ ok: true as const }, { kind: "subscribers", clusterId });
+  return written({ ok: true as const }, { kind: "subscribers", clusterId, subscriberIds: [input.subscriberId] });
 }

@@ -22,6 +22,7 @@ import { NO_ANSWER_REASON, verifySignature } from "./delivery";
 import { evaluateRoutePanic } from "./outbox";
 import { checkSubscriberBlocks } from "@/server/usage/block-alerts";
 import { AlertWorker } from "./worker";
+import { publishChange } from "@/server/bus";
 
 // Every receiver here is on 127.0.0.1: the lab switch (refusals without it: private-targets.test.ts).
 vi.stubEnv("ROUTEBOARD_ALERTS_ALLOW_PRIVATE", "1");
@@ -328,6 +329,8 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
     await traffic(2, 300);
     expect(await eventsOf("subscriber.limited")).toBe(1);
     await traffic(3, 10);
+    // Scoped to the subscribers an edit named: the expired one waits for the full check.
+    expect(await checkSubscriberBlocks(t.db, Date.now(), [limited!.id])).toEqual([]);
     expect((await checkSubscriberBlocks(t.db, Date.now())).map((e) => e.type)).toEqual(["subscriber.expired"]);
     expect(await checkSubscriberBlocks(t.db, Date.now())).toEqual([]);
     expect(await eventsOf("subscriber.limited")).toBe(1);
@@ -351,6 +354,22 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
     expect(await t.db.select().from(subscriberAlertState).where(eq(subscriberAlertState.subscriberId, limited!.id))).toEqual([]);
     await traffic(4, 600);
     expect(await eventsOf("subscriber.limited")).toBe(2);
+  });
+
+  it("the state checks look at every subscriber first, then only at those a 'subscribers' event named; an event naming none checks all again", async () => {
+    const scopes: Array<readonly string[] | null> = [];
+    const w = worker({ watchMs: 3_600_000, stateChecks: [async (_db, _now, ids) => (scopes.push(ids), [])] });
+    w.start();
+    try {
+      await vi.waitFor(() => expect(scopes).toEqual([null]));
+      const id = randomUUID();
+      publishChange("subscribers", clusterId, [id]);
+      await vi.waitFor(() => expect(scopes).toEqual([null, [id]]));
+      publishChange("subscribers", clusterId);
+      await vi.waitFor(() => expect(scopes).toEqual([null, [id], null]));
+    } finally {
+      await w.stop();
+    }
   });
 
   it("the router: field-named 400s, secrets masked, viewers refused, Send test delivered and audited", async () => {

@@ -12,6 +12,7 @@ import type { Db } from "@/db/client";
 import { rowsOf } from "@/db/rows";
 import { alertDeliveries, alertEvents, alertTargets } from "@/db/schema";
 import { onChange } from "@/server/bus";
+import { MAX_NAMED_SUBSCRIBERS } from "@/server/changes";
 import { logger } from "@/server/logger";
 import { PrivateAddressError, PRIVATE_ADDRESS_REASON, type LookupFn } from "./address-guard";
 import { buildRequest, DEFAULT_RETRY, failureText, httpFailureText, retryAfterMs, retryDelayMs, NO_ANSWER_REASON, type DeliverableTarget, type RetryPolicy } from "./delivery";
@@ -39,8 +40,11 @@ export interface AlertWorkerOptions {
   /**
    * Checks of other capabilities' state that no write can trigger (subscriber expiry:
    * server/usage/block-alerts.ts), run with route panic; each stores its events and returns them.
+   * `subscriberIds`: only those subscribers changed since the last check (the edits named
+   * them); null: check every subscriber (at the start, every `watchMs`, after an edit that
+   * named none).
    */
-  stateChecks?: ReadonlyArray<(db: Db, nowMs: number) => Promise<NewAlertEvent[]>>;
+  stateChecks?: ReadonlyArray<(db: Db, nowMs: number, subscriberIds: readonly string[] | null) => Promise<NewAlertEvent[]>>;
   /**
    * Webhooks may reach loopback, private and link-local addresses (ROUTEBOARD_ALERTS_ALLOW_PRIVATE,
    * labs and tests). Off by default. Telegram goes to the operator's own
@@ -74,6 +78,11 @@ export class AlertWorker {
   private running = false;
   private ticking: Promise<unknown> | null = null;
   private watching: Promise<unknown> | null = null;
+  /** Subscribers named by "subscribers" events since the last check. */
+  private namedSubscribers = new Set<string>();
+  /** An event named no subscribers: the next check looks at all of them. */
+  private fullCheckDue = true;
+  private lastFullCheckMs = -Infinity;
   private offBus: (() => void) | null = null;
   private readonly now: () => number;
   private readonly retry: RetryPolicy;
@@ -89,6 +98,12 @@ export class AlertWorker {
     if (this.running) return;
     this.running = true;
     this.offBus = onChange((e) => {
+      if (e.kind === "subscribers") {
+        // Edits that name their subscribers are checked alone: at a million subscribers the
+        // full check is a scan of the table, after every burst of edits.
+        if (e.subscriberIds?.length) for (const id of e.subscriberIds) this.namedSubscribers.add(id);
+        else this.fullCheckDue = true;
+      }
       if (e.kind === "health" || e.kind === "topology" || e.kind === "subscribers") this.watchSoon(WATCH_QUIET_MS);
     });
     this.schedule(0);
@@ -142,8 +157,17 @@ export class AlertWorker {
         this.watchSoon(WATCH_QUIET_MS);
         return;
       }
-      this.watching = this.watchOnce()
-        .catch((err) => logger().warn({ err: (err as Error).message }, "alerts: state check failed"))
+      const nowMs = this.now();
+      const full = this.fullCheckDue || this.namedSubscribers.size > MAX_NAMED_SUBSCRIBERS || nowMs - this.lastFullCheckMs >= (this.opts.watchMs ?? DEFAULT_WATCH_MS);
+      const scope = full ? null : [...this.namedSubscribers];
+      this.fullCheckDue = false;
+      this.namedSubscribers = new Set();
+      if (full) this.lastFullCheckMs = nowMs;
+      this.watching = this.watchOnce(scope)
+        .catch((err) => {
+          this.fullCheckDue = true; // the subscribers it was to check are not lost
+          logger().warn({ err: (err as Error).message }, "alerts: state check failed");
+        })
         .finally(() => {
           this.watching = null;
           if (this.running && !this.watchTimer) this.watchSoon(this.opts.watchMs ?? DEFAULT_WATCH_MS);
@@ -152,12 +176,17 @@ export class AlertWorker {
     this.watchTimer.unref?.();
   }
 
-  /** Route panic, expiry, and pruning of old finished events. Returns the events stored. */
-  async watchOnce(): Promise<number> {
+  /**
+   * Route panic, expiry, and pruning of old finished events. Returns the events stored.
+   * `subscriberIds`: the state checks look at those subscribers only (none: skipped); null: all.
+   */
+  async watchOnce(subscriberIds: readonly string[] | null = null): Promise<number> {
     const nowMs = this.now();
     const panic = await evaluateRoutePanic(this.opts.db, nowMs);
     let blocked: NewAlertEvent[] = [];
-    for (const check of this.opts.stateChecks ?? []) blocked = blocked.concat(await check(this.opts.db, nowMs));
+    if (subscriberIds === null || subscriberIds.length > 0) {
+      for (const check of this.opts.stateChecks ?? []) blocked = blocked.concat(await check(this.opts.db, nowMs, subscriberIds));
+    }
     await this.opts.db.execute(sql`
       delete from alert_events e where e.occurred_at < ${new Date(nowMs - KEEP_EVENTS_MS).toISOString()}::timestamptz
         and not exists (select 1 from alert_deliveries d where d.event_id = e.id and d.state = 'pending')`);

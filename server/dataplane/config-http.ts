@@ -81,12 +81,26 @@ export function pickEncoding(acceptEncoding: string | undefined): "br" | "gzip" 
   return of("gzip") > 0 ? "gzip" : null;
 }
 
-/** The body's bytes in that encoding (off the event loop: zlib's thread pool). */
+/** Bodies up to this size are compressed on the event loop (see encodeBody). */
+const SYNC_COMPRESS_BYTES = 64 * 1024;
+
+/**
+ * The body's bytes in that encoding. A large body (a full config) is compressed off the event
+ * loop, on zlib's thread pool; a small one (a delta) at once, with a window no larger than
+ * itself: for a few hundred bytes the thread pool's round trip and brotli's default 4 MB
+ * window cost about ten times the compression (a thousand agents answered per change).
+ */
 export async function encodeBody(body: string, encoding: "br" | "gzip" | null): Promise<Buffer> {
   const bytes = Buffer.from(body);
-  // Quality 5: most of brotli's gain at gzip's speed (11, the default, takes seconds on a large config).
-  if (encoding === "br") return brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } });
-  if (encoding === "gzip") return gzip(bytes);
+  const small = bytes.length <= SYNC_COMPRESS_BYTES;
+  if (encoding === "br") {
+    // Quality 5: most of brotli's gain at gzip's speed (11, the default, takes seconds on a large config).
+    const params: Record<number, number> = { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length };
+    if (!small) return brotli(bytes, { params });
+    params[zlib.constants.BROTLI_PARAM_LGWIN] = Math.max(zlib.constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(bytes.length + 1)));
+    return zlib.brotliCompressSync(bytes, { params });
+  }
+  if (encoding === "gzip") return small ? zlib.gzipSync(bytes) : gzip(bytes);
   return bytes;
 }
 

@@ -3,6 +3,9 @@
  *
  * - One build per cluster per change: "topology", "subscribers" and "settings" events drop
  *   the cluster's build; the next request (or the wake-up below) rebuilds it once for all.
+ *   A "subscribers" event that names its few subscribers patches the build instead: only
+ *   their rows are read again (patchClusterConfigs), which at a million subscribers is the
+ *   difference between milliseconds and seconds per change (issue 23, point 4).
  * - Waiting agents are woken when the change bus says their cluster changed: at most once
  *   per WAKE_SPACING_MS per cluster (a burst of edits costs one rebuild and one answer per
  *   agent, not one per edit), never later than WAKE_SPACING_MS + WAKE_DEBOUNCE_MS after it.
@@ -16,10 +19,11 @@
 import "server-only";
 import type { Db } from "@/db/client";
 import { onChange, type ChangeEvent } from "@/server/bus";
+import { MAX_NAMED_SUBSCRIBERS } from "@/server/changes";
 import { logger } from "@/server/logger";
 import { gauge } from "@/server/metrics";
 import type { AgentUser } from "@/core/agent-wire";
-import { buildClusterConfigs, type BuiltConfig, type ClusterConfigs } from "./config";
+import { buildClusterConfigs, patchClusterConfigs, type BuiltConfig, type ClusterConfigs } from "./config";
 import { ClusterJournal, recordUserChange } from "./config-journal";
 import { diffSortedUsers } from "@/core/config-version";
 
@@ -41,6 +45,8 @@ interface Waiter {
 interface Entry {
   promise: Promise<ClusterConfigs>;
   expiryTimer?: ReturnType<typeof setTimeout>;
+  /** A patch waiting for the build before it: the subscribers it will re-read (more may join until it starts). */
+  patch?: { ids: Set<string>; started: boolean };
 }
 
 export class ConfigHub {
@@ -54,7 +60,12 @@ export class ConfigHub {
   /** The users of this instance's newest build per cluster: the start of the next journal row. */
   private lastUsers = new Map<string, { hash: string; users: AgentUser[] }>();
   private journals = new WeakMap<ClusterConfigs, Promise<ClusterJournal | null>>();
+  /** Per cluster whose build was dropped by subscriber changes alone: that build and who changed. */
+  private pendingPatches = new Map<string, { base: Promise<ClusterConfigs>; ids: Set<string> }>();
+  /** Builds and patches made (a burst of edits costs one). */
   builds = 0;
+  /** Of those, patches for named subscribers. */
+  patches = 0;
 
   constructor(
     private readonly db: () => Promise<Db>,
@@ -73,14 +84,36 @@ export class ConfigHub {
     if (e.kind !== "topology" && e.kind !== "subscribers" && e.kind !== "settings") return;
     if (e.clusterId === null) {
       for (const id of new Set([...this.cache.keys(), ...this.waitersByCluster.keys()])) this.invalidate(id);
-    } else this.invalidate(e.clusterId);
+    } else this.invalidate(e.clusterId, e.kind === "subscribers" && e.subscriberIds?.length ? e.subscriberIds : undefined);
   }
 
-  /** Drops the cluster's build and schedules waking its waiters. */
-  invalidate(clusterId: string): void {
+  /**
+   * Drops the cluster's build and schedules waking its waiters. With `subscriberIds` (the only
+   * subscribers that changed) the next get() patches the dropped build for them instead of
+   * building anew; the ids of a burst of edits are gathered into one patch.
+   */
+  invalidate(clusterId: string, subscriberIds?: readonly string[]): void {
     const entry = this.cache.get(clusterId);
+    // A patch not yet started takes these subscribers too: however fast edits come, at most
+    // one patch runs and one waits (a queue of patches, each hashing every user, fell behind
+    // for good at a million subscribers).
+    const waiting = entry?.patch;
+    if (subscriberIds && waiting && !waiting.started && waiting.ids.size + subscriberIds.length <= MAX_NAMED_SUBSCRIBERS) {
+      for (const id of subscriberIds) waiting.ids.add(id);
+      this.scheduleWake(clusterId);
+      return;
+    }
     if (entry?.expiryTimer) clearTimeout(entry.expiryTimer);
     this.cache.delete(clusterId);
+    const pending = this.pendingPatches.get(clusterId) ?? (entry ? { base: entry.promise, ids: new Set<string>() } : undefined);
+    if (subscriberIds && pending && pending.ids.size + subscriberIds.length <= MAX_NAMED_SUBSCRIBERS) {
+      for (const id of subscriberIds) pending.ids.add(id);
+      this.pendingPatches.set(clusterId, pending);
+    } else this.pendingPatches.delete(clusterId);
+    this.scheduleWake(clusterId);
+  }
+
+  private scheduleWake(clusterId: string): void {
     if (!this.waitersByCluster.get(clusterId)?.size || this.wakeTimers.has(clusterId)) return;
     const since = this.now() - (this.lastWakeMs.get(clusterId) ?? 0);
     const delay = Math.max(WAKE_DEBOUNCE_MS, WAKE_SPACING_MS - since);
@@ -97,11 +130,30 @@ export class ConfigHub {
   get(clusterId: string): Promise<ClusterConfigs> {
     const hit = this.cache.get(clusterId);
     if (hit) return hit.promise;
+    const patch = this.pendingPatches.get(clusterId);
+    this.pendingPatches.delete(clusterId);
+    // A failed base fails the patch too: the entry is dropped and the next get() builds anew.
+    if (patch) {
+      this.patches++;
+      const waiting = { ids: patch.ids, started: false };
+      const build = async (db: Db) => {
+        const base = await patch.base;
+        waiting.started = true;
+        return patchClusterConfigs(db, base, [...waiting.ids], this.now());
+      };
+      return this.track(clusterId, build, waiting);
+    }
+    return this.track(clusterId, (db) => buildClusterConfigs(db, clusterId, this.now()));
+  }
+
+  /** Caches `build` as the cluster's configs, journals their users and times the next expiry. */
+  private track(clusterId: string, build: (db: Db) => Promise<ClusterConfigs>, patch?: Entry["patch"]): Promise<ClusterConfigs> {
     const entry = {} as Entry;
+    if (patch) entry.patch = patch;
     entry.promise = (async () => {
         this.builds++;
         const db = await this.db();
-        const built = await buildClusterConfigs(db, clusterId, this.now());
+        const built = await build(db);
         await this.journalUsers(db, built);
         if (built.nextExpiryMs !== null && this.cache.get(clusterId) === entry) {
           const ms = Math.min(MAX_TIMER_MS, Math.max(0, built.nextExpiryMs - this.now()) + 1);
@@ -207,7 +259,7 @@ export class ConfigHub {
       set.add(w);
       signal?.addEventListener("abort", () => this.finish(w, { kind: "timeout" }), { once: true });
       // A change between the caller's read and this registration must not be missed.
-      if (!this.cache.has(clusterId)) this.invalidate(clusterId);
+      if (!this.cache.has(clusterId)) this.scheduleWake(clusterId);
     });
   }
 
@@ -221,6 +273,7 @@ export class ConfigHub {
     this.wakeTimers.clear();
     for (const e of this.cache.values()) if (e.expiryTimer) clearTimeout(e.expiryTimer);
     this.cache.clear();
+    this.pendingPatches.clear();
     this.lastUsers.clear();
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_NEIGHBOURS, agentInboundSchema, type AgentNeighbour } from "@/core/agent-wire";
 import { mayConnect } from "@/server/usage/access";
 import { canonicalJson } from "@/core/config-version";
-import { agentInbound, neighboursOf } from "./config";
+import { agentInbound, neighboursOf, replaceUsers } from "./config";
 
 const base = {
   id: "11111111-1111-4111-8111-111111111111",
@@ -76,5 +76,18 @@ describe("agent config pieces", () => {
     for (const s of all) for (const n of neighboursOf(all, s.serverId)) watched.set(n.serverId, (watched.get(n.serverId) ?? 0) + 1);
     expect(new Set(watched.values())).toEqual(new Set([MAX_NEIGHBOURS]));
     expect(neighboursOf(all.slice(0, 3), all[0]!.serverId).map((n) => n.name)).toEqual(["s1", "s2"]);
+  });
+
+  it("replaceUsers: the named emails leave, the joining ones go in email order, the input list is untouched", () => {
+    const u = (email: string, id = "00000000-0000-4000-8000-000000000001") => ({ id, email });
+    const users = [u("b"), u("d"), u("f")];
+    expect(replaceUsers(users, ["d", "x"], [u("a"), u("e"), u("f", "00000000-0000-4000-8000-000000000002")])).toEqual([
+      u("a"),
+      u("b"),
+      u("e"),
+      u("f", "00000000-0000-4000-8000-000000000002"),
+    ]);
+    expect(users).toEqual([u("b"), u("d"), u("f")]);
+    expect(replaceUsers([], [], [u("c"), u("z")])).toEqual([u("c"), u("z")]);
   });
 });

@@ -6,12 +6,12 @@
  * This is the one place where the Reality private key leaves the database.
  */
 import "server-only";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, servers, subscribers } from "@/db/schema";
 import { mayConnect } from "@/server/usage/access";
 import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
-import { byEmail, usersHash, versionHasher } from "@/core/config-version";
+import { byEmail, usersHash, usersHashInSteps, versionHasher } from "@/core/config-version";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
 
@@ -34,7 +34,11 @@ export interface ClusterConfigs {
   byServer: Map<string, BuiltConfig>;
   /** Serialised once per build: every server of the cluster gets the same users. */
   users: AgentUser[];
-  usersJson: string;
+  /**
+   * `users` as JSON, made on the first full config asked for and kept: a change answered by
+   * deltas alone never serialises a million users.
+   */
+  usersJson: () => string;
   /** core/config-version.ts usersHash of `users`: the key of the config journal. */
   usersHash: string;
   /** The soonest expiry of an allowed subscriber: the config changes then. */
@@ -46,7 +50,7 @@ export function configBody(c: ClusterConfigs, b: BuiltConfig): string {
   const { server, reportIntervalS, inbounds: ibs, neighbours, allowedPrivateDestinations: allowed } = b.rest;
   return (
     `{"version":${JSON.stringify(b.version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
-    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson},"neighbours":${JSON.stringify(neighbours)}` +
+    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson()},"neighbours":${JSON.stringify(neighbours)}` +
     `${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`
   );
 }
@@ -109,6 +113,22 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
   return Array.from({ length: MAX_NEIGHBOURS }, (_, k) => others[(from + k) % others.length]!);
 }
 
+/** Lets the event loop answer other requests between steps of a long computation. */
+const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Each user's canonical JSON, kept while its object lives: a patch hashes mostly the same users again. */
+const userJsonCache = new WeakMap<AgentUser, string>();
+
+/** The columns of a subscriber that decide whether, and as whom, the config has them. */
+const userColumns = {
+  id: subscribers.id,
+  vlessUuid: subscribers.vlessUuid,
+  enabled: subscribers.enabled,
+  expiresAt: subscribers.expiresAt,
+  trafficLimitBytes: subscribers.trafficLimitBytes,
+  trafficUsedBytes: subscribers.trafficUsedBytes,
+};
+
 /** Builds the config of every server of one cluster from the database. */
 export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs = Date.now()): Promise<ClusterConfigs> {
   const [[cluster], serverRows, inboundRows, subscriberRows] = await Promise.all([
@@ -120,19 +140,12 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       .orderBy(asc(servers.id)),
     db.select().from(inbounds).where(eq(inbounds.clusterId, clusterId)).orderBy(asc(inbounds.port), asc(inbounds.id)),
     db
-      .select({
-        id: subscribers.id,
-        vlessUuid: subscribers.vlessUuid,
-        enabled: subscribers.enabled,
-        expiresAt: subscribers.expiresAt,
-        trafficLimitBytes: subscribers.trafficLimitBytes,
-        trafficUsedBytes: subscribers.trafficUsedBytes,
-      })
+      .select(userColumns)
       .from(subscribers)
       .where(and(eq(subscribers.clusterId, clusterId), eq(subscribers.enabled, true)))
       .orderBy(asc(subscribers.id)),
   ]);
-  const out: ClusterConfigs = { clusterId, builtAtMs: nowMs, byServer: new Map(), users: [], usersJson: "[]", usersHash: usersHash([]), nextExpiryMs: null };
+  const out: ClusterConfigs = { clusterId, builtAtMs: nowMs, byServer: new Map(), users: [], usersJson: () => "[]", usersHash: usersHash([]), nextExpiryMs: null };
   if (!cluster) return out;
 
   const users: AgentUser[] = [];
@@ -145,8 +158,8 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
   // the two never depend on how the database collates.
   users.sort(byEmail);
   out.users = users;
-  out.usersJson = JSON.stringify(users);
-  out.usersHash = usersHash(users);
+  out.usersJson = usersJsonOf(users);
+  out.usersHash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {
     const list = byServerInbounds.get(i.serverId) ?? [];
@@ -170,4 +183,65 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     out.byServer.set(s.id, { version: versionWith(out.usersHash), rest, versionWith });
   }
   return out;
+}
+
+/** JSON.stringify(users), made once when first asked for. */
+function usersJsonOf(users: readonly AgentUser[]): () => string {
+  let json: string | null = null;
+  return () => (json ??= JSON.stringify(users));
+}
+
+/** Where `email` is, or would go, in users sorted by email (byEmail: code units). */
+function positionOf(users: readonly AgentUser[], email: string): number {
+  let lo = 0;
+  let hi = users.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (users[mid]!.email < email) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * `users` (sorted by email) without the emails of `leaving`, with `joining` added in order:
+ * a copy, so builds already handed out keep their users. A binary search per change: the
+ * cost of a few changes stays far below a walk over a million users.
+ */
+export function replaceUsers(users: readonly AgentUser[], leaving: Iterable<string>, joining: readonly AgentUser[]): AgentUser[] {
+  const out = users.slice();
+  for (const email of leaving) {
+    const i = positionOf(out, email);
+    if (out[i]?.email === email) out.splice(i, 1);
+  }
+  for (const u of joining) {
+    const i = positionOf(out, u.email);
+    if (out[i]?.email === u.email) out[i] = u;
+    else out.splice(i, 0, u);
+  }
+  return out;
+}
+
+/**
+ * The cluster's configs after a change to the named subscribers only: their rows read again
+ * and `previous` patched (issue 23, point 4). Everything but the users is `previous`'s; the
+ * result equals buildClusterConfigs' for the same database as long as only those subscribers
+ * changed since `previous` (a subscriber who expired since is dropped at `nextExpiryMs`, when
+ * the config hub rebuilds the cluster).
+ */
+export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, subscriberIds: readonly string[], nowMs = Date.now()): Promise<ClusterConfigs> {
+  const ids = [...new Set(subscriberIds.map((id) => id.toLowerCase()))];
+  const rows = ids.length === 0 ? [] : await db.select(userColumns).from(subscribers).where(and(eq(subscribers.clusterId, previous.clusterId), inArray(subscribers.id, ids)));
+  let nextExpiryMs = previous.nextExpiryMs;
+  const joining: AgentUser[] = [];
+  for (const s of rows) {
+    if (!s.enabled || !mayConnect(s, nowMs)) continue;
+    joining.push({ id: s.vlessUuid, email: s.id });
+    if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
+  }
+  const users = replaceUsers(previous.users, ids, joining.sort(byEmail));
+  const hash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
+  const byServer = new Map<string, BuiltConfig>();
+  for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(hash) });
+  return { clusterId: previous.clusterId, builtAtMs: nowMs, byServer, users, usersJson: usersJsonOf(users), usersHash: hash, nextExpiryMs };
 }

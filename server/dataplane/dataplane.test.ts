@@ -20,6 +20,7 @@ import { agentConfigHandler } from "./config-http";
 import { agentLimits } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
 import { ConfigHub, configHub } from "./config-hub";
+import { buildClusterConfigs } from "./config";
 import { JOURNAL_KEEP_ROWS, recordUserChange } from "./config-journal";
 import { getDb } from "@/server/db";
 import { applyReports } from "./reports";
@@ -207,6 +208,25 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const burst = (await admin.subscribers.list({ clusterId })).filter((x) => x.name.startsWith("burst-")).map((x) => x.id);
     const final = await configOf(1);
     expect(burst.every((id) => final.users.some((u) => u.email === id))).toBe(true);
+  });
+
+  it("edits that name their subscribers patch the cached build, which then equals a build from scratch (issue 23, point 4)", async () => {
+    const hub = configHub(getDb);
+    await hub.get(clusterId);
+    const patchesBefore = hub.patches;
+    const erin = await admin.subscribers.create({ clusterId, name: "patch-erin", expiresAt: null, trafficLimitGb: null });
+    const fred = await admin.subscribers.create({ clusterId, name: "patch-fred", expiresAt: new Date(Date.now() + 3600_000), trafficLimitGb: null });
+    await admin.subscribers.setEnabled({ subscriberId: fred.id, enabled: false });
+    await admin.subscribers.update({ subscriberId: erin.id, name: "patch-erin-2", expiresAt: new Date(Date.now() + 7200_000), trafficLimitGb: 5 });
+    const patched = await hub.get(clusterId);
+    expect(hub.patches - patchesBefore).toBe(1);
+    const fresh = await buildClusterConfigs(t.db, clusterId);
+    expect(patched.users).toEqual(fresh.users);
+    expect(patched.usersHash).toBe(fresh.usersHash);
+    expect(patched.usersJson()).toBe(fresh.usersJson());
+    expect([...patched.byServer].map(([id, b]) => [id, b.version])).toEqual([...fresh.byServer].map(([id, b]) => [id, b.version]));
+    expect(patched.nextExpiryMs).toBe(fresh.nextExpiryMs);
+    expect(patched.users.some((u) => u.email === erin.id) && !patched.users.some((u) => u.email === fred.id)).toBe(true);
   });
 
   it("a subscriber leaves the config at its expiry, pushed to a waiting agent", async () => {

@@ -17,7 +17,7 @@ import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { counter } from "@/server/metrics";
 import type { AgentReport } from "@/core/agent-wire";
-import { TrafficFoldJob } from "@/server/usage/fold-job";
+import { showFoldLag, TrafficFoldJob } from "@/server/usage/fold-job";
 import { applyReport, applyReports, reportOutcome, type AppliedReport, type ReportingServer, type ReportOutcome } from "./reports";
 
 /** Largest batch on PostgreSQL; on PGlite, PGLITE_MAX_BATCH keeps one transaction short. */
@@ -220,6 +220,9 @@ const KEY = Symbol.for("routeboard.reportBatcher");
 type G = typeof globalThis & { [KEY]?: ReportBatcher };
 export function reportBatcher(db: () => Promise<Db>): ReportBatcher {
   const g = globalThis as G;
-  g[KEY] ??= new ReportBatcher(db);
+  if (!g[KEY]) {
+    g[KEY] = new ReportBatcher(db);
+    showFoldLag(g[KEY].folds);
+  }
   return g[KEY];
 }

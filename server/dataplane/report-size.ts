@@ -6,7 +6,8 @@
  * agent's config. Never above REPORT_BODY_LIMIT. The HTTP route refuses a larger report from
  * its Content-Length before reading it, and stops reading a chunked one at the bound.
  *
- * Counts are cached per cluster for COUNT_TTL_MS and dropped on a "subscribers" change.
+ * Counts are cached per cluster for COUNT_TTL_MS and dropped on a "subscribers" change (raised
+ * by the number of subscribers it names, when it names them).
  */
 import "server-only";
 import { count, eq } from "drizzle-orm";
@@ -49,7 +50,12 @@ function cache(): CountCache {
     const c: CountCache = { byCluster: new Map() };
     c.off = onChange((e) => {
       if (e.kind !== "subscribers" && e.kind !== "topology") return;
-      if (e.clusterId) c.byCluster.delete(e.clusterId);
+      const hit = e.clusterId ? c.byCluster.get(e.clusterId) : undefined;
+      // A change that names its subscribers adds at most that many: the count is raised by
+      // that much (an overcount only loosens the bound until the TTL counts again) rather than
+      // counting a million subscribers again for the next report after every edit.
+      if (hit && e.kind === "subscribers" && e.subscriberIds?.length) hit.n += e.subscriberIds.length;
+      else if (e.clusterId) c.byCluster.delete(e.clusterId);
       else c.byCluster.clear();
     });
     g[KEY] = c;

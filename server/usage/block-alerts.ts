@@ -110,7 +110,7 @@ export async function emitSubscriberBlocked(tx: DbOrTx, subscriberIds: readonly 
   return events;
 }
 
-/** The periodic check (expiry has no write that could call emitSubscriberBlocked). */
-export async function checkSubscriberBlocks(db: Db, nowMs: number): Promise<NewAlertEvent[]> {
-  return db.transaction((tx) => emitSubscriberBlocked(tx, null, nowMs));
+/** The periodic check (expiry has no write that could call emitSubscriberBlocked), or of the subscribers an edit named. */
+export async function checkSubscriberBlocks(db: Db, nowMs: number, subscriberIds: readonly string[] | null = null): Promise<NewAlertEvent[]> {
+  return db.transaction((tx) => emitSubscriberBlocked(tx, subscriberIds, nowMs));
 }

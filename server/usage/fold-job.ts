@@ -14,6 +14,7 @@ import "server-only";
 import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { logger } from "@/server/logger";
+import { gauge } from "@/server/metrics";
 import { foldTrafficDays, foldTrafficTotals } from "./journal";
 
 /** How often journalled traffic is added to subscribers' totals (limits, "online now"). */
@@ -29,8 +30,22 @@ export class TrafficFoldJob {
   /** Journal rows per fold step (PGlite: few, so one step stays within a few tens of ms). */
   private totalsRows = 1000;
   private daysRows = 1000;
+  /** When the last totals fold that left no journal row behind started (null: none yet). */
+  private totalsCaughtUpAtMs: number | null = null;
 
-  constructor(private readonly db: () => Promise<Db>) {}
+  constructor(
+    private readonly db: () => Promise<Db>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Seconds since the last totals fold that caught up with the journal started: every row
+   * committed before then is in the totals, so no acknowledged report has waited longer.
+   * -1 before the first fold.
+   */
+  totalsLagS(): number {
+    return this.totalsCaughtUpAtMs === null ? -1 : Math.max(0, this.now() - this.totalsCaughtUpAtMs) / 1000;
+  }
 
   /**
    * Sizes fold steps for the database and starts the timers, folding at once what a previous
@@ -80,11 +95,15 @@ export class TrafficFoldJob {
   /** Subscribers' totals from the journal, in steps of totalsRows rows, publishing as it goes. */
   foldTotals(): Promise<unknown> {
     return this.exclusive("totals", async (db) => {
+      const startedAtMs = this.now();
       for (;;) {
         const t = await foldTrafficTotals(db, this.totalsRows);
         for (const c of t.movedClusters) publishChange("traffic", c);
         for (const c of new Set([...t.crossedClusters, ...t.startedClusters])) publishChange("subscribers", c);
-        if (t.folded < this.totalsRows) return;
+        if (t.folded < this.totalsRows) {
+          this.totalsCaughtUpAtMs = startedAtMs;
+          return;
+        }
         await new Promise((r) => setImmediate(r));
       }
     });
@@ -111,4 +130,13 @@ export class TrafficFoldJob {
     await this.foldTotals();
     await this.foldDays(true);
   }
+}
+
+/** Shows `job`'s totalsLagS on /metrics (the process's report batcher's job). */
+export function showFoldLag(job: TrafficFoldJob): void {
+  gauge(
+    "routeboard_traffic_fold_lag_seconds",
+    "How long an acknowledged report may have waited for its traffic to reach subscribers' totals: seconds since the last totals fold that left nothing behind started (-1 before the first)",
+    () => job.totalsLagS(),
+  );
 }

@@ -112,6 +112,15 @@ describe.each(testDbKinds())("traffic journal (%s)", (kind) => {
     expect(await foldTrafficTotals(t.db)).toMatchObject({ folded: 1, crossedClusters: [] });
   });
 
+  it("fold lag (/metrics): -1 before the first totals fold, then the time since the last fold that caught up started", async () => {
+    let clock = 1_000_000;
+    const folds = new TrafficFoldJob(async () => t.db, () => clock);
+    expect(folds.totalsLagS()).toBe(-1);
+    await folds.foldTotals();
+    clock += 2500;
+    expect(folds.totalsLagS()).toBe(2.5);
+  });
+
   it("two writers (PostgreSQL's setting): every report of a server stored once, in order, none taken for a duplicate", async () => {
     const f = await fleet(t.db, "two", 3);
     const batcher = new ReportBatcher(async () => t.db);
