@@ -409,10 +409,11 @@ export function decideRoute(input: DecideInput): Decision {
       const margin = failBack && !lt ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
       const h = failBack ? `fail-back ${lt ? "dwell" : `margin ${pct(margin)}`}: ${label(best.ib)} came back ${Math.round((nowMs - (since as number)) / 60_000)} min ago${lt ? `; hysteresis ${pct(margin)}` : ""}` : `hysteresis ${pct(hysteresis)}`;
       if (lt) {
-        // During a fail-back dwell a saturated current server (cs = 0) is judged by fair share
-        // (bySh) like any other; "spare capacity beats none" alone does not move anyone back.
-        // Spare capacity on a server with a smaller fair share is not worth a move (see above).
-        const spare = (cs > 0 || !failBack) && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
+        // A user on a saturated server (less spare per user than minMoveGainBps) is judged by
+        // fair share (bySh) alone: what it gets there, and on any full link, is its fair share;
+        // spare elsewhere is not a gain by itself (rule 1b above).
+        // Spare capacity on a server with a smaller fair share is not worth a move (rule 2).
+        const spare = cs >= opts.minMoveGainBps && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
         const smallerShare = spare && best.share < cur.share;
         const byFree = spare && !smallerShare;
         const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + margin);
@@ -437,6 +438,8 @@ export function decideRoute(input: DecideInput): Decision {
           why = `${label(cur.ib)} has no spare capacity and ${label(best.ib)} offers a ${pct(best.share / cur.share - 1)} larger fair share (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
         } else if (smallerShare) {
           why = `${label(best.ib)} has spare capacity but a smaller fair share (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
+        } else if (cs < opts.minMoveGainBps) {
+          why = `${label(cur.ib)} has no spare capacity and ${label(best.ib)}'s fair share is only ${best.share > cur.share ? pct(best.share / cur.share - 1) : "0%"} larger (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
         } else {
           const gain =
             cs > 0 ? pct(bs / cs - 1) : cs === bs ? "0%" : `${mbps(bs - cs)} Mbit/s`;
