@@ -52,7 +52,8 @@
  *      that was saturated the users left behind take up what the leavers free at once (counted,
  *      19 departures' 4.85 Mbit/s passed for room on a full 100 Mbit/s link with 392 users in
  *      the flash-crowd fixture: 0.869× the oracle). Off: the families' tuned seeds meet every
- *      aim on 39 pairs instead of 42, fairness and churn both on 50 instead of 54 (README).
+ *      aim on 39 pairs instead of 42, fairness and churn both on 50 instead of 54 (measured
+ *      before rule 1b; README).
  *   4. Damped fail-back (failBackDwellMs 12 h by default, 0 turns it off). Gain of a move back to
  *      a server that came back: its users' satisfaction only if their server is starved; cost: a
  *      reconnect, onto a server whose peak may have cooled. So for failBackDwellMs after a server
@@ -61,7 +62,8 @@
  *      with ≥ RATE_MIN_USERS users), the route's margin applying as usual; round-robin, which
  *      sees no traffic, needs failBackHysteresis (a 4× better score) instead. Off: still 42 pairs,
  *      but churn misses on rolling-outages and steady-mixed (fairness and churn 54 → 50); with
- *      the 4× margin for least-traffic too (as last round): 40, cooling-peaks 3 of 10 (README).
+ *      the 4× margin for least-traffic too: 40, cooling-peaks 3 of 10 (both measured before rule
+ *      1b; README).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
