@@ -459,7 +459,7 @@ describe("decideRoute: prior for a server with no learned peak", () => {
   });
 });
 
-describe("decideRoute: spare capacity needs a fair share at least as large", () => {
+describe("decideRoute: a user on a saturated server is judged by fair share alone", () => {
   // tiny: a 50 Mbit/s link at its floor of 100 Mbit/s: (100 − 50) / (24 + 1) = 2 Mbit/s free per
   // user, fair share 100 / 25 = 4; huge: saturated at its peak, fair share 10000 / 1200 ≈ 8.3.
   const fleet = () => ({
@@ -471,21 +471,72 @@ describe("decideRoute: spare capacity needs a fair share at least as large", () 
     const d = decideRoute(base(fleet(), { previousInboundId: "in-huge" }));
     expect(d.inboundId).toBe("in-huge");
     expect(d.reason).toBe("sticky");
-    expect(d.explanation).toMatch(/in-tiny has spare capacity but a smaller fair share \(4\.00 vs 8\.33 Mbit\/s\)/);
-    expect(d.explanation).not.toMatch(/would be needed/);
+    expect(d.explanation).toMatch(/in-huge has no spare capacity and in-tiny's fair share is only 0% larger \(4\.00 vs 8\.33 Mbit\/s\); more than 25% better would be needed/);
   });
 
-  it("moves when the fair share there is at least as large (equal counts)", () => {
+  it("spare elsewhere with an equal fair share is no gain (equal scores: stays)", () => {
     const s = fleet();
     s.huge.reportedUsers = 2500; // fair share 4.00 = tiny's 4.00
-    expect(decideRoute(base(s, { previousInboundId: "in-huge" })).inboundId).toBe("in-tiny");
+    const d = decideRoute(base(s, { previousInboundId: "in-huge" }));
+    expect(d.inboundId).toBe("in-huge");
+    expect(d.explanation).toMatch(/fair share is only 0% larger \(4\.00 vs 4\.00 Mbit\/s\)/);
+  });
+
+  it("moves when the fair share there is larger by the route's margin, and not within it", () => {
+    const s = fleet();
+    s.huge.reportedUsers = 3000; // 3.33: tiny's 4.00 is 20% larger
+    expect(decideRoute(base(s, { previousInboundId: "in-huge" })).inboundId).toBe("in-huge");
+    s.huge.reportedUsers = 4000; // 2.50: 60% larger
+    const d = decideRoute(base(s, { previousInboundId: "in-huge" }));
+    expect(d.inboundId).toBe("in-tiny");
+    expect(d.explanation).toMatch(/in-huge has no spare capacity and in-tiny offers a 60% larger fair share/);
+  });
+
+  it("counts crumbs below minMoveGainBps as no spare; minMoveGainBps 0 moves for any spare again", () => {
+    const s = fleet();
+    s.huge.reportedTrafficBps = 9_000 * MBIT; // 1000 / 1200 ≈ 0.83 Mbit/s free per user: crumbs
+    s.tiny.reportedTrafficBps = 0; // 100 / 25 = 4 free per user, fair share 4 < 8.33
+    s.huge.reportedUsers = 2500; // fair share 4.00: equal, so only the spare could move the user
+    expect(decideRoute(base(s, { previousInboundId: "in-huge", options: { keepSatisfied: false } })).inboundId).toBe("in-huge");
+    const off = decideRoute(base(s, { previousInboundId: "in-huge", options: { keepSatisfied: false, minMoveGainBps: 0 } }));
+    expect(off.inboundId).toBe("in-tiny");
+    expect(off.explanation).toMatch(/more free bandwidth per user/);
+  });
+
+  it("a current server with spare still compares spare (rule 2 keeps it off a smaller fair share)", () => {
+    // cur: 1 Gbit/s, 500 carried by 50 users: 10 Mbit/s free per user, fair share 20.
+    const cur = srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 50 });
+    const bigShare = { cur, alt: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 20 }) }; // 42.9 free, share 47.6
+    expect(decideRoute(base(bigShare, { previousInboundId: "in-cur", options: { keepSatisfied: false } })).inboundId).toBe("in-alt");
+    const smallShare = { cur, alt: srv({ capacityOverrideBps: 300 * MBIT, reportedTrafficBps: 0, reportedUsers: 19 }) }; // 15 free, share 15
+    const d = decideRoute(base(smallShare, { previousInboundId: "in-cur", options: { keepSatisfied: false } }));
+    expect(d.inboundId).toBe("in-cur");
+    expect(d.explanation).toMatch(/in-alt has spare capacity but a smaller fair share \(15\.0 vs 20\.0 Mbit\/s\)/);
+  });
+
+  it("a current server that reports zero users (only this user, in flight) is not saturated", () => {
+    const s = fleet();
+    s.huge.reportedUsers = 0;
+    s.huge.reportedTrafficBps = 0; // 10000 free for the one user: kept, nothing to gain
+    expect(decideRoute(base(s, { previousInboundId: "in-huge" })).inboundId).toBe("in-huge");
+  });
+
+  it("decides the same with the clock gone backwards (peaks not decayed, no dwell)", () => {
+    const s = fleet();
+    s.huge.reportedAt = 5000;
+    s.tiny.reportedAt = 5000;
+    s.tiny.availableSinceMs = 5000; // a return time in the future is ignored
+    s.huge.reportedUsers = 2500;
+    expect(decideRoute(base(s, { previousInboundId: "in-huge", nowMs: 1000 })).inboundId).toBe("in-huge");
+    s.huge.reportedUsers = 4000;
+    expect(decideRoute(base(s, { previousInboundId: "in-huge", nowMs: 1000 })).inboundId).toBe("in-tiny");
   });
 
   it("does not apply to a new user: spare capacity still wins a first placement", () => {
     expect(decideRoute(base(fleet())).inboundId).toBe("in-tiny");
   });
 
-  it("does not apply when the destination has no users at all", () => {
+  it("moves to a destination with no users at all when its fair share is larger", () => {
     const s = fleet();
     s.tiny.reportedUsers = 0;
     s.tiny.reportedTrafficBps = 0; // free 100 Mbit/s, fair share 100 Mbit/s
@@ -498,6 +549,16 @@ describe("decideRoute: spare capacity needs a fair share at least as large", () 
     const d = decideRoute(base(s, { previousInboundId: "in-huge" }));
     expect(d.inboundId).toBe("in-tiny");
     expect(d.reason).toBe("best");
+  });
+
+  it("with every server down (no candidates) the panic pick is not held by it, and an empty route decides nothing", () => {
+    const s = fleet();
+    s.huge.available = false;
+    s.tiny.available = false;
+    expect(decideRoute(base(s, { previousInboundId: "in-huge" })).reason).toBe("panic");
+    const none = decideRoute(base(s, { previousInboundId: "in-huge", route: route([]) }));
+    expect(none.inboundId).toBeNull();
+    expect(none.reason).toBe("none");
   });
 });
 

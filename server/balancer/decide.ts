@@ -30,6 +30,16 @@
  *   1. Margin (cost of a reconnect): best > current × (1 + hysteresis), and for least-traffic an
  *      absolute gain ≥ minMoveGainBps, or — when the current server has no spare capacity — a
  *      fair share better by the same margin. Off (hysteresis 0): users move for any gain.
+ *   1b. A user on a saturated server (less free bandwidth per user than minMoveGainBps) is judged
+ *      by fair share alone (least-traffic). Gain: what a user gets on a full link is its fair
+ *      share C / U there, and at best C / (U + 1) on the other; spare capacity elsewhere is not a
+ *      gain by itself, since on a fleet that runs full it is users of that server who are offline
+ *      for the moment and come back (sessions), and the mover then holds a smaller share than it
+ *      had. Cost: a reconnect. So the move needs the larger fair share, by the margin of rule 1.
+ *      Off (spare elsewhere moving users off a saturated server, as before): the families' tuned
+ *      seeds meet every aim on 42 pairs instead of 44, fairness and churn both on 54 instead of
+ *      55, above every baseline 46 instead of 47 (steady-mixed 4: churn 0.127 instead of 0.050;
+ *      README). minMoveGainBps 0 turns it off.
  *   2. Spare capacity on a server with a smaller fair share (least-traffic) is not a gain: it is
  *      an artefact of its capacity estimate (e.g. the floor on a 50 Mbit/s link), and the user
  *      would move back as soon as it fills.
@@ -44,7 +54,8 @@
  *      that was saturated the users left behind take up what the leavers free at once (counted,
  *      19 departures' 4.85 Mbit/s passed for room on a full 100 Mbit/s link with 392 users in
  *      the flash-crowd fixture: 0.869× the oracle). Off: the families' tuned seeds meet every
- *      aim on 39 pairs instead of 42, fairness and churn both on 50 instead of 54 (README).
+ *      aim on 39 pairs instead of 42, fairness and churn both on 50 instead of 54 (measured
+ *      before rule 1b; README).
  *   4. Damped fail-back (failBackDwellMs 12 h by default, 0 turns it off). Gain of a move back to
  *      a server that came back: its users' satisfaction only if their server is starved; cost: a
  *      reconnect, onto a server whose peak may have cooled. So for failBackDwellMs after a server
@@ -53,7 +64,8 @@
  *      with ≥ RATE_MIN_USERS users), the route's margin applying as usual; round-robin, which
  *      sees no traffic, needs failBackHysteresis (a 4× better score) instead. Off: still 42 pairs,
  *      but churn misses on rolling-outages and steady-mixed (fairness and churn 54 → 50); with
- *      the 4× margin for least-traffic too (as last round): 40, cooling-peaks 3 of 10 (README).
+ *      the 4× margin for least-traffic too: 40, cooling-peaks 3 of 10 (both measured before rule
+ *      1b; README).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
@@ -417,10 +429,11 @@ export function decideRoute(input: DecideInput): Decision {
       const margin = failBack && !lt ? Math.max(hysteresis, opts.failBackHysteresis) : hysteresis;
       const h = failBack ? `fail-back ${lt ? "dwell" : `margin ${pct(margin)}`}: ${label(best.ib)} came back ${Math.round((nowMs - (since as number)) / 60_000)} min ago${lt ? `; hysteresis ${pct(margin)}` : ""}` : `hysteresis ${pct(hysteresis)}`;
       if (lt) {
-        // During a fail-back dwell a saturated current server (cs = 0) is judged by fair share
-        // (bySh) like any other; "spare capacity beats none" alone does not move anyone back.
-        // Spare capacity on a server with a smaller fair share is not worth a move (see above).
-        const spare = (cs > 0 || !failBack) && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
+        // A user on a saturated server (less spare per user than minMoveGainBps) is judged by
+        // fair share (bySh) alone: what it gets there, and on any full link, is its fair share;
+        // spare elsewhere is not a gain by itself (rule 1b above).
+        // Spare capacity on a server with a smaller fair share is not worth a move (rule 2).
+        const spare = cs >= opts.minMoveGainBps && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
         const smallerShare = spare && best.share < cur.share;
         const byFree = spare && !smallerShare;
         const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + margin);
@@ -445,6 +458,8 @@ export function decideRoute(input: DecideInput): Decision {
           why = `${label(cur.ib)} has no spare capacity and ${label(best.ib)} offers a ${pct(best.share / cur.share - 1)} larger fair share (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
         } else if (smallerShare) {
           why = `${label(best.ib)} has spare capacity but a smaller fair share (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
+        } else if (cs < opts.minMoveGainBps) {
+          why = `${label(cur.ib)} has no spare capacity and ${label(best.ib)}'s fair share is only ${best.share > cur.share ? pct(best.share / cur.share - 1) : "0%"} larger (${mbps(best.share)} vs ${mbps(cur.share)} Mbit/s)`;
         } else {
           const gain =
             cs > 0 ? pct(bs / cs - 1) : cs === bs ? "0%" : `${mbps(bs - cs)} Mbit/s`;

@@ -97,7 +97,9 @@ export interface BalancerOptions {
   /**
    * Least-traffic only: a move also needs an absolute gain of at least this many bits/s of
    * free bandwidth per user, so a saturated server does not shed users for crumbs of spare
-   * capacity elsewhere. Default 250 kbit/s.
+   * capacity elsewhere; and a current server with less free bandwidth per user than this counts
+   * as saturated, its users moving only for a larger fair share (decide.ts, rule 1b).
+   * Default 2 Mbit/s.
    */
   minMoveGainBps: number;
   /**
