@@ -3,7 +3,9 @@ import { test, expect, E2E_ADMIN } from "./fixtures";
 import { login, trpcMutation, trpcQuery, TrpcCallError } from "../scripts/harness/trpc";
 import { startApp } from "../scripts/harness/app";
 
-base("first visit on a new install shows setup, then the demo cluster @pg", async ({ page }) => {
+// Not @pg: it starts an app of its own on PGlite whichever project runs it (the PostgreSQL
+// project ran the same PGlite install a second time).
+base("first visit on a new install shows setup, then the demo cluster", async ({ page }) => {
   // It starts an app of its own (migrations, demo seed, first compile of every page it opens).
   base.setTimeout(120_000);
   const app = await startApp({ ROUTEBOARD_DEMO: "1" });

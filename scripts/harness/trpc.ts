@@ -84,12 +84,15 @@ export function cookieHeader(setCookie: string[]): string {
     .join("; ");
 }
 
-/** Plain fetch with a session cookie; a query gives up after 15 s, a mutation after 30 s. */
+/**
+ * Plain fetch with a session cookie. A call gives up after 60 s: a bound for a hang, not for
+ * speed (15 s failed a query on a machine busy with other work while the app was only slow).
+ */
 export function fetchTransport(appUrl: string, cookie?: string): Transport {
   const base = appUrl.replace(/\/+$/, "");
   return async ({ method, url, body }) => {
     const headers: Record<string, string> = { ...(cookie ? { cookie } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) };
-    const res = await fetch(`${base}${url}`, { method, headers, body, signal: AbortSignal.timeout(method === "GET" ? 15_000 : 30_000) });
+    const res = await fetch(`${base}${url}`, { method, headers, body, signal: AbortSignal.timeout(60_000) });
     return { status: res.status, text: await res.text() };
   };
 }
@@ -105,7 +108,7 @@ export async function loginToApp(appUrl: string, username: string, password: str
       method: "POST",
       headers: { "content-type": "application/json" },
       body: mutationBody({ username, password }),
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(60_000),
     });
   } catch (err) {
     throw new Error(`cannot reach the app at ${base} (${(err as Error).message}): is it running?`, { cause: err });
