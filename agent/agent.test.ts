@@ -106,13 +106,14 @@ describe("the agent with real v2ray", () => {
     // The panel returns: everything counted meanwhile arrives, once.
     const reportsBefore = panel.reports.length;
     panel.down = false;
-    await waitFor("the buffered traffic to be acknowledged", () => {
+    // Three fetches of the same page: the two later ones count about twice the first. The
+    // third one's bytes may come a report later than the buffer: a report that read the
+    // core's counters before that fetch can reach the panel just as it returns.
+    await waitFor("the buffered traffic and the third fetch to be acknowledged", () => {
       const state = JSON.parse(fs.readFileSync(path.join(stateDir, STATE_FILES.delivery), "utf8"));
-      return panel.reports.length > reportsBefore && state.pending === null && state.open.length === 0;
+      return panel.reports.length > reportsBefore && state.pending === null && state.open.length === 0 && panel.counted.get("sub-alice")!.down > countedBefore.down * 2.5;
     });
     const after = panel.counted.get("sub-alice")!;
-    // Three fetches of the same page: the two later ones count about twice the first.
-    expect(after.down).toBeGreaterThan(countedBefore.down * 2.5);
     expect(after.down).toBeLessThan(countedBefore.down * 3.5);
     const seqs = panel.reports.filter((r) => r.seq !== undefined).map((r) => r.seq!);
     expect(new Set(seqs).size).toBeGreaterThanOrEqual(2);
