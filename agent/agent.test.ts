@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fetchViaSocks, freePort, startV2rayClient, waitForPort, type V2rayClient } from "../e2e/vless-client";
+import type { AgentConfig } from "../core/agent-wire";
 import { Agent, FatalError } from "./agent";
 import { CoreManager } from "./core-manager";
 import { Delivery } from "./delivery";
@@ -38,6 +39,16 @@ function makeAgent(panel: FakePanel, stateDir: string, log: Log, coreOrApiPort: 
   running.catch(() => {});
   stops.push(() => agent!.stop());
   return { agent, running, core };
+}
+
+/** A state folder and a stand-in panel serving `config`, both gone after the file. */
+async function startPanel(prefix: string, config: AgentConfig = agentConfig()): Promise<{ stateDir: string; panel: FakePanel }> {
+  const stateDir = tempDir(prefix);
+  dirs.push(stateDir);
+  const panel = new FakePanel(config);
+  await panel.start();
+  stops.push(() => panel.close());
+  return { stateDir, panel };
 }
 
 describe("the agent with real v2ray", () => {
@@ -161,12 +172,8 @@ describe("a TLS inbound whose certificate is missing", () => {
 
 describe("a core that dies", () => {
   it("is reported at once, out of schedule, and restarted", async () => {
-    const stateDir = tempDir("rb-agent-kill-");
-    dirs.push(stateDir);
     const port = await freePort();
-    const panel = new FakePanel(agentConfig({ version: "k1", reportIntervalS: 3600, inbounds: [inbound({ id: IDS.inNone, port, security: "none" })] }));
-    await panel.start();
-    stops.push(() => panel.close());
+    const { stateDir, panel } = await startPanel("rb-agent-kill-", agentConfig({ version: "k1", reportIntervalS: 3600, inbounds: [inbound({ id: IDS.inNone, port, security: "none" })] }));
     const log = memoryLog();
     const { core } = makeAgent(panel, stateDir, log, await freePort(), { reportIntervalOverrideS: 3600 });
     await waitFor("a healthy report", () => panel.reports.find((r) => r.serviceRunning && r.listenerAlive));
@@ -203,11 +210,7 @@ function stubCore(queue: TrafficByEmail[]): CoreManager {
 
 describe("report answers", () => {
   it("waits Retry-After on 429, drops a batch the panel rejects (loudly), and takes a duplicate ack as delivered", async () => {
-    const stateDir = tempDir("rb-agent-ans-");
-    dirs.push(stateDir);
-    const panel = new FakePanel(agentConfig({ reportIntervalS: 1 }));
-    await panel.start();
-    stops.push(() => panel.close());
+    const { stateDir, panel } = await startPanel("rb-agent-ans-", agentConfig({ reportIntervalS: 1 }));
     const log = memoryLog();
     const t = (up: number) => new Map([["sub-alice", { up, down: 1 }]]);
     panel.nextReplies.push({ status: 429, body: { error: "too fast" }, headers: { "retry-after": "2" } });
@@ -236,11 +239,7 @@ describe("report answers", () => {
   }, 30_000);
 
   it("reports as soon as the core first comes up, not one report interval later", async () => {
-    const stateDir = tempDir("rb-agent-first-");
-    dirs.push(stateDir);
-    const panel = new FakePanel(agentConfig());
-    await panel.start();
-    stops.push(() => panel.close());
+    const { stateDir, panel } = await startPanel("rb-agent-first-");
     // The core comes up only when the test lets it: after the report sent at start.
     let letStart!: () => void;
     const started = new Promise<void>((r) => (letStart = r));
@@ -261,11 +260,7 @@ describe("report answers", () => {
   });
 
   it("sends a heartbeat every interval on its own timer, however long the report interval", async () => {
-    const stateDir = tempDir("rb-agent-hb-");
-    dirs.push(stateDir);
-    const panel = new FakePanel(agentConfig());
-    await panel.start();
-    stops.push(() => panel.close());
+    const { stateDir, panel } = await startPanel("rb-agent-hb-");
     // When the agent sends each one: arrivals at the panel can bunch up on a busy machine.
     const sent: number[] = [];
     class TimedPanelClient extends PanelClient {
@@ -304,22 +299,14 @@ describe("report answers", () => {
   });
 
   it("ends with one line on a refused token", async () => {
-    const stateDir = tempDir("rb-agent-401-");
-    dirs.push(stateDir);
-    const panel = new FakePanel(agentConfig());
-    await panel.start();
-    stops.push(() => panel.close());
+    const { stateDir, panel } = await startPanel("rb-agent-401-");
     const { running } = makeAgent(panel, stateDir, memoryLog(), stubCore([]));
     panel.token = "another";
     await expect(running).rejects.toEqual(new FatalError(UNAUTHORIZED_MESSAGE, 3));
   });
 
   it("main exits 3 with exactly that line", async () => {
-    const stateDir = tempDir("rb-agent-main-");
-    dirs.push(stateDir);
-    const panel = new FakePanel(agentConfig());
-    await panel.start();
-    stops.push(() => panel.close());
+    const { stateDir, panel } = await startPanel("rb-agent-main-");
     const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "main.ts"), "--core", "v2ray", "--state-dir", stateDir, "--api-port", String(await freePort())], {
       env: { ...process.env, ROUTEBOARD_URL: panel.url, ROUTEBOARD_AGENT_TOKEN: "wrong" },
       stdio: ["ignore", "pipe", "pipe"],
