@@ -56,6 +56,8 @@ export class Agent {
   private reportTimer: NodeJS.Timeout | null = null;
   private reporting: Promise<void> | null = null;
   private reportAgain = false;
+  /** The core exited on its own since the last report was built (see coreExited). */
+  private coreExitedSinceReport = false;
   private retryAt = 0;
   private lastTrafficAt = Date.now();
   private pendingTraffic: TrafficByEmail = new Map();
@@ -86,9 +88,15 @@ export class Agent {
     await Promise.race([this.configLoopDone, fatal]);
   }
 
-  /** Called when the core died on its own: the panel should know now, not at the next interval. */
+  /**
+   * Called when the core died on its own: the panel should know now, not at the next interval.
+   * The next report says it was down even if the supervisor restarted it while that report
+   * was being built (reading the counters can outlast the restart's backoff).
+   */
   coreExited(): void {
-    if (!this.stopped) this.reportSoon();
+    if (this.stopped) return;
+    this.coreExitedSinceReport = true;
+    this.reportSoon();
   }
 
   /** Reads the core's counters into the delivery buffer (before a restart or stop loses them). */
@@ -314,6 +322,8 @@ export class Agent {
   /** One report; true when another batch is waiting to be sent at once. */
   private async reportOnce(): Promise<boolean> {
     const { core, delivery, log } = this.deps;
+    const exited = this.coreExitedSinceReport;
+    this.coreExitedSinceReport = false;
     let apiOk = false;
     try {
       if (core.running) {
@@ -337,16 +347,16 @@ export class Agent {
     this.lastTrafficAt = now;
 
     const timeout = checkTimeoutMs(this.reportIntervalS);
-    // A core that is not running is reported as such (serviceRunning false): its ports are not checked.
+    // A core that is not running, or died since the last report, is reported as such (serviceRunning false): its ports are not checked.
     const [listeners, neighbours] = await Promise.all([
-      core.running ? checkListeners(core.servedInbounds, timeout) : Promise.resolve({ alive: false, down: [] }),
+      core.running && !exited ? checkListeners(core.servedInbounds, timeout) : Promise.resolve({ alive: false, down: [] }),
       checkNeighbours(this.config?.neighbours ?? [], timeout),
     ]);
     const { cpu, memory } = this.sampler.sample();
     const batch = delivery.next();
     const report: AgentReport = {
       listenerAlive: listeners.alive,
-      serviceRunning: core.running && apiOk,
+      serviceRunning: core.running && apiOk && !exited,
       usersOnline: online,
       rxBps: Math.min(MAX_BPS, (up * 8) / seconds),
       txBps: Math.min(MAX_BPS, (down * 8) / seconds),
