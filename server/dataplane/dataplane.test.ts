@@ -591,6 +591,12 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       await expect.poll(lines).toEqual(["Plain", "Reality"]);
       expect(await realityChip()).toBeNull();
 
+      // Another server's agent token naming s0's inbound: an agent speaks for its own server
+      // only. The claim stays stored on s1 until the end, so every "comes back" below proves
+      // it is ignored.
+      await report(1, { unservedInbounds: [{ inboundId: realityInboundId, reason: "forged by another agent" }] });
+      expect(await realityChip()).toBeNull();
+
       // Not served by its core (Reality on v2ray): gone from the answer, shown and warned about.
       await report(0, { unservedInbounds: [{ inboundId: realityInboundId, reason: "Reality needs Xray-core" }], listenersDown: [] });
       await expect.poll(lines).toEqual(["Plain"]);
@@ -612,6 +618,8 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       expect(await realityChip()).toBe("port 443 does not accept connections (ECONNREFUSED)");
       await report(0, { unservedInbounds: [], listenersDown: [] });
       await expect.poll(lines).toEqual(["Plain", "Reality"]);
+      expect(await realityChip()).toBeNull();
+      await report(1, { unservedInbounds: [] });
     } finally {
       await service.stop();
       await admin.routes.delete({ routeId: nl.id });
