@@ -77,7 +77,7 @@ export interface StartAppOptions {
    * "stderr" shows stderr only, "inherit" shows stdout and stderr.
    */
   output?: "capture" | "stderr" | "inherit";
-  /** How long to wait for /api/health (default 60 s). */
+  /** How long to wait for /api/health (default 180 s: a bound for a hang, not for speed; a test's own timeout usually ends the wait first). */
   readyTimeoutMs?: number;
   /** Prefix of the temporary data folder. */
   tempPrefix?: string;
@@ -151,7 +151,7 @@ export async function startApp(env: Record<string, string> = {}, opts: StartAppO
   };
 
   try {
-    await waitForHealth(url, () => (hasExited() ? `the app exited (code ${child.exitCode ?? child.signalCode}) before it was ready${stderr ? `: ${stderr}` : ""}` : null), opts.readyTimeoutMs ?? 60_000);
+    await waitForHealth(url, () => (hasExited() ? `the app exited (code ${child.exitCode ?? child.signalCode}) before it was ready${stderr ? `: ${stderr}` : ""}` : null), opts.readyTimeoutMs ?? 180_000);
   } catch (err) {
     const message = `${(err as Error).message}${stderr && !hasExited() ? `\n${stderr}` : ""}`;
     await stop({ keepData: opts.dataDir !== undefined, graceMs: 0 });
