@@ -51,6 +51,7 @@ export default defineConfig({
     screenshot: "only-on-failure",
     // Still pipes: their moving dash alone kept each open diagram at a third of a core.
     reducedMotion: "reduce",
+    reuseContext: true,
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
