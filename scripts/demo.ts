@@ -17,7 +17,7 @@ import path from "node:path";
 import { startApp } from "./harness/app";
 import { loginToApp } from "./harness/trpc";
 import { followAssignments, takeOverCluster } from "./fleet/enrol";
-import { startFleet, type Fleet } from "./fleet/fleet";
+import { startFleet, type Fleet } from "@/server/demo/fleet";
 import { startControlServer, type ControlServer } from "./fleet/control";
 
 const ROOT = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "..");

@@ -15,7 +15,7 @@ import { chromium, type Page } from "@playwright/test";
 import { ROOT, startApp, type AppProcess } from "./harness/app";
 import { login, loginToApp } from "./harness/trpc";
 import { takeOverCluster } from "./fleet/enrol";
-import { startFleet, type Fleet } from "./fleet/fleet";
+import { startFleet, type Fleet } from "@/server/demo/fleet";
 
 const OUT = path.join(ROOT, "docs", "screenshots");
 const VIEWPORT = { width: 1440, height: 900 };

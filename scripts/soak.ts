@@ -18,8 +18,8 @@ import { startApp, type AppProcess } from "./harness/app";
 import { startPg, type PgServer } from "./harness/postgres";
 import { loginToApp, type AppClient } from "./harness/trpc";
 import { takeOverCluster } from "./fleet/enrol";
-import { startFleet, type Fleet } from "./fleet/fleet";
-import type { SimFault } from "./fleet/sim-server";
+import { startFleet, type Fleet } from "@/server/demo/fleet";
+import type { SimFault } from "@/server/demo/sim-server";
 import { heartbeatSoakMain } from "./soak-heartbeats";
 
 function minutesArg(): number {
