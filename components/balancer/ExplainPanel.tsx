@@ -6,6 +6,7 @@ import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { PageSkeleton } from "@/components/ui/Skeleton";
 import { routeFlagPrefix } from "@/core/format";
+import { FlagText } from "@/components/ui/Flag";
 
 const REASON_TEXT: Record<string, { label: string; className: string }> = {
   best: { label: "Best score", className: "bg-emerald-100 text-emerald-800" },
@@ -66,10 +67,10 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
                       <h2 className="text-lg font-semibold">
                         {routeFlagPrefix(r.route, r.flag) && (
                           <span data-testid="route-flag" className="mr-1.5">
-                            {routeFlagPrefix(r.route, r.flag)}
+                            <FlagText text={routeFlagPrefix(r.route, r.flag)} />
                           </span>
                         )}
-                        {r.route}
+                        <FlagText text={r.route} />
                       </h2>
                       <span className="text-slate-400">→</span>
                       <span className="font-medium" data-testid="chosen-inbound">
