@@ -32,7 +32,10 @@ export function ClusterList() {
       <ul className="grid gap-3 sm:grid-cols-2">
         {clusters.data?.map((c) => (
           <li key={c.id} className="relative">
-            <Link href={`/clusters/${c.id}`} className="block rounded-lg border border-slate-200 bg-white p-4 pr-24 shadow-sm hover:border-sky-400">
+            <Link
+              href={`/clusters/${c.id}`}
+              className={`block rounded-lg border border-slate-200 bg-white p-4 pr-24 shadow-sm hover:border-sky-400 ${c.demo ? "pb-12" : ""}`}
+            >
               <div className="flex items-center gap-2 text-lg font-semibold">
                 <span className="truncate">{c.name}</span>
                 {c.demo && <DemoBadge />}

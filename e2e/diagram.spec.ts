@@ -63,7 +63,7 @@ test("drag an inbound between routes, to Unassigned and back @pg", async ({ page
   await expectIn(page, null, "🇺🇸 Dallas");
   await expectNotIn(page, "🇩🇪 Germany", "🇺🇸 Dallas");
   await expect.poll(() => routeOf(page, cluster, "🇺🇸 Dallas")).toBeNull();
-  await expect(page.getByText("3 inbounds are not in any route — clients can't see them")).toBeVisible();
+  await expect(page.getByRole("region", { name: "Warnings" })).toContainText("3 inbounds are not in any route — clients can't see them");
 
   // And back from Unassigned into a route.
   await drag(page, chip(page, "🇺🇸 Dallas"), routeBox(page, "🇺🇸 USA"));
