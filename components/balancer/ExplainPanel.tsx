@@ -74,7 +74,13 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
                       </h2>
                       <span className="text-slate-400">→</span>
                       <span className="font-medium" data-testid="chosen-inbound">
-                        {r.chosen ? `${r.chosen.inbound} on ${r.chosen.server}` : "nothing"}
+                        {r.chosen ? (
+                          <>
+                            <FlagText text={r.chosen.inbound} /> on {r.chosen.server}
+                          </>
+                        ) : (
+                          "nothing"
+                        )}
                       </span>
                       <span className={`rounded px-2 py-0.5 text-xs font-semibold ${reason.className}`}>{reason.label}</span>
                     </div>
