@@ -76,8 +76,8 @@ export async function startServices(): Promise<void> {
   const startDemo = () => {
     if (!env().ROUTEBOARD_DEMO) return;
     demo = demo.then(
-      (running) =>
-        running ??
+      (current) =>
+        current ??
         startLiveDemo({ db: database.db, appUrl: loopbackUrl(env().HOST, env().PORT), log: logger() }).catch((err: unknown) => {
           logger().warn({ err }, "live demo: could not start the simulated agents");
           return null;
@@ -85,9 +85,9 @@ export async function startServices(): Promise<void> {
     );
   };
   const stopDemo = async () => {
-    const running = await demo;
+    const current = await demo;
     demo = Promise.resolve(null);
-    await running?.stop();
+    await current?.stop();
   };
   let leader: AdvisoryLeader | undefined;
   if (shared) {
