@@ -5,11 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { auditLog, servers } from "@/db/schema";
+import { auditLog, clusters, servers } from "@/db/schema";
+import { newAgentToken } from "@/server/auth/tokens";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { publishAfterCommit } from "@/server/changes";
 import { TestReportIntake } from "@/server/dataplane/report-testing";
-import { deleteDemoCluster, liveDemoClusterId, seedDemoCluster, seedDemoIfEmpty } from "./seed";
+import { deleteDemoCluster, liveDemoClusterId, seedDemoIfEmpty } from "./seed";
 import { loopbackUrl, startLiveDemo, type LiveDemo } from "./live";
 
 const quiet = { info() {}, warn() {} };
@@ -26,8 +27,9 @@ describe("live demo", () => {
     t = await openTestDatabase("pglite");
     expect(await seedDemoIfEmpty(t.db)).toBe(true);
     demoId = (await liveDemoClusterId(t.db))!;
-    // The same cluster made by clusters.createDemo: a sample, not the live demo.
-    otherId = await seedDemoCluster(t.db, "Sample");
+    // Another cluster (an operator's own) with a server of its own.
+    otherId = (await t.db.insert(clusters).values({ name: "Sample" }).returning())[0]!.id;
+    await t.db.insert(servers).values({ clusterId: otherId, name: "own-1", address: "192.0.2.10", agentTokenHash: newAgentToken().hash });
     intake = await TestReportIntake.start(t);
   });
   afterAll(async () => {
@@ -42,7 +44,7 @@ describe("live demo", () => {
     expect(demo?.clusterId).toBe(demoId);
     expect(demo!.fleet.servers.size).toBe(6);
     for (const s of await serversOf(demoId)) expect(s.address).toBe("127.0.0.1");
-    // The sample cluster keeps its addresses and agent tokens.
+    // The other cluster keeps its address and agent token.
     expect(await serversOf(otherId)).toEqual(otherBefore);
     for (const sim of demo!.fleet.servers.values()) {
       const sent = await sim.reportNow();
@@ -54,7 +56,7 @@ describe("live demo", () => {
 
   it("refuses to delete any other cluster, and deleting the demo stops its agents", async () => {
     await expect(publishAfterCommit(deleteDemoCluster(t.db, null, { clusterId: otherId }))).rejects.toThrow(/Sample is not the demo cluster/);
-    expect(await serversOf(otherId)).toHaveLength(6);
+    expect(await serversOf(otherId)).toHaveLength(1);
 
     const sims = [...demo!.fleet.servers.values()];
     await publishAfterCommit(deleteDemoCluster(t.db, null, { clusterId: demoId }));
