@@ -7,6 +7,7 @@ import { errorMessage, fieldErrors } from "@/lib/errors";
 import { useCanEdit } from "@/components/AppShell";
 import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
+import { DeleteDemoButton, DemoBadge } from "@/components/DemoCluster";
 
 export function ClusterList() {
   const trpc = useTRPC();
@@ -31,12 +32,20 @@ export function ClusterList() {
       <ul className="grid gap-3 sm:grid-cols-2">
         {clusters.data?.map((c) => (
           <li key={c.id} className="relative">
-            <Link href={`/clusters/${c.id}`} className="block rounded-lg border border-slate-200 bg-white p-4 pr-24 shadow-sm hover:border-sky-400">
-              <div className="text-lg font-semibold">{c.name}</div>
+            <Link
+              href={`/clusters/${c.id}`}
+              className={`block rounded-lg border border-slate-200 bg-white p-4 pr-24 shadow-sm hover:border-sky-400 ${c.demo ? "pb-12" : ""}`}
+            >
+              <div className="flex items-center gap-2 text-lg font-semibold">
+                <span className="truncate">{c.name}</span>
+                {c.demo && <DemoBadge />}
+              </div>
               <div className="mt-1 text-sm text-slate-500">
                 {c.servers} servers · {c.inbounds} inbounds · {c.routes} routes · {c.subscribers} subscribers
               </div>
+              {c.demo && <div className="mt-1 text-xs text-slate-500">Simulated agents on this machine: statuses, users and traffic move by themselves.</div>}
             </Link>
+            {canEdit && c.demo && <DeleteDemoButton cluster={c} className="absolute bottom-3 right-3" />}
             {canEdit && (
               <button
                 type="button"

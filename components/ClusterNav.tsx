@@ -4,6 +4,8 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { useEffect, useRef } from "react";
 import { useTRPC } from "@/lib/trpc";
+import { useCanEdit } from "@/components/AppShell";
+import { DeleteDemoButton, DemoBadge } from "@/components/DemoCluster";
 
 const TABS = [
   { href: "", label: "Diagram" },
@@ -20,6 +22,7 @@ const TABS = [
 export function ClusterNav({ clusterId }: { clusterId: string }) {
   const trpc = useTRPC();
   const cluster = useQuery(trpc.clusters.get.queryOptions({ clusterId }));
+  const canEdit = useCanEdit();
   const pathname = usePathname();
   const base = `/clusters/${clusterId}`;
   const navRef = useRef<HTMLElement>(null);
@@ -29,8 +32,12 @@ export function ClusterNav({ clusterId }: { clusterId: string }) {
   }, [pathname, cluster.data?.name]);
   return (
     <div className="flex h-[var(--cluster-tabs-h)] items-end gap-3 border-b border-slate-200 bg-white px-4 sm:gap-6 sm:px-5">
-      <div className="max-w-[35%] shrink-0 self-center truncate font-semibold text-slate-800 sm:max-w-xs" title={cluster.data?.name}>
-        {cluster.data?.name ?? "…"}
+      <div className="flex max-w-[35%] shrink-0 items-center gap-2 self-center sm:max-w-sm">
+        <span className="truncate font-semibold text-slate-800" title={cluster.data?.name}>
+          {cluster.data?.name ?? "…"}
+        </span>
+        {cluster.data?.demo && <DemoBadge />}
+        {cluster.data?.demo && canEdit && <DeleteDemoButton cluster={cluster.data} className="max-sm:hidden" />}
       </div>
       <nav
         ref={navRef}

@@ -10,7 +10,7 @@
  * listener down.
  */
 import type { Page } from "@playwright/test";
-import { test, expect, type TestCluster } from "./fixtures";
+import { test, expect, type TestCluster, expandWarnings } from "./fixtures";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -149,6 +149,7 @@ test("Show route pans to the route and flashes it; the legend opens from the key
   for (let i = 0; i < 6; i++) await page.mouse.wheel(0, 600);
   await expect(germany).not.toBeInViewport();
 
+  await expandWarnings(page);
   await page
     .getByRole("region", { name: "Warnings" })
     .getByRole("button", { name: "Show route 🇩🇪 Germany", exact: true })

@@ -4,7 +4,7 @@
  * Each test has its own demo cluster (fixture `cluster`), so tests never see each other.
  */
 import type { Page } from "@playwright/test";
-import { test, expect, E2E_ADMIN, type TestCluster, drag } from "./fixtures";
+import { test, expect, E2E_ADMIN, type TestCluster, drag, expandWarnings } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -63,7 +63,7 @@ test("drag an inbound between routes, to Unassigned and back @pg", async ({ page
   await expectIn(page, null, "🇺🇸 Dallas");
   await expectNotIn(page, "🇩🇪 Germany", "🇺🇸 Dallas");
   await expect.poll(() => routeOf(page, cluster, "🇺🇸 Dallas")).toBeNull();
-  await expect(page.getByText("3 inbounds are not in any route — clients can't see them")).toBeVisible();
+  await expect(page.getByRole("region", { name: "Warnings" })).toContainText("3 inbounds are not in any route — clients can't see them");
 
   // And back from Unassigned into a route.
   await drag(page, chip(page, "🇺🇸 Dallas"), routeBox(page, "🇺🇸 USA"));
@@ -195,6 +195,7 @@ test("the unassigned warning names each inbound, jumps to it, and goes once all 
   await openDiagram(page, cluster);
   const warnings = page.getByRole("region", { name: "Warnings" });
   await expect(warnings).toContainText("2 inbounds are not in any route — clients can't see them");
+  await expandWarnings(page);
   await warnings.getByRole("button", { name: "Show 🇺🇸 Dallas alt" }).click();
   await expect(chip(page, "🇺🇸 Dallas alt")).toBeFocused();
 

@@ -5,7 +5,7 @@
  * before a change that leaves a route with no available inbound.
  */
 import type { Page } from "@playwright/test";
-import { test, expect, type TestCluster, drag } from "./fixtures";
+import { test, expect, type TestCluster, drag, expandWarnings } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -235,6 +235,7 @@ test("deleting a route or a route's last available inbound names what users lose
 
   await page.goto(`/clusters/${cluster.id}`);
   // The Japan box sits below the first view: bring it in as an operator would, from its warning.
+  await expandWarnings(page);
   await page.getByRole("region", { name: "Warnings" }).getByRole("button", { name: "Show route 🇯🇵 Japan" }).click();
   // A live refetch can close the menu just opened, so open it until its item shows.
   await expect(async () => {

@@ -26,6 +26,13 @@ export const test = base.extend<{ cluster: TestCluster }>({
 
 export { expect, E2E_ADMIN };
 
+/** Unfolds the diagram's warnings panel: two or more warnings start as one summary line. */
+export async function expandWarnings(page: Page) {
+  const summary = page.getByRole("region", { name: "Warnings" }).getByTestId("warnings-summary");
+  await expect(summary.or(page.locator("#warnings-list"))).not.toHaveCount(0);
+  if ((await summary.count()) > 0 && (await summary.getAttribute("aria-expanded")) === "false") await summary.click();
+}
+
 /** A pointer drag in many small steps, as a person does it (dnd-kit needs them). */
 export async function drag(page: Page, source: Locator, target: Locator) {
   const s = await source.boundingBox();

@@ -7,7 +7,7 @@ import { test, expect } from "@playwright/test";
 import { startApp, type AppProcess } from "../scripts/harness/app";
 import { loginToApp, type AppClient } from "../scripts/harness/trpc";
 import { enrolFleet, takeOverCluster } from "../scripts/fleet/enrol";
-import { startFleet, type Fleet } from "../scripts/fleet/fleet";
+import { startFleet, type Fleet } from "../server/demo/fleet";
 
 const ADMIN = { username: "mon-admin", password: "mon-admin-password" };
 const PROBE = { intervalS: 1, timeoutS: 1, unhealthyThreshold: 2, healthyThreshold: 1 };

@@ -3,7 +3,7 @@
  * fallback that is itself down, servers whose agent never reported; each disappears when its
  * cause is fixed.
  */
-import { test, expect } from "./fixtures";
+import { test, expect, expandWarnings } from "./fixtures";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -17,6 +17,7 @@ test("probes off and a down fallback are warned about, and the warnings go away 
   const probe = await trpcQuery<{ config: Record<string, unknown> }>(page.request, "monitoring.getProbeConfig", { clusterId: cluster.id });
   await trpcMutation(page.request, "monitoring.setProbeConfig", { clusterId: cluster.id, config: { ...probe.config, enabled: false } });
   await expect(panel).toContainText("Active health probes are turned off for this cluster");
+  await expandWarnings(page);
   await expect(panel.getByRole("link", { name: "Probe settings" })).toBeVisible();
 
   // The demo's servers have not been checked yet, so a fallback there is down.
@@ -45,6 +46,7 @@ test("servers whose agent never reported are named, with a way to the Servers pa
   }
   const last = topo.servers.find((s) => s.id === plan.servers[0]!.serverId)!;
   await expect(panel).toContainText(`${last.name} has never heard from its agent`);
+  await expandWarnings(page);
   await panel.getByRole("link", { name: "Servers and agent tokens" }).click();
   await expect(page).toHaveURL(new RegExp(`/clusters/${cluster.id}/servers$`));
 

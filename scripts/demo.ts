@@ -17,7 +17,7 @@ import path from "node:path";
 import { startApp } from "./harness/app";
 import { loginToApp } from "./harness/trpc";
 import { followAssignments, takeOverCluster } from "./fleet/enrol";
-import { startFleet, type Fleet } from "./fleet/fleet";
+import { startFleet, type Fleet } from "@/server/demo/fleet";
 import { startControlServer, type ControlServer } from "./fleet/control";
 
 const ROOT = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "..");
@@ -105,8 +105,10 @@ async function main(): Promise<void> {
     {
       ADMIN_USERNAME: login.username,
       ADMIN_PASSWORD: login.password,
-      // The fleet takes over the demo cluster through tooling.rotateAgentTokens.
+      // The fleet takes over the demo cluster through tooling.rotateAgentTokens; the app's own
+      // live demo is off (its simulated agents would compete), so the cluster is created below.
       ROUTEBOARD_DEVTOOLS: "1",
+      ROUTEBOARD_DEMO: "0",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
     },
     { port, dataDir, output: "inherit", readyTimeoutMs: 120_000 },

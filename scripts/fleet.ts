@@ -24,7 +24,7 @@ import { formatZodError } from "@/core/monitoring-contract";
 import { generateLocalPlan, loadPlan, type FleetPlan } from "./fleet/plan";
 import { loginToApp, type AppClient } from "./harness/trpc";
 import { enrolFleet, followAssignments, takeOverCluster, type AssignmentFollower } from "./fleet/enrol";
-import { startFleet } from "./fleet/fleet";
+import { startFleet } from "@/server/demo/fleet";
 import { startControlServer } from "./fleet/control";
 
 const USAGE = `usage: npm run fleet -- --servers N [--app http://localhost:3000] [--username U --password P]

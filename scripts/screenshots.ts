@@ -1,12 +1,12 @@
 /**
  * `npm run screenshots`: the README's pictures, made from the demo.
  *
- * Installs Debian's fonts-noto-color-emoji when it is missing (as root; otherwise says what to
- * install), so the routes' flags render. Builds once when .next/BUILD_ID is missing, starts
- * the app through the harness on a throwaway database seeded with the demo cluster, puts the
- * demo's simulated fleet behind it (as `npm run demo` does) so statuses, users and traffic are
- * real, logs in, and writes at 1440×900 with Playwright and /usr/bin/chromium:
+ * Builds once when .next/BUILD_ID is missing, starts the app through the harness on a
+ * throwaway database seeded with the live demo (its simulated agents run inside the app, as
+ * after `npm start`), waits until every server is healthy and users are assigned, logs in, and
+ * writes at 1440×900 with Playwright and /usr/bin/chromium:
  *   docs/screenshots/diagram-light.png, diagram-dark.png (prefers-color-scheme: dark), health.png
+ * Flags are SVG, so no colour-emoji font is needed.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
@@ -14,26 +14,10 @@ import path from "node:path";
 import { chromium, type Page } from "@playwright/test";
 import { ROOT, startApp, type AppProcess } from "./harness/app";
 import { login, loginToApp } from "./harness/trpc";
-import { takeOverCluster } from "./fleet/enrol";
-import { startFleet, type Fleet } from "./fleet/fleet";
 
 const OUT = path.join(ROOT, "docs", "screenshots");
 const VIEWPORT = { width: 1440, height: 900 };
 const ADMIN = { username: "admin", password: "screenshots-Demo-2026!" };
-const REPORT_INTERVAL_S = 2;
-
-function ensureEmojiFont(): void {
-  const installed = spawnSync("dpkg-query", ["-W", "-f=${Status}", "fonts-noto-color-emoji"], { encoding: "utf8" });
-  if (installed.status === 0 && installed.stdout.includes("install ok installed")) return;
-  if (process.getuid?.() !== 0) {
-    throw new Error("The flags need Debian's fonts-noto-color-emoji: run 'sudo apt-get install fonts-noto-color-emoji' and try again");
-  }
-  console.log("screenshots: installing fonts-noto-color-emoji…");
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const update = spawnSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
-  const install = update.status === 0 ? spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "fonts-noto-color-emoji"], { stdio: "inherit", env }) : update;
-  if (install.status !== 0) throw new Error("Could not install fonts-noto-color-emoji with apt-get: install it by hand and run again");
-}
 
 function ensureBuild(): void {
   if (existsSync(path.join(ROOT, ".next", "BUILD_ID"))) return;
@@ -48,27 +32,26 @@ async function shoot(page: Page, file: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  ensureEmojiFont();
   ensureBuild();
   mkdirSync(OUT, { recursive: true });
   let app: AppProcess | null = null;
-  let fleet: Fleet | null = null;
   try {
     app = await startApp(
-      { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ROUTEBOARD_DEMO: "1", ROUTEBOARD_DEVTOOLS: "1" },
+      { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ROUTEBOARD_DEMO: "1" },
       { readyTimeoutMs: 120_000, tempPrefix: "rb-screenshots-" },
     );
     const client = await loginToApp(app.url, ADMIN.username, ADMIN.password);
-    const clusters = await client.query<Array<{ id: string; name: string }>>("clusters.list");
-    const cluster = clusters.find((c) => c.name === "Demo cluster");
-    if (!cluster) throw new Error("the app did not seed the demo cluster");
-    await client.mutation("monitoring.setReportInterval", { clusterId: cluster.id, seconds: REPORT_INTERVAL_S });
-    const probe = await client.query<{ config: Record<string, unknown> }>("monitoring.getProbeConfig", { clusterId: cluster.id });
-    await client.mutation("monitoring.setProbeConfig", { clusterId: cluster.id, config: { ...probe.config, intervalS: REPORT_INTERVAL_S, timeoutS: 2 } });
-    const enrolled = await takeOverCluster(client, cluster.id);
-    fleet = await startFleet(enrolled.plan, { appUrl: app.url, reportIntervalMs: REPORT_INTERVAL_S * 1000 });
-    // A few reports and probes, so every server has a verdict.
-    await new Promise((r) => setTimeout(r, 4 * REPORT_INTERVAL_S * 1000));
+    const clusters = await client.query<Array<{ id: string; name: string; demo: boolean }>>("clusters.list");
+    const cluster = clusters.find((c) => c.demo);
+    if (!cluster) throw new Error("the app did not seed the live demo cluster");
+    // Every server healthy and carrying users: the demo's agents have reported, its apps fetched.
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const topo = await client.query<{ servers: Array<{ status: string; usersOnline?: number | null }> }>("topology.get", { clusterId: cluster.id });
+      if (topo.servers.every((s) => s.status === "healthy" && (s.usersOnline ?? 0) > 0)) break;
+      if (Date.now() > deadline) throw new Error("the demo's servers did not all turn healthy with users within 90 s");
+      await new Promise((r) => setTimeout(r, 1000));
+    }
 
     const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--no-sandbox"] });
     try {
@@ -95,7 +78,6 @@ async function main(): Promise<void> {
       await browser.close();
     }
   } finally {
-    await fleet?.stop().catch(() => {});
     await app?.stop();
   }
 }

@@ -18,8 +18,8 @@ import { startApp, type AppProcess } from "./harness/app";
 import { startPg, type PgServer } from "./harness/postgres";
 import { loginToApp, type AppClient } from "./harness/trpc";
 import { takeOverCluster } from "./fleet/enrol";
-import { startFleet, type Fleet } from "./fleet/fleet";
-import type { SimFault } from "./fleet/sim-server";
+import { startFleet, type Fleet } from "@/server/demo/fleet";
+import type { SimFault } from "@/server/demo/sim-server";
 import { heartbeatSoakMain } from "./soak-heartbeats";
 
 function minutesArg(): number {
@@ -63,7 +63,8 @@ async function main() {
       ADMIN_USERNAME: "soak",
       ADMIN_PASSWORD: "soak-password",
       SESSION_SECRET: "soak-shared-session-secret-32-chars-long",
-      ROUTEBOARD_DEMO: "1",
+      // The soak's own fleet takes over a demo cluster: not the app's live demo, whose simulated agents would compete.
+      ROUTEBOARD_DEMO: "0",
       ROUTEBOARD_DEVTOOLS: "1",
       ROUTEBOARD_LEADER_RETRY_MS: "1000",
       ROUTEBOARD_SWEEP_MS: "500",
@@ -73,8 +74,7 @@ async function main() {
     const [a, b] = apps as [AppProcess, AppProcess];
     log(`instances on ${a.url} and ${b.url}, PostgreSQL on ${pg.url}`);
     const client: AppClient = await loginToApp(a.url, "soak", "soak-password");
-    const clusters = await client.query<Array<{ id: string; name: string }>>("clusters.list");
-    const clusterId = clusters.find((c) => c.name === "Demo cluster")!.id;
+    const clusterId = (await client.mutation<{ id: string }>("clusters.createDemo", { name: "Demo cluster" })).id;
     await client.mutation("monitoring.setReportInterval", { clusterId, seconds: 2 });
     await client.mutation("monitoring.setProbeConfig", { clusterId, config: { intervalS: 1, timeoutS: 1, unhealthyThreshold: 2, healthyThreshold: 1 } });
     const enrolled = await takeOverCluster(client, clusterId);

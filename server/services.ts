@@ -19,6 +19,8 @@ import { checkSubscriberBlocks } from "@/server/usage/block-alerts";
 import { metricsHandler, subscriptionHandler } from "@/server/subscription/http";
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
 import { UsageResetJob } from "@/server/usage/reset-job";
+import { loopbackUrl, startLiveDemo, type LiveDemo } from "@/server/demo/live";
+import { logger } from "@/server/logger";
 
 export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Array<[string, RouteHandler]> } = {
   exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler, "/api/agent/config": agentConfigHandler, "/api/agent/heartbeat": agentHeartbeatHandler },
@@ -30,6 +32,7 @@ interface Running {
   leader?: AdvisoryLeader;
   resets: UsageResetJob;
   proberActive: () => boolean;
+  stopDemo: () => Promise<void>;
 }
 let running: Running | null = null;
 
@@ -68,6 +71,24 @@ export async function startServices(): Promise<void> {
     setAlertWorker(null);
     await w?.stop();
   };
+  // The live demo's simulated agents (server/demo/live.ts): one instance runs them, like the prober.
+  let demo: Promise<LiveDemo | null> = Promise.resolve(null);
+  const startDemo = () => {
+    if (!env().ROUTEBOARD_DEMO) return;
+    demo = demo.then(
+      (current) =>
+        current ??
+        startLiveDemo({ db: database.db, appUrl: loopbackUrl(env().HOST, env().PORT), log: logger() }).catch((err: unknown) => {
+          logger().warn({ err }, "live demo: could not start the simulated agents");
+          return null;
+        }),
+    );
+  };
+  const stopDemo = async () => {
+    const current = await demo;
+    demo = Promise.resolve(null);
+    await current?.stop();
+  };
   let leader: AdvisoryLeader | undefined;
   if (shared) {
     const retryMs = env().ROUTEBOARD_LEADER_RETRY_MS;
@@ -79,8 +100,10 @@ export async function startServices(): Promise<void> {
           resets.start();
           await monitoring.startProber();
           startAlerts();
+          startDemo();
         },
         onLose: async () => {
+          await stopDemo();
           await stopAlerts();
           await resets.stop();
           await monitoring.stopProber();
@@ -92,13 +115,15 @@ export async function startServices(): Promise<void> {
   } else {
     resets.start();
     startAlerts();
+    startDemo();
   }
-  running = { bus, leader, resets, proberActive: () => monitoring.proberRunning };
+  running = { bus, leader, resets, proberActive: () => monitoring.proberRunning, stopDemo };
 }
 
 export async function stopServices(): Promise<void> {
   // Open long-polls get their 304 now; reports already queued are written before the database closes.
   closeConfigHub();
+  await running?.stopDemo();
   await reportBatcher(getDb).stop().catch(() => {});
   await heartbeatBatcher().flush().catch(() => {});
   await running?.leader?.stop();

@@ -6,6 +6,7 @@ import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { PageSkeleton } from "@/components/ui/Skeleton";
 import { routeFlagPrefix } from "@/core/format";
+import { FlagText } from "@/components/ui/Flag";
 
 const REASON_TEXT: Record<string, { label: string; className: string }> = {
   best: { label: "Best score", className: "bg-emerald-100 text-emerald-800" },
@@ -66,14 +67,20 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
                       <h2 className="text-lg font-semibold">
                         {routeFlagPrefix(r.route, r.flag) && (
                           <span data-testid="route-flag" className="mr-1.5">
-                            {routeFlagPrefix(r.route, r.flag)}
+                            <FlagText text={routeFlagPrefix(r.route, r.flag)} />
                           </span>
                         )}
-                        {r.route}
+                        <FlagText text={r.route} />
                       </h2>
                       <span className="text-slate-400">→</span>
                       <span className="font-medium" data-testid="chosen-inbound">
-                        {r.chosen ? `${r.chosen.inbound} on ${r.chosen.server}` : "nothing"}
+                        {r.chosen ? (
+                          <>
+                            <FlagText text={r.chosen.inbound} /> on {r.chosen.server}
+                          </>
+                        ) : (
+                          "nothing"
+                        )}
                       </span>
                       <span className={`rounded px-2 py-0.5 text-xs font-semibold ${reason.className}`}>{reason.label}</span>
                     </div>

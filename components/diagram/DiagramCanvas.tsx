@@ -11,10 +11,11 @@ import {
   type DragEndEvent,
 } from "@dnd-kit/core";
 import { Background, ControlButton, Controls, MiniMap, ReactFlow, type Edge } from "@xyflow/react";
-import { useCallback } from "react";
+import { useCallback, useState } from "react";
 import type { DiagramIndex, Target } from "./topology-index";
 import { nodeTypes } from "./nodes";
 import type { DiagramNode } from "./nodes/types";
+import { FIT_ALL_MAX_ROUTES, FIT_ALL_MAX_SERVERS } from "./viewport";
 
 const DEFAULT_VIEWPORT = { x: 24, y: 24, zoom: 0.8 };
 const PRO_OPTIONS = { hideAttribution: true };
@@ -86,6 +87,10 @@ export function DiagramCanvas(props: {
 }) {
   const { index, move, reorderTo, targetName, onDragStart, onDragFinish } = props;
   const sensors = useSensors(useSensor(PointerSensor, POINTER_OPTIONS));
+  // The overview map helps only where the first view cannot show everything; elsewhere it
+  // would cover boxes (the subscription box sits bottom right). A button shows or hides it.
+  const big = index.data.servers.length > FIT_ALL_MAX_SERVERS || index.data.routes.length > FIT_ALL_MAX_ROUTES;
+  const [mapShown, setMapShown] = useState(big);
   const onDragEnd = useCallback(
     (e: DragEndEvent) => {
       onDragFinish();
@@ -148,8 +153,18 @@ export function DiagramCanvas(props: {
               <path d="M3 7V3h4M13 3h4v4M17 13v4h-4M7 17H3v-4" />
             </svg>
           </ControlButton>
+          <ControlButton
+            onClick={() => setMapShown((v) => !v)}
+            aria-label={mapShown ? "Hide overview map" : "Show overview map"}
+            title={mapShown ? "Hide overview map" : "Show overview map"}
+            aria-pressed={mapShown}
+          >
+            <svg aria-hidden viewBox="0 0 20 20" fill="none" stroke="currentColor" strokeWidth="2">
+              <path d="M2 5l5-2 6 2 5-2v12l-5 2-6-2-5 2zM7 3v12M13 5v12" />
+            </svg>
+          </ControlButton>
         </Controls>
-        <MiniMap pannable zoomable position="bottom-right" nodeColor={miniMapColor} nodeStrokeWidth={0} ariaLabel="Overview of the diagram" />
+        {mapShown && <MiniMap pannable zoomable position="bottom-right" nodeColor={miniMapColor} nodeStrokeWidth={0} ariaLabel="Overview of the diagram" />}
       </ReactFlow>
       <DragOverlay dropAnimation={null}>
         <DragPreview />

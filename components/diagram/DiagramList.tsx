@@ -7,6 +7,7 @@ import { effectiveRouteId } from "@/core/topology";
 import type { DiagramIndex, InboundData } from "./topology-index";
 import { MoveMenu } from "./MoveMenu";
 import { selectCanEdit, selectClusterId, useDiagramStore } from "./store";
+import { FlagText } from "@/components/ui/Flag";
 
 /** Below this width the diagram's boxes are too small to read or drag: the list is the default. */
 export const NARROW_QUERY = "(max-width: 639.98px)";
@@ -62,8 +63,14 @@ export function DiagramList({ index }: { index: DiagramIndex }) {
                       <span aria-hidden className="text-xs font-normal tabular-nums text-slate-500">
                         {position + 1}.
                       </span>
-                      {flag && <span aria-hidden>{flag}</span>}
-                      <span className="truncate">{route.name}</span>
+                      {flag && (
+                        <span aria-hidden>
+                          <FlagText text={flag} />
+                        </span>
+                      )}
+                      <span className="truncate">
+                        <FlagText text={route.name} />
+                      </span>
                     </h3>
                     {panic && <p className="text-xs font-medium text-red-700">{panic.reason}</p>}
                     <p className="text-xs text-slate-500">
@@ -103,7 +110,9 @@ function InboundRows({ inbounds, index, empty }: { inbounds: readonly InboundDat
           <li key={inbound.id} id={listInboundDomId(inbound.id)} tabIndex={-1} data-inbound-id={inbound.id} className="flex items-center gap-2 px-3 py-2 focus:bg-sky-50 focus:outline-none">
             <span aria-hidden className={`h-2.5 w-2.5 shrink-0 rounded-full ${inbound.unavailable ? "bg-red-600" : st.dot}`} title={inbound.unavailable ? `Unavailable: ${inbound.unavailable}` : st.label} />
             <div className="min-w-0 flex-1">
-              <div className="truncate text-sm font-medium text-slate-900">{inbound.name}</div>
+              <div className="truncate text-sm font-medium text-slate-900">
+                <FlagText text={inbound.name} />
+              </div>
               <div className="truncate text-xs text-slate-600">
                 {server?.name ?? "?"} · <span className={st.text}>{st.label}</span>
                 {/* Its server does not serve it (issue 25): handed to no one, whatever the server's status. */}

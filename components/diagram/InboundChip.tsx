@@ -8,6 +8,7 @@ import { MoveMenu } from "./MoveMenu";
 import type { ChipData } from "./nodes/types";
 import { plural } from "@/core/format";
 import { selectActions, selectCanEdit, selectIsCarried, selectIsHighlighted, useDiagramStore, useDiagramStoreApi } from "./store";
+import { FlagText } from "@/components/ui/Flag";
 
 export const inboundDragId = (id: string) => `inbound:${id}`;
 
@@ -60,7 +61,9 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
         }`}
         title={unavailable ? `${inbound.name} — unavailable: ${unavailable}` : inbound.name}
       >
-        <span className={unavailable ? "text-red-800 line-through decoration-red-400" : undefined}>{inbound.name}</span>
+        <span className={unavailable ? "text-red-800 line-through decoration-red-400" : undefined}>
+          <FlagText text={inbound.name} />
+        </span>
       </button>
       {unavailable && (
         // Its server does not serve it (issue 25): never handed out, whatever the server's dot says.

@@ -3,6 +3,7 @@ import { useEffect, useId, useLayoutEffect, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 import type { Target } from "./topology-index";
 import { selectActions, useDiagramStore, type DiagramState, type MoveTarget } from "./store";
+import { FlagText } from "@/components/ui/Flag";
 
 const NO_TARGETS: readonly MoveTarget[] = [];
 /** The targets only while the menu is open: a closed menu does not re-render when they change. */
@@ -112,7 +113,9 @@ export function MoveMenu({ inbound, current }: { inbound: { id: string; name: st
                 onClick={() => choose(t)}
                 className="flex w-full items-center gap-2 px-3 py-1.5 text-left hover:bg-sky-50 focus:bg-sky-100 focus:outline-none aria-[current=true]:font-semibold"
               >
-                <span className="min-w-0 flex-1 truncate">{name}</span>
+                <span className="min-w-0 flex-1 truncate">
+                  <FlagText text={name} />
+                </span>
                 {t === current && (
                   <span aria-hidden className="text-sky-600">
                     ✓

@@ -9,6 +9,7 @@ import { impactOf } from "@/core/impact";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { RouteWizard } from "./RouteWizard";
+import { FlagText } from "@/components/ui/Flag";
 
 /** Two items and their padding, with room to spare. */
 const MENU_HEIGHT_PX = 90;
@@ -135,7 +136,9 @@ export function RouteMenu({ clusterId, route }: { clusterId: string; route: { id
               {inboundCount === undefined
                 ? "Its inbounds become unassigned"
                 : `Its ${inboundCount} inbound${inboundCount === 1 ? "" : "s"} become${inboundCount === 1 ? "s" : ""} unassigned`}{" "}
-              and users lose the <strong>{route.name}</strong> line in their server list.
+              and users lose the <strong>
+                <FlagText text={route.name} />
+              </strong> line in their server list.
             </p>
           )}
           {topology.data && <ImpactSummary impact={impactOf({ kind: "delete-route", routeId: route.id }, topology.data)} />}

@@ -2,6 +2,7 @@
 import { routeFlagPrefix } from "@/core/format";
 import { InboundKeys } from "./InboundKeys";
 import { SECURITY_LABEL, smallButton, type InboundRow as Inbound } from "./servers-view";
+import { FlagText } from "@/components/ui/Flag";
 
 /** One inbound of a server's table; on a phone the row is a card whose cells carry their data-label. */
 export function InboundRow(props: {
@@ -16,7 +17,9 @@ export function InboundRow(props: {
   const flag = routeFlagPrefix(i.routeName ?? "", i.routeFlag);
   return (
     <tr className="align-middle">
-      <td className="px-4 py-2 font-medium text-slate-900">{i.name}</td>
+      <td className="px-4 py-2 font-medium text-slate-900">
+        <FlagText text={i.name} />
+      </td>
       <td data-label="Port" className="px-2 py-2 font-mono">{i.port}</td>
       <td data-label="Security" className="card-full px-2 py-2 max-sm:order-1">
         {SECURITY_LABEL[i.security]}
@@ -26,8 +29,12 @@ export function InboundRow(props: {
       <td data-label="Route" className="px-2 py-2">
         {i.routeName ? (
           <span className="inline-flex items-center gap-1.5">
-            {flag && <span data-testid="route-flag">{flag}</span>}
-            {i.routeName}
+            {flag && (
+              <span data-testid="route-flag">
+                <FlagText text={flag} />
+              </span>
+            )}
+            <FlagText text={i.routeName} />
             {i.isFallback && <span className="rounded bg-violet-100 px-1.5 py-0.5 text-xs font-medium text-violet-800">fallback</span>}
           </span>
         ) : (

@@ -10,6 +10,7 @@ import { AgentTokenDialog } from "./AgentTokenDialog";
 import { InboundForm } from "./InboundForm";
 import { ServerForm } from "./ServerForm";
 import { deletedServerNotice, inboundCreatedNotice, plural, type DialogState, type InboundRow, type ServerRow } from "./servers-view";
+import { FlagText } from "@/components/ui/Flag";
 
 type Notice = { text: string; error?: boolean };
 
@@ -122,7 +123,13 @@ function DeleteInboundDialog({ server, inbound, impact, onClose }: { server: Ser
     >
       <p>
         Port {inbound.port} on {server.name} is removed
-        {inbound.routeName ? `; users of ${inbound.routeName} on it move to the route's other inbounds.` : "."}
+        {inbound.routeName ? (
+          <>
+            ; users of <FlagText text={inbound.routeName} /> on it move to the route&apos;s other inbounds.
+          </>
+        ) : (
+          "."
+        )}
       </p>
       <ImpactSummary impact={impact} />
     </ConfirmDialog>

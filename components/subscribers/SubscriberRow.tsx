@@ -5,6 +5,7 @@ import type { SubscriberListRow } from "@/server/accounts/subscriber-list";
 import { formatBytes } from "./format";
 import { subscriptionLink } from "./LinkDialog";
 import { expiryText, lastSeenText, resetSchedule, statusBadge, usagePercent } from "./list-view";
+import { FlagText } from "@/components/ui/Flag";
 
 export const smallButton = "rounded px-2 py-1 text-xs font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 disabled:opacity-50";
 
@@ -29,10 +30,12 @@ function RoutesCell({ row }: { row: SubscriberListRow }) {
     <ul className="space-y-0.5 text-xs">
       {row.routes.map((r) => (
         <li key={r.routeId} title={`${r.route}: inbound ${r.inbound} on server ${r.server}`}>
-          <span className="font-medium text-slate-700">{r.route}</span>
+          <span className="font-medium text-slate-700">
+            <FlagText text={r.route} />
+          </span>
           <span className="text-slate-400"> → </span>
           <span className="text-slate-600">
-            {r.server} · {r.inbound}
+            {r.server} · <FlagText text={r.inbound} />
           </span>
         </li>
       ))}

@@ -2,6 +2,7 @@
 import type { Impact } from "@/core/impact";
 import { plural } from "@/core/plural";
 import { ConfirmDialog } from "./Dialog";
+import { FlagText } from "@/components/ui/Flag";
 
 /**
  * The question before a change that costs users a route (core/impact.ts): which routes,
@@ -49,7 +50,9 @@ export function ImpactSummary({ impact }: { impact: Impact }) {
       <ul className="list-disc space-y-1 pl-5" aria-label="Affected routes">
         {impact.routes.map((r) => (
           <li key={r.id}>
-            <strong>{r.name}</strong> — {r.reason === "deleted" ? "deleted" : "no available inbound left"}
+            <strong>
+              <FlagText text={r.name} />
+            </strong> — {r.reason === "deleted" ? "deleted" : "no available inbound left"}
           </li>
         ))}
       </ul>

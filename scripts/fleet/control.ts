@@ -10,8 +10,8 @@ import http from "node:http";
 import type net from "node:net";
 import { z } from "zod";
 import { formatZodError } from "@/core/monitoring-contract";
-import type { Fleet } from "./fleet";
-import { SIM_FAULTS } from "./sim-server";
+import type { Fleet } from "@/server/demo/fleet";
+import { SIM_FAULTS } from "@/server/demo/sim-server";
 
 export const faultRequestSchema = z
   .object({

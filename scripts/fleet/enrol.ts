@@ -5,7 +5,7 @@
  * subscribers the balancer assigned to it.
  */
 import { TrpcCallError, type AppClient } from "../harness/trpc";
-import type { Fleet } from "./fleet";
+import type { Fleet } from "@/server/demo/fleet";
 import { fleetPlanSchema, type FleetPlan } from "./plan";
 
 export interface EnrolResult {

@@ -3,8 +3,8 @@ import http from "node:http";
 import net from "node:net";
 import { randomUUID } from "node:crypto";
 import { agentReportSchema } from "@/core/monitoring-contract";
-import { SimNetwork, startSimServer, tcpCheck, type SimServer, type SimServerOptions } from "./sim-server";
-import { startFleet, type Fleet } from "./fleet";
+import { SimNetwork, startSimServer, tcpCheck, type SimServer, type SimServerOptions } from "@/server/demo/sim-server";
+import { startFleet, type Fleet } from "@/server/demo/fleet";
 import { generateLocalPlan, fleetPlanSchema } from "./plan";
 import { startControlServer, type ControlServer } from "./control";
 

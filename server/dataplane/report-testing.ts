@@ -60,8 +60,13 @@ export class TestReportIntake {
     return intake;
   }
 
+  /** http://127.0.0.1:<port>, where agents under test send their reports. */
+  get base(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
   private get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/api/agent/report`;
+    return `${this.base}/api/agent/report`;
   }
 
   /**

@@ -2,10 +2,14 @@
  * The demo cluster seeded on an empty database, so the product shows itself at once:
  * 6 servers in 3 countries, 2–3 inbounds each, 4 routes of which "🇯🇵 Japan" is empty,
  * and 2 inbounds left unassigned (so the warnings panel has something to say), with a day
- * of made-up traffic history so the health page's charts are not empty.
+ * of made-up traffic history so the health page's charts are not empty. The seeded one is
+ * the live demo (live.ts runs simulated agents behind it); `clusters.createDemo` makes the
+ * same cluster without agents, to explore or test with.
  */
-import { count } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { TRPCError } from "@trpc/server";
+import { count, eq } from "drizzle-orm";
+import type { Db, DbOrTx } from "@/db/client";
+import { DEFAULT_PROBE_CONFIG } from "@/core/monitoring-contract";
 import { clusters, inbounds, routes, servers, serverMetricsHistory, settings, subscribers, serverHealth } from "@/db/schema";
 import { generateRealityKeys } from "@/server/topology/reality";
 import { newAgentToken, newSubscriptionToken } from "@/server/auth/tokens";
@@ -88,6 +92,24 @@ const DEMO_SERVERS: DemoServer[] = [
 
 const DEMO_SUBSCRIBERS = ["alice", "bob", "carol", "dave", "erin"];
 
+/**
+ * Subscribers of the live demo: enough simulated apps that every server carries users
+ * (each one gets a line per non-empty route, so about 30 users per server).
+ */
+export const LIVE_DEMO_SUBSCRIBERS = 60;
+/** How often the live demo's simulated agents report and its servers are probed (a real cluster's default is 60 s). */
+export const LIVE_DEMO_INTERVAL_S = 5;
+
+/** settings key naming the live demo cluster: `{ clusterId }`; deleting the demo removes it. */
+export const LIVE_DEMO_KEY = "demo_cluster";
+
+/** The live demo cluster's id, or null (never seeded, or deleted). */
+export async function liveDemoClusterId(db: DbOrTx): Promise<string | null> {
+  const [row] = await db.select().from(settings).where(eq(settings.key, LIVE_DEMO_KEY));
+  const id = (row?.value as { clusterId?: unknown } | undefined)?.clusterId;
+  return typeof id === "string" ? id : null;
+}
+
 /** Seeds the demo once per database (never again after the operator deletes it). */
 export async function seedDemoIfEmpty(db: Db): Promise<boolean> {
   return db.transaction(async (tx) => {
@@ -96,7 +118,20 @@ export async function seedDemoIfEmpty(db: Db): Promise<boolean> {
     if (claimed.length === 0) return false;
     const [existing] = await tx.select({ n: count() }).from(clusters);
     if ((existing?.n ?? 0) > 0) return false;
-    await seedDemoCluster(tx as unknown as Db, "Demo cluster");
+    const clusterId = await seedDemoCluster(tx as unknown as Db, "Demo cluster");
+    // Live: agents report and probes run every few seconds, and enough apps fetch to carry users.
+    await tx
+      .update(clusters)
+      .set({ reportIntervalS: LIVE_DEMO_INTERVAL_S, probeConfig: { ...DEFAULT_PROBE_CONFIG, intervalS: LIVE_DEMO_INTERVAL_S, timeoutS: 3 } })
+      .where(eq(clusters.id, clusterId));
+    await tx.insert(subscribers).values(
+      Array.from({ length: LIVE_DEMO_SUBSCRIBERS - DEMO_SUBSCRIBERS.length }, (_, i) => ({
+        clusterId,
+        name: `demo-user-${String(i + DEMO_SUBSCRIBERS.length + 1).padStart(2, "0")}`,
+        token: newSubscriptionToken(),
+      })),
+    );
+    await tx.insert(settings).values({ key: LIVE_DEMO_KEY, value: { clusterId } });
     return true;
   });
 }
@@ -180,4 +215,31 @@ export function createDemoCluster(db: Db, actor: Actor, input: { name: string })
     });
     return written({ id, name: input.name }, { kind: "topology", clusterId: id }, { kind: "subscribers", clusterId: id });
   });
+}
+
+/**
+ * Deletes the live demo cluster with everything in it (servers, inbounds, routes, subscribers,
+ * their history); its simulated agents stop on the change (live.ts). Any other cluster is
+ * refused: this is not a way to delete real clusters.
+ */
+export async function deleteDemoCluster(db: Db, actor: Actor, input: { clusterId: string }): Promise<Written<{ id: string; name: string }>> {
+  const deleted = await db.transaction(async (tx) => {
+    const [cluster] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId)).for("update");
+    if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+    if ((await liveDemoClusterId(tx)) !== cluster.id) {
+      throw new TRPCError({ code: "BAD_REQUEST", message: `${cluster.name} is not the demo cluster: only the demo can be deleted this way` });
+    }
+    await tx.delete(clusters).where(eq(clusters.id, cluster.id));
+    await tx.delete(settings).where(eq(settings.key, LIVE_DEMO_KEY));
+    // Installation-wide: the cluster's own entries go with it.
+    await recordAudit(tx, actor, {
+      clusterId: null,
+      action: "demo.delete",
+      entityType: "cluster",
+      entityId: cluster.id,
+      summary: `Deleted the demo cluster ${cluster.name} and stopped its simulated agents`,
+    });
+    return { id: cluster.id, name: cluster.name };
+  });
+  return written(deleted, { kind: "topology", clusterId: deleted.id }, { kind: "subscribers", clusterId: deleted.id });
 }

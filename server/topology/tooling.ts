@@ -1,7 +1,8 @@
 /**
  * Test and fleet tooling: synthetic clusters (bench, bench-ui), simulated fleets (fleet, demo,
- * soak) and the assignment counts they poll. Reached only through the tooling router, which
- * exists only when ROUTEBOARD_DEVTOOLS=1.
+ * soak) and the assignment counts they poll. Reached through the tooling router, which exists
+ * only when ROUTEBOARD_DEVTOOLS=1, and by the app's live demo (server/demo/live.ts), which
+ * takes over only the demo cluster's servers.
  */
 import { TRPCError } from "@trpc/server";
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
@@ -29,7 +30,7 @@ export interface PlanServer {
  * Moves the given servers to 127.0.0.1 with fresh agent tokens, and every inbound of theirs
  * to a distinct free local port. Returns the fleet plan (tokens are shown only here).
  */
-async function localiseServers(tx: DbOrTx, serverIds: string[]): Promise<PlanServer[]> {
+export async function localiseServers(tx: DbOrTx, serverIds: string[]): Promise<PlanServer[]> {
   if (serverIds.length === 0) return [];
   const rows = await tx.select().from(servers).where(inArray(servers.id, serverIds)).orderBy(asc(servers.name));
   const ibs = await tx

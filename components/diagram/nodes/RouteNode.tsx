@@ -12,6 +12,8 @@ import { useZoomLevel } from "../useZoomLevel";
 import { COMPACT_FONT_PX } from "../viewport";
 import styles from "../diagram.module.css";
 import type { RouteBox, RouteRowData } from "./types";
+import { useRowDrag } from "./useRowDrag";
+import { FlagText } from "@/components/ui/Flag";
 
 export const routeDropId = (id: string) => `route-drop:${id}`;
 export const routeDragId = (id: string) => `route-drag:${id}`;
@@ -23,8 +25,9 @@ function InboundRow({ row: i }: { row: RouteRowData }) {
   const serverName = server?.name ?? "an unknown server";
   // An inbound its server does not serve (issue 25) is red whatever its server's status.
   const label = i.unavailable ? `${i.name} unavailable: ${i.unavailable}` : `${serverName}: ${st.label}`;
+  const drag = useRowDrag("route", i.id, i.name);
   return (
-    <li className="flex items-center gap-1" style={{ height: ITEM_HEIGHT }} data-row-inbound={i.id}>
+    <li ref={drag.ref} {...drag.listeners} className={`flex items-center gap-1 ${drag.className}`} style={{ height: ITEM_HEIGHT }} data-row-inbound={i.id}>
       <span
         role="img"
         aria-label={label}
@@ -34,7 +37,7 @@ function InboundRow({ row: i }: { row: RouteRowData }) {
         data-status={i.unavailable ? "inbound-unavailable" : server?.status}
       />
       <span className={`min-w-0 flex-1 truncate ${i.unavailable ? "text-red-800 line-through decoration-red-400" : "text-slate-800"}`} title={`${i.name} on ${serverName}`}>
-        {i.name}
+        <FlagText text={i.name} />
       </span>
       {i.isFallback && <span className="shrink-0 rounded bg-amber-100 px-1 text-xs font-semibold uppercase text-amber-800">fallback</span>}
       <span className="shrink-0 text-xs tabular-nums text-slate-600" title={`${plural(i.users, "user")} assigned here`} data-testid="inbound-users">
@@ -113,8 +116,12 @@ export const RouteNode = memo(function RouteNode({ data: route }: NodeProps<Rout
         level === "compact" && (
           <div className="flex h-full flex-col justify-center gap-1 px-3" style={{ fontSize: COMPACT_FONT_PX, lineHeight: 1.2 }} data-testid="route-compact">
             <div className={`truncate font-semibold ${panic ? "text-red-800" : "text-slate-900"}`} title={route.name}>
-              {flag && <span aria-hidden>{flag} </span>}
-              {route.name}
+              {flag && (
+                <span aria-hidden>
+                  <FlagText text={flag} />{" "}
+                </span>
+              )}
+              <FlagText text={route.name} />
             </div>
             <div className={`truncate ${panic ? "font-semibold text-red-700" : "text-slate-500"}`} title={panic ? `${panic.reason}. ${panic.consequence}` : undefined}>
               {panic ? "⚠ Panic" : empty ? "Empty" : plural(members.length, "inbound")}
@@ -151,8 +158,14 @@ export const RouteNode = memo(function RouteNode({ data: route }: NodeProps<Rout
                 <span aria-hidden className={`tabular-nums text-xs font-normal ${panic ? "text-red-700" : "text-slate-500"}`}>
                   {position + 1}.
                 </span>
-                {flag && <span aria-hidden>{flag}</span>}
-                <span className="truncate">{route.name}</span>
+                {flag && (
+                  <span aria-hidden>
+                    <FlagText text={flag} />
+                  </span>
+                )}
+                <span className="truncate">
+                  <FlagText text={route.name} />
+                </span>
               </h3>
               <div className="flex shrink-0 items-start gap-0.5">
                 {canEdit && (

@@ -7,11 +7,27 @@ import { ITEM_HEIGHT, UNASSIGNED_HEADER } from "../layout";
 import { useZoomLevel } from "../useZoomLevel";
 import { COMPACT_FONT_PX } from "../viewport";
 import { plural } from "@/core/format";
-import type { UnassignedBox } from "./types";
+import type { UnassignedBox, UnassignedBoxData } from "./types";
+import { useRowDrag } from "./useRowDrag";
+import { FlagText } from "@/components/ui/Flag";
 
 export const UNASSIGNED_DROP_ID = "unassigned-drop";
 
 const selectIsCarriedHere = selectIsCarryTarget(null);
+
+/** One unassigned inbound: drag it into a route. */
+function UnassignedRow({ row: i }: { row: UnassignedBoxData["shown"][number] }) {
+  const drag = useRowDrag("unassigned", i.id, i.name);
+  return (
+    <li ref={drag.ref} {...drag.listeners} className={`flex items-center gap-2 ${drag.className}`} style={{ height: ITEM_HEIGHT }} data-row-inbound={i.id}>
+      <span aria-hidden className="h-1.5 w-1.5 shrink-0 rounded-full bg-amber-500" />
+      <span className="truncate text-slate-800">
+        <FlagText text={i.name} />
+      </span>
+      <span className="ml-auto shrink-0 truncate text-xs text-slate-500">{i.serverName}</span>
+    </li>
+  );
+}
 
 /** Inbounds in no route: invisible to users. Drop a chip here to take it out of every route. */
 export const UnassignedNode = memo(function UnassignedNode({ data }: NodeProps<UnassignedBox>) {
@@ -51,11 +67,7 @@ export const UnassignedNode = memo(function UnassignedNode({ data }: NodeProps<U
           ) : (
             <ul className="px-3 text-[13px]">
               {shown.map((i) => (
-                <li key={i.id} className="flex items-center gap-2" style={{ height: ITEM_HEIGHT }}>
-                  <span aria-hidden className="h-1.5 w-1.5 shrink-0 rounded-full bg-amber-500" />
-                  <span className="truncate text-slate-800">{i.name}</span>
-                  <span className="ml-auto shrink-0 truncate text-xs text-slate-500">{i.serverName}</span>
-                </li>
+                <UnassignedRow key={i.id} row={i} />
               ))}
               {count > shown.length && (
                 <li className="text-xs font-medium text-amber-800" style={{ height: ITEM_HEIGHT }}>

@@ -1,14 +1,21 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
 import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/topology/clusters";
-import { createDemoCluster } from "@/server/demo/seed";
+import { createDemoCluster, deleteDemoCluster, liveDemoClusterId } from "@/server/demo/seed";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const clustersRouter = createTRPCRouter({
-  list: protectedProcedure.query(({ ctx }) => listClusters(ctx.db)),
+  /** `demo`: the live demo cluster (simulated agents on this machine; "Delete demo" removes it). */
+  list: protectedProcedure.query(async ({ ctx }) => {
+    const [rows, demoId] = await Promise.all([listClusters(ctx.db), liveDemoClusterId(ctx.db)]);
+    return rows.map((c) => ({ ...c, demo: c.id === demoId }));
+  }),
 
-  get: protectedProcedure.input(z.object({ clusterId: idSchema })).query(({ ctx, input }) => getCluster(ctx.db, input.clusterId)),
+  get: protectedProcedure.input(z.object({ clusterId: idSchema })).query(async ({ ctx, input }) => {
+    const [cluster, demoId] = await Promise.all([getCluster(ctx.db, input.clusterId), liveDemoClusterId(ctx.db)]);
+    return { ...cluster, demo: cluster.id === demoId };
+  }),
 
   create: topologyWriteProcedure
     .input(z.object({ name: nameSchema }))
@@ -31,4 +38,12 @@ export const clustersRouter = createTRPCRouter({
   createDemo: topologyWriteProcedure
     .input(z.object({ name: nameSchema }))
     .mutation(({ ctx, input }) => publishAfterCommit(createDemoCluster(ctx.db, ctx.operator, input))),
+
+  /**
+   * Deletes the live demo cluster and stops its simulated agents; any other cluster is refused.
+   * Admins signed in only (no API token): it deletes a whole cluster.
+   */
+  deleteDemo: adminProcedure
+    .input(z.object({ clusterId: idSchema }))
+    .mutation(({ ctx, input }) => publishAfterCommit(deleteDemoCluster(ctx.db, ctx.operator, input))),
 });

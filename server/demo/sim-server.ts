@@ -1,5 +1,5 @@
 /**
- * A simulated VPN server for tests and demos, entirely on 127.0.0.1:
+ * A simulated VPN server for tests and demos (the app's live demo, live.ts, and the fleet scripts), entirely on 127.0.0.1:
  * real TCP listeners on its inbound ports (echo), an HTTP health endpoint (`GET /health`),
  * and an agent loop POSTing the agent report (core/monitoring-contract.ts) to the app.
  * Faults can be switched at run time (setFault / clearFaults, or the fleet's control port).

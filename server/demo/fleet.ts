@@ -1,6 +1,13 @@
-/** A fleet of simulated servers from a plan: every server checks every other one. */
-import type { FleetPlan } from "./plan";
+/**
+ * A fleet of simulated servers from a plan: every server checks every other one. The app's
+ * live demo runs one (live.ts); so do `npm run demo`, `fleet`, `soak` and the tests.
+ */
 import { SimNetwork, startSimServer, type SimServer, type SimServerState } from "./sim-server";
+
+/** The servers a fleet runs, as the app knows them (scripts/fleet/plan.ts validates a plan file). */
+export interface FleetPlan {
+  servers: Array<{ serverId: string; name: string; token: string; inboundPorts: number[]; healthPort: number; capacityBps?: number }>;
+}
 
 export interface FleetOptions {
   /** App base URL, e.g. http://localhost:3000; "" = do not report. */

@@ -1,0 +1,76 @@
+/**
+ * The live demo (issue 25, point 2): its simulated agents report through the real, token-checked
+ * report route; only the seeded demo cluster is taken over; deleting it stops them, and no other
+ * cluster can be deleted that way.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { auditLog, clusters, servers } from "@/db/schema";
+import { newAgentToken } from "@/server/auth/tokens";
+import { openTestDatabase, type TestDatabase } from "@/db/testing";
+import { publishAfterCommit } from "@/server/changes";
+import { TestReportIntake } from "@/server/dataplane/report-testing";
+import { deleteDemoCluster, liveDemoClusterId, seedDemoIfEmpty } from "./seed";
+import { loopbackUrl, startLiveDemo, type LiveDemo } from "./live";
+
+const quiet = { info() {}, warn() {} };
+
+describe("live demo", () => {
+  let t: TestDatabase;
+  let intake: TestReportIntake;
+  let demo: LiveDemo | null = null;
+  let demoId: string;
+  let otherId: string;
+  const serversOf = (clusterId: string) => t.db.select().from(servers).where(eq(servers.clusterId, clusterId));
+
+  beforeAll(async () => {
+    t = await openTestDatabase("pglite");
+    expect(await seedDemoIfEmpty(t.db)).toBe(true);
+    demoId = (await liveDemoClusterId(t.db))!;
+    // Another cluster (an operator's own) with a server of its own.
+    otherId = (await t.db.insert(clusters).values({ name: "Sample" }).returning())[0]!.id;
+    await t.db.insert(servers).values({ clusterId: otherId, name: "own-1", address: "192.0.2.10", agentTokenHash: newAgentToken().hash });
+    intake = await TestReportIntake.start(t);
+  });
+  afterAll(async () => {
+    await demo?.stop();
+    await intake?.close();
+    await t?.dispose();
+  });
+
+  it("takes over only the demo cluster, and its agents' reports pass the token-checked route", async () => {
+    const otherBefore = await serversOf(otherId);
+    demo = await startLiveDemo({ db: t.db, appUrl: intake.base, log: quiet });
+    expect(demo?.clusterId).toBe(demoId);
+    expect(demo!.fleet.servers.size).toBe(6);
+    for (const s of await serversOf(demoId)) expect(s.address).toBe("127.0.0.1");
+    // The other cluster keeps its address and agent token.
+    expect(await serversOf(otherId)).toEqual(otherBefore);
+    for (const sim of demo!.fleet.servers.values()) {
+      const sent = await sim.reportNow();
+      expect(sent.status).toBe(200);
+    }
+    const [started] = await t.db.select().from(auditLog).where(eq(auditLog.action, "demo.start"));
+    expect(started?.summary).toContain("6 servers");
+  });
+
+  it("refuses to delete any other cluster, and deleting the demo stops its agents", async () => {
+    await expect(publishAfterCommit(deleteDemoCluster(t.db, null, { clusterId: otherId }))).rejects.toThrow(/Sample is not the demo cluster/);
+    expect(await serversOf(otherId)).toHaveLength(1);
+
+    const sims = [...demo!.fleet.servers.values()];
+    await publishAfterCommit(deleteDemoCluster(t.db, null, { clusterId: demoId }));
+    await expect.poll(() => sims.every((s) => !s.state().listening)).toBe(true);
+    expect(await serversOf(demoId)).toHaveLength(0);
+    expect(await liveDemoClusterId(t.db)).toBeNull();
+    // Its tokens died with its servers; nothing starts again.
+    expect((await sims[0]!.reportNow()).status).toBe(401);
+    expect(await startLiveDemo({ db: t.db, appUrl: intake.base, log: quiet })).toBeNull();
+  });
+
+  it("reports to the app on loopback whatever address it listens on", () => {
+    expect(loopbackUrl("0.0.0.0", 3000)).toBe("http://127.0.0.1:3000");
+    expect(loopbackUrl("::", 3000)).toBe("http://[::1]:3000");
+    expect(loopbackUrl("127.0.0.5", 80)).toBe("http://127.0.0.5:80");
+  });
+});
