@@ -54,6 +54,24 @@ describe("live demo", () => {
     expect(started?.summary).toContain("6 servers");
   });
 
+  it("never takes over, nor deletes, a server an operator added to the demo", async () => {
+    const [own] = await t.db.insert(servers).values({ clusterId: demoId, name: "my-real-1", address: "198.51.100.7", agentTokenHash: newAgentToken().hash }).returning();
+    // Another start (the app restarted) localises the demo's own six again, never this one.
+    const again = await startLiveDemo({ db: t.db, appUrl: intake.base, log: quiet });
+    try {
+      expect(again!.fleet.servers.size).toBe(6);
+      expect(again!.fleet.servers.has(own!.id)).toBe(false);
+    } finally {
+      await again?.stop();
+    }
+    const [after] = await t.db.select().from(servers).where(eq(servers.id, own!.id));
+    expect(after).toEqual(own);
+    // Delete demo would take it along: refused, naming it, and nothing deleted.
+    await expect(publishAfterCommit(deleteDemoCluster(t.db, null, { clusterId: demoId }))).rejects.toThrow(/not the demo's: my-real-1/);
+    expect(await serversOf(demoId)).toHaveLength(7);
+    await t.db.delete(servers).where(eq(servers.id, own!.id));
+  });
+
   it("refuses to delete any other cluster, and deleting the demo stops its agents", async () => {
     await expect(publishAfterCommit(deleteDemoCluster(t.db, null, { clusterId: otherId }))).rejects.toThrow(/Sample is not the demo cluster/);
     expect(await serversOf(otherId)).toHaveLength(1);

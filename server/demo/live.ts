@@ -20,7 +20,7 @@ import { recordAudit } from "@/server/audit";
 import { onChange, publishChange } from "@/server/bus";
 import { assignmentCountsByServer, localiseServers } from "@/server/topology/tooling";
 import { startFleet, type Fleet } from "./fleet";
-import { liveDemoClusterId } from "./seed";
+import { liveDemoClusterId, liveDemoServerIds } from "./seed";
 
 export interface LiveDemoLog {
   info(obj: object, msg: string): void;
@@ -56,7 +56,8 @@ export async function startLiveDemo(opts: { db: Db; appUrl: string; log: LiveDem
   const taken = await db.transaction(async (tx) => {
     const [cluster] = await tx.select().from(clusters).where(eq(clusters.id, clusterId));
     if (!cluster) return null;
-    const ids = (await tx.select({ id: servers.id }).from(servers).where(eq(servers.clusterId, clusterId))).map((s) => s.id);
+    // The seed's servers only: a server an operator added to the demo keeps its address and token.
+    const ids = await liveDemoServerIds(tx, clusterId);
     const plan = await localiseServers(tx, ids);
     await recordAudit(tx, null, {
       clusterId,

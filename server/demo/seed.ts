@@ -7,7 +7,7 @@
  * same cluster without agents, to explore or test with.
  */
 import { TRPCError } from "@trpc/server";
-import { count, eq } from "drizzle-orm";
+import { and, count, eq, inArray } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { DEFAULT_PROBE_CONFIG } from "@/core/monitoring-contract";
 import { clusters, inbounds, routes, servers, serverMetricsHistory, settings, subscribers, serverHealth } from "@/db/schema";
@@ -100,14 +100,40 @@ export const LIVE_DEMO_SUBSCRIBERS = 60;
 /** How often the live demo's simulated agents report and its servers are probed (a real cluster's default is 60 s). */
 export const LIVE_DEMO_INTERVAL_S = 5;
 
-/** settings key naming the live demo cluster: `{ clusterId }`; deleting the demo removes it. */
+/**
+ * settings key naming the live demo cluster and the servers the seed made in it:
+ * `{ clusterId, serverIds }`; deleting the demo removes it.
+ */
 export const LIVE_DEMO_KEY = "demo_cluster";
+
+interface LiveDemoRecord {
+  clusterId: string;
+  /** Only these are simulated: a server an operator adds to the demo is never taken over. */
+  serverIds: string[];
+}
+
+async function liveDemoRecord(db: DbOrTx): Promise<LiveDemoRecord | null> {
+  const [row] = await db.select().from(settings).where(eq(settings.key, LIVE_DEMO_KEY));
+  const value = row?.value as { clusterId?: unknown; serverIds?: unknown } | undefined;
+  if (typeof value?.clusterId !== "string") return null;
+  const serverIds = Array.isArray(value.serverIds) ? value.serverIds.filter((id): id is string => typeof id === "string") : [];
+  return { clusterId: value.clusterId, serverIds };
+}
 
 /** The live demo cluster's id, or null (never seeded, or deleted). */
 export async function liveDemoClusterId(db: DbOrTx): Promise<string | null> {
-  const [row] = await db.select().from(settings).where(eq(settings.key, LIVE_DEMO_KEY));
-  const id = (row?.value as { clusterId?: unknown } | undefined)?.clusterId;
-  return typeof id === "string" ? id : null;
+  return (await liveDemoRecord(db))?.clusterId ?? null;
+}
+
+/** The demo's own servers still in it (the seed's), never one an operator added beside them. */
+export async function liveDemoServerIds(db: DbOrTx, clusterId: string): Promise<string[]> {
+  const record = await liveDemoRecord(db);
+  if (record?.clusterId !== clusterId || record.serverIds.length === 0) return [];
+  const rows = await db
+    .select({ id: servers.id })
+    .from(servers)
+    .where(and(eq(servers.clusterId, clusterId), inArray(servers.id, record.serverIds)));
+  return rows.map((r) => r.id);
 }
 
 /** Seeds the demo once per database (never again after the operator deletes it). */
@@ -131,7 +157,8 @@ export async function seedDemoIfEmpty(db: Db): Promise<boolean> {
         token: newSubscriptionToken(),
       })),
     );
-    await tx.insert(settings).values({ key: LIVE_DEMO_KEY, value: { clusterId } });
+    const serverIds = (await tx.select({ id: servers.id }).from(servers).where(eq(servers.clusterId, clusterId))).map((r) => r.id);
+    await tx.insert(settings).values({ key: LIVE_DEMO_KEY, value: { clusterId, serverIds } satisfies LiveDemoRecord });
     return true;
   });
 }
@@ -228,6 +255,15 @@ export async function deleteDemoCluster(db: Db, actor: Actor, input: { clusterId
     if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
     if ((await liveDemoClusterId(tx)) !== cluster.id) {
       throw new TRPCError({ code: "BAD_REQUEST", message: `${cluster.name} is not the demo cluster: only the demo can be deleted this way` });
+    }
+    // An operator's own server added to the demo would go with it, agent token and all.
+    const demoServers = new Set(await liveDemoServerIds(tx, cluster.id));
+    const own = (await tx.select({ id: servers.id, name: servers.name }).from(servers).where(eq(servers.clusterId, cluster.id))).filter((s) => !demoServers.has(s.id));
+    if (own.length > 0) {
+      throw new TRPCError({
+        code: "BAD_REQUEST",
+        message: `The demo holds servers that are not the demo's: ${own.map((s) => s.name).join(", ")}. Delete them first; Delete demo removes only what the demo made`,
+      });
     }
     await tx.delete(clusters).where(eq(clusters.id, cluster.id));
     await tx.delete(settings).where(eq(settings.key, LIVE_DEMO_KEY));
