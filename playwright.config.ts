@@ -51,6 +51,11 @@ export default defineConfig({
     screenshot: "only-on-failure",
     // Still pipes: their moving dash alone kept each open diagram at a third of a core.
     reducedMotion: "reduce",
+    // One browser context per worker, reset between tests (cookies, storage, routes, init
+    // scripts, extra pages; Playwright's own reset): a new context per test started and tore
+    // down a renderer each time, about a quarter of Chromium's CPU per test here. Every test
+    // signs in again and works on a cluster of its own; specs that need a second user open
+    // their own context from `browser`.
     reuseContext: true,
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
