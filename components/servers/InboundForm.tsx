@@ -11,7 +11,7 @@ import { routeFlagPrefix } from "@/core/format";
 import { FlagPicker } from "@/components/routes/FlagPicker";
 import { leadingFlagCode, nameWithFlag } from "./inbound-name";
 import { randomHex } from "@/lib/random-hex";
-import { PROTOCOL_LABELS, SS_METHODS, TRANSPORT_LABELS, TRANSPORTS, usesPath, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
+import { PROTOCOL_LABELS, SS_METHODS, TRANSPORT_LABELS, TRANSPORTS, usesPath, v2rayCannotServe, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
 
 const formSchema = inboundFieldsSchema;
 
@@ -102,6 +102,8 @@ export function InboundForm({
     }),
   );
   const mutation = inbound ? update : create;
+  // Which core this combination needs (the agent reports it not served on v2ray 4.34).
+  const needsXray = v2rayCannotServe(values);
   const { errors, general } = formErrors(mutation.error, clientErrors);
   const set = (k: keyof typeof values) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
     const value = e.target.value;
@@ -196,7 +198,7 @@ export function InboundForm({
         <Field label="Port" error={err("port")}>
           {(p) => <input {...p} className={inputClass} inputMode="numeric" value={values.port} onChange={set("port")} />}
         </Field>
-        <Field label="Protocol" error={err("protocol")} hint={values.protocol === "shadowsocks" ? "Each subscriber gets their own key; served by Xray only." : undefined}>
+        <Field label="Protocol" error={err("protocol")} hint={values.protocol === "shadowsocks" ? "Each subscriber gets their own key." : undefined}>
           {(p) => (
             <select {...p} className={inputClass} value={values.protocol} onChange={set("protocol")}>
               {(Object.keys(PROTOCOL_LABELS) as InboundProtocol[]).map((k) => (
@@ -207,7 +209,7 @@ export function InboundForm({
             </select>
           )}
         </Field>
-        <Field label="Transport" error={err("transport")} hint={values.transport === "grpc" || values.transport === "httpupgrade" || values.transport === "xhttp" ? "Served by Xray only (v2ray 4.34 cannot)." : undefined}>
+        <Field label="Transport" error={err("transport")}>
           {(p) => (
             <select {...p} className={inputClass} value={values.transport} onChange={set("transport")}>
               {TRANSPORTS.map((k) => (
@@ -288,6 +290,11 @@ export function InboundForm({
               </Field>
             </div>
           </>
+        )}
+        {needsXray && (
+          <p className="text-sm text-slate-600 sm:col-span-2" data-testid="needs-xray">
+            {needsXray}. A server whose agent runs v2ray reports it not served.
+          </p>
         )}
         <FormFooter wide error={general} pending={mutation.isPending} submitLabel={inbound ? "Save inbound" : "Create inbound"} onCancel={onClose} />
       </form>
