@@ -44,7 +44,7 @@ test("an operator adds a VMess over WebSocket inbound in the form; its link carr
     await form.getByLabel("Name").fill("VMess WebSocket");
     await form.getByLabel("Port").fill(String(port));
     await form.getByLabel("Protocol").selectOption("vmess");
-    await form.getByLabel("Transport").selectOption("ws");
+    await form.getByLabel("Network").selectOption("ws");
     // The path starts as one named after the transport.
     await expect(form.getByLabel("Path")).toHaveValue("/ws");
     // Security left at Reality, which VMess cannot use, is refused on its own field.

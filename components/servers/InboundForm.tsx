@@ -209,7 +209,7 @@ export function InboundForm({
             </select>
           )}
         </Field>
-        <Field label="Transport" error={err("transport")}>
+        <Field label="Network" error={err("transport")} hint="The transport the connection rides on (Xray calls it network).">
           {(p) => (
             <select {...p} className={inputClass} value={values.transport} onChange={set("transport")}>
               {TRANSPORTS.map((k) => (
