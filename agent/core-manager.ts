@@ -146,7 +146,7 @@ export function planUserChanges(after: Record<string, unknown>, diff: UsersDiff)
   for (const inbound of inboundsOf(after)) {
     if (!inbound.settings?.clients) continue;
     if (diff.remove.length === 0 && diff.add.length === 0) continue;
-    const clients = new ClientList(diff.add, inbound.settings.clients.flow);
+    const clients = inbound.settings.clients.withUsers(diff.add);
     changes.push({ tag: inbound.tag, remove: diff.remove, add: diff.add.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients } } : null });
   }
   return changes;

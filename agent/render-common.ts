@@ -4,10 +4,21 @@
  * server's own network (core/edge.ts). Pure: config in, JSON out.
  */
 import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
+import { shadowsocksUserSecret, trojanPassword } from "../core/credentials";
 import { BLOCKED_CIDRS, LOCAL_HOST_CIDRS, isBlockedAddress, parseAllowedDestinations, parseIp, type AllowedDestination } from "../core/edge";
 
 /** Clients per part of ClientList.jsonParts. */
 const CLIENTS_PER_PART = 10_000;
+
+/**
+ * How a protocol names a user in the core's clients (issue 26): VLESS and VMess by the UUID,
+ * Trojan and Shadowsocks by a secret derived from it (core/credentials.ts), which the share
+ * links carry too. `ss-aead` writes the cipher on every client (Xray's multi-user form of the
+ * older ciphers); `ss-2022` only the user's key (the cipher and server key are the inbound's).
+ */
+export type ClientCredential = { kind: "id" } | { kind: "trojan" } | { kind: "ss-aead"; method: string } | { kind: "ss-2022"; method: string };
+
+export type CoreClient = { email: string; level: 0 } & ({ id: string; flow?: string } | { password: string; method?: string });
 
 /**
  * An inbound's clients (level 0, the inbound's flow when it has one), made only when written:
@@ -20,14 +31,30 @@ export class ClientList {
     readonly users: readonly AgentUser[],
     /** The VLESS flow, "" for none. */
     readonly flow: string,
+    readonly credential: ClientCredential = { kind: "id" },
   ) {}
 
   get length(): number {
     return this.users.length;
   }
 
-  toJSON(): Array<{ id: string; email: string; level: 0; flow?: string }> {
-    return this.users.map((u) => (this.flow ? { id: u.id, email: u.email, level: 0, flow: this.flow } : { id: u.id, email: u.email, level: 0 }));
+  /** The same kind of clients for other users (the clients an `xray api adu` adds). */
+  withUsers(users: readonly AgentUser[]): ClientList {
+    return new ClientList(users, this.flow, this.credential);
+  }
+
+  toJSON(): CoreClient[] {
+    const c = this.credential;
+    switch (c.kind) {
+      case "id":
+        return this.users.map((u) => (this.flow ? { id: u.id, email: u.email, level: 0, flow: this.flow } : { id: u.id, email: u.email, level: 0 }));
+      case "trojan":
+        return this.users.map((u) => ({ password: trojanPassword(u.id), email: u.email, level: 0 }));
+      case "ss-aead":
+        return this.users.map((u) => ({ password: shadowsocksUserSecret(u.id, c.method), method: c.method, email: u.email, level: 0 }));
+      case "ss-2022":
+        return this.users.map((u) => ({ password: shadowsocksUserSecret(u.id, c.method), email: u.email, level: 0 }));
+    }
   }
 
   /** The array's JSON text, CLIENTS_PER_PART clients a part: only one part's objects exist at a time. */
@@ -36,7 +63,7 @@ export class ClientList {
     if (users.length === 0) yield "[]";
     for (let from = 0; from < users.length; from += CLIENTS_PER_PART) {
       // JSON.stringify of short-lived objects: several times faster than concatenating the text.
-      const part = JSON.stringify(new ClientList(users.slice(from, from + CLIENTS_PER_PART), this.flow).toJSON());
+      const part = JSON.stringify(this.withUsers(users.slice(from, from + CLIENTS_PER_PART)).toJSON());
       yield `${from === 0 ? "[" : ","}${part.slice(1, -1)}${from + CLIENTS_PER_PART >= users.length ? "]" : ""}`;
     }
   }
@@ -86,12 +113,64 @@ export const BLOCKED_TAG = "blocked";
 
 export const TLS_WITHOUT_FILES = "a TLS inbound needs certificate and key file paths (set them on the inbound in the panel)";
 
-/** A TLS inbound's stream settings, or why it cannot be served. */
-export function tlsStream(inbound: AgentInbound, options: RenderOptions): Record<string, unknown> | string {
+/** A TLS inbound's security settings, or why it cannot be served. */
+export function tlsSecurity(inbound: AgentInbound, options: RenderOptions): Record<string, unknown> | string {
   if (!inbound.tls) return TLS_WITHOUT_FILES;
   const problem = options.tlsFileProblem?.(inbound.tls) ?? null;
   if (problem) return problem;
-  return { network: "tcp", security: "tls", tlsSettings: { certificates: [{ certificateFile: inbound.tls.certificateFile, keyFile: inbound.tls.keyFile }] } };
+  return { security: "tls", tlsSettings: { certificates: [{ certificateFile: inbound.tls.certificateFile, keyFile: inbound.tls.keyFile }] } };
+}
+
+/** A TLS inbound's stream settings (its transport and TLS), or why it cannot be served. */
+export function tlsStream(inbound: AgentInbound, options: RenderOptions, core: "xray" | "v2ray" = "xray"): Record<string, unknown> | string {
+  const tls = tlsSecurity(inbound, options);
+  return typeof tls === "string" ? tls : { ...transportStream(inbound, core), ...tls };
+}
+
+/**
+ * The transport half of an inbound's stream settings, as each core spells it (shapes from
+ * XTLS/Xray-examples and v2fly's 4.x docs): Xray names the Host header `host` in ws and
+ * HTTPUpgrade, v2ray 4.x in ws `headers.Host`; h2 is network "http" with a list of hosts.
+ */
+export function transportStream(inbound: AgentInbound, core: "xray" | "v2ray"): Record<string, unknown> {
+  const path = inbound.path ?? "/";
+  const host = inbound.host;
+  switch (inbound.transport ?? "tcp") {
+    case "tcp":
+      return { network: "tcp" };
+    case "ws":
+      return { network: "ws", wsSettings: core === "xray" ? { path, ...(host ? { host } : {}) } : { path, ...(host ? { headers: { Host: host } } : {}) } };
+    case "grpc":
+      return { network: "grpc", grpcSettings: { serviceName: inbound.serviceName ?? "grpc" } };
+    case "httpupgrade":
+      return { network: "httpupgrade", httpupgradeSettings: { path, ...(host ? { host } : {}) } };
+    case "xhttp":
+      return { network: "xhttp", xhttpSettings: { path, ...(host ? { host } : {}), mode: "auto" } };
+    case "h2":
+      return { network: "http", httpSettings: { path, ...(host ? { host: [host] } : {}) } };
+  }
+}
+
+/**
+ * The protocol and settings of an inbound for the given users. VLESS and VMess clients carry
+ * the UUID, Trojan and Shadowsocks ones the derived secret (ClientCredential).
+ */
+export function protocolSettings(inbound: AgentInbound, users: readonly AgentUser[], flow: string): { protocol: string; settings: Record<string, unknown> & { clients: ClientList } } {
+  switch (inbound.protocol) {
+    case "vless":
+      return { protocol: "vless", settings: { clients: new ClientList(users, flow), decryption: "none" } };
+    case "vmess":
+      return { protocol: "vmess", settings: { clients: new ClientList(users, "") } };
+    case "trojan":
+      return { protocol: "trojan", settings: { clients: new ClientList(users, "", { kind: "trojan" }) } };
+    case "shadowsocks": {
+      const ss = inbound.shadowsocks;
+      const method = ss?.method ?? "aes-256-gcm";
+      // SS-2022: the server key is the inbound's, each client holds only its own key.
+      if (ss?.serverKey) return { protocol: "shadowsocks", settings: { method, password: ss.serverKey, clients: new ClientList(users, "", { kind: "ss-2022", method }), network: "tcp,udp" } };
+      return { protocol: "shadowsocks", settings: { clients: new ClientList(users, "", { kind: "ss-aead", method }), network: "tcp,udp" } };
+    }
+  }
 }
 
 /** What the edge rules are made of for one server. */

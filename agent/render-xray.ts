@@ -1,11 +1,13 @@
 /**
- * Xray-core config from the panel's agent config: VLESS over TCP with Reality, TLS or none,
- * the inbound's flow on every client (the share links carry the same flow). Shapes follow
- * XTLS/Xray-examples (VLESS-TCP-XTLS-Vision-REALITY) and Xray's API docs; HandlerService is
- * on so users can be added and removed live (`xray api adu` / `rmu`).
+ * Xray-core config from the panel's agent config: VLESS, VMess, Trojan and Shadowsocks over
+ * tcp, ws, gRPC, HTTPUpgrade, XHTTP and h2 with Reality, TLS or none (the combinations
+ * core/inbound-protocols.ts allows), the inbound's flow on every VLESS client (the share links
+ * carry the same flow). Shapes follow XTLS/Xray-examples (render.xray-examples.test.ts checks
+ * them field by field) and Xray's API docs; HandlerService is on so users can be added and
+ * removed live (`xray api adu` / `rmu`).
  */
 import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
-import { assemble, chooseApiPort, ClientList, commonSections, tlsStream, type EdgePlan, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
+import { assemble, chooseApiPort, commonSections, protocolSettings, tlsStream, transportStream, type EdgePlan, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
 /**
  * The version each REALITY client writes into its ClientHello (the session id's first three
@@ -29,13 +31,13 @@ export const REALITY_MIN_CLIENT_VERSION = "1.8.0";
 function streamSettings(inbound: AgentInbound, options: RenderOptions): Record<string, unknown> | string {
   switch (inbound.security) {
     case "none":
-      return { network: "tcp", security: "none" };
+      return { ...transportStream(inbound, "xray"), security: "none" };
     case "tls":
-      return tlsStream(inbound, options);
+      return tlsStream(inbound, options, "xray");
     case "reality":
       if (!inbound.reality) return "a Reality inbound needs its keys, short ids, server names and dest";
       return {
-        network: "tcp",
+        ...transportStream(inbound, "xray"),
         security: "reality",
         realitySettings: {
           show: false,
@@ -55,8 +57,7 @@ export function xrayInbound(inbound: AgentInbound, users: readonly AgentUser[], 
   return {
     tag: inbound.tag,
     port: inbound.port,
-    protocol: "vless",
-    settings: { clients: new ClientList(users, inbound.flow), decryption: "none" },
+    ...protocolSettings(inbound, users, inbound.flow),
     streamSettings: stream,
     // routeOnly: sniffing names the destination for routing without rewriting it.
     sniffing: { enabled: true, destOverride: ["http", "tls", "quic"], routeOnly: true },

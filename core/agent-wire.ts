@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { parseAllowedDestination } from "./edge";
+import { PROTOCOLS, SS_METHODS, TRANSPORTS } from "./inbound-protocols";
 
 /** Largest value of a PostgreSQL `integer` column. */
 export const PG_INT_MAX = 2_147_483_647;
@@ -178,7 +179,23 @@ export const agentInboundSchema = z
     /** The inbound's display name (for logs only). */
     name: z.string().min(1).max(200),
     port: portSchema,
-    protocol: z.literal("vless"),
+    /** Trojan and Shadowsocks users' secrets are derived from their ids (core/credentials.ts). */
+    protocol: z.enum(PROTOCOLS),
+    /**
+     * The transport and its settings (issue 26). Left out for VLESS over tcp, as before the
+     * field, so agents from before it keep parsing such configs strictly; absent = tcp.
+     */
+    transport: z.enum(TRANSPORTS).optional(),
+    /** ws, httpupgrade, xhttp and h2: the HTTP path, and the Host header when one is set. */
+    path: z.string().min(1).max(200).optional(),
+    host: z.string().min(1).max(253).optional(),
+    /** gRPC only. */
+    serviceName: z.string().min(1).max(100).optional(),
+    /** Shadowsocks only: the cipher and, for SS-2022, the server key (base64). */
+    shadowsocks: z
+      .object({ method: z.enum(SS_METHODS), serverKey: z.string().min(1).max(128).nullable() })
+      .strict()
+      .optional(),
     security: z.enum(["none", "tls", "reality"]),
     sni: z.string().max(253).nullable(),
     /** The VLESS flow every client of this inbound uses; "" = none. Share links carry the same. */

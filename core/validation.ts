@@ -7,6 +7,7 @@ import { z } from "zod";
 import { API_SCOPES } from "./api-tokens";
 import { MAX_ALLOWED_DESTINATIONS, parseAllowedDestination } from "./edge";
 import { ALGORITHMS } from "./format";
+import { PROTOCOLS, SS_METHODS, TRANSPORTS, protocolIssues } from "./inbound-protocols";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
 // something else. Right-to-left text itself is fine; so are emoji joiners.
@@ -304,6 +305,32 @@ export const allowedPrivateDestinationsSchema = z
     });
   });
 
+export const protocolSchema = z.enum(PROTOCOLS, { error: "Protocol must be VLESS, VMess, Trojan or Shadowsocks" });
+export const transportSchema = z.enum(TRANSPORTS, { error: "Transport must be tcp, ws, grpc, httpupgrade, xhttp or h2" });
+export const ssMethodSchema = z.enum(SS_METHODS, { error: `Cipher must be one of ${SS_METHODS.join(", ")}` });
+
+/** The HTTP path of ws, HTTPUpgrade, XHTTP and h2: "/" and printable characters, no spaces. */
+export const transportPathSchema = z
+  .string({ error: "Path must be text such as /ws" })
+  .max(200, "Path must be at most 200 characters")
+  .transform((s) => s.trim())
+  .refine((s) => s.startsWith("/"), "Path must start with /, e.g. /ws")
+  .refine((s) => /^[\x21-\x7e]*$/.test(s), "Path must be printable ASCII without spaces");
+
+/** The Host header the client sends (a CDN's front name); a hostname. */
+export const transportHostSchema = z
+  .string({ error: "Host must be a hostname" })
+  .max(253, "Host is too long")
+  .transform((s) => s.trim())
+  .refine((s) => isHostname(s) && !s.endsWith("."), "Host must be a hostname such as cdn.example.com");
+
+/** gRPC's service name: what the client's path is made of (/<name>/Tun). */
+export const grpcServiceNameSchema = z
+  .string({ error: "Service name must be text such as grpc" })
+  .max(100, "Service name must be at most 100 characters")
+  .transform((s) => s.trim())
+  .refine((s) => /^[A-Za-z0-9._~-]+$/.test(s), "Service name: letters, digits, dots, dashes, _ or ~, e.g. grpc");
+
 /** "a, b ,c" → ["a","b","c"] (form fields that hold lists). */
 export function splitList(s: string): string[] {
   return s
@@ -320,6 +347,16 @@ export const inboundFieldsSchema = z
   .object({
     name: nameSchema,
     port: portSchema,
+    protocol: protocolSchema.default("vless"),
+    transport: transportSchema.default("tcp"),
+    /** ws, httpupgrade, xhttp and h2; ignored (stored null) for the others. */
+    path: transportPathSchema.nullable().default(null),
+    /** Optional Host header for ws, httpupgrade, xhttp and h2. */
+    host: transportHostSchema.nullable().default(null),
+    /** gRPC only. */
+    serviceName: grpcServiceNameSchema.nullable().default(null),
+    /** Shadowsocks only. */
+    ssMethod: ssMethodSchema.nullable().default(null),
     security: securitySchema.default("reality"),
     sni: sniSchema.nullable().default(null),
     /** null = `<sni>:443`. */
@@ -332,6 +369,7 @@ export const inboundFieldsSchema = z
     tlsKeyFile: serverFilePathSchema.nullable().default(null),
   })
   .superRefine((v, ctx) => {
+    for (const i of protocolIssues(v)) ctx.addIssue({ code: "custom", path: [i.path], message: i.message });
     if (v.security !== "none" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Reality and TLS need a masquerade SNI" });
     // Reality refuses a ClientHello whose SNI is not in serverNames: a link with another SNI never connects.
     if (v.security === "reality" && v.sni !== null && v.realityServerNames.length > 0 && !v.realityServerNames.includes(v.sni)) {

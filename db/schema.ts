@@ -131,7 +131,23 @@ export const inbounds = pgTable(
     routeId: uuid("route_id"),
     name: text("name").notNull(),
     port: integer("port").notNull(),
+    /** core/inbound-protocols.ts PROTOCOLS. */
     protocol: text("protocol").notNull().default("vless"),
+    /** core/inbound-protocols.ts TRANSPORTS. */
+    transport: text("transport").notNull().default("tcp"),
+    /** HTTP path of ws, httpupgrade, xhttp and h2; null for the other transports. */
+    path: text("path"),
+    /** Optional Host header of ws, httpupgrade, xhttp and h2. */
+    host: text("host"),
+    /** gRPC service name; null for the other transports. */
+    serviceName: text("service_name"),
+    /** Shadowsocks cipher; null for the other protocols. */
+    ssMethod: text("ss_method"),
+    /**
+     * Shadowsocks-2022's server key (base64 of the cipher's key length), which every link of
+     * the inbound carries next to the subscriber's own key; null for other ciphers.
+     */
+    ssServerKey: text("ss_server_key"),
     security: inboundSecurity("security").notNull().default("reality"),
     sni: text("sni"),
     realityPublicKey: text("reality_public_key"),
@@ -175,6 +191,8 @@ export const inbounds = pgTable(
       sql`cardinality(${t.realityShortIds}) <= 16 and array_to_string(${t.realityShortIds}, ',') ~ '^([0-9a-f]{0,16})?(,[0-9a-f]{0,16})*$'`,
     ),
     check("inbounds_reality_server_names_count", sql`cardinality(${t.realityServerNames}) <= 32`),
+    check("inbounds_protocol_known", sql`${t.protocol} in ('vless', 'vmess', 'trojan', 'shadowsocks')`),
+    check("inbounds_transport_known", sql`${t.transport} in ('tcp', 'ws', 'grpc', 'httpupgrade', 'xhttp', 'h2')`),
   ],
 );
 

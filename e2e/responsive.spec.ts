@@ -125,7 +125,7 @@ test("the diagram is a list on a phone, and an inbound moves through its Move to
   // Every route with its inbounds (server, status, protocol and port), then Unassigned.
   const usa = list.getByRole("region", { name: "Route 🇺🇸 USA", exact: true });
   const dallas = usa.getByRole("listitem").filter({ hasText: "🇺🇸 Dallas" }).first();
-  await expect(dallas).toContainText(/VLESS .* :\d+/);
+  await expect(dallas).toContainText(/VLESS·tcp(·\w+)? :\d+/);
   await expect(list.getByRole("region", { name: "Route 🇯🇵 Japan", exact: true })).toContainText("No inbounds");
   await expect(list.getByRole("region", { name: "Unassigned inbounds" }).getByRole("listitem")).toHaveCount(2);
 

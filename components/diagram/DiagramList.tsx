@@ -4,6 +4,7 @@ import { useSyncExternalStore } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
 import { algorithmLabel, plural, routeColor, routeFlagPrefix, statusStyle } from "@/core/format";
 import { effectiveRouteId } from "@/core/topology";
+import { protocolSummary } from "@/core/inbound-protocols";
 import type { DiagramIndex, InboundData } from "./topology-index";
 import { MoveMenu } from "./MoveMenu";
 import { selectCanEdit, selectClusterId, useDiagramStore } from "./store";
@@ -29,8 +30,6 @@ export function useIsNarrow(): boolean {
 
 export const listInboundDomId = (inboundId: string) => `list-inbound-${inboundId}`;
 export const listRouteDomId = (routeId: string) => `list-route-${routeId}`;
-
-const SECURITY_LABEL: Readonly<Record<string, string>> = { reality: "VLESS Reality", tls: "VLESS TLS", none: "VLESS" };
 
 /**
  * The topology as a list, for screens too narrow for the diagram: each route in order
@@ -119,7 +118,7 @@ function InboundRows({ inbounds, index, empty }: { inbounds: readonly InboundDat
                 {inbound.unavailable && <span className="font-medium text-red-700" title={inbound.unavailable}> · Unavailable: {inbound.unavailable}</span>}
               </div>
               <div className="truncate text-xs text-slate-600">
-                {SECURITY_LABEL[inbound.security] ?? inbound.security} :{inbound.port} · {plural(inbound.users, "user")}
+                {protocolSummary(inbound)} :{inbound.port} · {plural(inbound.users, "user")}
                 {inbound.isFallback ? " · fallback" : ""}
               </div>
             </div>

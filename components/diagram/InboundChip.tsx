@@ -65,6 +65,11 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
           <FlagText text={inbound.name} />
         </span>
       </button>
+      {inbound.kind && (
+        <span className="shrink-0 font-mono text-[10px] leading-none text-slate-500" title={`Protocol·transport·security: ${inbound.kind}`} aria-hidden data-testid="inbound-kind">
+          {inbound.kind}
+        </span>
+      )}
       {unavailable && (
         // Its server does not serve it (issue 25): never handed out, whatever the server's dot says.
         <span
@@ -88,6 +93,7 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
         {inbound.users}
       </span>
       <span id={descId} className="sr-only">
+        {inbound.kind ? `${inbound.kind}, ` : ""}
         {plural(inbound.users, "user")}, port {inbound.port}, {route ? `in route ${route.name}` : "not in any route"}
         {inbound.isFallback ? ", fallback" : ""}
         {unavailable ? `, unavailable: ${unavailable}` : ""}

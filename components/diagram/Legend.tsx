@@ -89,6 +89,12 @@ export function Legend() {
               <Swatch className="border-2 border-dashed border-amber-400 bg-amber-50" />
               Unassigned: inbounds in no route, which users cannot see
             </li>
+            <li className="flex items-center gap-2">
+              <span aria-hidden className="w-20 shrink-0 font-mono text-[10px] text-slate-500">
+                VMess·ws·TLS
+              </span>
+              An inbound&apos;s protocol·transport·security (VLESS, VMess, Trojan or SS; tcp, ws, gRPC, HTTPUpgrade, XHTTP or h2; Reality, TLS or none when left out)
+            </li>
           </ul>
 
           <h3 className="mb-1 font-semibold text-slate-900">Lines</h3>

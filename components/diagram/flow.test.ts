@@ -213,6 +213,14 @@ describe("buildEdges", () => {
     expect(edges.find((e) => e.id === "pipe:r1")!.style?.stroke).toBe(routeColor(0));
   });
 
+  it("each chip carries its protocol·transport·security, none when the topology does not say (issue 26)", () => {
+    const t = topo([{ ...ib("a", "s1", "r1"), protocol: "vmess", transport: "ws", security: "tls" } as ReturnType<typeof ib>, { ...ib("b", "s1", "r1"), protocol: "vless", transport: "tcp", security: "reality" } as ReturnType<typeof ib>, ib("c", "s2", "r2")]);
+    const { nodes } = buildNodes(layoutTopology(t), indexOf(t), new Map());
+    const chips = (id: string) => nodes.flatMap((n) => (n.id === id && n.type === "server" ? n.data.chips : []));
+    expect(chips("server:s1").map((c) => c.kind)).toEqual(["VMess·ws·TLS", "VLESS·tcp·Reality"]);
+    expect(chips("server:s2").map((c) => c.kind)).toEqual([null]);
+  });
+
   it("an inbound its healthy server does not serve: dashed edge, not served in its chip and row, and as the only one, a pipe with no line (issue 25)", () => {
     const unserved = { ...ib("a", "s1", "r1"), unavailable: "Reality needs Xray-core" };
     const t = topo([unserved, ib("b", "s2", "r2")]);

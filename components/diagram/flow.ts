@@ -8,6 +8,7 @@
 import { replaceEqualDeep } from "@tanstack/react-query";
 import { Position, type Edge, type NodeHandle } from "@xyflow/react";
 import { effectiveRouteId } from "@/core/topology";
+import { protocolSummary } from "@/core/inbound-protocols";
 import { routeColor } from "@/core/format";
 import { routePanic, type RoutePanic } from "@/core/panic";
 import { isAvailable } from "@/core/status";
@@ -107,6 +108,10 @@ export interface FlowInbound {
   isFallback: boolean;
   /** Why its server does not serve it now (issue 25); null = it does. */
   unavailable: string | null;
+  /** Protocol, transport and security (issue 26): the chip's "VMess·ws·TLS"; absent in old snapshots. */
+  protocol?: string;
+  transport?: string;
+  security?: "reality" | "tls" | "none";
 }
 export interface FlowRoute {
   id: string;
@@ -152,6 +157,7 @@ export function boxContent(b: Box, index: FlowIndex): BoxContent {
           users: i.users,
           isFallback: i.isFallback,
           unavailable: i.unavailable,
+          kind: i.protocol && i.security ? protocolSummary({ protocol: i.protocol, transport: i.transport, security: i.security }) : null,
           route: route && { id: route.id, name: route.name, color: routeColor(index.routeIndex.get(route.id) ?? 0) },
         };
       });

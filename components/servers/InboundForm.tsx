@@ -11,6 +11,7 @@ import { routeFlagPrefix } from "@/core/format";
 import { FlagPicker } from "@/components/routes/FlagPicker";
 import { leadingFlagCode, nameWithFlag } from "./inbound-name";
 import { randomHex } from "@/lib/random-hex";
+import { PROTOCOL_LABELS, SS_METHODS, TRANSPORT_LABELS, TRANSPORTS, usesPath, v2rayCannotServe, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
 
 const formSchema = inboundFieldsSchema;
 
@@ -18,6 +19,12 @@ export interface InboundValues {
   id: string;
   name: string;
   port: number;
+  protocol?: InboundProtocol;
+  transport?: InboundTransport;
+  path?: string | null;
+  host?: string | null;
+  serviceName?: string | null;
+  ssMethod?: SsMethod | null;
   security: "reality" | "tls" | "none";
   sni: string | null;
   realityDest?: string | null;
@@ -56,6 +63,12 @@ export function InboundForm({
   const [values, setValues] = useState({
     name: inbound?.name ?? "",
     port: inbound ? String(inbound.port) : "443",
+    protocol: inbound?.protocol ?? ("vless" as InboundProtocol),
+    transport: inbound?.transport ?? ("tcp" as InboundTransport),
+    path: inbound?.path ?? "",
+    host: inbound?.host ?? "",
+    serviceName: inbound?.serviceName ?? "",
+    ssMethod: inbound?.ssMethod ?? ("2022-blake3-aes-128-gcm" as SsMethod),
     security: inbound?.security ?? ("reality" as InboundValues["security"]),
     sni: inbound?.sni ?? "",
     realityDest: inbound?.realityDest ?? "",
@@ -89,9 +102,21 @@ export function InboundForm({
     }),
   );
   const mutation = inbound ? update : create;
+  // Which core this combination needs (the agent reports it not served on v2ray 4.34).
+  const needsXray = v2rayCannotServe(values);
   const { errors, general } = formErrors(mutation.error, clientErrors);
   const set = (k: keyof typeof values) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
-    setValues((old) => ({ ...old, [k]: e.target.value }));
+    const value = e.target.value;
+    setValues((old) => {
+      const next = { ...old, [k]: value };
+      // A transport that needs a path starts with one named after it; gRPC with a service name.
+      if (k === "transport" && usesPath(value as InboundTransport) && old.path.trim() === "") next.path = `/${value}`;
+      if (k === "transport" && value === "grpc" && old.serviceName.trim() === "") next.serviceName = "grpc";
+      // Shadowsocks runs bare; Trojan and h2 need TLS or Reality: start from a security that fits.
+      if (k === "protocol" && value === "shadowsocks") Object.assign(next, { security: "none", transport: "tcp" });
+      if (k === "protocol" && value === "vmess" && old.security === "reality") next.security = "tls";
+      return next;
+    });
     // Editing a field hides its messages (the server's too, for list items such as "realityShortIds.1").
     setClientErrors((c) => {
       const next = { ...c, [k]: "" };
@@ -106,9 +131,17 @@ export function InboundForm({
     const orNull = (v: string) => (v.trim() === "" ? null : v);
     const reality = values.security === "reality";
     const tls = values.security === "tls";
+    const pathLike = usesPath(values.transport);
     const input = {
       name: values.name,
       port: values.port,
+      protocol: values.protocol,
+      transport: values.transport,
+      // Fields of another transport or protocol are not sent: switching clears them.
+      path: pathLike ? orNull(values.path) : null,
+      host: pathLike ? orNull(values.host) : null,
+      serviceName: values.transport === "grpc" ? orNull(values.serviceName) : null,
+      ssMethod: values.protocol === "shadowsocks" ? values.ssMethod : null,
       security: values.security,
       sni: orNull(values.sni),
       // Fields of another security are not sent: switching security clears them.
@@ -129,7 +162,7 @@ export function InboundForm({
   const err = (k: string) => errors[k] || Object.entries(errors).find(([key, v]) => key.startsWith(`${k}.`) && v)?.[1] || undefined;
 
   return (
-    <Dialog title={inbound ? `Edit inbound ${inbound.name}` : `New inbound on ${server.name}`} onClose={onClose} description="VLESS over TCP. The name is what users see in their VPN app.">
+    <Dialog title={inbound ? `Edit inbound ${inbound.name}` : `New inbound on ${server.name}`} onClose={onClose} description="The protocol and transport your users' apps connect with. The name is what users see in their VPN app.">
       <form onSubmit={submit} noValidate className="grid gap-4 sm:grid-cols-2">
         <div className="sm:col-span-2">
           <Field label="Name" error={err("name")} hint="What users see in their app; pick its flag below.">
@@ -165,6 +198,56 @@ export function InboundForm({
         <Field label="Port" error={err("port")}>
           {(p) => <input {...p} className={inputClass} inputMode="numeric" value={values.port} onChange={set("port")} />}
         </Field>
+        <Field label="Protocol" error={err("protocol")} hint={values.protocol === "shadowsocks" ? "Each subscriber gets their own key." : undefined}>
+          {(p) => (
+            <select {...p} className={inputClass} value={values.protocol} onChange={set("protocol")}>
+              {(Object.keys(PROTOCOL_LABELS) as InboundProtocol[]).map((k) => (
+                <option key={k} value={k}>
+                  {k === "shadowsocks" ? "Shadowsocks" : PROTOCOL_LABELS[k]}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Network" error={err("transport")} hint="The transport the connection rides on (Xray calls it network).">
+          {(p) => (
+            <select {...p} className={inputClass} value={values.transport} onChange={set("transport")}>
+              {TRANSPORTS.map((k) => (
+                <option key={k} value={k}>
+                  {TRANSPORT_LABELS[k]}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        {values.protocol === "shadowsocks" && (
+          <Field label="Cipher" error={err("ssMethod")} hint="The 2022 ciphers are the ones to choose today.">
+            {(p) => (
+              <select {...p} className={inputClass} value={values.ssMethod} onChange={set("ssMethod")}>
+                {SS_METHODS.map((m) => (
+                  <option key={m} value={m}>
+                    {m}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        )}
+        {usesPath(values.transport) && (
+          <>
+            <Field label="Path" error={err("path")} hint="The HTTP path clients ask for, e.g. /ws.">
+              {(p) => <input {...p} className={`${inputClass} font-mono`} value={values.path} onChange={set("path")} placeholder={`/${values.transport}`} />}
+            </Field>
+            <Field label="Host header (optional)" error={err("host")} hint="A CDN's front name, when clients go through one.">
+              {(p) => <input {...p} className={inputClass} value={values.host} onChange={set("host")} placeholder="cdn.example.com" />}
+            </Field>
+          </>
+        )}
+        {values.transport === "grpc" && (
+          <Field label="Service name" error={err("serviceName")} hint="gRPC's service name, e.g. grpc.">
+            {(p) => <input {...p} className={`${inputClass} font-mono`} value={values.serviceName} onChange={set("serviceName")} placeholder="grpc" />}
+          </Field>
+        )}
         <Field label="Security" error={err("security")} hint={values.security === "reality" ? "The Reality key pair is generated for you." : undefined}>
           {(p) => (
             <select {...p} className={inputClass} value={values.security} onChange={set("security")}>
@@ -207,6 +290,11 @@ export function InboundForm({
               </Field>
             </div>
           </>
+        )}
+        {needsXray && (
+          <p className="text-sm text-slate-600 sm:col-span-2" data-testid="needs-xray">
+            {needsXray}. A server whose agent runs v2ray reports it not served.
+          </p>
         )}
         <FormFooter wide error={general} pending={mutation.isPending} submitLabel={inbound ? "Save inbound" : "Create inbound"} onCancel={onClose} />
       </form>

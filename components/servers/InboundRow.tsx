@@ -1,5 +1,6 @@
 "use client";
 import { routeFlagPrefix } from "@/core/format";
+import { protocolSummary } from "@/core/inbound-protocols";
 import { InboundKeys } from "./InboundKeys";
 import { SECURITY_LABEL, smallButton, type InboundRow as Inbound } from "./servers-view";
 import { FlagText } from "@/components/ui/Flag";
@@ -23,6 +24,10 @@ export function InboundRow(props: {
       <td data-label="Port" className="px-2 py-2 font-mono">{i.port}</td>
       <td data-label="Security" className="card-full px-2 py-2 max-sm:order-1">
         {SECURITY_LABEL[i.security]}
+        {/* The protocol and transport it serves (issue 26), e.g. "VMess·ws". */}
+        <div className="text-xs text-slate-500" data-testid="inbound-protocol">
+          {protocolSummary({ protocol: i.protocol, transport: i.transport, security: "none" })}
+        </div>
         <InboundKeys inbound={i} />
       </td>
       <td data-label="SNI" className="px-2 py-2 text-slate-600">{i.sni ?? "—"}</td>

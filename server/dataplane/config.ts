@@ -11,13 +11,17 @@ import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, servers, subscribers } from "@/db/schema";
 import { mayConnect } from "@/server/usage/access";
 import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
+import { usesPath, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
 import { byEmail, usersHash, usersHashInSteps, versionHasher } from "@/core/config-version";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
 
-/** The flow the share links of an inbound carry (server/subscription/formats.ts). */
-export function flowFor(security: "reality" | "tls" | "none"): "" | typeof REALITY_FLOW {
-  return security === "reality" ? REALITY_FLOW : "";
+/**
+ * The flow the share links of an inbound carry (server/subscription/formats.ts): Vision for
+ * VLESS over tcp with Reality, none for every other combination (Vision needs raw tcp).
+ */
+export function flowFor(security: "reality" | "tls" | "none", protocol = "vless", transport = "tcp"): "" | typeof REALITY_FLOW {
+  return security === "reality" && protocol === "vless" && transport === "tcp" ? REALITY_FLOW : "";
 }
 
 /** One server's config without its users (shared by the whole cluster). */
@@ -68,6 +72,16 @@ function evenShortIds(ids: readonly string[]): string[] {
   return ok.length > 0 ? ok : [""];
 }
 
+/** The transport's fields, all left out for tcp (agents from before issue 26 know none of them). */
+function transportFields(i: InboundRow): Pick<AgentInbound, "transport" | "path" | "host" | "serviceName"> {
+  if (i.transport === "tcp") return {};
+  return {
+    transport: i.transport as InboundTransport,
+    ...(usesPath(i.transport as InboundTransport) ? { path: i.path ?? "/", ...(i.host ? { host: i.host } : {}) } : {}),
+    ...(i.transport === "grpc" ? { serviceName: i.serviceName ?? "grpc" } : {}),
+  };
+}
+
 /** The inbound as the core needs it; null pieces are what the security does not use. */
 export function agentInbound(i: InboundRow): AgentInbound {
   const serverNames = i.realityServerNames.length > 0 ? i.realityServerNames : i.sni ? [i.sni] : [];
@@ -91,10 +105,12 @@ export function agentInbound(i: InboundRow): AgentInbound {
     tag: `in-${i.port}`,
     name: i.name,
     port: i.port,
-    protocol: "vless",
+    protocol: i.protocol as AgentInbound["protocol"],
+    ...transportFields(i),
+    ...(i.protocol === "shadowsocks" && i.ssMethod ? { shadowsocks: { method: i.ssMethod as SsMethod, serverKey: i.ssServerKey } } : {}),
     security: i.security,
     sni: i.sni,
-    flow: flowFor(i.security),
+    flow: flowFor(i.security, i.protocol, i.transport),
     tls,
     reality,
   };

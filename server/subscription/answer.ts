@@ -30,7 +30,7 @@ import {
   subscriptionUserinfo,
   type SubscriptionEntry,
   type SubscriptionFormat,
-  vlessShareLink,
+  shareLink,
 } from "./formats";
 import { renderSubscriberPage, SUBSCRIBER_PAGE_CSP } from "./page";
 import { formatForUserAgent, type DetectedFormat } from "./user-agent";
@@ -236,7 +236,7 @@ export class Answerer {
       limitBytes: sub.trafficLimitBytes,
       expiresAt: sub.expiresAt,
       blocked,
-      links: entries.map((e) => ({ name: e.inbound, link: vlessShareLink(uuid, e) })),
+      links: entries.map((e) => ({ name: e.inbound, link: shareLink(uuid, e) })),
     });
   }
 

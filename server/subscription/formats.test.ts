@@ -121,10 +121,10 @@ describe("share links", () => {
 });
 
 describe("json, clash and sing-box", () => {
-  it("json lists routeId, route, inboundId, inbound, server and link", () => {
+  it("json lists routeId, route, inboundId, inbound, server, protocol, transport, security and link", () => {
     const j = JSON.parse(renderJson(UUID, [reality]));
     expect(j.routes).toEqual([
-      { routeId: "r1", route: "🇺🇸 USA", flag: null, flagCode: null, inboundId: "i1", inbound: "🇺🇸 New York", server: "us-nyc-1", link: vlessShareLink(UUID, reality) },
+      { routeId: "r1", route: "🇺🇸 USA", flag: null, flagCode: null, inboundId: "i1", inbound: "🇺🇸 New York", server: "us-nyc-1", protocol: "vless", transport: "tcp", security: "reality", link: vlessShareLink(UUID, reality) },
     ]);
   });
   it("json carries the route's flag as an emoji and as its country code", () => {

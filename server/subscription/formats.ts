@@ -4,6 +4,8 @@
  */
 import type { BlockReason } from "@/server/usage/access";
 import { flagEmoji } from "@/core/format";
+import { shadowsocksUserSecret, trojanPassword } from "@/core/credentials";
+import { ss2022KeyBytes, type InboundProtocol, type InboundTransport } from "@/core/inbound-protocols";
 
 export interface SubscriptionEntry {
   routeId: string;
@@ -20,6 +22,29 @@ export interface SubscriptionEntry {
   sni: string | null;
   realityPublicKey: string | null;
   realityShortId: string | null;
+  /** Issue 26; absent = VLESS over tcp. */
+  protocol?: InboundProtocol;
+  transport?: InboundTransport;
+  path?: string | null;
+  host?: string | null;
+  serviceName?: string | null;
+  ssMethod?: string | null;
+  /** SS-2022's server key: links carry `<server key>:<subscriber's key>`. */
+  ssServerKey?: string | null;
+}
+
+const protocolOf = (e: SubscriptionEntry): InboundProtocol => e.protocol ?? "vless";
+const transportOf = (e: SubscriptionEntry): InboundTransport => e.transport ?? "tcp";
+const pathOf = (e: SubscriptionEntry) => e.path ?? "/";
+const serviceNameOf = (e: SubscriptionEntry) => e.serviceName ?? "grpc";
+/** VLESS with Vision: Reality over tcp only (server/dataplane/config.ts flowFor). */
+const visionOf = (e: SubscriptionEntry) => e.security === "reality" && protocolOf(e) === "vless" && transportOf(e) === "tcp";
+
+/** The subscriber's Shadowsocks password for the entry: SS-2022 joins the server's key and its own. */
+function ssPassword(uuid: string, e: SubscriptionEntry): string {
+  const method = e.ssMethod ?? "aes-256-gcm";
+  const own = shadowsocksUserSecret(uuid, method);
+  return ss2022KeyBytes(method) !== null && e.ssServerKey ? `${e.ssServerKey}:${own}` : own;
 }
 
 export type SubscriptionFormat = "base64" | "json" | "clash" | "singbox";
@@ -53,10 +78,29 @@ function cachedTail(e: SubscriptionEntry): string {
   return tail;
 }
 
+/**
+ * The transport parameters of `vless://` and `trojan://` (v2rayN's and Xray's share-link
+ * names): type, path and host for ws/httpupgrade/xhttp/h2, serviceName and mode for gRPC.
+ */
+function setTransportParams(q: URLSearchParams, e: SubscriptionEntry): void {
+  const t = transportOf(e);
+  q.set("type", t === "h2" ? "http" : t);
+  if (t === "grpc") {
+    q.set("serviceName", serviceNameOf(e));
+    q.set("mode", "gun");
+  } else if (t !== "tcp") {
+    q.set("path", pathOf(e));
+    if (e.host) q.set("host", e.host);
+    if (t === "xhttp") q.set("mode", "auto");
+  }
+}
+
 function linkTail(e: SubscriptionEntry): string {
-  const q = new URLSearchParams({ encryption: "none", type: "tcp", security: e.security });
+  const q = new URLSearchParams(protocolOf(e) === "vless" ? { encryption: "none" } : {});
+  setTransportParams(q, e);
+  q.set("security", e.security);
   if (e.security === "reality") {
-    q.set("flow", "xtls-rprx-vision");
+    if (visionOf(e)) q.set("flow", "xtls-rprx-vision");
     q.set("fp", "chrome");
     if (e.sni) q.set("sni", e.sni);
     if (e.realityPublicKey) q.set("pbk", e.realityPublicKey);
@@ -66,6 +110,62 @@ function linkTail(e: SubscriptionEntry): string {
     if (e.sni) q.set("sni", e.sni);
   }
   return `${hostForUri(e.address)}:${e.port}?${q.toString()}#${encodeURIComponent(e.inbound)}`;
+}
+
+/** `trojan://<password>@<address>:<port>?...#<name>`: the same parameters as `vless://`. */
+export function trojanShareLink(uuid: string, e: SubscriptionEntry): string {
+  return `trojan://${trojanPassword(uuid)}@${cachedTail(e)}`;
+}
+
+/**
+ * SIP002: `ss://<userinfo>@<address>:<port>#<name>`; userinfo is base64url `method:password`
+ * for the AEAD ciphers and percent-encoded (never base64) for the 2022 ones, as SIP002 asks.
+ */
+export function shadowsocksShareLink(uuid: string, e: SubscriptionEntry): string {
+  const method = e.ssMethod ?? "aes-256-gcm";
+  const password = ssPassword(uuid, e);
+  const userinfo = ss2022KeyBytes(method) !== null ? `${encodeURIComponent(method)}:${encodeURIComponent(password)}` : Buffer.from(`${method}:${password}`, "utf8").toString("base64url");
+  return `ss://${userinfo}@${hostForUri(e.address)}:${e.port}#${encodeURIComponent(e.inbound)}`;
+}
+
+/**
+ * `vmess://` + base64 of v2rayN's JSON "v2" form: net is the transport (h2 as "h2"), path the
+ * HTTP path or, for gRPC, the service name (type "gun"), tls "tls" or "".
+ */
+export function vmessShareLink(uuid: string, e: SubscriptionEntry): string {
+  const t = transportOf(e);
+  const v2 = {
+    v: "2",
+    ps: e.inbound,
+    add: e.address,
+    port: String(e.port),
+    id: uuid,
+    aid: "0",
+    scy: "auto",
+    net: t,
+    type: t === "grpc" ? "gun" : "none",
+    host: t === "grpc" || t === "tcp" ? "" : (e.host ?? ""),
+    path: t === "grpc" ? serviceNameOf(e) : t === "tcp" ? "" : pathOf(e),
+    tls: e.security === "tls" ? "tls" : "",
+    sni: e.security === "tls" ? (e.sni ?? "") : "",
+    alpn: "",
+    fp: e.security === "tls" ? "chrome" : "",
+  };
+  return `vmess://${Buffer.from(JSON.stringify(v2), "utf8").toString("base64")}`;
+}
+
+/** The entry's share link for the subscriber, whatever its protocol. */
+export function shareLink(uuid: string, e: SubscriptionEntry): string {
+  switch (protocolOf(e)) {
+    case "vless":
+      return vlessShareLink(uuid, e);
+    case "vmess":
+      return vmessShareLink(uuid, e);
+    case "trojan":
+      return trojanShareLink(uuid, e);
+    case "shadowsocks":
+      return shadowsocksShareLink(uuid, e);
+  }
 }
 
 /** `@<tail>` as UTF-8, per entry: what the base64 body copies for each link. */
@@ -92,17 +192,27 @@ export function renderBase64(uuid: string, entries: readonly SubscriptionEntry[]
   const n = entries.length;
   if (n === 0) return "";
   const id = Buffer.from(uuid, "utf8");
+  // A VLESS link is prefix + uuid + the cached tail; the other protocols' links carry a
+  // per-subscriber secret inside (vmess:// all of it), so they are made whole (`whole`).
   const tails = new Array<Buffer>(n);
-  let size = n - 1 + n * (VLESS_PREFIX.length + id.length);
-  for (let i = 0; i < n; i++) size += (tails[i] = tailBytes(entries[i]!)).length;
+  const whole = new Array<boolean>(n);
+  let size = n - 1;
+  for (let i = 0; i < n; i++) {
+    const e = entries[i]!;
+    whole[i] = protocolOf(e) !== "vless";
+    tails[i] = whole[i] ? Buffer.from(shareLink(uuid, e), "utf8") : tailBytes(e);
+    size += tails[i]!.length + (whole[i] ? 0 : VLESS_PREFIX.length + id.length);
+  }
   const out = Buffer.allocUnsafe(size);
   let at = 0;
   for (let i = 0; i < n; i++) {
     if (i > 0) out[at++] = NEWLINE;
-    out.set(VLESS_PREFIX, at);
-    at += VLESS_PREFIX.length;
-    out.set(id, at);
-    at += id.length;
+    if (!whole[i]) {
+      out.set(VLESS_PREFIX, at);
+      at += VLESS_PREFIX.length;
+      out.set(id, at);
+      at += id.length;
+    }
     const t = tails[i]!;
     out.set(t, at);
     at += t.length;
@@ -121,7 +231,10 @@ export function renderJson(uuid: string, entries: readonly SubscriptionEntry[]):
       inboundId: e.inboundId,
       inbound: e.inbound,
       server: e.server,
-      link: vlessShareLink(uuid, e),
+      protocol: protocolOf(e),
+      transport: transportOf(e),
+      security: e.security,
+      link: shareLink(uuid, e),
     })),
   });
 }
@@ -166,21 +279,56 @@ export function proxyNames(entries: readonly Pick<SubscriptionEntry, "inbound" |
 const y = (s: string | number | boolean) =>
   typeof s === "string" ? JSON.stringify(s).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`) : String(s);
 
+/** The lines of one mihomo proxy (MetaCubeX/mihomo adapter/outbound option structs). */
+function clashProxy(uuid: string, e: SubscriptionEntry, name: string): string[] {
+  const protocol = protocolOf(e);
+  const t = transportOf(e);
+  const lines = [`  - name: ${y(name)}`];
+  const type = protocol === "shadowsocks" ? "ss" : protocol;
+  lines.push(`    type: ${type}`, `    server: ${y(e.address)}`, `    port: ${e.port}`);
+  if (protocol === "vless" || protocol === "vmess") lines.push(`    uuid: ${y(uuid)}`);
+  if (protocol === "vmess") lines.push("    alterId: 0", "    cipher: auto");
+  if (protocol === "trojan") lines.push(`    password: ${y(trojanPassword(uuid))}`);
+  if (protocol === "shadowsocks") {
+    lines.push(`    cipher: ${y(e.ssMethod ?? "aes-256-gcm")}`, `    password: ${y(ssPassword(uuid, e))}`, "    udp: true");
+    return lines;
+  }
+  // mihomo spells HTTPUpgrade as ws with v2ray-http-upgrade, and h2 as "h2".
+  lines.push(`    network: ${t === "httpupgrade" ? "ws" : t}`, "    udp: true");
+  if (t === "ws" || t === "httpupgrade") {
+    lines.push("    ws-opts:", `      path: ${y(pathOf(e))}`);
+    if (e.host) lines.push("      headers:", `        Host: ${y(e.host)}`);
+    if (t === "httpupgrade") lines.push("      v2ray-http-upgrade: true");
+  } else if (t === "grpc") {
+    lines.push("    grpc-opts:", `      grpc-service-name: ${y(serviceNameOf(e))}`);
+  } else if (t === "h2") {
+    lines.push("    h2-opts:", `      path: ${y(pathOf(e))}`);
+    if (e.host) lines.push("      host:", `        - ${y(e.host)}`);
+  } else if (t === "xhttp") {
+    lines.push("    xhttp-opts:", `      path: ${y(pathOf(e))}`, "      mode: auto");
+    if (e.host) lines.push(`      host: ${y(e.host)}`);
+  }
+  // Trojan is always TLS in mihomo (no `tls` key); its server name is `sni`.
+  if (protocol === "trojan") {
+    lines.push("    client-fingerprint: chrome");
+    if (e.sni) lines.push(`    sni: ${y(e.sni)}`);
+  } else if (e.security !== "none") {
+    lines.push("    tls: true", "    client-fingerprint: chrome");
+    if (e.sni) lines.push(`    servername: ${y(e.sni)}`);
+  } else {
+    lines.push("    tls: false");
+  }
+  if (e.security === "reality") {
+    if (visionOf(e)) lines.push("    flow: xtls-rprx-vision");
+    lines.push("    reality-opts:", `      public-key: ${y(e.realityPublicKey ?? "")}`, `      short-id: ${y(e.realityShortId ?? "")}`);
+  }
+  return lines;
+}
+
 export function renderClash(uuid: string, entries: readonly SubscriptionEntry[]): string {
   const names = proxyNames(entries);
   const lines = ["mixed-port: 7890", "allow-lan: false", "mode: rule", "log-level: warning", "proxies:"];
-  entries.forEach((e, i) => {
-    lines.push(`  - name: ${y(names[i]!)}`, "    type: vless", `    server: ${y(e.address)}`, `    port: ${e.port}`, `    uuid: ${y(uuid)}`, "    network: tcp", "    udp: true");
-    if (e.security !== "none") {
-      lines.push("    tls: true", "    client-fingerprint: chrome");
-      if (e.sni) lines.push(`    servername: ${y(e.sni)}`);
-    } else {
-      lines.push("    tls: false");
-    }
-    if (e.security === "reality") {
-      lines.push("    flow: xtls-rprx-vision", "    reality-opts:", `      public-key: ${y(e.realityPublicKey ?? "")}`, `      short-id: ${y(e.realityShortId ?? "")}`);
-    }
-  });
+  entries.forEach((e, i) => lines.push(...clashProxy(uuid, e, names[i]!)));
   if (entries.length === 0) lines[lines.length - 1] = "proxies: []";
   lines.push("proxy-groups:", `  - name: ${y(CLASH_GROUP)}`, "    type: select", "    proxies:");
   for (const n of names) lines.push(`      - ${y(n)}`);
@@ -188,15 +336,38 @@ export function renderClash(uuid: string, entries: readonly SubscriptionEntry[])
   return lines.join("\n");
 }
 
-export function renderSingbox(uuid: string, entries: readonly SubscriptionEntry[]): string {
-  const names = proxyNames(entries);
-  const outbounds: unknown[] = entries.map((e, i) => ({
-    type: "vless",
-    tag: names[i],
+/** sing-box's V2Ray transport object (SagerNet/sing-box option/v2ray_transport.go); tcp has none. */
+function singboxTransport(e: SubscriptionEntry): Record<string, unknown> | null {
+  switch (transportOf(e)) {
+    case "tcp":
+    case "xhttp":
+      return null;
+    case "ws":
+      return { type: "ws", path: pathOf(e), ...(e.host ? { headers: { Host: e.host } } : {}) };
+    case "httpupgrade":
+      return { type: "httpupgrade", path: pathOf(e), ...(e.host ? { host: e.host } : {}) };
+    case "grpc":
+      return { type: "grpc", service_name: serviceNameOf(e) };
+    case "h2":
+      return { type: "http", path: pathOf(e), ...(e.host ? { host: [e.host] } : {}) };
+  }
+}
+
+/** sing-box has no XHTTP: such entries are left out of its profile (the other formats carry them). */
+export const singboxServes = (e: SubscriptionEntry) => transportOf(e) !== "xhttp";
+
+function singboxOutbound(uuid: string, e: SubscriptionEntry, tag: string): Record<string, unknown> {
+  const protocol = protocolOf(e);
+  if (protocol === "shadowsocks") return { type: "shadowsocks", tag, server: e.address, server_port: e.port, method: e.ssMethod ?? "aes-256-gcm", password: ssPassword(uuid, e) };
+  const transport = singboxTransport(e);
+  return {
+    type: protocol,
+    tag,
     server: e.address,
     server_port: e.port,
-    uuid,
-    ...(e.security === "reality" ? { flow: "xtls-rprx-vision" } : {}),
+    ...(protocol === "trojan" ? { password: trojanPassword(uuid) } : { uuid }),
+    ...(protocol === "vmess" ? { security: "auto", alter_id: 0 } : {}),
+    ...(visionOf(e) ? { flow: "xtls-rprx-vision" } : {}),
     ...(e.security === "none"
       ? {}
       : {
@@ -207,7 +378,14 @@ export function renderSingbox(uuid: string, entries: readonly SubscriptionEntry[
             ...(e.security === "reality" ? { reality: { enabled: true, public_key: e.realityPublicKey ?? "", short_id: e.realityShortId ?? "" } } : {}),
           },
         }),
-  }));
+    ...(transport ? { transport } : {}),
+  };
+}
+
+export function renderSingbox(uuid: string, allEntries: readonly SubscriptionEntry[]): string {
+  const entries = allEntries.filter(singboxServes);
+  const names = proxyNames(entries);
+  const outbounds: unknown[] = entries.map((e, i) => singboxOutbound(uuid, e, names[i]!));
   outbounds.unshift({ type: "selector", tag: SINGBOX_SELECTOR, outbounds: [...names, "direct"] });
   outbounds.push({ type: "direct", tag: "direct" });
   return JSON.stringify(

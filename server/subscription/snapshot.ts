@@ -10,6 +10,7 @@ import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetri
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
 import { effectiveStatus, isAvailable } from "@/core/status";
+import type { InboundProtocol, InboundTransport } from "@/core/inbound-protocols";
 
 export interface SnapshotInbound {
   id: string;
@@ -22,6 +23,8 @@ export interface SnapshotInbound {
   realityPublicKey: string | null;
   realityShortId: string | null;
   isFallback: boolean;
+  /** Protocol, transport and their settings (issue 26): handed to the entry as they are. */
+  proto?: Pick<SubscriptionEntry, "protocol" | "transport" | "path" | "host" | "serviceName" | "ssMethod" | "ssServerKey">;
 }
 
 export interface SnapshotServer {
@@ -118,6 +121,15 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       realityPublicKey: i.realityPublicKey,
       realityShortId: i.realityShortIds[0] ?? null,
       isFallback: i.isFallback,
+      proto: {
+        protocol: i.protocol as InboundProtocol,
+        transport: i.transport as InboundTransport,
+        path: i.path,
+        host: i.host,
+        serviceName: i.serviceName,
+        ssMethod: i.ssMethod,
+        ssServerKey: i.ssServerKey,
+      },
     });
     if (i.routeId) routeInputs.get(i.routeId)?.inbounds.push({ inboundId: i.id, serverId: i.serverId, isFallback: i.isFallback, name: i.name });
   }
@@ -275,6 +287,7 @@ function buildEntry(topology: FleetSnapshot, routeId: string, inboundId: string)
     sni: ib.sni,
     realityPublicKey: ib.realityPublicKey,
     realityShortId: ib.realityShortId,
+    ...ib.proto,
   };
 }
 

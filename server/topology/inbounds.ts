@@ -13,8 +13,10 @@ import type { SessionOperator } from "@/server/auth/sessions";
 import { fieldError, uniqueViolation } from "@/server/db-errors";
 import { written, type Written } from "@/server/changes";
 import { NotFoundError } from "@/server/errors";
+import { randomBytes } from "node:crypto";
 import { generateRealityKeys } from "./reality";
 import type { inboundFieldsSchema } from "@/core/validation";
+import { ss2022KeyBytes, usesPath, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
 
 type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
 
@@ -24,6 +26,13 @@ export interface NewInbound {
   serverId: string;
   name: string;
   port: number;
+  /** Absent: VLESS over tcp. */
+  protocol?: InboundProtocol;
+  transport?: InboundTransport;
+  path?: string | null;
+  host?: string | null;
+  serviceName?: string | null;
+  ssMethod?: SsMethod | null;
   security: "reality" | "tls" | "none";
   sni: string | null;
   realityDest?: string | null;
@@ -45,7 +54,12 @@ export function inboundView(i: typeof inbounds.$inferSelect) {
     routeId: i.routeId,
     name: i.name,
     port: i.port,
-    protocol: i.protocol,
+    protocol: i.protocol as InboundProtocol,
+    transport: i.transport as InboundTransport,
+    path: i.path,
+    host: i.host,
+    serviceName: i.serviceName,
+    ssMethod: i.ssMethod as SsMethod | null,
     security: i.security,
     sni: i.sni,
     realityPublicKey: i.realityPublicKey,
@@ -103,6 +117,7 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
       routeId: chosenRoute?.id ?? defaultRoute?.id ?? null,
       name: input.name,
       port: input.port,
+      ...protocolColumns(input, null),
       security: input.security,
       sni: input.sni,
       realityPublicKey: keys?.publicKey ?? null,
@@ -126,6 +141,28 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
   return { inbound, server, defaultRoute: defaultRoute ? { id: defaultRoute.id, name: defaultRoute.name } : null };
 }
 
+/**
+ * The protocol columns as stored: each field only where its protocol or transport reads it
+ * (null elsewhere, so a switch back and forth leaves nothing stale behind), and the SS-2022
+ * server key generated once for the cipher's key length (kept while the length stays).
+ */
+function protocolColumns(input: Pick<NewInbound, "protocol" | "transport" | "path" | "host" | "serviceName" | "ssMethod">, before: { ssServerKey: string | null } | null) {
+  const protocol = input.protocol ?? "vless";
+  const transport = input.transport ?? "tcp";
+  const ssMethod = protocol === "shadowsocks" ? (input.ssMethod ?? null) : null;
+  const keyBytes = ssMethod ? ss2022KeyBytes(ssMethod) : null;
+  const kept = before?.ssServerKey && keyBytes !== null && Buffer.from(before.ssServerKey, "base64").length === keyBytes ? before.ssServerKey : null;
+  return {
+    protocol,
+    transport,
+    path: usesPath(transport) ? (input.path ?? null) : null,
+    host: usesPath(transport) ? (input.host ?? null) : null,
+    serviceName: transport === "grpc" ? (input.serviceName ?? null) : null,
+    ssMethod,
+    ssServerKey: keyBytes === null ? null : (kept ?? randomBytes(keyBytes).toString("base64")),
+  };
+}
+
 /** The fields of an inbound worth keeping in the audit log (no keys). */
 export function auditInbound(i: ReturnType<typeof inboundView>) {
   return {
@@ -133,6 +170,12 @@ export function auditInbound(i: ReturnType<typeof inboundView>) {
     serverId: i.serverId,
     routeId: i.routeId,
     port: i.port,
+    protocol: i.protocol,
+    transport: i.transport,
+    ...(i.path !== null ? { path: i.path } : {}),
+    ...(i.host !== null ? { host: i.host } : {}),
+    ...(i.serviceName !== null ? { serviceName: i.serviceName } : {}),
+    ...(i.ssMethod !== null ? { ssMethod: i.ssMethod } : {}),
     security: i.security,
     sni: i.sni,
     isFallback: i.isFallback,
@@ -197,6 +240,7 @@ export function updateInbound(db: Db, actor: Actor, input: InboundFields & { inb
           .set({
             name: input.name,
             port: input.port,
+            ...protocolColumns(input, before),
             security: input.security,
             sni: input.sni,
             realityDest: input.realityDest,

@@ -18,6 +18,8 @@ export type ChipData = {
   isFallback: boolean;
   /** Why its server does not serve it now (issue 25): drawn unavailable, never handed out; null = served. */
   unavailable: string | null;
+  /** "VMess·ws·TLS": protocol·transport·security (core/inbound-protocols.ts protocolSummary); null when unknown. */
+  kind: string | null;
   /** The route it is in with that route's colour; null in none (or in one that is gone). */
   route: { id: string; name: string; color: string } | null;
 };

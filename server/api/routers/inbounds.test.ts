@@ -77,6 +77,34 @@ describe.each(testDbKinds())("inbounds router on %s", (kind) => {
   });
 
   describe("inbounds", () => {
+    it("creates and edits VMess, Trojan and Shadowsocks inbounds; a refused combination names its field", async () => {
+      const fra = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt");
+      const tls = { security: "tls" as const, sni: "cdn.example.net", tlsCertificateFile: "/etc/ssl/cdn.crt", tlsKeyFile: "/etc/ssl/cdn.key" };
+      const vmess = await admin.inbounds.create({ serverId: fra.serverId, name: "VMess ws", port: 2083, protocol: "vmess", transport: "ws", path: "/ws", host: "front.example.com", serviceName: "ignored", ...tls });
+      expect(vmess.inbound).toMatchObject({ protocol: "vmess", transport: "ws", path: "/ws", host: "front.example.com", serviceName: null, ssMethod: null });
+      // Switching to gRPC keeps no stale path or host.
+      const grpc = await admin.inbounds.update({ inboundId: vmess.inbound.id, name: "VMess gRPC", port: 2083, protocol: "vmess", transport: "grpc", serviceName: "tun", path: "/ws", ...tls });
+      expect(grpc).toMatchObject({ transport: "grpc", serviceName: "tun", path: null, host: null });
+
+      const refused = await failure(admin.inbounds.create({ serverId: fra.serverId, name: "Trojan plain", port: 2084, protocol: "trojan", security: "none" }));
+      expect(refused.code).toBe("BAD_REQUEST");
+      expect(refused.fieldErrors).toEqual({ security: "Trojan needs TLS or Reality" });
+
+      const ss = await admin.inbounds.create({ serverId: fra.serverId, name: "SS", port: 8388, protocol: "shadowsocks", ssMethod: "2022-blake3-aes-256-gcm", security: "none" });
+      const [row] = await t.db.select().from(inbounds).where(eq(inbounds.id, ss.inbound.id));
+      expect(Buffer.from(row!.ssServerKey!, "base64")).toHaveLength(32);
+      // The server key stays while the key length does, and is made anew when it changes.
+      await admin.inbounds.update({ inboundId: ss.inbound.id, name: "SS renamed", port: 8388, protocol: "shadowsocks", ssMethod: "2022-blake3-aes-256-gcm", security: "none" });
+      const [kept] = await t.db.select().from(inbounds).where(eq(inbounds.id, ss.inbound.id));
+      expect(kept!.ssServerKey).toBe(row!.ssServerKey);
+      await admin.inbounds.update({ inboundId: ss.inbound.id, name: "SS renamed", port: 8388, protocol: "shadowsocks", ssMethod: "2022-blake3-aes-128-gcm", security: "none" });
+      const [shorter] = await t.db.select().from(inbounds).where(eq(inbounds.id, ss.inbound.id));
+      expect(Buffer.from(shorter!.ssServerKey!, "base64")).toHaveLength(16);
+      await admin.inbounds.update({ inboundId: ss.inbound.id, name: "SS renamed", port: 8388, protocol: "shadowsocks", ssMethod: "aes-128-gcm", security: "none" });
+      const [aead] = await t.db.select().from(inbounds).where(eq(inbounds.id, ss.inbound.id));
+      expect(aead!.ssServerKey).toBeNull();
+    });
+
     it("refuses a second fallback in one route with a clear message", async () => {
       const fra = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt");
       const fraTls = await inboundNamed(t.db, clusterId, "🇩🇪 Frankfurt TLS");
