@@ -32,8 +32,11 @@ export function makeCert(dir: string): { certFile: string; keyFile: string } {
 }
 
 /** A local HTTP target answering `body` on every path. */
-export async function startHttpTarget(body: string): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => {
+export async function startHttpTarget(body: string): Promise<{ url: string; paths: string[]; close(): Promise<void> }> {
+  /** Every request's path and query, in arrival order: a refusal test checks what never came. */
+  const paths: string[] = [];
+  const server = http.createServer((req, res) => {
+    paths.push(req.url ?? "");
     res.writeHead(200, { "content-type": "text/plain" });
     res.end(body);
   });
@@ -41,6 +44,7 @@ export async function startHttpTarget(body: string): Promise<{ url: string; clos
   const port = (server.address() as net.AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/target`,
+    paths,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
