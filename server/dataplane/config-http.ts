@@ -8,9 +8,13 @@
  *                                           changed since the If-None-Match version when that is
  *                                           all that changed, else the config with kind:"full";
  *                                           If-None-Match must then name one version)
+ *   ?scheme=2                              (the config version scheme the agent checks,
+ *                                           core/config-version.ts: 2 is updated per user; absent
+ *                                           or 1, an agent from before it, gets scheme 1, computed
+ *                                           for it, and never a delta)
  *   Accept-Encoding: br | gzip             (the answer is compressed)
  * 200: the config (core/agent-wire.ts agentConfigSchema; without delta=1 exactly that shape,
- * which agents from before deltas parse strictly) with ETag: "<version>".
+ * which agents from before deltas parse strictly) with ETag: "<version>" (in the scheme asked).
  * 429 + Retry-After when one token polls abusively; 503 + Retry-After when too many wait.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -22,7 +26,7 @@ import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse } from "./agent-auth";
-import { configBody, type BuiltConfig, type ClusterConfigs } from "./config";
+import { configBody, legacyVersion, type BuiltConfig, type ClusterConfigs } from "./config";
 import { configHub } from "./config-hub";
 import { agentLimits, CONFIG_BURST, CONFIG_REFILL_PER_S } from "./rate-limit";
 
@@ -52,6 +56,13 @@ export function parseDelta(raw: string | null): boolean | { error: string } {
   if (raw === null || raw === "" || raw === "0") return false;
   if (raw === "1") return true;
   return { error: "delta: expected 1 (answer a delta when only users changed) or 0" };
+}
+
+/** ?scheme: absent or 1 = scheme 1 (agents from before scheme 2); 2 = scheme 2. */
+export function parseScheme(raw: string | null): 1 | 2 | { error: string } {
+  if (raw === null || raw === "" || raw === "1") return 1;
+  if (raw === "2") return 2;
+  return { error: "scheme: expected 2 (the config version scheme updated per user) or 1" };
 }
 
 /**
@@ -121,15 +132,22 @@ async function sendBody(req: IncomingMessage, res: ServerResponse, version: stri
   res.end(bytes);
 }
 
+/** The server's version in the scheme the agent checks. */
+function versionIn(scheme: 1 | 2, cluster: ClusterConfigs, built: BuiltConfig): Promise<string> | string {
+  return scheme === 2 ? built.version : legacyVersion(cluster, built);
+}
+
 /**
  * The answer for a changed config: without delta=1 the plain config (today's shape); with it,
- * a delta from `from` when the journal has one, else the config marked kind "full".
+ * a delta from `from` when the journal has one (scheme 2 only: the journal knows the users by
+ * their scheme-2 hash), else the config marked kind "full".
  */
-async function sendConfig(req: IncomingMessage, res: ServerResponse, serverId: string, cluster: ClusterConfigs, built: BuiltConfig, delta: { from: string | null } | null): Promise<void> {
-  if (!delta) return sendBody(req, res, built.version, "full", configBody(cluster, built));
-  const body = delta.from === null ? null : await configHub(getDb).deltaBody(cluster, serverId, built, delta.from);
-  if (body !== null) return sendBody(req, res, built.version, "delta", body);
-  return sendBody(req, res, built.version, "full", `{"kind":"full",${configBody(cluster, built).slice(1)}`);
+async function sendConfig(req: IncomingMessage, res: ServerResponse, serverId: string, cluster: ClusterConfigs, built: BuiltConfig, delta: { from: string | null } | null, scheme: 1 | 2): Promise<void> {
+  const version = await versionIn(scheme, cluster, built);
+  if (!delta) return sendBody(req, res, version, "full", configBody(cluster, built, version));
+  const body = delta.from === null || scheme !== 2 ? null : await configHub(getDb).deltaBody(cluster, serverId, built, delta.from);
+  if (body !== null) return sendBody(req, res, version, "delta", body);
+  return sendBody(req, res, version, "full", `{"kind":"full",${configBody(cluster, built, version).slice(1)}`);
 }
 
 function badRequest(res: ServerResponse, error: { error: string }): void {
@@ -163,6 +181,8 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   const from = wantsDelta ? parseDeltaFrom(req.headers["if-none-match"]) : null;
   if (from !== null && typeof from !== "string") return badRequest(res, from);
   const delta = wantsDelta ? { from } : null;
+  const scheme = parseScheme(url.searchParams.get("scheme"));
+  if (typeof scheme !== "number") return badRequest(res, scheme);
   const hub = configHub(getDb);
   let cluster: ClusterConfigs;
   try {
@@ -179,17 +199,19 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     sendJson(res, 401, { error: "unknown agent token" }, { "www-authenticate": "Bearer" });
     return;
   }
-  if (!matchesVersion(req.headers["if-none-match"], built.version)) {
-    await sendConfig(req, res, agent.serverId, cluster, built, delta);
+  const current = await versionIn(scheme, cluster, built);
+  if (!matchesVersion(req.headers["if-none-match"], current)) {
+    await sendConfig(req, res, agent.serverId, cluster, built, delta, scheme);
     return;
   }
   if (wait === 0) {
-    sendNotModified(res, built.version);
+    sendNotModified(res, current);
     return;
   }
   const abort = new AbortController();
   const onClose = () => abort.abort();
   res.on("close", onClose);
+  // The hub compares builds in scheme 2 whichever scheme the agent checks: the agent runs `built`.
   const waiting = hub.wait(agent.clusterId, agent.serverId, built.version, wait * 1000, abort.signal);
   if (!waiting) {
     res.off("close", onClose);
@@ -200,7 +222,7 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   const result = await waiting;
   res.off("close", onClose);
   if (res.destroyed || res.writableEnded) return;
-  if (result.kind === "changed") await sendConfig(req, res, agent.serverId, result.cluster, result.built, delta);
+  if (result.kind === "changed") await sendConfig(req, res, agent.serverId, result.cluster, result.built, delta, scheme);
   else if (result.kind === "gone") sendJson(res, 401, { error: "unknown agent token" }, { "www-authenticate": "Bearer" });
-  else sendNotModified(res, built.version);
+  else sendNotModified(res, current);
 };

@@ -11,7 +11,7 @@ import type { DbOrTx } from "@/db/client";
 import { clusters, inbounds, servers, subscribers } from "@/db/schema";
 import { mayConnect } from "@/server/usage/access";
 import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
-import { byEmail, usersHash, usersHashInSteps, versionHasher } from "@/core/config-version";
+import { byEmail, legacyUsersHashInSteps, legacyVersionHasher, UsersDigest, versionHasher } from "@/core/config-version";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
 
@@ -22,10 +22,13 @@ export function flowFor(security: "reality" | "tls" | "none"): "" | typeof REALI
 
 /** One server's config without its users (shared by the whole cluster). */
 export interface BuiltConfig {
+  /** Scheme 2 (core/config-version.ts): what agents sending ?scheme=2 check, and the hub's key. */
   version: string;
   rest: Omit<AgentConfig, "version" | "users">;
   /** This server's version with other users (matching a delta's `from`: config-journal.ts). */
   versionWith: (usersHash: string) => string;
+  /** This server's scheme-1 version with other users (agents from before scheme 2: legacyVersion). */
+  legacyVersionWith: (legacyUsersHash: string) => string;
 }
 
 export interface ClusterConfigs {
@@ -39,17 +42,29 @@ export interface ClusterConfigs {
    * deltas alone never serialises a million users.
    */
   usersJson: () => string;
-  /** core/config-version.ts usersHash of `users`: the key of the config journal. */
+  /** The users' scheme-2 digest (core/config-version.ts), patched per change. */
+  usersDigest: UsersDigest;
+  /** usersDigest.hash: the key of the config journal. */
   usersHash: string;
+  /**
+   * The users' scheme-1 hash, computed (in steps) when the first agent from before scheme 2
+   * asks for this build, then kept: a fleet of upgraded agents never pays for it.
+   */
+  legacyUsersHash: () => Promise<string>;
   /** The soonest expiry of an allowed subscriber: the config changes then. */
   nextExpiryMs: number | null;
 }
 
+/** The server's version in scheme 1, for an agent from before scheme 2. */
+export async function legacyVersion(c: ClusterConfigs, b: BuiltConfig): Promise<string> {
+  return b.legacyVersionWith(await c.legacyUsersHash());
+}
+
 /** The JSON body for one server: strings joined, so the users are not serialised per server. */
-export function configBody(c: ClusterConfigs, b: BuiltConfig): string {
+export function configBody(c: ClusterConfigs, b: BuiltConfig, version = b.version): string {
   const { server, reportIntervalS, inbounds: ibs, neighbours, allowedPrivateDestinations: allowed } = b.rest;
   return (
-    `{"version":${JSON.stringify(b.version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
+    `{"version":${JSON.stringify(version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
     `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson()},"neighbours":${JSON.stringify(neighbours)}` +
     `${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`
   );
@@ -116,9 +131,6 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
 /** Lets the event loop answer other requests between steps of a long computation. */
 const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Each user's canonical JSON, kept while its object lives: a patch hashes mostly the same users again. */
-const userJsonCache = new WeakMap<AgentUser, string>();
-
 /** The columns of a subscriber that decide whether, and as whom, the config has them. */
 const userColumns = {
   id: subscribers.id,
@@ -145,21 +157,20 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       .where(and(eq(subscribers.clusterId, clusterId), eq(subscribers.enabled, true)))
       .orderBy(asc(subscribers.id)),
   ]);
-  const out: ClusterConfigs = { clusterId, builtAtMs: nowMs, byServer: new Map(), users: [], usersJson: () => "[]", usersHash: usersHash([]), nextExpiryMs: null };
-  if (!cluster) return out;
+  if (!cluster) return withUsers(clusterId, nowMs, new Map(), [], UsersDigest.of([]), null);
 
   const users: AgentUser[] = [];
+  let nextExpiryMs: number | null = null;
   for (const s of subscriberRows) {
     if (!mayConnect(s, nowMs)) continue;
     users.push({ id: s.vlessUuid, email: s.id });
-    if (s.expiresAt && (out.nextExpiryMs === null || s.expiresAt.getTime() < out.nextExpiryMs)) out.nextExpiryMs = s.expiresAt.getTime();
+    if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   // Already in id order; sorted again in the order agents rebuild deltas in (code units), so
   // the two never depend on how the database collates.
   users.sort(byEmail);
-  out.users = users;
-  out.usersJson = usersJsonOf(users);
-  out.usersHash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
+  const digest = await UsersDigest.inSteps(users, yieldToEvents);
+  const byServer = new Map<string, BuiltConfig>();
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {
     const list = byServerInbounds.get(i.serverId) ?? [];
@@ -180,15 +191,26 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       ...(cluster.allowedPrivateDestinations.length > 0 ? { allowedPrivateDestinations: cluster.allowedPrivateDestinations } : {}),
     };
     const versionWith = versionHasher(rest);
-    out.byServer.set(s.id, { version: versionWith(out.usersHash), rest, versionWith });
+    byServer.set(s.id, { version: versionWith(digest.hash), rest, versionWith, legacyVersionWith: legacyVersionHasher(rest) });
   }
-  return out;
+  return withUsers(clusterId, nowMs, byServer, users, digest, nextExpiryMs);
 }
 
-/** JSON.stringify(users), made once when first asked for. */
-function usersJsonOf(users: readonly AgentUser[]): () => string {
+/** A cluster's configs from their parts; the users' JSON and scheme-1 hash are made when first asked for. */
+function withUsers(clusterId: string, nowMs: number, byServer: Map<string, BuiltConfig>, users: AgentUser[], digest: UsersDigest, nextExpiryMs: number | null): ClusterConfigs {
   let json: string | null = null;
-  return () => (json ??= JSON.stringify(users));
+  let legacyHash: Promise<string> | null = null;
+  return {
+    clusterId,
+    builtAtMs: nowMs,
+    byServer,
+    users,
+    usersJson: () => (json ??= JSON.stringify(users)),
+    usersDigest: digest,
+    usersHash: digest.hash,
+    legacyUsersHash: () => (legacyHash ??= legacyUsersHashInSteps(users, yieldToEvents)),
+    nextExpiryMs,
+  };
 }
 
 /** Where `email` is, or would go, in users sorted by email (byEmail: code units). */
@@ -239,9 +261,11 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
     joining.push({ id: s.vlessUuid, email: s.id });
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
-  const users = replaceUsers(previous.users, ids, joining.sort(byEmail));
-  const hash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
+  joining.sort(byEmail);
+  const users = replaceUsers(previous.users, ids, joining);
+  // Only the buckets of these subscribers are hashed again (core/config-version.ts UsersDigest).
+  const digest = previous.usersDigest.patched(ids, joining);
   const byServer = new Map<string, BuiltConfig>();
-  for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(hash) });
-  return { clusterId: previous.clusterId, builtAtMs: nowMs, byServer, users, usersJson: usersJsonOf(users), usersHash: hash, nextExpiryMs };
+  for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(digest.hash) });
+  return withUsers(previous.clusterId, nowMs, byServer, users, digest, nextExpiryMs);
 }
