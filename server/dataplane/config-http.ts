@@ -18,6 +18,8 @@
  * 429 + Retry-After when one token polls abusively; 503 + Retry-After when too many wait.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { getDb } from "@/server/db";
@@ -26,7 +28,7 @@ import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse } from "./agent-auth";
-import { configBody, legacyVersion, type BuiltConfig, type ClusterConfigs } from "./config";
+import { configBody, configBodyPieces, legacyVersion, type BuiltConfig, type ClusterConfigs } from "./config";
 import { configHub } from "./config-hub";
 import { agentLimits, CONFIG_BURST, CONFIG_REFILL_PER_S } from "./rate-limit";
 
@@ -105,14 +107,63 @@ export async function encodeBody(body: string, encoding: "br" | "gzip" | null): 
   const bytes = Buffer.from(body);
   const small = bytes.length <= SYNC_COMPRESS_BYTES;
   if (encoding === "br") {
-    // Quality 5: most of brotli's gain at gzip's speed (11, the default, takes seconds on a large config).
-    const params: Record<number, number> = { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length };
+    const params = brotliParams(bytes.length);
     if (!small) return brotli(bytes, { params });
     params[zlib.constants.BROTLI_PARAM_LGWIN] = Math.max(zlib.constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(bytes.length + 1)));
     return zlib.brotliCompressSync(bytes, { params });
   }
   if (encoding === "gzip") return small ? zlib.gzipSync(bytes) : gzip(bytes);
   return bytes;
+}
+
+/** Full configs of more users than this are streamed (sendStreamed); smaller ones go as one body. */
+export const STREAM_FROM_USERS = 2000;
+
+/** Brotli's settings for a large body: quality 5, most of its gain at gzip's speed (11, the default, takes seconds on a large config). */
+function brotliParams(sizeHint: number): Record<number, number> {
+  return { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint };
+}
+
+/**
+ * A full config of many users: written in pieces of about a megabyte (configBodyPieces) into
+ * the compressor and on to the agent as they come (chunked, no Content-Length), so a million
+ * users' 90 MB never exist as one string or one buffer, and the event loop serves other
+ * requests between pieces.
+ */
+async function sendStreamed(req: IncomingMessage, res: ServerResponse, version: string, pieces: Iterable<string>, usersCount: number): Promise<void> {
+  const encoding = pickEncoding(req.headers["accept-encoding"]);
+  if (res.destroyed || res.writableEnded) return;
+  answers.inc({ outcome: "config" });
+  res.writeHead(200, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    etag: `"${version}"`,
+    vary: "accept-encoding",
+    ...(encoding ? { "content-encoding": encoding } : {}),
+  });
+  let sent = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      sent += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const source = Readable.from(pieces);
+  try {
+    if (encoding === "br") await pipeline(source, zlib.createBrotliCompress({ params: brotliParams(usersCount * 90) }), count, res);
+    else if (encoding === "gzip") await pipeline(source, zlib.createGzip(), count, res);
+    else await pipeline(source, count, res);
+  } catch {
+    // The agent went away (or the socket failed) mid-body: it asks again; pipeline closed the rest.
+  } finally {
+    answerBytes.inc({ kind: "full", encoding: encoding ?? "identity" }, sent);
+  }
+}
+
+/** A full config: streamed when it has many users, else one body. */
+function sendFull(req: IncomingMessage, res: ServerResponse, cluster: ClusterConfigs, built: BuiltConfig, version: string, kind?: "full"): Promise<void> {
+  if (cluster.users.length > STREAM_FROM_USERS) return sendStreamed(req, res, version, configBodyPieces(cluster, built, version, kind), cluster.users.length);
+  return sendBody(req, res, version, "full", configBody(cluster, built, version, kind));
 }
 
 async function sendBody(req: IncomingMessage, res: ServerResponse, version: string, kind: "full" | "delta", body: string): Promise<void> {
@@ -144,10 +195,10 @@ function versionIn(scheme: 1 | 2, cluster: ClusterConfigs, built: BuiltConfig): 
  */
 async function sendConfig(req: IncomingMessage, res: ServerResponse, serverId: string, cluster: ClusterConfigs, built: BuiltConfig, delta: { from: string | null } | null, scheme: 1 | 2): Promise<void> {
   const version = await versionIn(scheme, cluster, built);
-  if (!delta) return sendBody(req, res, version, "full", configBody(cluster, built, version));
+  if (!delta) return sendFull(req, res, cluster, built, version);
   const body = delta.from === null || scheme !== 2 ? null : await configHub(getDb).deltaBody(cluster, serverId, built, delta.from);
   if (body !== null) return sendBody(req, res, version, "delta", body);
-  return sendBody(req, res, version, "full", `{"kind":"full",${configBody(cluster, built, version).slice(1)}`);
+  return sendFull(req, res, cluster, built, version, "full");
 }
 
 function badRequest(res: ServerResponse, error: { error: string }): void {

@@ -35,13 +35,8 @@ export interface ClusterConfigs {
   clusterId: string;
   builtAtMs: number;
   byServer: Map<string, BuiltConfig>;
-  /** Serialised once per build: every server of the cluster gets the same users. */
+  /** Every server of the cluster gets the same users, sorted by email. */
   users: AgentUser[];
-  /**
-   * `users` as JSON, made on the first full config asked for and kept: a change answered by
-   * deltas alone never serialises a million users.
-   */
-  usersJson: () => string;
   /** The users' scheme-2 digest (core/config-version.ts), patched per change. */
   usersDigest: UsersDigest;
   /** usersDigest.hash: the key of the config journal. */
@@ -60,14 +55,31 @@ export async function legacyVersion(c: ClusterConfigs, b: BuiltConfig): Promise<
   return b.legacyVersionWith(await c.legacyUsersHash());
 }
 
-/** The JSON body for one server: strings joined, so the users are not serialised per server. */
-export function configBody(c: ClusterConfigs, b: BuiltConfig, version = b.version): string {
+/** Users per piece of a streamed config body: about 1 MB of JSON. */
+const USERS_PER_PIECE = 10_000;
+
+/**
+ * The JSON body for one server in pieces of about a megabyte (the users USERS_PER_PIECE at a
+ * time), so that a million users' config is compressed and sent as it is written, never held
+ * as one string (config-http.ts). `kind` "full" marks the answer to ?delta=1.
+ */
+export function* configBodyPieces(c: ClusterConfigs, b: BuiltConfig, version = b.version, kind?: "full"): Generator<string> {
   const { server, reportIntervalS, inbounds: ibs, neighbours, allowedPrivateDestinations: allowed } = b.rest;
-  return (
-    `{"version":${JSON.stringify(version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
-    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson()},"neighbours":${JSON.stringify(neighbours)}` +
-    `${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`
-  );
+  let piece =
+    `{${kind ? `"kind":${JSON.stringify(kind)},` : ""}"version":${JSON.stringify(version)},"server":${JSON.stringify(server)},` +
+    `"reportIntervalS":${reportIntervalS},"inbounds":${JSON.stringify(ibs)},"users":[`;
+  for (let k = 0; k < c.users.length; k += USERS_PER_PIECE) {
+    // JSON.stringify of a slice without its brackets: the same bytes as the whole list's.
+    piece += (k > 0 ? "," : "") + JSON.stringify(c.users.slice(k, k + USERS_PER_PIECE)).slice(1, -1);
+    yield piece;
+    piece = "";
+  }
+  yield `${piece}],"neighbours":${JSON.stringify(neighbours)}${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`;
+}
+
+/** The whole JSON body for one server as one string (small configs, tests and tools). */
+export function configBody(c: ClusterConfigs, b: BuiltConfig, version = b.version, kind?: "full"): string {
+  return [...configBodyPieces(c, b, version, kind)].join("");
 }
 
 /** The parsed config of one server (tests, tools). */
@@ -196,16 +208,14 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
   return withUsers(clusterId, nowMs, byServer, users, digest, nextExpiryMs);
 }
 
-/** A cluster's configs from their parts; the users' JSON and scheme-1 hash are made when first asked for. */
+/** A cluster's configs from their parts; the scheme-1 hash is made when first asked for. */
 function withUsers(clusterId: string, nowMs: number, byServer: Map<string, BuiltConfig>, users: AgentUser[], digest: UsersDigest, nextExpiryMs: number | null): ClusterConfigs {
-  let json: string | null = null;
   let legacyHash: Promise<string> | null = null;
   return {
     clusterId,
     builtAtMs: nowMs,
     byServer,
     users,
-    usersJson: () => (json ??= JSON.stringify(users)),
     usersDigest: digest,
     usersHash: digest.hash,
     legacyUsersHash: () => (legacyHash ??= legacyUsersHashInSteps(users, yieldToEvents)),

@@ -20,7 +20,7 @@ import { agentConfigHandler } from "./config-http";
 import { agentLimits } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
 import { ConfigHub, configHub } from "./config-hub";
-import { buildClusterConfigs } from "./config";
+import { buildClusterConfigs, configBody } from "./config";
 import { JOURNAL_KEEP_ROWS, recordUserChange } from "./config-journal";
 import { getDb } from "@/server/db";
 import { applyReports } from "./reports";
@@ -223,7 +223,7 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const fresh = await buildClusterConfigs(t.db, clusterId);
     expect(patched.users).toEqual(fresh.users);
     expect(patched.usersHash).toBe(fresh.usersHash);
-    expect(patched.usersJson()).toBe(fresh.usersJson());
+    for (const [id, b] of fresh.byServer) expect(configBody(patched, patched.byServer.get(id)!)).toBe(configBody(fresh, b));
     expect([...patched.byServer].map(([id, b]) => [id, b.version])).toEqual([...fresh.byServer].map(([id, b]) => [id, b.version]));
     expect(patched.nextExpiryMs).toBe(fresh.nextExpiryMs);
     expect(patched.users.some((u) => u.email === erin.id) && !patched.users.some((u) => u.email === fred.id)).toBe(true);
@@ -742,6 +742,10 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       expect(fullGzip.headers["content-encoding"]).toBe("gzip");
       expect(JSON.parse(fullGzip.text)).toEqual({ kind: "full", ...after });
       expect(fullGzip.wire.length).toBeGreaterThan(100 * raw.wire.length);
+      // Thousands of users: streamed in pieces through the compressor (chunked, no Content-Length).
+      const fullBr = await getRaw("?scheme=2", { "accept-encoding": "br" });
+      expect([fullBr.headers["content-encoding"], fullBr.headers["transfer-encoding"], fullBr.headers["content-length"]]).toEqual(["br", "chunked", undefined]);
+      expect(fullBr.text).toBe(configBody(await configHub(getDb).get(clusterId), (await configHub(getDb).get(clusterId)).byServer.get(serverId)!));
 
       // A waiting long-poll is answered with a delta too.
       const poll = getRaw("?wait=10&delta=1&scheme=2", { "if-none-match": `"${after.version}"` });
