@@ -176,7 +176,9 @@ export class ConfigHub {
     this.lastUsers.set(built.clusterId, { hash: built.usersHash, users: built.users });
     if (!previous || previous.hash === built.usersHash) return;
     try {
-      await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, diffSortedUsers(previous.users, built.users));
+      // A patch of this instance's previous build knows its change; anything else is diffed (a walk over both lists).
+      const change = built.patchedFrom?.fromUsersHash === previous.hash ? built.patchedFrom : diffSortedUsers(previous.users, built.users);
+      await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, change);
     } catch (err) {
       // Agents behind this change get the full config instead of a delta; nothing else is lost.
       logger().warn({ err, clusterId: built.clusterId }, "could not journal a config's user change: agents get the full config");

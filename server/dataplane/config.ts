@@ -48,6 +48,11 @@ export interface ClusterConfigs {
   legacyUsersHash: () => Promise<string>;
   /** The soonest expiry of an allowed subscriber: the config changes then. */
   nextExpiryMs: number | null;
+  /**
+   * A patch's exact change from the build it patched (whose users hash is `fromUsersHash`):
+   * the journal takes it instead of walking two lists of a million users.
+   */
+  patchedFrom?: { fromUsersHash: string; added: AgentUser[]; removed: AgentUser[] };
 }
 
 /** The server's version in scheme 1, for an agent from before scheme 2. */
@@ -272,10 +277,23 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   joining.sort(byEmail);
+  const added: AgentUser[] = [];
+  const removed: AgentUser[] = [];
+  const joiningByEmail = new Map(joining.map((u) => [u.email, u]));
+  for (const email of ids) {
+    const before = previous.users[positionOf(previous.users, email)];
+    const was = before?.email === email ? before : undefined;
+    const now = joiningByEmail.get(email);
+    if (was && now && was.id === now.id) continue;
+    if (was) removed.push(was);
+    if (now) added.push(now);
+  }
   const users = replaceUsers(previous.users, ids, joining);
   // Only the buckets of these subscribers are hashed again (core/config-version.ts UsersDigest).
   const digest = previous.usersDigest.patched(ids, joining);
   const byServer = new Map<string, BuiltConfig>();
   for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(digest.hash) });
-  return withUsers(previous.clusterId, nowMs, byServer, users, digest, nextExpiryMs);
+  const out = withUsers(previous.clusterId, nowMs, byServer, users, digest, nextExpiryMs);
+  out.patchedFrom = { fromUsersHash: previous.usersHash, added: added.sort(byEmail), removed: removed.sort(byEmail) };
+  return out;
 }

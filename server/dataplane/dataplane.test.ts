@@ -12,7 +12,7 @@ import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { configUserChanges, serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
 import { agentConfigAnswerSchema, agentConfigSchema, type AgentConfig, type AgentConfigDelta } from "@/core/agent-wire";
-import { applyUserDelta, legacyVersionOfConfig, versionOfConfig } from "@/core/config-version";
+import { applyUserDelta, diffSortedUsers, legacyVersionOfConfig, versionOfConfig } from "@/core/config-version";
 import { agentReportHandler } from "@/server/dataplane/report-http";
 import { renderMetrics } from "@/server/metrics";
 import { serveAgentRoutes, type AgentRoutesServer } from "./agent-http-testing";
@@ -212,7 +212,7 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
 
   it("edits that name their subscribers patch the cached build, which then equals a build from scratch (issue 23, point 4)", async () => {
     const hub = configHub(getDb);
-    await hub.get(clusterId);
+    const base = await hub.get(clusterId);
     const patchesBefore = hub.patches;
     const erin = await admin.subscribers.create({ clusterId, name: "patch-erin", expiresAt: null, trafficLimitGb: null });
     const fred = await admin.subscribers.create({ clusterId, name: "patch-fred", expiresAt: new Date(Date.now() + 3600_000), trafficLimitGb: null });
@@ -226,6 +226,9 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     for (const [id, b] of fresh.byServer) expect(configBody(patched, patched.byServer.get(id)!)).toBe(configBody(fresh, b));
     expect([...patched.byServer].map(([id, b]) => [id, b.version])).toEqual([...fresh.byServer].map(([id, b]) => [id, b.version]));
     expect(patched.nextExpiryMs).toBe(fresh.nextExpiryMs);
+    // The change the journal records, known without walking both lists.
+    expect(patched.patchedFrom).toEqual({ fromUsersHash: base.usersHash, ...diffSortedUsers(base.users, patched.users) });
+    expect(patched.patchedFrom!.added.map((u) => u.email)).toEqual([erin.id]);
     expect(patched.users.some((u) => u.email === erin.id) && !patched.users.some((u) => u.email === fred.id)).toBe(true);
   });
 
