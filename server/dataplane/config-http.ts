@@ -235,6 +235,15 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   const scheme = parseScheme(url.searchParams.get("scheme"));
   if (typeof scheme !== "number") return badRequest(res, scheme);
   const hub = configHub(getDb);
+  // A long-poll from an agent that runs the newest build waits for the next wake-up when a
+  // change has dropped that build: building at once for each such poll would answer agents
+  // faster than the wake-up spacing (twice a second per cluster), and under a stream of edits
+  // their polls would then run into the rate limit.
+  const dropped = wait > 0 && scheme === 2 ? hub.droppedBuild(agent.clusterId) : undefined;
+  const droppedBuilt = dropped?.byServer.get(agent.serverId);
+  if (dropped && droppedBuilt && matchesVersion(req.headers["if-none-match"], droppedBuilt.version)) {
+    return waitForChange(req, res, agent, dropped, droppedBuilt, wait, delta, scheme);
+  }
   let cluster: ClusterConfigs;
   try {
     cluster = await hub.get(agent.clusterId);
@@ -259,6 +268,22 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     sendNotModified(res, current);
     return;
   }
+  return waitForChange(req, res, agent, cluster, built, wait, delta, scheme);
+};
+
+/** The long-poll of an agent that runs `built`: answered when the hub has a build it does not run, or 304 after `wait` s. */
+async function waitForChange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  agent: { clusterId: string; serverId: string },
+  cluster: ClusterConfigs,
+  built: BuiltConfig,
+  wait: number,
+  delta: { from: string | null } | null,
+  scheme: 1 | 2,
+): Promise<void> {
+  const hub = configHub(getDb);
+  const current = await versionIn(scheme, cluster, built);
   const abort = new AbortController();
   const onClose = () => abort.abort();
   res.on("close", onClose);
@@ -276,4 +301,4 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   if (result.kind === "changed") await sendConfig(req, res, agent.serverId, result.cluster, result.built, delta, scheme);
   else if (result.kind === "gone") sendJson(res, 401, { error: "unknown agent token" }, { "www-authenticate": "Bearer" });
   else sendNotModified(res, current);
-};
+}

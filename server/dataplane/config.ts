@@ -241,21 +241,21 @@ function positionOf(users: readonly AgentUser[], email: string): number {
 }
 
 /**
- * `users` (sorted by email) without the emails of `leaving`, with `joining` added in order:
- * a copy, so builds already handed out keep their users. A binary search per change: the
- * cost of a few changes stays far below a walk over a million users.
+ * `users` (sorted by email) without the emails of `leaving`, with `joining` (sorted by email)
+ * merged in; a joining email already present replaces its user. A copy, so builds already
+ * handed out keep their users: one merging walk (a splice per change moved the whole array
+ * each time, seconds per minute of edits at 100,000 users).
  */
 export function replaceUsers(users: readonly AgentUser[], leaving: Iterable<string>, joining: readonly AgentUser[]): AgentUser[] {
-  const out = users.slice();
-  for (const email of leaving) {
-    const i = positionOf(out, email);
-    if (out[i]?.email === email) out.splice(i, 1);
+  const gone = new Set(leaving);
+  for (const u of joining) gone.add(u.email);
+  const out: AgentUser[] = [];
+  let j = 0;
+  for (const u of users) {
+    while (j < joining.length && joining[j]!.email < u.email) out.push(joining[j++]!);
+    if (!gone.has(u.email)) out.push(u);
   }
-  for (const u of joining) {
-    const i = positionOf(out, u.email);
-    if (out[i]?.email === u.email) out[i] = u;
-    else out.splice(i, 0, u);
-  }
+  while (j < joining.length) out.push(joining[j++]!);
   return out;
 }
 

@@ -759,6 +759,19 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       expect(JSON.parse(pushed.text)).toMatchObject({ kind: "delta", from: after.version, usersAdded: [{ email: dan.id }], usersRemoved: [] });
     });
 
+    it("a long-poll naming the build a change has dropped waits for the wake-up, which answers it", async () => {
+      const hub = configHub(getDb);
+      const before = await fullConfig();
+      const kim = await admin.subscribers.create({ clusterId, name: "kim", expiresAt: null, trafficLimitGb: null });
+      expect(hub.droppedBuild(clusterId)?.byServer.get(serverId)?.version).toBe(before.version);
+      const poll = getRaw("?wait=10&delta=1&scheme=2", { "if-none-match": `"${before.version}"` });
+      await agentsWaiting(1);
+      const r = await poll;
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.text)).toMatchObject({ kind: "delta", from: before.version, usersAdded: [{ email: kim.id }] });
+      expect(hub.droppedBuild(clusterId)).toBeUndefined();
+    });
+
     it("an agent from before version scheme 2 gets scheme-1 versions it can check: 304 on its version, its long-poll woken by a change, full configs only", async () => {
       const plainRaw = await getRaw("");
       const plain = agentConfigSchema.parse(JSON.parse(plainRaw.text));
