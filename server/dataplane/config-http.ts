@@ -235,14 +235,15 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   const scheme = parseScheme(url.searchParams.get("scheme"));
   if (typeof scheme !== "number") return badRequest(res, scheme);
   const hub = configHub(getDb);
-  // A long-poll from an agent that runs the newest build waits for the next wake-up when a
-  // change has dropped that build: building at once for each such poll would answer agents
-  // faster than the wake-up spacing (twice a second per cluster), and under a stream of edits
-  // their polls would then run into the rate limit.
+  // While a change has dropped the cluster's build, a long-poll is answered from the newest
+  // build (its change, if the agent lacks it) or waits for the wake-up that brings the next:
+  // building at once for each poll would build once per edit instead of at most twice a second
+  // per cluster, and answer agents faster than that, into the rate limit.
   const dropped = wait > 0 && scheme === 2 ? hub.droppedBuild(agent.clusterId) : undefined;
   const droppedBuilt = dropped?.byServer.get(agent.serverId);
-  if (dropped && droppedBuilt && matchesVersion(req.headers["if-none-match"], droppedBuilt.version)) {
-    return waitForChange(req, res, agent, dropped, droppedBuilt, wait, delta, scheme);
+  if (dropped && droppedBuilt) {
+    if (matchesVersion(req.headers["if-none-match"], droppedBuilt.version)) return waitForChange(req, res, agent, dropped, droppedBuilt, wait, delta, scheme);
+    return sendConfig(req, res, agent.serverId, dropped, droppedBuilt, delta, scheme);
   }
   let cluster: ClusterConfigs;
   try {
