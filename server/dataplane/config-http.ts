@@ -117,7 +117,7 @@ export async function encodeBody(body: string, encoding: "br" | "gzip" | null): 
 }
 
 /** Full configs of more users than this are streamed (sendStreamed); smaller ones go as one body. */
-export const STREAM_FROM_USERS = 2000;
+const STREAM_FROM_USERS = 2000;
 
 /** Brotli's settings for a large body: quality 5, most of its gain at gzip's speed (11, the default, takes seconds on a large config). */
 function brotliParams(sizeHint: number): Record<number, number> {
