@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import type { AgentConfig } from "../core/agent-wire";
-import { versionOfConfig } from "../core/config-version";
+import { legacyVersionOfConfig, versionOfConfig } from "../core/config-version";
 import { Agent } from "./agent";
 import { CoreManager } from "./core-manager";
 import { Delivery } from "./delivery";
@@ -75,9 +75,25 @@ it("applies a one-user delta live without restarting Xray, and fetches the full 
   await waitFor("v3 to run", () => core.runningVersion === v3.version);
   expect(log.lines.some((l) => l.startsWith("warn: the panel's config delta does not fit (the config rebuilt from the delta") && l.endsWith("fetching the full config"))).toBe(true);
   // The full config came from a request without delta=1; applied live all the same.
-  expect(panel.configQueries.slice(asked)).toContain("");
+  expect(panel.configQueries.slice(asked)).toContain("?scheme=2");
   expect(panel.deltaAnswers).toBe(2);
   expect(called()).toContain("adu in-443 sub-carol:xtls-rprx-vision");
   expect(core.pid).toBe(pid);
   expect(readJson(path.join(dir, STATE_FILES.lastConfig))).toEqual(v3);
+});
+
+it("asks for version scheme 2, and takes a delta from a panel from before schemes (scheme-1 versions) all the same", async () => {
+  const legacy = (c: AgentConfig): AgentConfig => ({ ...c, version: legacyVersionOfConfig(c) });
+  const v1 = legacy(agentConfig({ inbounds: [realityInbound(443)], users: [{ id: IDS.alice, email: "sub-alice" }] }));
+  const panel = new FakePanel(v1);
+  await panel.start();
+  stops.push(() => panel.close());
+  const client = new PanelClient(panel.url, panel.token, "test");
+  const first = await client.fetchConfig(null, 0);
+  expect(first).toMatchObject({ kind: "config", version: v1.version });
+  const v2 = legacy({ ...v1, users: [...v1.users, carol] });
+  panel.setConfig(v2);
+  const second = await client.fetchConfig(v1.version, 0, undefined, (first as { config: AgentConfig }).config);
+  expect(second).toEqual({ kind: "config", config: v2, version: v2.version, delta: { added: 1, removed: 0 } });
+  expect(panel.configQueries).toEqual(["?scheme=2", "?delta=1&scheme=2"]);
 });

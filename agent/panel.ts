@@ -5,7 +5,7 @@
  * core/heartbeat.ts).
  */
 import { agentConfigDeltaSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
-import { applyUserDelta, versionOfConfig } from "../core/config-version";
+import { applyUserDelta, CONFIG_VERSION_SCHEME, legacyVersionOfConfig, versionOfConfig } from "../core/config-version";
 import { formatZodError } from "../core/zod-format";
 import { checkConfig, readConfigBody, type ConfigBody } from "./config-stream";
 
@@ -50,7 +50,9 @@ export class PanelClient {
    */
   async fetchConfig(version: string | null, waitS: number, signal?: AbortSignal, base?: AgentConfig | null): Promise<ConfigAnswer> {
     const deltaBase = base && version !== null && base.version === version ? base : null;
-    const query = [...(waitS > 0 ? [`wait=${waitS}`] : []), ...(deltaBase ? ["delta=1"] : [])];
+    // scheme: the version scheme the panel should write (and applyDelta checks); a panel from
+    // before schemes ignores it and writes scheme 1, which applyDelta accepts too.
+    const query = [...(waitS > 0 ? [`wait=${waitS}`] : []), ...(deltaBase ? ["delta=1"] : []), `scheme=${CONFIG_VERSION_SCHEME}`];
     const url = `${this.baseUrl}/api/agent/config${query.length > 0 ? `?${query.join("&")}` : ""}`;
     let res: Response;
     let read: ConfigBody | { value: unknown } | string | null;
@@ -134,7 +136,11 @@ function applyDelta(base: AgentConfig, body: unknown): ConfigAnswer {
   const applied = applyUserDelta(base, delta);
   if ("error" in applied) return { kind: "delta-failed", error: applied.error };
   const actual = versionOfConfig(applied.config);
-  if (actual !== delta.version) return { kind: "delta-failed", error: `the config rebuilt from the delta ${delta.from} → ${delta.version} hashes to ${actual}` };
+  // A panel from before version schemes writes scheme 1: checked in full (a pass over every
+  // user) only when scheme 2 does not match, so a mismatch costs that pass and nothing else does.
+  if (actual !== delta.version && legacyVersionOfConfig(applied.config) !== delta.version) {
+    return { kind: "delta-failed", error: `the config rebuilt from the delta ${delta.from} → ${delta.version} hashes to ${actual}` };
+  }
   return { kind: "config", config: applied.config, version: delta.version, delta: { added: delta.usersAdded.length, removed: delta.usersRemoved.length } };
 }
 

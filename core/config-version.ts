@@ -3,8 +3,12 @@
  * (issue 23), shared by the panel, which computes them, and the agent, which checks that a
  * config it rebuilt from a delta hashes to the version the panel named.
  *
- * version = first 32 base64url characters of sha256(canonicalJson(rest) + "\n" + usersHash),
- * usersHash = base64url sha256(canonicalJson(users)), users sorted by email (code units).
+ * Two schemes, negotiated per request (GET /api/agent/config?scheme=2):
+ * - 2: version = first 32 base64url characters of
+ *   sha256("routeboard config version 2\n" + canonicalJson(rest) + "\n" + UsersDigest.hash),
+ *   the users hashed per bucket (UsersDigest), so that a change of one user costs one bucket.
+ * - 1 (agents from before scheme 2): the same without the first line, with
+ *   usersHash = sha256(canonicalJson(users)), users sorted by email (code units).
  *
  * Node only (node:crypto): the panel and the agent import it, the browser never does.
  */
@@ -70,22 +74,191 @@ function userJson(u: AgentUser): string {
   return canonicalJson(u);
 }
 
+// ---------------------------------------------------------------------------
+// Scheme 2 (agents that send ?scheme=2): the users are hashed in buckets, so a change of a
+// few users rehashes a few buckets, not a million users.
+// ---------------------------------------------------------------------------
+
+/** The version scheme agents check since issue 23's config deltas at scale (GET /api/agent/config?scheme=2). */
+export const CONFIG_VERSION_SCHEME = 2;
+
+/** How many buckets the users are spread over (a power of two): about 250 users each at a million. */
+export const USER_BUCKETS = 4096;
+
 /**
- * Feeds canonicalJson(users) to `h` in pieces (a million users never become one string),
- * pausing (yield) after every `every` users. `jsonOf` keeps each user's canonical JSON for the
- * next call: the panel, which hashes the same user objects again after every change, passes
- * one (a user object is never modified).
+ * The bucket of a user: FNV-1a over the email's UTF-16 code units. Only the spread matters
+ * here, not resistance to chosen inputs: emails that crowd one bucket make its rehash longer,
+ * never two sets of users hash alike (that rests on sha256 alone, see UsersDigest).
  */
-function* feedUsers(h: Hash, users: readonly AgentUser[], jsonOf: WeakMap<AgentUser, string> | undefined, every: number): Generator<void> {
+export function bucketOf(email: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < email.length; i++) h = Math.imul(h ^ email.charCodeAt(i), 0x01000193);
+  return (h >>> 0) & (USER_BUCKETS - 1);
+}
+
+/** sha256 of canonicalJson(users), users already in email order, as raw bytes. */
+function bucketDigest(users: readonly AgentUser[]): Buffer {
+  const h = createHash("sha256");
   let piece = "[";
   for (let k = 0; k < users.length; k++) {
-    const u = users[k]!;
-    let json = jsonOf?.get(u);
-    if (json === undefined) {
-      json = userJson(u);
-      jsonOf?.set(u, json);
+    piece += (k > 0 ? "," : "") + userJson(users[k]!);
+    if (piece.length > 65_536) {
+      h.update(piece);
+      piece = "";
     }
-    piece += (k > 0 ? "," : "") + json;
+  }
+  return h.update(`${piece}]`).digest();
+}
+
+const EMPTY_BUCKET = bucketDigest([]);
+
+/**
+ * The users part of a scheme-2 version, kept so that it can be updated per user.
+ *
+ * hash = base64url sha256(D[0] ‖ D[1] ‖ … ‖ D[4095]), where D[b] = sha256(canonicalJson of the
+ * users whose bucketOf(email) is b, sorted by email) (32 bytes each).
+ *
+ * Collision safety: two different sets of users that gave the same hash would differ in some
+ * bucket b. Either D differs somewhere, and the outer sha256 collides on inputs of one fixed
+ * length; or every D is equal, and D[b] collides on two different canonical JSON texts (the
+ * canonical JSON of a sorted list is one text per set of users). Both are sha256 collisions,
+ * so the scheme is exactly as collision resistant as the one before it (sha256 over all the
+ * users), with no new assumption: unlike a sum or XOR of per-user digests (a multiset hash,
+ * which chosen users can make collide: XOR by linear algebra, a sum mod 2^256 by Wagner's
+ * generalised birthday attack), there is nothing to solve for.
+ *
+ * Cost: building hashes every user once (about what the whole-list hash cost); patched() hashes
+ * only the buckets the change touches (a few hundred users each at a million) and the 128 KB
+ * of bucket digests.
+ */
+export class UsersDigest {
+  private constructor(
+    /** Each bucket's users in email order (shared with the digests patched from this one). */
+    private readonly buckets: readonly (readonly AgentUser[])[],
+    /** D[0] ‖ … ‖ D[USER_BUCKETS - 1]. */
+    private readonly digests: Buffer,
+    readonly hash: string,
+  ) {}
+
+  static of(users: readonly AgentUser[]): UsersDigest {
+    const steps = UsersDigest.steps(users, Infinity);
+    for (let step = steps.next(); ; step = steps.next()) if (step.done) return step.value;
+  }
+
+  /** UsersDigest.of, awaiting `pause` after about every `every` users: a server digesting a million users still answers meanwhile. */
+  static async inSteps(users: readonly AgentUser[], pause: () => Promise<void>, every = 50_000): Promise<UsersDigest> {
+    const steps = UsersDigest.steps(users, every);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) return step.value;
+      await pause();
+    }
+  }
+
+  private static *steps(users: readonly AgentUser[], every: number): Generator<void, UsersDigest> {
+    const buckets: AgentUser[][] = Array.from({ length: USER_BUCKETS }, () => []);
+    for (const u of users) buckets[bucketOf(u.email)]!.push(u);
+    const digests = Buffer.allocUnsafe(USER_BUCKETS * 32);
+    let sinceYield = 0;
+    for (let b = 0; b < USER_BUCKETS; b++) {
+      const bucket = buckets[b]!;
+      // Users sorted by email stay sorted in their buckets; any other order is sorted here, so
+      // the hash is the set's, whatever order the users came in.
+      if (!isSortedByEmail(bucket)) bucket.sort(byEmail);
+      (bucket.length === 0 ? EMPTY_BUCKET : bucketDigest(bucket)).copy(digests, b * 32);
+      sinceYield += bucket.length;
+      if (sinceYield >= every) {
+        sinceYield = 0;
+        yield;
+      }
+    }
+    return new UsersDigest(buckets, digests, outerHash(digests));
+  }
+
+  /**
+   * The digest of these users without the emails of `leaving`, with `joining` added (one that
+   * has an email already present replaces it): what replaceUsers and applyUserDelta make of
+   * the users list. Only the buckets touched are copied and hashed again.
+   */
+  patched(leaving: Iterable<string>, joining: readonly AgentUser[]): UsersDigest {
+    const changes = new Map<number, { leaving: Set<string>; joining: AgentUser[] }>();
+    const at = (email: string) => {
+      const b = bucketOf(email);
+      let c = changes.get(b);
+      if (!c) changes.set(b, (c = { leaving: new Set(), joining: [] }));
+      return c;
+    };
+    for (const email of leaving) at(email).leaving.add(email);
+    for (const u of joining) {
+      const c = at(u.email);
+      c.leaving.add(u.email);
+      c.joining.push(u);
+    }
+    if (changes.size === 0) return this;
+    const buckets = this.buckets.slice();
+    const digests = Buffer.from(this.digests);
+    for (const [b, c] of changes) {
+      const bucket = buckets[b]!.filter((u) => !c.leaving.has(u.email));
+      bucket.push(...c.joining);
+      bucket.sort(byEmail);
+      buckets[b] = bucket;
+      (bucket.length === 0 ? EMPTY_BUCKET : bucketDigest(bucket)).copy(digests, b * 32);
+    }
+    return new UsersDigest(buckets, digests, outerHash(digests));
+  }
+}
+
+function isSortedByEmail(users: readonly AgentUser[]): boolean {
+  for (let k = 1; k < users.length; k++) if (users[k - 1]!.email > users[k]!.email) return false;
+  return true;
+}
+
+function outerHash(digests: Buffer): string {
+  return createHash("sha256").update(digests).digest("base64url");
+}
+
+/** Each users list's digest, kept while the list lives: the agent updates it per delta instead of digesting its million users again. */
+const digestOfList = new WeakMap<readonly AgentUser[], UsersDigest>();
+
+/** The digest of a users list (computed once per list; a list applyUserDelta made gets its base's, patched). */
+export function usersDigestOf(users: readonly AgentUser[]): UsersDigest {
+  let d = digestOfList.get(users);
+  if (!d) digestOfList.set(users, (d = UsersDigest.of(users)));
+  return d;
+}
+
+/**
+ * The versions one server's config takes with any users: the rest is hashed once, each users
+ * hash then costs one copy of that state (the panel tries many when matching a delta's `from`).
+ * A fixed first line sets scheme 2 apart: a config's two versions differ (barring a sha256 collision).
+ */
+export function versionHasher(rest: ConfigWithoutUsers): (usersHashValue: string) => string {
+  const prefix: Hash = createHash("sha256").update("routeboard config version 2\n").update(canonicalJson(rest)).update("\n");
+  return (u) => prefix.copy().update(u).digest("base64url").slice(0, 32);
+}
+
+export function configVersion(rest: ConfigWithoutUsers, usersHashValue: string): string {
+  return versionHasher(rest)(usersHashValue);
+}
+
+/** The scheme-2 version a whole config should carry (the agent's check after applying a delta). */
+export function versionOfConfig(config: AgentConfig): string {
+  const { version: _version, users, ...rest } = config;
+  return configVersion(rest, usersDigestOf(users).hash);
+}
+
+// ---------------------------------------------------------------------------
+// Scheme 1: what agents from before ?scheme=2 check. The panel computes it only when such an
+// agent asks (it costs a pass over every user per change).
+//
+// version = first 32 base64url characters of sha256(canonicalJson(rest) + "\n" + usersHash),
+// usersHash = base64url sha256(canonicalJson(users)), users sorted by email (code units).
+// ---------------------------------------------------------------------------
+
+/** Feeds canonicalJson(users) to `h` in pieces (a million users never become one string), pausing (yield) after every `every` users. */
+function* feedUsers(h: Hash, users: readonly AgentUser[], every: number): Generator<void> {
+  let piece = "[";
+  for (let k = 0; k < users.length; k++) {
+    piece += (k > 0 ? "," : "") + userJson(users[k]!);
     if (piece.length > 65_536) {
       h.update(piece);
       piece = "";
@@ -95,38 +268,30 @@ function* feedUsers(h: Hash, users: readonly AgentUser[], jsonOf: WeakMap<AgentU
   h.update(`${piece}]`);
 }
 
-/** sha256 of canonicalJson(users), base64url. */
-export function usersHash(users: readonly AgentUser[], jsonOf?: WeakMap<AgentUser, string>): string {
+/** Scheme 1's users hash: sha256 of canonicalJson(users), base64url. */
+export function legacyUsersHash(users: readonly AgentUser[]): string {
   const h = createHash("sha256");
-  for (const _ of feedUsers(h, users, jsonOf, Infinity));
+  for (const _ of feedUsers(h, users, Infinity));
   return h.digest("base64url");
 }
 
-/** usersHash, awaiting `pause` after every `every` users: a server hashing a million users still answers meanwhile. */
-export async function usersHashInSteps(users: readonly AgentUser[], jsonOf: WeakMap<AgentUser, string> | undefined, pause: () => Promise<void>, every = 50_000): Promise<string> {
+/** legacyUsersHash, awaiting `pause` after every `every` users. */
+export async function legacyUsersHashInSteps(users: readonly AgentUser[], pause: () => Promise<void>, every = 50_000): Promise<string> {
   const h = createHash("sha256");
-  for (const _ of feedUsers(h, users, jsonOf, every)) await pause();
+  for (const _ of feedUsers(h, users, every)) await pause();
   return h.digest("base64url");
 }
 
-/**
- * The versions one server's config takes with any users: the rest is hashed once, each
- * users hash then costs one copy of that state (the panel tries many when matching a delta's
- * `from`).
- */
-export function versionHasher(rest: ConfigWithoutUsers): (usersHashValue: string) => string {
+/** Scheme 1's versionHasher. */
+export function legacyVersionHasher(rest: ConfigWithoutUsers): (usersHashValue: string) => string {
   const prefix: Hash = createHash("sha256").update(canonicalJson(rest)).update("\n");
   return (u) => prefix.copy().update(u).digest("base64url").slice(0, 32);
 }
 
-export function configVersion(rest: ConfigWithoutUsers, usersHashValue: string): string {
-  return versionHasher(rest)(usersHashValue);
-}
-
-/** The version a whole config should carry (the agent's check after applying a delta). */
-export function versionOfConfig(config: AgentConfig): string {
+/** The scheme-1 version of a whole config (what an agent from before scheme 2 checks). */
+export function legacyVersionOfConfig(config: AgentConfig): string {
   const { version: _version, users, ...rest } = config;
-  return configVersion(rest, usersHash(users));
+  return legacyVersionHasher(rest)(legacyUsersHash(users));
 }
 
 /**
@@ -154,5 +319,8 @@ export function applyUserDelta(base: AgentConfig, delta: AgentConfigDelta): { co
     users.push(a);
   }
   while (i < kept.length) users.push(kept[i++]!);
+  // The new list's digest is its base's with the delta's buckets rehashed (versionOfConfig then
+  // costs those buckets, not a million users): the checks above make the two describe one set.
+  digestOfList.set(users, usersDigestOf(base.users).patched(delta.usersRemoved, delta.usersAdded));
   return { config: { ...base, version: delta.version, users } };
 }

@@ -404,7 +404,7 @@ export const trafficQuarantine = pgTable(
 
 /**
  * How a cluster's users changed between two of its config builds (config deltas, issue 23):
- * `from_users` and `to_users` are the users' hashes (core/config-version.ts usersHash), and
+ * `from_users` and `to_users` are the users' hashes (core/config-version.ts UsersDigest), and
  * `added` / `removed` the exact difference, sorted by email. The content is a function of the
  * two hashes, so every panel instance writes the same row for the same pair (upsert) and any
  * instance can answer a delta from another's builds. Kept: the newest 256 rows per cluster,

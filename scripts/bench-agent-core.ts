@@ -184,7 +184,7 @@ async function phase(kind: Kind, users: number) {
     const { bodies, configMb } = panelBodies(kind, users, await freePort());
     const panel = http.createServer((req, res) => {
       const body = bodies[(req.url ?? "").split("/")[1] ?? ""];
-      if (!body || !req.url?.endsWith("/api/agent/config")) return void res.writeHead(404).end();
+      if (!body || !new URL(req.url ?? "/", "http://x").pathname.endsWith("/api/agent/config")) return void res.writeHead(404).end();
       res.writeHead(200, { "content-type": "application/json", "content-encoding": "br", "content-length": body.length }).end(body);
     });
     await new Promise<void>((r) => panel.listen(0, "127.0.0.1", r));

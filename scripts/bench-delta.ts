@@ -64,7 +64,7 @@ async function main() {
         const rebuilt = applyUserDelta(v1, agentConfigDeltaSchema.parse(JSON.parse(delta)));
         if (!("config" in rebuilt) || versionOfConfig(rebuilt.config) !== built.version) throw new Error("the rebuilt config does not hash to the version");
         const agentApplyMs = performance.now() - t0;
-        const full = await sizes(`{"kind":"full",${configBody(cluster, built).slice(1)}`);
+        const full = await sizes(configBody(cluster, built, built.version, "full"));
         const d = await sizes(delta);
         results.push({ subscribers: n, fullBytes: full, deltaBytes: d, fullOverDeltaBr: Math.round(full.br / d.br), panelBuildMs: Math.round(buildMs), panelDeltaMs: Math.round(deltaMs * 10) / 10, agentRebuildAndHashMs: Math.round(agentApplyMs) });
       } finally {

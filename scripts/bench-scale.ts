@@ -6,7 +6,7 @@
  *
  * - Seeded in bulk before the app starts (INSERT … SELECT from generate_series): one cluster,
  *   a server per agent with one Reality inbound, the subscribers.
- * - Agents long-poll GET /api/agent/config?wait=60&delta=1 with If-None-Match as agent/agent.ts
+ * - Agents long-poll GET /api/agent/config?wait=60&delta=1&scheme=2 with If-None-Match as agent/agent.ts
  *   does, and POST /api/agent/report once per report interval (60 s, start times spread over
  *   it) with per-user traffic for their share of the online users. They start at the version
  *   the bench computed from the seeded database with the panel's own build
@@ -282,7 +282,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
 
   // Agent 0 starts from nothing: its full config, then every delta, checked after the run.
   const tFull = performance.now();
-  const fullAnswer = await call(base, "GET", "/api/agent/config?delta=1", { authorization: `Bearer ${token(0)}`, "accept-encoding": "br, gzip" }, null, 300_000);
+  const fullAnswer = await call(base, "GET", "/api/agent/config?delta=1&scheme=2", { authorization: `Bearer ${token(0)}`, "accept-encoding": "br, gzip" }, null, 300_000);
   if (fullAnswer.status !== 200) throw new Error(`agent 0's first config: HTTP ${fullAnswer.status} ${fullAnswer.wire.toString().slice(0, 300)}`);
   const fullConfigMs = Math.round(performance.now() - tFull);
   const fullConfigBytes = fullAnswer.wire.length;
@@ -302,7 +302,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
       polled.add(k);
       let a: Answer;
       try {
-        a = await call(base, "GET", `/api/agent/config?wait=${WAIT_S}&delta=1`, { authorization: auth, "accept-encoding": "br, gzip", "if-none-match": `"${versions[k]}"` }, null, (WAIT_S + 15) * 1000);
+        a = await call(base, "GET", `/api/agent/config?wait=${WAIT_S}&delta=1&scheme=2`, { authorization: auth, "accept-encoding": "br, gzip", "if-none-match": `"${versions[k]}"` }, null, (WAIT_S + 15) * 1000);
       } catch (err) {
         if (stopping) return;
         countError(stats.errors, (err as Error).message.replace(/\d+/g, "N"));

@@ -5,7 +5,7 @@
 //   (default 26.7.28), so tests can run a matrix of versions.
 // - `run -test -c` checks the config (a "reject-me" dest fails; REALITY's minClientVer is
 //   parsed as Xray's infra/conf does); `run -c` holds the running core's state: its users per
-//   inbound and its StatsService counters, which, as in the real core, are never removed (a
+//   inbound (their emails) and its StatsService counters, which, as in the real core, are never removed (a
 //   user removed with rmu keeps them) and are read and reset by substring pattern.
 // - `api adu` / `rmu` / `statsquery` talk to the running core over its API port, as the real
 //   CLI does (over HTTP instead of gRPC). adu/rmu are unknown commands before 25.7.26, as in
@@ -16,6 +16,8 @@
 // would let a client of that version in. $FAKE_XRAY_FAULTS names a JSON file
 // {"<pattern>": <failures left>} that makes statsquery fail (before any reset). Each call is
 // appended to $FAKE_XRAY_LOG.
+// Cheap at a million users (npm run bench:agent-core): the clients arrays are never parsed into
+// objects (readConfig), so the stand-in's test and start cost a scan of the file, not two parses.
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -92,13 +94,74 @@ function replyBytes(stats) {
   return total;
 }
 
+/** Where the JSON string starting at `i` (its opening quote) ends: the index after its closing quote. */
+function afterString(text, i) {
+  for (let end = text.indexOf('"', i + 1); end !== -1; end = text.indexOf('"', end + 1)) {
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
+    if (slashes % 2 === 0) return end + 1;
+  }
+  throw new SyntaxError("Unterminated string in JSON");
+}
+
+/**
+ * The config file with every "clients" array set aside, and those arrays' texts: a million
+ * users' config is parsed without a million client objects. Only the structure between strings
+ * is walked (strings are skipped with indexOf), so this costs a fraction of JSON.parse; the rest
+ * of the file goes through JSON.parse and fails as it would. Each array is replaced by
+ * {"clientsText": k}, k its index in `clients`.
+ */
+function readConfig(file) {
+  const text = fs.readFileSync(file, "utf8");
+  const clients = [];
+  let rest = "";
+  let from = 0;
+  for (let at = text.indexOf('"clients"'); at !== -1; at = text.indexOf('"clients"', at + 1)) {
+    let i = at + 9;
+    while (/\s/.test(text[i] ?? "")) i++;
+    if (text[i] !== ":") continue;
+    i++;
+    while (/\s/.test(text[i] ?? "")) i++;
+    if (text[i] !== "[") continue;
+    const start = i;
+    let depth = 0;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 34) i = afterString(text, i) - 1;
+      else if (c === 91 || c === 123) depth++;
+      else if ((c === 93 || c === 125) && --depth === 0) break;
+    }
+    if (depth !== 0) throw new SyntaxError("Unexpected end of JSON input");
+    rest += `${text.slice(from, start)}{"clientsText":${clients.length}}`;
+    clients.push(text.slice(start, i + 1));
+    from = i + 1;
+    at = i;
+  }
+  return { config: JSON.parse(rest + text.slice(from)), text, clients };
+}
+
+/** The emails of one "clients" array's text: each "email" key's string, found with indexOf, not a parse. */
+function emailsOf(clientsText) {
+  const emails = new Set();
+  for (let at = clientsText.indexOf('"email"'); at !== -1; at = clientsText.indexOf('"email"', at + 7)) {
+    let i = at + 7;
+    while (/[\s:]/.test(clientsText[i] ?? "")) i++;
+    if (clientsText[i] !== '"') continue;
+    const end = afterString(clientsText, i);
+    const raw = clientsText.slice(i + 1, end - 1);
+    emails.add(raw.includes("\\") ? JSON.parse(clientsText.slice(i, end)) : raw);
+    at = end - 7;
+  }
+  return emails;
+}
+
 function runCore(file) {
-  const config = JSON.parse(fs.readFileSync(file, "utf8"));
+  const { config, clients } = readConfig(file);
   const api = config.inbounds.find((i) => i.tag === config.api?.tag);
   const inbounds = new Map(
     config.inbounds
       .filter((i) => i.settings?.clients)
-      .map((i) => [i.tag, { users: new Map(i.settings.clients.map((c) => [c.email, c])), minVer: realityOf(i) ? minClientVer(realityOf(i)) : null }]),
+      .map((i) => [i.tag, { users: emailsOf(clients[i.settings.clients.clientsText]), minVer: realityOf(i) ? minClientVer(realityOf(i)) : null }]),
   );
   const counters = new Map();
   const known = (email) => {
@@ -120,7 +183,7 @@ function runCore(file) {
           lines.push(`add user: ${c.email}`);
           if (inbound.users.has(c.email)) lines.push(`User ${c.email} already exists.`);
           else {
-            inbound.users.set(c.email, c);
+            inbound.users.add(c.email);
             added++;
           }
         }
@@ -211,8 +274,7 @@ function main() {
   if (args[0] === "version") {
     console.log(`Xray ${VERSION} (Xray, Penetrates Everything.) Custom (go1.24.5 linux/amd64)\nA unified platform for anti-censorship.`);
   } else if (args[0] === "run" && args[1] === "-test") {
-    const text = fs.readFileSync(args[3], "utf8");
-    const config = JSON.parse(text);
+    const { config, text } = readConfig(args[3]);
     if (text.includes("reject-me")) fail("Failed to start: main: failed to load config files > reject-me is not a valid dest", 23);
     for (const i of config.inbounds) {
       const reality = realityOf(i);

@@ -8,12 +8,18 @@
  *                                           changed since the If-None-Match version when that is
  *                                           all that changed, else the config with kind:"full";
  *                                           If-None-Match must then name one version)
+ *   ?scheme=2                              (the config version scheme the agent checks,
+ *                                           core/config-version.ts: 2 is updated per user; absent
+ *                                           or 1, an agent from before it, gets scheme 1, computed
+ *                                           for it, and never a delta)
  *   Accept-Encoding: br | gzip             (the answer is compressed)
  * 200: the config (core/agent-wire.ts agentConfigSchema; without delta=1 exactly that shape,
- * which agents from before deltas parse strictly) with ETag: "<version>".
+ * which agents from before deltas parse strictly) with ETag: "<version>" (in the scheme asked).
  * 429 + Retry-After when one token polls abusively; 503 + Retry-After when too many wait.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { getDb } from "@/server/db";
@@ -22,7 +28,7 @@ import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse } from "./agent-auth";
-import { configBody, type BuiltConfig, type ClusterConfigs } from "./config";
+import { configBody, configBodyPieces, legacyVersion, type BuiltConfig, type ClusterConfigs } from "./config";
 import { configHub } from "./config-hub";
 import { agentLimits, CONFIG_BURST, CONFIG_REFILL_PER_S } from "./rate-limit";
 
@@ -52,6 +58,13 @@ export function parseDelta(raw: string | null): boolean | { error: string } {
   if (raw === null || raw === "" || raw === "0") return false;
   if (raw === "1") return true;
   return { error: "delta: expected 1 (answer a delta when only users changed) or 0" };
+}
+
+/** ?scheme: absent or 1 = scheme 1 (agents from before scheme 2); 2 = scheme 2. */
+export function parseScheme(raw: string | null): 1 | 2 | { error: string } {
+  if (raw === null || raw === "" || raw === "1") return 1;
+  if (raw === "2") return 2;
+  return { error: "scheme: expected 2 (the config version scheme updated per user) or 1" };
 }
 
 /**
@@ -94,14 +107,63 @@ export async function encodeBody(body: string, encoding: "br" | "gzip" | null): 
   const bytes = Buffer.from(body);
   const small = bytes.length <= SYNC_COMPRESS_BYTES;
   if (encoding === "br") {
-    // Quality 5: most of brotli's gain at gzip's speed (11, the default, takes seconds on a large config).
-    const params: Record<number, number> = { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length };
+    const params = brotliParams(bytes.length);
     if (!small) return brotli(bytes, { params });
     params[zlib.constants.BROTLI_PARAM_LGWIN] = Math.max(zlib.constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(bytes.length + 1)));
     return zlib.brotliCompressSync(bytes, { params });
   }
   if (encoding === "gzip") return small ? zlib.gzipSync(bytes) : gzip(bytes);
   return bytes;
+}
+
+/** Full configs of more users than this are streamed (sendStreamed); smaller ones go as one body. */
+const STREAM_FROM_USERS = 2000;
+
+/** Brotli's settings for a large body: quality 5, most of its gain at gzip's speed (11, the default, takes seconds on a large config). */
+function brotliParams(sizeHint: number): Record<number, number> {
+  return { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint };
+}
+
+/**
+ * A full config of many users: written in pieces of about a megabyte (configBodyPieces) into
+ * the compressor and on to the agent as they come (chunked, no Content-Length), so a million
+ * users' 90 MB never exist as one string or one buffer, and the event loop serves other
+ * requests between pieces.
+ */
+async function sendStreamed(req: IncomingMessage, res: ServerResponse, version: string, pieces: Iterable<string>, usersCount: number): Promise<void> {
+  const encoding = pickEncoding(req.headers["accept-encoding"]);
+  if (res.destroyed || res.writableEnded) return;
+  answers.inc({ outcome: "config" });
+  res.writeHead(200, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    etag: `"${version}"`,
+    vary: "accept-encoding",
+    ...(encoding ? { "content-encoding": encoding } : {}),
+  });
+  let sent = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      sent += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const source = Readable.from(pieces);
+  try {
+    if (encoding === "br") await pipeline(source, zlib.createBrotliCompress({ params: brotliParams(usersCount * 90) }), count, res);
+    else if (encoding === "gzip") await pipeline(source, zlib.createGzip(), count, res);
+    else await pipeline(source, count, res);
+  } catch {
+    // The agent went away (or the socket failed) mid-body: it asks again; pipeline closed the rest.
+  } finally {
+    answerBytes.inc({ kind: "full", encoding: encoding ?? "identity" }, sent);
+  }
+}
+
+/** A full config: streamed when it has many users, else one body. */
+function sendFull(req: IncomingMessage, res: ServerResponse, cluster: ClusterConfigs, built: BuiltConfig, version: string, kind?: "full"): Promise<void> {
+  if (cluster.users.length > STREAM_FROM_USERS) return sendStreamed(req, res, version, configBodyPieces(cluster, built, version, kind), cluster.users.length);
+  return sendBody(req, res, version, "full", configBody(cluster, built, version, kind));
 }
 
 async function sendBody(req: IncomingMessage, res: ServerResponse, version: string, kind: "full" | "delta", body: string): Promise<void> {
@@ -121,15 +183,22 @@ async function sendBody(req: IncomingMessage, res: ServerResponse, version: stri
   res.end(bytes);
 }
 
+/** The server's version in the scheme the agent checks. */
+function versionIn(scheme: 1 | 2, cluster: ClusterConfigs, built: BuiltConfig): Promise<string> | string {
+  return scheme === 2 ? built.version : legacyVersion(cluster, built);
+}
+
 /**
  * The answer for a changed config: without delta=1 the plain config (today's shape); with it,
- * a delta from `from` when the journal has one, else the config marked kind "full".
+ * a delta from `from` when the journal has one (scheme 2 only: the journal knows the users by
+ * their scheme-2 hash), else the config marked kind "full".
  */
-async function sendConfig(req: IncomingMessage, res: ServerResponse, serverId: string, cluster: ClusterConfigs, built: BuiltConfig, delta: { from: string | null } | null): Promise<void> {
-  if (!delta) return sendBody(req, res, built.version, "full", configBody(cluster, built));
-  const body = delta.from === null ? null : await configHub(getDb).deltaBody(cluster, serverId, built, delta.from);
-  if (body !== null) return sendBody(req, res, built.version, "delta", body);
-  return sendBody(req, res, built.version, "full", `{"kind":"full",${configBody(cluster, built).slice(1)}`);
+async function sendConfig(req: IncomingMessage, res: ServerResponse, serverId: string, cluster: ClusterConfigs, built: BuiltConfig, delta: { from: string | null } | null, scheme: 1 | 2): Promise<void> {
+  const version = await versionIn(scheme, cluster, built);
+  if (!delta) return sendFull(req, res, cluster, built, version);
+  const body = delta.from === null || scheme !== 2 ? null : await configHub(getDb).deltaBody(cluster, serverId, built, delta.from);
+  if (body !== null) return sendBody(req, res, version, "delta", body);
+  return sendFull(req, res, cluster, built, version, "full");
 }
 
 function badRequest(res: ServerResponse, error: { error: string }): void {
@@ -163,7 +232,19 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   const from = wantsDelta ? parseDeltaFrom(req.headers["if-none-match"]) : null;
   if (from !== null && typeof from !== "string") return badRequest(res, from);
   const delta = wantsDelta ? { from } : null;
+  const scheme = parseScheme(url.searchParams.get("scheme"));
+  if (typeof scheme !== "number") return badRequest(res, scheme);
   const hub = configHub(getDb);
+  // While a change has dropped the cluster's build, a long-poll is answered from the newest
+  // build (its change, if the agent lacks it) or waits for the wake-up that brings the next:
+  // building at once for each poll would build once per edit instead of at most twice a second
+  // per cluster, and answer agents faster than that, into the rate limit.
+  const dropped = wait > 0 && scheme === 2 ? hub.droppedBuild(agent.clusterId) : undefined;
+  const droppedBuilt = dropped?.byServer.get(agent.serverId);
+  if (dropped && droppedBuilt) {
+    if (matchesVersion(req.headers["if-none-match"], droppedBuilt.version)) return waitForChange(req, res, agent, dropped, droppedBuilt, wait, delta, scheme);
+    return sendConfig(req, res, agent.serverId, dropped, droppedBuilt, delta, scheme);
+  }
   let cluster: ClusterConfigs;
   try {
     cluster = await hub.get(agent.clusterId);
@@ -179,17 +260,35 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
     sendJson(res, 401, { error: "unknown agent token" }, { "www-authenticate": "Bearer" });
     return;
   }
-  if (!matchesVersion(req.headers["if-none-match"], built.version)) {
-    await sendConfig(req, res, agent.serverId, cluster, built, delta);
+  const current = await versionIn(scheme, cluster, built);
+  if (!matchesVersion(req.headers["if-none-match"], current)) {
+    await sendConfig(req, res, agent.serverId, cluster, built, delta, scheme);
     return;
   }
   if (wait === 0) {
-    sendNotModified(res, built.version);
+    sendNotModified(res, current);
     return;
   }
+  return waitForChange(req, res, agent, cluster, built, wait, delta, scheme);
+};
+
+/** The long-poll of an agent that runs `built`: answered when the hub has a build it does not run, or 304 after `wait` s. */
+async function waitForChange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  agent: { clusterId: string; serverId: string },
+  cluster: ClusterConfigs,
+  built: BuiltConfig,
+  wait: number,
+  delta: { from: string | null } | null,
+  scheme: 1 | 2,
+): Promise<void> {
+  const hub = configHub(getDb);
+  const current = await versionIn(scheme, cluster, built);
   const abort = new AbortController();
   const onClose = () => abort.abort();
   res.on("close", onClose);
+  // The hub compares builds in scheme 2 whichever scheme the agent checks: the agent runs `built`.
   const waiting = hub.wait(agent.clusterId, agent.serverId, built.version, wait * 1000, abort.signal);
   if (!waiting) {
     res.off("close", onClose);
@@ -200,7 +299,7 @@ export const agentConfigHandler: RouteHandler = async (req, res, url) => {
   const result = await waiting;
   res.off("close", onClose);
   if (res.destroyed || res.writableEnded) return;
-  if (result.kind === "changed") await sendConfig(req, res, agent.serverId, result.cluster, result.built, delta);
+  if (result.kind === "changed") await sendConfig(req, res, agent.serverId, result.cluster, result.built, delta, scheme);
   else if (result.kind === "gone") sendJson(res, 401, { error: "unknown agent token" }, { "www-authenticate": "Bearer" });
-  else sendNotModified(res, built.version);
-};
+  else sendNotModified(res, current);
+}

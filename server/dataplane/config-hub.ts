@@ -62,6 +62,9 @@ export class ConfigHub {
   private journals = new WeakMap<ClusterConfigs, Promise<ClusterJournal | null>>();
   /** Per cluster whose build was dropped by subscriber changes alone: that build and who changed. */
   private pendingPatches = new Map<string, { base: Promise<ClusterConfigs>; ids: Set<string> }>();
+  /** Per cluster, the newest build completed, still there after a change dropped it from the cache. */
+  private newest = new Map<string, { seq: number; cluster: ClusterConfigs }>();
+  private buildSeq = 0;
   /** Builds and patches made (a burst of edits costs one). */
   builds = 0;
   /** Of those, patches for named subscribers. */
@@ -146,15 +149,26 @@ export class ConfigHub {
     return this.track(clusterId, (db) => buildClusterConfigs(db, clusterId, this.now()));
   }
 
+  /**
+   * The newest completed build of the cluster when a change has dropped it and no other build
+   * is cached or under way: an agent that runs it waits for the wake-up that brings the change
+   * (wait() schedules one) instead of having the cluster built at once (config-http.ts).
+   */
+  droppedBuild(clusterId: string): ClusterConfigs | undefined {
+    return this.cache.has(clusterId) ? undefined : this.newest.get(clusterId)?.cluster;
+  }
+
   /** Caches `build` as the cluster's configs, journals their users and times the next expiry. */
   private track(clusterId: string, build: (db: Db) => Promise<ClusterConfigs>, patch?: Entry["patch"]): Promise<ClusterConfigs> {
     const entry = {} as Entry;
     if (patch) entry.patch = patch;
+    const seq = ++this.buildSeq;
     entry.promise = (async () => {
         this.builds++;
         const db = await this.db();
         const built = await build(db);
         await this.journalUsers(db, built);
+        if ((this.newest.get(clusterId)?.seq ?? 0) < seq) this.newest.set(clusterId, { seq, cluster: built });
         if (built.nextExpiryMs !== null && this.cache.get(clusterId) === entry) {
           const ms = Math.min(MAX_TIMER_MS, Math.max(0, built.nextExpiryMs - this.now()) + 1);
           entry.expiryTimer = setTimeout(() => this.invalidate(clusterId), ms);
@@ -176,7 +190,9 @@ export class ConfigHub {
     this.lastUsers.set(built.clusterId, { hash: built.usersHash, users: built.users });
     if (!previous || previous.hash === built.usersHash) return;
     try {
-      await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, diffSortedUsers(previous.users, built.users));
+      // A patch of this instance's previous build knows its change; anything else is diffed (a walk over both lists).
+      const change = built.patchedFrom?.fromUsersHash === previous.hash ? built.patchedFrom : diffSortedUsers(previous.users, built.users);
+      await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, change);
     } catch (err) {
       // Agents behind this change get the full config instead of a delta; nothing else is lost.
       logger().warn({ err, clusterId: built.clusterId }, "could not journal a config's user change: agents get the full config");
@@ -275,6 +291,7 @@ export class ConfigHub {
     this.cache.clear();
     this.pendingPatches.clear();
     this.lastUsers.clear();
+    this.newest.clear();
   }
 }
 

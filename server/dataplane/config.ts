@@ -12,7 +12,7 @@ import { clusters, inbounds, servers, subscribers } from "@/db/schema";
 import { mayConnect } from "@/server/usage/access";
 import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
 import { usesPath, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
-import { byEmail, usersHash, usersHashInSteps, versionHasher } from "@/core/config-version";
+import { byEmail, legacyUsersHashInSteps, legacyVersionHasher, UsersDigest, versionHasher } from "@/core/config-version";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
 
@@ -26,37 +26,69 @@ export function flowFor(security: "reality" | "tls" | "none", protocol = "vless"
 
 /** One server's config without its users (shared by the whole cluster). */
 export interface BuiltConfig {
+  /** Scheme 2 (core/config-version.ts): what agents sending ?scheme=2 check, and the hub's key. */
   version: string;
   rest: Omit<AgentConfig, "version" | "users">;
   /** This server's version with other users (matching a delta's `from`: config-journal.ts). */
   versionWith: (usersHash: string) => string;
+  /** This server's scheme-1 version with other users (agents from before scheme 2: legacyVersion). */
+  legacyVersionWith: (legacyUsersHash: string) => string;
 }
 
 export interface ClusterConfigs {
   clusterId: string;
   builtAtMs: number;
   byServer: Map<string, BuiltConfig>;
-  /** Serialised once per build: every server of the cluster gets the same users. */
+  /** Every server of the cluster gets the same users, sorted by email. */
   users: AgentUser[];
-  /**
-   * `users` as JSON, made on the first full config asked for and kept: a change answered by
-   * deltas alone never serialises a million users.
-   */
-  usersJson: () => string;
-  /** core/config-version.ts usersHash of `users`: the key of the config journal. */
+  /** The users' scheme-2 digest (core/config-version.ts), patched per change. */
+  usersDigest: UsersDigest;
+  /** usersDigest.hash: the key of the config journal. */
   usersHash: string;
+  /**
+   * The users' scheme-1 hash, computed (in steps) when the first agent from before scheme 2
+   * asks for this build, then kept: a fleet of upgraded agents never pays for it.
+   */
+  legacyUsersHash: () => Promise<string>;
   /** The soonest expiry of an allowed subscriber: the config changes then. */
   nextExpiryMs: number | null;
+  /**
+   * A patch's exact change from the build it patched (whose users hash is `fromUsersHash`):
+   * the journal takes it instead of walking two lists of a million users.
+   */
+  patchedFrom?: { fromUsersHash: string; added: AgentUser[]; removed: AgentUser[] };
 }
 
-/** The JSON body for one server: strings joined, so the users are not serialised per server. */
-export function configBody(c: ClusterConfigs, b: BuiltConfig): string {
+/** The server's version in scheme 1, for an agent from before scheme 2. */
+export async function legacyVersion(c: ClusterConfigs, b: BuiltConfig): Promise<string> {
+  return b.legacyVersionWith(await c.legacyUsersHash());
+}
+
+/** Users per piece of a streamed config body: about 1 MB of JSON. */
+const USERS_PER_PIECE = 10_000;
+
+/**
+ * The JSON body for one server in pieces of about a megabyte (the users USERS_PER_PIECE at a
+ * time), so that a million users' config is compressed and sent as it is written, never held
+ * as one string (config-http.ts). `kind` "full" marks the answer to ?delta=1.
+ */
+export function* configBodyPieces(c: ClusterConfigs, b: BuiltConfig, version = b.version, kind?: "full"): Generator<string> {
   const { server, reportIntervalS, inbounds: ibs, neighbours, allowedPrivateDestinations: allowed } = b.rest;
-  return (
-    `{"version":${JSON.stringify(b.version)},"server":${JSON.stringify(server)},"reportIntervalS":${reportIntervalS},` +
-    `"inbounds":${JSON.stringify(ibs)},"users":${c.usersJson()},"neighbours":${JSON.stringify(neighbours)}` +
-    `${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`
-  );
+  let piece =
+    `{${kind ? `"kind":${JSON.stringify(kind)},` : ""}"version":${JSON.stringify(version)},"server":${JSON.stringify(server)},` +
+    `"reportIntervalS":${reportIntervalS},"inbounds":${JSON.stringify(ibs)},"users":[`;
+  for (let k = 0; k < c.users.length; k += USERS_PER_PIECE) {
+    // JSON.stringify of a slice without its brackets: the same bytes as the whole list's.
+    piece += (k > 0 ? "," : "") + JSON.stringify(c.users.slice(k, k + USERS_PER_PIECE)).slice(1, -1);
+    yield piece;
+    piece = "";
+  }
+  yield `${piece}],"neighbours":${JSON.stringify(neighbours)}${allowed ? `,"allowedPrivateDestinations":${JSON.stringify(allowed)}` : ""}}`;
+}
+
+/** The whole JSON body for one server as one string (small configs, tests and tools). */
+export function configBody(c: ClusterConfigs, b: BuiltConfig, version = b.version, kind?: "full"): string {
+  return [...configBodyPieces(c, b, version, kind)].join("");
 }
 
 /** The parsed config of one server (tests, tools). */
@@ -132,9 +164,6 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
 /** Lets the event loop answer other requests between steps of a long computation. */
 const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Each user's canonical JSON, kept while its object lives: a patch hashes mostly the same users again. */
-const userJsonCache = new WeakMap<AgentUser, string>();
-
 /** The columns of a subscriber that decide whether, and as whom, the config has them. */
 const userColumns = {
   id: subscribers.id,
@@ -161,21 +190,20 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       .where(and(eq(subscribers.clusterId, clusterId), eq(subscribers.enabled, true)))
       .orderBy(asc(subscribers.id)),
   ]);
-  const out: ClusterConfigs = { clusterId, builtAtMs: nowMs, byServer: new Map(), users: [], usersJson: () => "[]", usersHash: usersHash([]), nextExpiryMs: null };
-  if (!cluster) return out;
+  if (!cluster) return withUsers(clusterId, nowMs, new Map(), [], UsersDigest.of([]), null);
 
   const users: AgentUser[] = [];
+  let nextExpiryMs: number | null = null;
   for (const s of subscriberRows) {
     if (!mayConnect(s, nowMs)) continue;
     users.push({ id: s.vlessUuid, email: s.id });
-    if (s.expiresAt && (out.nextExpiryMs === null || s.expiresAt.getTime() < out.nextExpiryMs)) out.nextExpiryMs = s.expiresAt.getTime();
+    if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   // Already in id order; sorted again in the order agents rebuild deltas in (code units), so
   // the two never depend on how the database collates.
   users.sort(byEmail);
-  out.users = users;
-  out.usersJson = usersJsonOf(users);
-  out.usersHash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
+  const digest = await UsersDigest.inSteps(users, yieldToEvents);
+  const byServer = new Map<string, BuiltConfig>();
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {
     const list = byServerInbounds.get(i.serverId) ?? [];
@@ -196,15 +224,24 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       ...(cluster.allowedPrivateDestinations.length > 0 ? { allowedPrivateDestinations: cluster.allowedPrivateDestinations } : {}),
     };
     const versionWith = versionHasher(rest);
-    out.byServer.set(s.id, { version: versionWith(out.usersHash), rest, versionWith });
+    byServer.set(s.id, { version: versionWith(digest.hash), rest, versionWith, legacyVersionWith: legacyVersionHasher(rest) });
   }
-  return out;
+  return withUsers(clusterId, nowMs, byServer, users, digest, nextExpiryMs);
 }
 
-/** JSON.stringify(users), made once when first asked for. */
-function usersJsonOf(users: readonly AgentUser[]): () => string {
-  let json: string | null = null;
-  return () => (json ??= JSON.stringify(users));
+/** A cluster's configs from their parts; the scheme-1 hash is made when first asked for. */
+function withUsers(clusterId: string, nowMs: number, byServer: Map<string, BuiltConfig>, users: AgentUser[], digest: UsersDigest, nextExpiryMs: number | null): ClusterConfigs {
+  let legacyHash: Promise<string> | null = null;
+  return {
+    clusterId,
+    builtAtMs: nowMs,
+    byServer,
+    users,
+    usersDigest: digest,
+    usersHash: digest.hash,
+    legacyUsersHash: () => (legacyHash ??= legacyUsersHashInSteps(users, yieldToEvents)),
+    nextExpiryMs,
+  };
 }
 
 /** Where `email` is, or would go, in users sorted by email (byEmail: code units). */
@@ -220,22 +257,26 @@ function positionOf(users: readonly AgentUser[], email: string): number {
 }
 
 /**
- * `users` (sorted by email) without the emails of `leaving`, with `joining` added in order:
- * a copy, so builds already handed out keep their users. A binary search per change: the
- * cost of a few changes stays far below a walk over a million users.
+ * `users` (sorted by email) without the emails of `leaving`, with `joining` added in order; a
+ * joining email already present replaces its user. A copy, so builds already handed out keep
+ * their users: a binary search per named email, the unchanged runs between them copied whole
+ * (a splice per change moved the array each time, and a walk looks at every user).
  */
 export function replaceUsers(users: readonly AgentUser[], leaving: Iterable<string>, joining: readonly AgentUser[]): AgentUser[] {
-  const out = users.slice();
-  for (const email of leaving) {
-    const i = positionOf(out, email);
-    if (out[i]?.email === email) out.splice(i, 1);
+  const joiningByEmail = new Map(joining.map((u) => [u.email, u]));
+  // Code-unit order, as byEmail: the positions found below only grow.
+  const named = [...new Set([...leaving, ...joiningByEmail.keys()])].sort();
+  const runs: (readonly AgentUser[])[] = [];
+  let from = 0;
+  for (const email of named) {
+    const at = positionOf(users, email);
+    runs.push(users.slice(from, at));
+    const joined = joiningByEmail.get(email);
+    if (joined) runs.push([joined]);
+    from = users[at]?.email === email ? at + 1 : at;
   }
-  for (const u of joining) {
-    const i = positionOf(out, u.email);
-    if (out[i]?.email === u.email) out[i] = u;
-    else out.splice(i, 0, u);
-  }
-  return out;
+  runs.push(users.slice(from));
+  return ([] as AgentUser[]).concat(...runs);
 }
 
 /**
@@ -255,9 +296,24 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
     joining.push({ id: s.vlessUuid, email: s.id });
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
-  const users = replaceUsers(previous.users, ids, joining.sort(byEmail));
-  const hash = await usersHashInSteps(users, userJsonCache, yieldToEvents);
+  joining.sort(byEmail);
+  const added: AgentUser[] = [];
+  const removed: AgentUser[] = [];
+  const joiningByEmail = new Map(joining.map((u) => [u.email, u]));
+  for (const email of ids) {
+    const before = previous.users[positionOf(previous.users, email)];
+    const was = before?.email === email ? before : undefined;
+    const now = joiningByEmail.get(email);
+    if (was && now && was.id === now.id) continue;
+    if (was) removed.push(was);
+    if (now) added.push(now);
+  }
+  const users = replaceUsers(previous.users, ids, joining);
+  // Only the buckets of these subscribers are hashed again (core/config-version.ts UsersDigest).
+  const digest = previous.usersDigest.patched(ids, joining);
   const byServer = new Map<string, BuiltConfig>();
-  for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(hash) });
-  return { clusterId: previous.clusterId, builtAtMs: nowMs, byServer, users, usersJson: usersJsonOf(users), usersHash: hash, nextExpiryMs };
+  for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(digest.hash) });
+  const out = withUsers(previous.clusterId, nowMs, byServer, users, digest, nextExpiryMs);
+  out.patchedFrom = { fromUsersHash: previous.usersHash, added: added.sort(byEmail), removed: removed.sort(byEmail) };
+  return out;
 }

@@ -12,7 +12,7 @@ import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { configUserChanges, serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
 import { agentConfigAnswerSchema, agentConfigSchema, type AgentConfig, type AgentConfigDelta } from "@/core/agent-wire";
-import { applyUserDelta, versionOfConfig } from "@/core/config-version";
+import { applyUserDelta, diffSortedUsers, legacyVersionOfConfig, versionOfConfig } from "@/core/config-version";
 import { agentReportHandler } from "@/server/dataplane/report-http";
 import { renderMetrics } from "@/server/metrics";
 import { serveAgentRoutes, type AgentRoutesServer } from "./agent-http-testing";
@@ -20,7 +20,7 @@ import { agentConfigHandler } from "./config-http";
 import { agentLimits } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
 import { ConfigHub, configHub } from "./config-hub";
-import { buildClusterConfigs } from "./config";
+import { buildClusterConfigs, configBody } from "./config";
 import { JOURNAL_KEEP_ROWS, recordUserChange } from "./config-journal";
 import { getDb } from "@/server/db";
 import { applyReports } from "./reports";
@@ -212,7 +212,7 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
 
   it("edits that name their subscribers patch the cached build, which then equals a build from scratch (issue 23, point 4)", async () => {
     const hub = configHub(getDb);
-    await hub.get(clusterId);
+    const base = await hub.get(clusterId);
     const patchesBefore = hub.patches;
     const erin = await admin.subscribers.create({ clusterId, name: "patch-erin", expiresAt: null, trafficLimitGb: null });
     const fred = await admin.subscribers.create({ clusterId, name: "patch-fred", expiresAt: new Date(Date.now() + 3600_000), trafficLimitGb: null });
@@ -223,9 +223,12 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     const fresh = await buildClusterConfigs(t.db, clusterId);
     expect(patched.users).toEqual(fresh.users);
     expect(patched.usersHash).toBe(fresh.usersHash);
-    expect(patched.usersJson()).toBe(fresh.usersJson());
+    for (const [id, b] of fresh.byServer) expect(configBody(patched, patched.byServer.get(id)!)).toBe(configBody(fresh, b));
     expect([...patched.byServer].map(([id, b]) => [id, b.version])).toEqual([...fresh.byServer].map(([id, b]) => [id, b.version]));
     expect(patched.nextExpiryMs).toBe(fresh.nextExpiryMs);
+    // The change the journal records, known without walking both lists.
+    expect(patched.patchedFrom).toEqual({ fromUsersHash: base.usersHash, ...diffSortedUsers(base.users, patched.users) });
+    expect(patched.patchedFrom!.added.map((u) => u.email)).toEqual([erin.id]);
     expect(patched.users.some((u) => u.email === erin.id) && !patched.users.some((u) => u.email === fred.id)).toBe(true);
   });
 
@@ -689,12 +692,12 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
           .on("error", reject);
       });
     const fullConfig = async (): Promise<AgentConfig> => {
-      const r = await getRaw("");
+      const r = await getRaw("?scheme=2");
       expect(r.status).toBe(200);
       return agentConfigSchema.parse(JSON.parse(r.text));
     };
     const askDelta = async (from: string, encoding = "identity") => {
-      const r = await getRaw("?delta=1", { "if-none-match": `"${from}"`, "accept-encoding": encoding });
+      const r = await getRaw("?delta=1&scheme=2", { "if-none-match": `"${from}"`, "accept-encoding": encoding });
       expect(r.status).toBe(200);
       return { raw: r, answer: agentConfigAnswerSchema.parse(JSON.parse(r.text)) };
     };
@@ -715,7 +718,7 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       const before = await fullConfig();
       expect(before.users).toHaveLength(DELTA_SEEDED);
       expect("kind" in JSON.parse((await getRaw("")).text)).toBe(false); // old agents: today's shape
-      expect((await getRaw("?delta=1", { "if-none-match": `"${before.version}"` })).status).toBe(304);
+      expect((await getRaw("?delta=1&scheme=2", { "if-none-match": `"${before.version}"` })).status).toBe(304);
 
       const carol = await admin.subscribers.create({ clusterId, name: "carol", expiresAt: null, trafficLimitGb: null });
       const { raw, answer } = await askDelta(before.version);
@@ -738,18 +741,58 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       const br = await askDelta(before.version, "br");
       expect(br.raw.headers["content-encoding"]).toBe("br");
       expect(br.answer).toEqual(answer);
-      const fullGzip = await getRaw("?delta=1", { "accept-encoding": "gzip" });
+      const fullGzip = await getRaw("?delta=1&scheme=2", { "accept-encoding": "gzip" });
       expect(fullGzip.headers["content-encoding"]).toBe("gzip");
       expect(JSON.parse(fullGzip.text)).toEqual({ kind: "full", ...after });
       expect(fullGzip.wire.length).toBeGreaterThan(100 * raw.wire.length);
+      // Thousands of users: streamed in pieces through the compressor (chunked, no Content-Length).
+      const fullBr = await getRaw("?scheme=2", { "accept-encoding": "br" });
+      expect([fullBr.headers["content-encoding"], fullBr.headers["transfer-encoding"], fullBr.headers["content-length"]]).toEqual(["br", "chunked", undefined]);
+      expect(fullBr.text).toBe(configBody(await configHub(getDb).get(clusterId), (await configHub(getDb).get(clusterId)).byServer.get(serverId)!));
 
       // A waiting long-poll is answered with a delta too.
-      const poll = getRaw("?wait=10&delta=1", { "if-none-match": `"${after.version}"` });
+      const poll = getRaw("?wait=10&delta=1&scheme=2", { "if-none-match": `"${after.version}"` });
       await agentsWaiting(1);
       const dan = await admin.subscribers.create({ clusterId, name: "dan", expiresAt: null, trafficLimitGb: null });
       const pushed = await poll;
       expect(pushed.status).toBe(200);
       expect(JSON.parse(pushed.text)).toMatchObject({ kind: "delta", from: after.version, usersAdded: [{ email: dan.id }], usersRemoved: [] });
+    });
+
+    it("a long-poll naming the build a change has dropped waits for the wake-up, which answers it", async () => {
+      const hub = configHub(getDb);
+      const before = await fullConfig();
+      const kim = await admin.subscribers.create({ clusterId, name: "kim", expiresAt: null, trafficLimitGb: null });
+      expect(hub.droppedBuild(clusterId)?.byServer.get(serverId)?.version).toBe(before.version);
+      const poll = getRaw("?wait=10&delta=1&scheme=2", { "if-none-match": `"${before.version}"` });
+      await agentsWaiting(1);
+      const r = await poll;
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.text)).toMatchObject({ kind: "delta", from: before.version, usersAdded: [{ email: kim.id }] });
+      expect(hub.droppedBuild(clusterId)).toBeUndefined();
+    });
+
+    it("an agent from before version scheme 2 gets scheme-1 versions it can check: 304 on its version, its long-poll woken by a change, full configs only", async () => {
+      const plainRaw = await getRaw("");
+      const plain = agentConfigSchema.parse(JSON.parse(plainRaw.text));
+      expect(plain.version).toBe(legacyVersionOfConfig(plain));
+      expect(plainRaw.headers.etag).toBe(`"${plain.version}"`);
+      const current = await fullConfig();
+      expect(current.version).not.toBe(plain.version);
+      expect({ ...plain, version: current.version }).toEqual(current);
+      expect((await getRaw("", { "if-none-match": `"${plain.version}"` })).status).toBe(304);
+      expect((await getRaw("?delta=1", { "if-none-match": `"${plain.version}"` })).status).toBe(304);
+
+      const poll = getRaw("?wait=10&delta=1", { "if-none-match": `"${plain.version}"` });
+      await agentsWaiting(1);
+      const ivan = await admin.subscribers.create({ clusterId, name: "old-agent-ivan", expiresAt: null, trafficLimitGb: null });
+      const pushed = await poll;
+      expect(pushed.status).toBe(200);
+      const { kind, ...config } = agentConfigAnswerSchema.parse(JSON.parse(pushed.text)) as AgentConfig & { kind: string };
+      expect(kind).toBe("full");
+      expect(config.users.some((u) => u.email === ivan.id)).toBe(true);
+      expect(config.version).toBe(legacyVersionOfConfig(config));
+      expect(pushed.headers.etag).toBe(`"${config.version}"`);
     });
 
     it("spans several versions, merged: added then removed is nothing; an id change is a removal and an addition", async () => {
@@ -818,9 +861,9 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       const other = await admin.servers.create({ clusterId: otherCluster, name: "o0", address: "10.0.0.2", role: "node", coefficient: 1, capacityMbps: null, enabled: true });
       await admin.inbounds.create({ serverId: other.id, name: "Other", port: 443, security: "none" });
       const otherAuth = { authorization: `Bearer ${other.agentToken}` };
-      const own = agentConfigSchema.parse(JSON.parse((await getRaw("", otherAuth)).text));
+      const own = agentConfigSchema.parse(JSON.parse((await getRaw("?scheme=2", otherAuth)).text));
       for (const from of [v1.version, v2.version]) {
-        const r = await getRaw("?delta=1", { ...otherAuth, "if-none-match": `"${from}"`, "accept-encoding": "identity" });
+        const r = await getRaw("?delta=1&scheme=2", { ...otherAuth, "if-none-match": `"${from}"`, "accept-encoding": "identity" });
         expect(r.status).toBe(200);
         expect(agentConfigAnswerSchema.parse(JSON.parse(r.text))).toEqual({ kind: "full", ...own });
       }
