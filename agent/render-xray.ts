@@ -1,12 +1,14 @@
 /**
  * Xray-core config from the panel's agent config: VLESS, VMess, Trojan and Shadowsocks over
- * tcp, ws, gRPC, HTTPUpgrade, XHTTP and h2 with Reality, TLS or none (the combinations
+ * tcp, ws, gRPC, HTTPUpgrade and XHTTP with Reality, TLS or none (h2, which Xray no longer
+ * loads, is reported not served; the combinations
  * core/inbound-protocols.ts allows), the inbound's flow on every VLESS client (the share links
  * carry the same flow). Shapes follow XTLS/Xray-examples (render.xray-examples.test.ts checks
  * them field by field) and Xray's API docs; HandlerService is on so users can be added and
  * removed live (`xray api adu` / `rmu`).
  */
 import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
+import { xrayCannotServe } from "../core/inbound-protocols";
 import { assemble, chooseApiPort, commonSections, protocolSettings, tlsStream, transportStream, type EdgePlan, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
 /**
@@ -86,7 +88,7 @@ export function renderXray(config: AgentConfig, options: RenderOptions): Rendere
   const notes: string[] = [];
   const inbounds: unknown[] = [];
   for (const inbound of config.inbounds) {
-    const stream = streamSettings(inbound, options);
+    const stream = xrayCannotServe(inbound) ?? streamSettings(inbound, options);
     if (typeof stream === "string") {
       unserved.push({ inboundId: inbound.id, reason: stream });
       notes.push(`inbound ${inbound.name} (port ${inbound.port}) is not served: ${stream}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { inboundFieldsSchema } from "./validation";
-import { protocolSummary, v2rayCannotServe } from "./inbound-protocols";
+import { coreNeeded, protocolSummary, v2rayCannotServe, xrayCannotServe } from "./inbound-protocols";
 
 const tls = { name: "x", port: 443, security: "tls" as const, sni: "cdn.example.com", tlsCertificateFile: "/etc/ssl/c.pem", tlsKeyFile: "/etc/ssl/k.pem" };
 const issues = (input: Record<string, unknown>) => {
@@ -54,6 +54,13 @@ describe("which core serves what", () => {
     expect(v2rayCannotServe({ protocol: "vless", transport: "xhttp", security: "tls" })).toMatch(/^XHTTP needs Xray-core/);
     expect(v2rayCannotServe({ protocol: "shadowsocks", transport: "tcp", security: "none" })).toMatch(/^Shadowsocks with one key per subscriber needs Xray-core/);
     expect(v2rayCannotServe({ protocol: "trojan", transport: "tcp", security: "reality" })).toMatch(/^Reality needs Xray-core/);
+  });
+  it("Xray serves everything but h2, which it removed; the form names the core a combination needs", () => {
+    for (const transport of ["tcp", "ws", "grpc", "httpupgrade", "xhttp"]) expect(xrayCannotServe({ transport })).toBeNull();
+    expect(xrayCannotServe({ transport: "h2" })).toMatch(/^h2 needs v2ray: Xray-core removed it/);
+    expect(coreNeeded({ protocol: "vmess", transport: "h2", security: "tls" })).toMatch(/^h2 needs v2ray/);
+    expect(coreNeeded({ protocol: "vless", transport: "grpc", security: "tls" })).toMatch(/^gRPC needs Xray-core/);
+    expect(coreNeeded({ protocol: "vmess", transport: "ws", security: "tls" })).toBeNull();
   });
   it("summarises an inbound for the diagram chip", () => {
     expect(protocolSummary({ protocol: "vmess", transport: "ws", security: "tls" })).toBe("VMess·ws·TLS");

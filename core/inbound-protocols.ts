@@ -91,3 +91,19 @@ export function v2rayCannotServe(i: { protocol: string; transport?: string | nul
   if (transport === "grpc" || transport === "httpupgrade" || transport === "xhttp") return `${TRANSPORT_LABELS[transport]} needs Xray-core: v2ray 4.34 cannot serve it (run the agent with --core xray)`;
   return null;
 }
+
+/**
+ * Why Xray-core cannot serve this combination, null when it can. Xray removed the h2 transport
+ * at the end of 2024: since 24.12 a config with `network: "http"` does not load at all ("The
+ * feature HTTP transport … has been removed and migrated to XHTTP stream-one H2 & H3"), so an
+ * h2 inbound rendered for it would take every other inbound of the server down with it.
+ */
+export function xrayCannotServe(i: { transport?: string | null }): string | null {
+  if (i.transport === "h2") return "h2 needs v2ray: Xray-core removed it in 24.12 and refuses to start with it (run the agent with --core v2ray, or choose XHTTP, h2's successor in Xray)";
+  return null;
+}
+
+/** What one of the two cores cannot serve, for the inbound form: the other core's reason first. */
+export function coreNeeded(i: { protocol: string; transport?: string | null; security: InboundSecurity }): string | null {
+  return v2rayCannotServe(i) ?? xrayCannotServe(i);
+}

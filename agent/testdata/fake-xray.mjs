@@ -4,7 +4,8 @@
 // - `xray version` prints Xray's two version lines; the version is $FAKE_XRAY_VERSION
 //   (default 26.7.28), so tests can run a matrix of versions.
 // - `run -test -c` checks the config (a "reject-me" dest fails; REALITY's minClientVer is
-//   parsed as Xray's infra/conf does); `run -c` holds the running core's state: its users per
+//   parsed as Xray's infra/conf does; an h2 (`network: "http"`) inbound fails the whole config,
+//   as in every Xray since 24.12); `run -c` holds the running core's state: its users per
 //   inbound (their emails) and its StatsService counters, which, as in the real core, are never removed (a
 //   user removed with rmu keeps them) and are read and reset by substring pattern.
 // - `api adu` / `rmu` / `statsquery` talk to the running core over its API port, as the real
@@ -277,6 +278,10 @@ function main() {
     const { config, text } = readConfig(args[3]);
     if (text.includes("reject-me")) fail("Failed to start: main: failed to load config files > reject-me is not a valid dest", 23);
     for (const i of config.inbounds) {
+      // Removed in 24.12: the whole config fails to load, every inbound with it.
+      if (["http", "h2"].includes(i.streamSettings?.network)) {
+        fail(`Failed to start: main: failed to load config files: [${args[3]}] > infra/conf: failed to build stream settings > common/errors: The feature HTTP transport (without header padding, etc.) has been removed and migrated to XHTTP stream-one H2 & H3. Please update your config(s) according to release note and documentation.`, 23);
+      }
       const reality = realityOf(i);
       if (!reality) continue;
       try {

@@ -11,7 +11,7 @@ import { routeFlagPrefix } from "@/core/format";
 import { FlagPicker } from "@/components/routes/FlagPicker";
 import { leadingFlagCode, nameWithFlag } from "./inbound-name";
 import { randomHex } from "@/lib/random-hex";
-import { PROTOCOL_LABELS, SS_METHODS, TRANSPORT_LABELS, TRANSPORTS, usesPath, v2rayCannotServe, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
+import { PROTOCOL_LABELS, SS_METHODS, TRANSPORT_LABELS, TRANSPORTS, usesPath, coreNeeded, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
 
 const formSchema = inboundFieldsSchema;
 
@@ -103,7 +103,7 @@ export function InboundForm({
   );
   const mutation = inbound ? update : create;
   // Which core this combination needs (the agent reports it not served on v2ray 4.34).
-  const needsXray = v2rayCannotServe(values);
+  const needsCore = coreNeeded(values);
   const { errors, general } = formErrors(mutation.error, clientErrors);
   const set = (k: keyof typeof values) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
     const value = e.target.value;
@@ -291,9 +291,9 @@ export function InboundForm({
             </div>
           </>
         )}
-        {needsXray && (
+        {needsCore && (
           <p className="text-sm text-slate-600 sm:col-span-2" data-testid="needs-xray">
-            {needsXray}. A server whose agent runs v2ray reports it not served.
+            {needsCore}. A server whose agent runs the other core reports it not served.
           </p>
         )}
         <FormFooter wide error={general} pending={mutation.isPending} submitLabel={inbound ? "Save inbound" : "Create inbound"} onCancel={onClose} />
