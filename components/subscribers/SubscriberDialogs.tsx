@@ -42,7 +42,10 @@ function RotateDialog({ row, onClose, onRotated }: { row: Row; onClose: () => vo
       onClose={onClose}
       onConfirm={() => rotate.mutate({ subscriberId: row.id }, { onSuccess: (r) => onRotated(r.token) })}
     >
-      <p>The current link stops working at once; {row.name} must add the new link in their VPN app.</p>
+      <p>
+        The current link stops working at once, and so do the servers it gave out (a new key: whoever copied the old link is cut off); {row.name} must add the new link in their
+        VPN app.
+      </p>
     </ConfirmDialog>
   );
 }

@@ -1,4 +1,5 @@
 /** Subscribers of a cluster: the users whose VPN apps fetch /sub/<token>. */
+import { randomUUID } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import { and, desc, eq, ilike } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
@@ -182,18 +183,23 @@ export async function resetSubscriberUsage(db: Db, actor: Actor, input: { subscr
   return written({ ok: true as const }, ...out.clusterIds.map((clusterId) => ({ kind: "subscribers" as const, clusterId, subscriberIds: [input.subscriberId] })));
 }
 
-/** A new subscription token: the old link stops working at once. */
+/**
+ * A new subscription token and a new key: the old link stops working at once, and so do the
+ * credentials anyone fetched with it (the UUID, and the Trojan and Shadowsocks secrets derived
+ * from it, core/credentials.ts). Rotating only the link would leave a leaked subscription's
+ * servers open to whoever read it. Usage stays: counters are kept per subscriber, not per key.
+ */
 export async function rotateSubscriberToken(db: Db, actor: Actor, input: { subscriberId: string }): Promise<Written<{ token: string }>> {
   const token = newSubscriptionToken();
   const clusterId = await db.transaction(async (tx) => {
     const before = await lockSubscriber(tx, input.subscriberId);
-    await tx.update(subscribers).set({ token, updatedAt: new Date() }).where(eq(subscribers.id, before.id));
+    await tx.update(subscribers).set({ token, vlessUuid: randomUUID(), updatedAt: new Date() }).where(eq(subscribers.id, before.id));
     await recordAudit(tx, actor, {
       clusterId: before.clusterId,
       action: "subscriber.rotate-token",
       entityType: "subscriber",
       entityId: before.id,
-      summary: `Rotated the subscription link of ${before.name}`,
+      summary: `Rotated the subscription link and key of ${before.name}`,
     });
     return before.clusterId;
   });

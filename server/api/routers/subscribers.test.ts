@@ -6,6 +6,7 @@ import { auditLog, subscribers } from "@/db/schema";
 import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { seededSuite, type Caller } from "@/server/api/testing";
 import { type ChangeEvent } from "@/server/bus";
+import { trojanPassword } from "@/core/credentials";
 
 describe.each(testDbKinds())("subscribers router on %s", (kind) => {
   let t: TestDatabase;
@@ -25,10 +26,15 @@ describe.each(testDbKinds())("subscribers router on %s", (kind) => {
     expect(await admin.subscribers.list({ clusterId, search: "%" })).toHaveLength(0);
     await admin.subscribers.update({ subscriberId: s.id, name: "Zoe", expiresAt: null, trafficLimitGb: null });
     await admin.subscribers.setEnabled({ subscriberId: s.id, enabled: false });
+    const [beforeRotation] = await t.db.select().from(subscribers).where(eq(subscribers.id, s.id));
     const { token } = await admin.subscribers.rotateToken({ subscriberId: s.id });
     expect(token).not.toBe(s.token);
     const [row] = await t.db.select().from(subscribers).where(eq(subscribers.id, s.id));
     expect(row).toMatchObject({ name: "Zoe", enabled: false, token, expiresAt: null, trafficLimitBytes: null });
+    // The key goes with the link: a leaked link's credentials (UUID, and the Trojan/SS secrets
+    // derived from it) stop connecting too.
+    expect(row!.vlessUuid).not.toBe(beforeRotation!.vlessUuid);
+    expect(trojanPassword(row!.vlessUuid)).not.toBe(trojanPassword(beforeRotation!.vlessUuid));
     await admin.subscribers.delete({ subscriberId: s.id });
     expect(await t.db.select().from(subscribers).where(eq(subscribers.id, s.id))).toEqual([]);
     const actions = (await t.db.select().from(auditLog).where(eq(auditLog.entityId, s.id))).map((a) => a.action).sort();
