@@ -44,8 +44,10 @@ export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serv
               <div className="mb-1 font-medium text-slate-700">Start the agent on {serverName} (as root, with Node ≥ 20)</div>
               <CopyableCode text={command} testId="agent-command" label="Copy command" tone="dark" />
               <p className="mt-2 text-xs text-slate-500">
-                It needs Xray-core on the server (for Reality); for TLS or none only, Debian’s <code>v2ray</code> works too: replace <code>--core xray</code> with{" "}
-                <code>--core v2ray</code>. Until its first report the server shows “Waiting for first check”.
+                It runs Xray-core on the server, which serves every inbound but h2. Debian’s <code>v2ray</code> 4.34 (replace <code>--core xray</code> with{" "}
+                <code>--core v2ray</code>) serves VLESS, VMess and Trojan over tcp, ws and h2 with TLS or none; Reality, Shadowsocks, gRPC, HTTPUpgrade and XHTTP need
+                Xray-core. An inbound its core cannot serve is reported not served and handed to no one. Until its first report the server shows “Waiting for
+                first check”.
               </p>
             </div>
             <div>
