@@ -195,6 +195,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
     pos[u] = st.members.length;
     st.members.push(u);
     st.dirty = true;
+    st.sorted = null; // the oracle's next look must see this user, even within the same second
   };
   const removeMember = (s: number, u: number) => {
     const st = servers[s] as ServerState;
@@ -206,6 +207,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
     }
     pos[u] = -1;
     st.dirty = true;
+    st.sorted = null;
   };
   const flushUnserved = (t: number) => {
     hist[0] = (hist[0] as number) + unserved * (t - unservedSince);

@@ -140,6 +140,18 @@ describe("families report", () => {
     runs[1] = { ...runs[1]!, output: out({ onDownUserSeconds: 1 }) };
     expect(aimShares(runs).pass).toBe(false); // on-down must hold on all
   });
+  it("reads ties with the best baseline and an oracle below it apart, without changing the strict aim", () => {
+    const runs: FamilyRun[] = [
+      { family: "f", seed: 1, output: out({ jain: 0.499 }) }, // 0.001 below the baselines' 0.5: a tie
+      { family: "f", seed: 2, output: out({ jain: 0.4989 }) }, // 0.0011 below: not a tie
+      { family: "f", seed: 3, output: out({ jain: 0.9 }, { jain: 0.49 }) }, // the oracle below the baselines
+    ];
+    const s = aimShares(runs);
+    expect(s).toMatchObject({ baselines: 1, baselinesWithinTie: 2, oracleBelowBaseline: 1 });
+    expect(renderFamiliesReport(runs, 10)).toContain(
+      "Readings, not aims: above every baseline or within 0.001 of the best (a tie at the 3rd decimal): 2/3 (66.7 %); the oracle itself below the best baseline: 1/3 (33.3 %).",
+    );
+  });
   it("splits seeds into tuned and held out, with each part's table and misses", () => {
     const runs: FamilyRun[] = [1, 2, 11, 12].map((seed) => ({ family: "f", seed, output: out({ jain: seed === 12 ? 0.85 : 0.9 }) }));
     const text = renderFamiliesReport(runs, 10);

@@ -9,6 +9,15 @@ import { POLICY_NAMES, type PolicyName } from "./policies";
 
 export const AIMS = { maxChurn: 0.05, minJainVsOracle: 0.95, /** share of held-out pairs for the first two */ minShare: 0.95 } as const;
 const BASELINES = ["random", "cyclic", "fewestUsers"] as const;
+/**
+ * Not an aim: a reading printed beside "above every baseline", which stays strict. Jain is
+ * printed to 4 places and the baselines' own spread on one pair is often a few 0.0001, so a
+ * gap this small is counted apart to show how many misses are ties at the 3rd decimal.
+ */
+export const TIE_JAIN = 0.001;
+
+/** The best baseline's jain on a pair. */
+export const bestBaselineJain = (o: SimulationOutput): number => Math.max(...BASELINES.map((b) => o.results[b].jain));
 
 export interface AimCheck {
   fairness: boolean;
@@ -117,6 +126,10 @@ export interface AimShares {
   firstTwo: number;
   /** The issue's bar: fairness and churn (both) on ≥ 95 % of pairs, baselines and on-down on all. */
   pass: boolean;
+  /** Readings, not aims: pairs where routeboard is within TIE_JAIN of the best baseline or above it. */
+  baselinesWithinTie: number;
+  /** Pairs where the oracle itself is below the best baseline (it is a greedy reference, not a bound). */
+  oracleBelowBaseline: number;
 }
 
 export function aimShares(runs: readonly FamilyRun[]): AimShares {
@@ -132,7 +145,10 @@ export function aimShares(runs: readonly FamilyRun[]): AimShares {
     firstTwo: count((c) => c.fairness && c.churn),
   };
   const share = (k: number) => (s.pairs > 0 ? k / s.pairs : 1);
-  return { ...s, pass: share(s.firstTwo) >= AIMS.minShare && s.baselines === s.pairs && s.onDown === s.pairs };
+  // 1e-9: jain is rounded to 4 places, so a gap of exactly TIE_JAIN must not fall out by float error.
+  const baselinesWithinTie = runs.filter((r) => bestBaselineJain(r.output) - r.output.results.routeboard.jain <= TIE_JAIN + 1e-9).length;
+  const oracleBelowBaseline = runs.filter((r) => r.output.results.oracle.jain < bestBaselineJain(r.output)).length;
+  return { ...s, pass: share(s.firstTwo) >= AIMS.minShare && s.baselines === s.pairs && s.onDown === s.pairs, baselinesWithinTie, oracleBelowBaseline };
 }
 
 const pctOf = (k: number, n: number) => `${k}/${n} (${n > 0 ? ((100 * k) / n).toFixed(1) : "–"} %)`;
@@ -142,6 +158,7 @@ export function renderShares(s: AimShares): string {
     `Pairs meeting every aim: ${pctOf(s.all, s.pairs)}.`,
     `fairness ≥ ${AIMS.minJainVsOracle} × oracle: ${pctOf(s.fairness, s.pairs)}; churn ≤ max(${AIMS.maxChurn}, oracle's): ${pctOf(s.churn, s.pairs)}; above every baseline: ${pctOf(s.baselines, s.pairs)}; 0 user-seconds on a known-down server: ${pctOf(s.onDown, s.pairs)}.`,
     `The bar (fairness and churn both on ≥ ${AIMS.minShare * 100} % of pairs: ${pctOf(s.firstTwo, s.pairs)}; the last two on all): ${s.pass ? "met" : "NOT met"}.`,
+    `Readings, not aims: above every baseline or within ${TIE_JAIN} of the best (a tie at the 3rd decimal): ${pctOf(s.baselinesWithinTie, s.pairs)}; the oracle itself below the best baseline: ${pctOf(s.oracleBelowBaseline, s.pairs)}.`,
   ].join("\n");
 }
 

@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseScenario, ScenarioError, simulate, type Scenario } from "./index";
-import { newcomerAllocation } from "./policies";
+import { buildWorkload, runPolicy } from "./engine";
+import { newcomerAllocation, oraclePolicy, type Policy } from "./policies";
 import { buildScenario } from "./families";
 
 const small = (): Record<string, unknown> => ({
@@ -89,6 +90,33 @@ describe("simulate", () => {
       expect(r.decisionsPerSecond).toBeGreaterThan(0);
     }
     expect(out.results.routeboard.churn).toBeLessThan(out.results.random.churn);
+  });
+  it("the oracle sees users placed earlier in the same second (a burst is not herded onto one server)", () => {
+    // 200 users arrive within one second onto two equal links: each fetch must see the ones
+    // placed before it, so the oracle splits them evenly (a view refreshed once a second
+    // sent them all to the first link and moved them back at their refreshes).
+    const burst = parseScenario({
+      ...small(),
+      durationS: 60,
+      servers: [
+        { id: "a", capacityMbps: 100 },
+        { id: "b", capacityMbps: 100 },
+      ],
+      users: { ...(small().users as object), count: 200, arrival: { kind: "burst", overS: 1 } },
+    });
+    const oracle = oraclePolicy(burst);
+    const placed = [0, 0];
+    const spy: Policy = {
+      name: "oracle",
+      assign(u, prev, t, view) {
+        const s = oracle.assign(u, prev, t, view);
+        if (t === 0 && prev < 0) placed[s] = (placed[s] as number) + 1;
+        return s;
+      },
+    };
+    runPolicy(burst, buildWorkload(burst), spy, () => 0);
+    expect(placed[0]! + placed[1]!).toBe(200);
+    expect(Math.abs(placed[0]! - placed[1]!)).toBeLessThanOrEqual(20);
   });
   it("max-min allocation for a newcomer", () => {
     const sorted = Float64Array.from([1, 2, 10]);
