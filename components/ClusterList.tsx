@@ -29,15 +29,15 @@ export function ClusterList() {
       <h1 className="mb-4 text-2xl font-semibold">Clusters</h1>
       {clusters.error && <p role="alert" className="text-red-700">{errorMessage(clusters.error)}</p>}
       {clusters.isLoading && <p className="text-slate-500">Loading…</p>}
-      <ul className="grid gap-3 sm:grid-cols-2">
+      <ul className="grid grid-cols-1 gap-3 sm:grid-cols-2">
         {clusters.data?.map((c) => (
           <li key={c.id} className="relative">
             <Link
               href={`/clusters/${c.id}`}
               className={`block rounded-lg border border-slate-200 bg-white p-4 pr-24 shadow-sm hover:border-sky-400 ${c.demo ? "pb-12" : ""}`}
             >
-              <div className="flex items-center gap-2 text-lg font-semibold">
-                <span className="truncate">{c.name}</span>
+              <div className="flex min-w-0 items-center gap-2 text-lg font-semibold">
+                <span className="min-w-0 truncate">{c.name}</span>
                 {c.demo && <DemoBadge />}
               </div>
               <div className="mt-1 text-sm text-slate-500">

@@ -23,7 +23,9 @@ test("@pg a new route's pool takes an inbound away from another route", async ({
   await wizard.getByLabel("Name", { exact: true }).fill("🇪🇺 Europe");
   await wizard.getByRole("searchbox", { name: "Search countries" }).fill("germ");
   await wizard.getByRole("radio", { name: "Germany" }).check();
-  await expect(wizard.getByText("Flag — 🇩🇪 Germany")).toBeVisible();
+  // The chosen flag is drawn (SVG) beside its name in the group's legend.
+  await expect(wizard.locator("legend", { hasText: "Flag" })).toContainText("— Germany");
+  await expect(wizard.locator("legend", { hasText: "Flag" }).locator("svg")).toBeVisible();
   await wizard.getByRole("radio", { name: /Round-robin/ }).check();
 
   const berlin = wizard.getByRole("checkbox", { name: "🇩🇪 Berlin", exact: true });

@@ -66,7 +66,7 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
         </span>
       </button>
       {inbound.kind && (
-        <span className="shrink-0 font-mono text-[10px] leading-none text-slate-500" title={`Protocol·transport·security: ${inbound.kind}`} aria-hidden data-testid="inbound-kind">
+        <span className="shrink-0 font-mono text-xs leading-none text-slate-500" title={`Protocol·transport·security: ${inbound.kind}`} aria-hidden data-testid="inbound-kind">
           {inbound.kind}
         </span>
       )}
