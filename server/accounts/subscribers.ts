@@ -23,6 +23,8 @@ export interface SubscriberFields {
   trafficResetStrategy: ResetStrategy;
   trafficResetDay: number | null;
   holdDays: number | null;
+  /** Devices that may fetch the subscription; null = no limit; absent on update = unchanged. */
+  deviceLimit?: number | null;
 }
 
 export const EXPIRY_IN_PAST = "Expiry must be in the future";
@@ -35,6 +37,7 @@ function auditView(s: Row) {
     trafficResetStrategy: s.trafficResetStrategy,
     trafficResetDay: s.trafficResetDay,
     holdDays: s.holdDays,
+    deviceLimit: s.deviceLimit,
     enabled: s.enabled,
   };
 }
@@ -106,6 +109,7 @@ export async function createSubscriber(
           token: newSubscriptionToken(),
           expiresAt: input.expiresAt,
           trafficLimitBytes: limitBytes(input.trafficLimitGb),
+          deviceLimit: input.deviceLimit ?? null,
           ...limitColumns(input, Date.now()),
         })
         .returning();
@@ -137,6 +141,7 @@ export async function updateSubscriber(db: Db, actor: Actor, input: SubscriberFi
         name: input.name,
         expiresAt: input.expiresAt,
         trafficLimitBytes: limitBytes(input.trafficLimitGb),
+        ...(input.deviceLimit !== undefined ? { deviceLimit: input.deviceLimit } : {}),
         ...limitColumns(input, Date.now(), before),
         updatedAt: new Date(),
       })
