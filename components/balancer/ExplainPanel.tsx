@@ -1,7 +1,5 @@
 "use client";
-import { UsageByServer } from "@/components/subscribers/UsageByServer";
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { PageSkeleton } from "@/components/ui/Skeleton";
@@ -29,16 +27,15 @@ function formatScore(score: number | null): string {
   return score.toFixed(3);
 }
 
-/** What one subscriber's app gets right now, route by route, and why (a dry run of the balancer). */
-export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; subscriberId: string }) {
+/**
+ * What one subscriber's app gets right now, route by route, and why (a dry run of the balancer):
+ * the Explanation tab of the subscriber's page (components/subscribers/SubscriberDetail.tsx).
+ */
+export function ExplainPanel({ subscriberId }: { subscriberId: string }) {
   const trpc = useTRPC();
   const explain = useQuery(trpc.balancer.explain.queryOptions({ subscriberId }, { refetchInterval: 5000 }));
   return (
     <>
-      <main className="mx-auto max-w-5xl p-4 sm:p-6">
-        <Link href={`/clusters/${clusterId}/subscribers`} className="text-sm text-sky-700 hover:underline">
-          ← Subscribers
-        </Link>
         {explain.error && (
           <p role="alert" className="mt-4 text-red-700">
             {errorMessage(explain.error)}
@@ -47,7 +44,7 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
         {explain.isLoading && <PageSkeleton className="mt-4" label="Loading the explanation" rows={4} />}
         {explain.data && (
           <>
-            <h1 className="mt-2 text-2xl font-semibold">What {explain.data.subscriber.name}&apos;s app gets right now</h1>
+            <h2 className="mt-2 text-xl font-semibold">What {explain.data.subscriber.name}&apos;s app gets right now</h2>
             <p className="mt-1 text-sm text-slate-500">
               One line per route that has inbounds, in the order the app shows them. Scores are recomputed every few seconds; nothing here changes the assignment.
               {!explain.data.subscriber.enabled && " This subscriber is disabled: the link answers 404."}
@@ -64,14 +61,14 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
                 return (
                   <li key={r.routeId} aria-label={`Route ${r.route}`} className="rounded-lg border border-slate-200 bg-white shadow-sm">
                     <div className="flex flex-wrap items-center gap-3 border-b border-slate-100 px-4 py-3">
-                      <h2 className="text-lg font-semibold">
+                      <h3 className="text-lg font-semibold">
                         {routeFlagPrefix(r.route, r.flag) && (
                           <span data-testid="route-flag" className="mr-1.5">
                             <FlagText text={routeFlagPrefix(r.route, r.flag)} />
                           </span>
                         )}
                         <FlagText text={r.route} />
-                      </h2>
+                      </h3>
                       <span className="text-slate-400">→</span>
                       <span className="font-medium" data-testid="chosen-inbound">
                         {r.chosen ? (
@@ -112,8 +109,6 @@ export function ExplainPanel({ clusterId, subscriberId }: { clusterId: string; s
             </ol>
           </>
         )}
-        <UsageByServer subscriberId={subscriberId} />
-      </main>
     </>
   );
 }

@@ -7,10 +7,11 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/core/validation";
+import { DEVICE_LIMIT_MAX } from "@/core/devices";
+import { deviceLimitSchema, GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/core/validation";
 import { UsagePeriods } from "./UsagePeriods";
 
-const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema, trafficResetDay: resetDaySchema, holdDays: holdDaysSchema });
+const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema, trafficResetDay: resetDaySchema, holdDays: holdDaysSchema, deviceLimit: deviceLimitSchema });
 
 type Strategy = SubscriberLimitsInput["trafficResetStrategy"];
 
@@ -22,6 +23,7 @@ export interface SubscriberValues {
   trafficResetStrategy: Strategy;
   trafficResetDay: number | null;
   holdDays: number | null;
+  deviceLimit: number | null;
 }
 
 const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
@@ -33,7 +35,23 @@ function dateInput(d: Date | null): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
 }
 
-export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { clusterId: string; subscriber?: SubscriberValues; onClose: () => void; onCreated?: (s: { id: string; name: string; token: string }) => void }) {
+/**
+ * A subscriber's fields, to create one or edit one: in a dialog, or `inline` on the subscriber's
+ * page (its Edit tab), where saving keeps the form open and says so.
+ */
+export function SubscriberForm({
+  clusterId,
+  subscriber,
+  onClose,
+  onCreated,
+  inline = false,
+}: {
+  clusterId: string;
+  subscriber?: SubscriberValues;
+  onClose: () => void;
+  onCreated?: (s: { id: string; name: string; token: string }) => void;
+  inline?: boolean;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [name, setName] = useState(subscriber?.name ?? "");
@@ -43,6 +61,8 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const [resetDay, setResetDay] = useState(subscriber?.trafficResetDay ? String(subscriber.trafficResetDay) : "1");
   const [onHold, setOnHold] = useState(subscriber ? subscriber.holdDays !== null : false);
   const [holdDays, setHoldDays] = useState(subscriber?.holdDays ? String(subscriber.holdDays) : "30");
+  const [deviceLimit, setDeviceLimit] = useState(subscriber?.deviceLimit ? String(subscriber.deviceLimit) : "");
+  const [saved, setSaved] = useState(false);
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.pathKey() });
   const create = useMutation(
@@ -58,7 +78,8 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
     trpc.subscribers.update.mutationOptions({
       onSuccess: async () => {
         await refresh();
-        onClose();
+        if (inline) setSaved(true);
+        else onClose();
       },
     }),
   );
@@ -68,9 +89,16 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     mutation.reset();
+    setSaved(false);
     const dayValue = strategy === "weekly" || strategy === "monthly" ? (resetDay.trim() === "" ? null : resetDay) : null;
     const holdValue = onHold ? (holdDays.trim() === "" ? "" : holdDays) : null;
-    const found = validate(formSchema, { name, trafficLimitGb: limit.trim() === "" ? null : limit, trafficResetDay: dayValue, holdDays: holdValue });
+    const found = validate(formSchema, {
+      name,
+      trafficLimitGb: limit.trim() === "" ? null : limit,
+      trafficResetDay: dayValue,
+      holdDays: holdValue,
+      deviceLimit: deviceLimit.trim() === "" ? null : deviceLimit,
+    });
     let expiresAt: Date | null = null;
     if (expiry && !onHold && subscriber?.expiresAt && expiry === dateInput(subscriber.expiresAt)) {
       // Unchanged: keep the stored instant (an expiry already past may stay; a new one may not).
@@ -87,16 +115,17 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
     setClientErrors(found);
     if (Object.keys(found).length > 0) return;
     const trafficLimitGb = limit.trim() === "" ? null : Number(limit);
-    const fields = { name, expiresAt, trafficLimitGb, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold };
+    const devices = deviceLimit.trim() === "" ? null : Number(deviceLimit);
+    const fields = { name, expiresAt, trafficLimitGb, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold, deviceLimit: devices };
     if (subscriber) update.mutate({ subscriberId: subscriber.id, ...fields });
     else create.mutate({ clusterId, ...fields });
   };
   const err = (k: string) => errors[k] || undefined;
   const clear = (k: string) => setClientErrors((c) => ({ ...c, [k]: "" }));
 
-  return (
-    <Dialog title={subscriber ? `Edit subscriber ${subscriber.name}` : "New subscriber"} onClose={onClose} size="sm">
-      <form onSubmit={submit} noValidate className="flex flex-col gap-4">
+  const title = subscriber ? `Edit subscriber ${subscriber.name}` : "New subscriber";
+  const form = (
+      <form onSubmit={submit} noValidate className="flex flex-col gap-4" aria-label={inline ? title : undefined}>
         <Field label="Name" error={err("name")}>
           {(p) => (
             <input
@@ -226,9 +255,41 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
             </div>
           )}
         </div>
-        {subscriber && <UsagePeriods subscriberId={subscriber.id} />}
-        <FormFooter error={general} pending={mutation.isPending} submitLabel={subscriber ? "Save subscriber" : "Create subscriber"} onCancel={onClose} />
+        <Field label="Device limit (optional)" error={err("deviceLimit")} hint={`Devices whose app sends a device id (x-hwid), 1–${DEVICE_LIMIT_MAX}. Leave empty for no limit.`}>
+          {(p) => (
+            <input
+              {...p}
+              className={inputClass}
+              inputMode="numeric"
+              value={deviceLimit}
+              onChange={(e) => {
+                setDeviceLimit(e.target.value);
+                clear("deviceLimit");
+              }}
+              placeholder="e.g. 3"
+            />
+          )}
+        </Field>
+        {subscriber && !inline && <UsagePeriods subscriberId={subscriber.id} />}
+        <FormFooter
+          error={general}
+          pending={mutation.isPending}
+          submitLabel={subscriber ? "Save subscriber" : "Create subscriber"}
+          onCancel={onClose}
+          note={
+            saved ? (
+              <span role="status" className="text-green-700">
+                Saved
+              </span>
+            ) : undefined
+          }
+        />
       </form>
+  );
+  if (inline) return <div className="max-w-lg">{form}</div>;
+  return (
+    <Dialog title={title} onClose={onClose} size="sm">
+      {form}
     </Dialog>
   );
 }
