@@ -6,7 +6,7 @@
  * removal, and the cluster's rule for apps that send no device id.
  */
 import { test, expect } from "./fixtures";
-import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { login, TrpcCallError, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import type { APIRequestContext } from "@playwright/test";
 
 const MB = 1024 ** 2;
@@ -193,4 +193,33 @@ test("device limits: devices listed after fetches with x-hwid, a device over the
   expect(await inbounds(page.request, alice.token)).toHaveLength(3);
   await page.getByLabel("Apps that send no device id (whole cluster)").selectOption("allow");
   await expect.poll(() => inbounds(page.request, dora.token)).toHaveLength(3);
+});
+
+test("a viewer sees a subscriber's devices and usage but can remove nothing, change no rule and edit nothing", async ({ page, browser, cluster }, testInfo) => {
+  const dora = await trpcMutation<{ id: string; token: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "View Vida", deviceLimit: 2 });
+  expect(await inbounds(page.request, dora.token, { "x-hwid": "e2e-viewer-seen", "x-device-model": "Galaxy S24", "x-device-os": "Android", "x-ver-os": "15" })).toHaveLength(3);
+  const username = `viewer-${Math.random().toString(36).slice(2, 8)}`;
+  await trpcMutation(page.request, "operators.create", { username, password: "viewer-password", role: "viewer" });
+  const ctx = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
+  try {
+    await login(ctx.request, username, "viewer-password");
+    const viewer = await ctx.newPage();
+    await viewer.goto(`/clusters/${cluster.id}/subscribers/${dora.id}?tab=devices`);
+    const row = viewer.getByRole("row", { name: "Device Galaxy S24 · Android 15" });
+    await expect(row.getByTestId("device-hwid")).toHaveText("e2e-viewer-seen");
+    await expect(viewer.getByRole("button", { name: /^Remove device / })).toHaveCount(0);
+    await expect(viewer.getByLabel("Apps that send no device id (whole cluster)")).toBeDisabled();
+    await viewer.getByRole("tab", { name: "Edit" }).click();
+    await expect(viewer.getByText("Viewers cannot change subscribers: ask an admin.")).toBeVisible();
+    await viewer.getByRole("tab", { name: "Links & QR" }).click();
+    await expect(viewer.getByText("Only admins and the owner see subscription links.")).toBeVisible();
+    // The API refuses what the page does not offer.
+    const devices = await trpcQuery<{ devices: Array<{ id: string }> }>(ctx.request, "subscribers.devices", { subscriberId: dora.id });
+    const refused = await trpcMutation(ctx.request, "subscribers.removeDevice", { subscriberId: dora.id, deviceId: devices.devices[0]!.id }).catch((e: TrpcCallError) => e);
+    expect(refused).toBeInstanceOf(TrpcCallError);
+    expect((refused as TrpcCallError).status).toBe(403);
+    expect((await trpcQuery<{ devices: unknown[] }>(page.request, "subscribers.devices", { subscriberId: dora.id })).devices).toHaveLength(1);
+  } finally {
+    await ctx.close();
+  }
 });

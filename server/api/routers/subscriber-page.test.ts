@@ -75,6 +75,13 @@ describe.each(testDbKinds())("subscriber page procedures on %s", (kind) => {
     expect(await failure(admin.subscribers.removeDevice({ subscriberId: alice.id, deviceId: laptop!.id }))).toMatchObject({ code: "NOT_FOUND" });
   });
 
+  it("rotating the link forgets the devices: whoever the old link leaked to keeps no place under the limit", async () => {
+    const s = await admin.subscribers.create({ clusterId, name: "Rot Rita", deviceLimit: 1 });
+    await t.db.insert(subscriberDevices).values({ subscriberId: s.id, hwid: "leaked-phone" });
+    await admin.subscribers.rotateToken({ subscriberId: s.id });
+    expect((await admin.subscribers.devices({ subscriberId: s.id })).devices).toEqual([]);
+  });
+
   it("the cluster's rule for fetches without a device id: admins set it, audited; viewers cannot", async () => {
     expect((await viewer.clusters.get({ clusterId })).devicelessFetches).toBe("allow");
     expect(await failure(viewer.clusters.setDevicelessFetches({ clusterId, devicelessFetches: "refuse" }))).toMatchObject({ code: "FORBIDDEN" });
