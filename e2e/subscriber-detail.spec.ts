@@ -151,7 +151,7 @@ test("a subscriber's page: usage history from agent reports with a range, links 
   await expect(page.getByRole("tab", { name: "Edit" })).toHaveAttribute("aria-selected", "true");
 });
 
-test("device limits: devices listed after fetches with x-hwid, a device over the limit gets one entry, removing one frees its place", async ({ page, cluster }) => {
+test("@pg device limits: devices listed after fetches with x-hwid, a device over the limit gets one entry, removing one frees its place", async ({ page, cluster }) => {
   const dora = await trpcMutation<{ id: string; token: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Dev Dora", deviceLimit: 1 });
   const phone = { "x-hwid": "e2e-phone-0001", "x-device-os": "Android", "x-ver-os": "14", "x-device-model": "Pixel 8", "user-agent": "Happ/3.5.0/Android" };
   const tablet = { "x-hwid": "e2e-tablet-0002", "x-device-os": "iPadOS", "x-ver-os": "17.4", "x-device-model": "iPad14,1", "user-agent": "v2rayTun/4.1" };
