@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import { clusters, serverHealth, servers, subscriberDevices, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { publishChange } from "@/server/bus";
 import { deviceFromHeaders, DEVICES_STORED_MAX } from "@/core/devices";
 import { SubscriptionService } from "./service";
+import { DeviceGate } from "./devices";
 
 interface JsonAnswer {
   routes: Array<{ inbound: string }>;
@@ -93,6 +94,35 @@ describe.each(testDbKinds())("device limits on /sub on %s", (kind) => {
     await fetch(bob.token, { "x-hwid": "phone-1" });
     expect((await devicesOf(bob.id)).map((r) => r.hwid)).toEqual(["phone-1"]);
     expect((await devicesOf(alice.id)).map((r) => r.hwid)).toEqual(["phone-1", "tablet-1"]);
+  });
+
+  // PostgreSQL only: PGlite has one connection, so two checks never overlap there.
+  it.runIf(kind === "postgres")("a check waits for another one holding the subscriber, then counts the device it added: no two take the last place", async () => {
+    const [carol] = await t.db.select().from(subscribers).where(eq(subscribers.name, "carol"));
+    const id = carol!.id;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let holding!: () => void;
+    const held = new Promise<void>((r) => (holding = r));
+    // Another instance's check in the middle of adding the last free device.
+    const other = t.db.transaction(async (tx) => {
+      await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, id)).for("update");
+      await tx.insert(subscriberDevices).values({ subscriberId: id, hwid: "race-first" });
+      holding();
+      await released;
+    });
+    await held;
+    const gate = new DeviceGate(t.db, () => now);
+    const second = gate.check({ id, deviceLimit: 1 }, "allow", deviceFromHeaders({ "x-hwid": "race-second" }));
+    const waitingOnLocks = async () => {
+      const r = await t.db.execute(sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
+      return Number(((r as unknown as { rows: Array<{ n: number }> }).rows ?? [])[0]?.n ?? 0);
+    };
+    await expect.poll(waitingOnLocks).toBeGreaterThan(0);
+    release();
+    await other;
+    expect(await second).toEqual({ allowed: false, reason: "device-limit", limit: 1 });
+    expect((await devicesOf(id)).map((d) => d.hwid)).toEqual(["race-first"]);
   });
 
   it("a new device id on every fetch cannot grow the table past the cap", async () => {
