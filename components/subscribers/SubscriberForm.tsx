@@ -125,166 +125,166 @@ export function SubscriberForm({
 
   const title = subscriber ? `Edit subscriber ${subscriber.name}` : "New subscriber";
   const form = (
-      <form onSubmit={submit} noValidate className="flex flex-col gap-4" aria-label={inline ? title : undefined}>
-        <Field label="Name" error={err("name")}>
-          {(p) => (
-            <input
-              {...p}
-              data-autofocus
-              className={inputClass}
-              value={name}
-              onChange={(e) => {
-                setName(e.target.value);
-                setClientErrors((c) => ({ ...c, name: "" }));
-              }}
-              placeholder="alice"
-            />
-          )}
-        </Field>
-        <label className="flex items-center gap-2 text-sm text-slate-700">
+    <form onSubmit={submit} noValidate className="flex flex-col gap-4" aria-label={inline ? title : undefined}>
+      <Field label="Name" error={err("name")}>
+        {(p) => (
           <input
-            type="checkbox"
-            checked={onHold}
+            {...p}
+            data-autofocus
+            className={inputClass}
+            value={name}
             onChange={(e) => {
-              setOnHold(e.target.checked);
-              clear("holdDays");
+              setName(e.target.value);
+              setClientErrors((c) => ({ ...c, name: "" }));
             }}
+            placeholder="alice"
           />
-          On hold until first connection
-        </label>
-        {onHold ? (
-          <Field label="Subscription length in days" error={err("holdDays")} hint="The expiry is set when the subscriber first connects: first use + this many days.">
-            {(p) => (
-              <input
-                {...p}
-                className={inputClass}
-                inputMode="numeric"
-                value={holdDays}
-                onChange={(e) => {
-                  setHoldDays(e.target.value);
-                  clear("holdDays");
-                }}
-              />
-            )}
-          </Field>
-        ) : (
-          <Field label="Expires on (optional)" error={err("expiresAt")} hint="The link stops working at the end of this day.">
-            {(p) => (
-              <input
-                {...p}
-                type="date"
-                className={inputClass}
-                value={expiry}
-                onChange={(e) => {
-                  setExpiry(e.target.value);
-                  clear("expiresAt");
-                }}
-              />
-            )}
-          </Field>
         )}
-        <Field label="Traffic limit in GB (optional)" error={err("trafficLimitGb")} hint="Leave empty for unlimited.">
-          {(p) => (
-            <input
-              {...p}
-              className={inputClass}
-              inputMode="decimal"
-              value={limit}
-              onChange={(e) => {
-                setLimit(e.target.value);
-                setClientErrors((c) => ({ ...c, trafficLimitGb: "" }));
-              }}
-              placeholder="e.g. 100"
-            />
-          )}
-        </Field>
-        <div className="flex gap-3">
-          <div className="flex-1">
-            <Field label="Usage resets" error={err("trafficResetStrategy")} hint="At 00:00 UTC; used traffic goes back to 0.">
-              {(p) => (
-                <select
-                  {...p}
-                  className={inputClass}
-                  value={strategy}
-                  onChange={(e) => {
-                    const next = e.target.value as Strategy;
-                    setStrategy(next);
-                    if (next === "weekly" && Number(resetDay) > 7) setResetDay("1");
-                    clear("trafficResetDay");
-                  }}
-                >
-                  <option value="never">Never</option>
-                  <option value="daily">Daily</option>
-                  <option value="weekly">Weekly</option>
-                  <option value="monthly">Monthly</option>
-                </select>
-              )}
-            </Field>
-          </div>
-          {strategy === "weekly" && (
-            <div className="flex-1">
-              <Field label="On" error={err("trafficResetDay")}>
-                {(p) => (
-                  <select {...p} className={inputClass} value={resetDay} onChange={(e) => setResetDay(e.target.value)}>
-                    {WEEKDAYS.map((d, i) => (
-                      <option key={d} value={String(i + 1)}>
-                        {d}
-                      </option>
-                    ))}
-                  </select>
-                )}
-              </Field>
-            </div>
-          )}
-          {strategy === "monthly" && (
-            <div className="flex-1">
-              <Field label="Day of the month" error={err("trafficResetDay")} hint="31 = the last day in shorter months.">
-                {(p) => (
-                  <input
-                    {...p}
-                    className={inputClass}
-                    inputMode="numeric"
-                    value={resetDay}
-                    onChange={(e) => {
-                      setResetDay(e.target.value);
-                      clear("trafficResetDay");
-                    }}
-                  />
-                )}
-              </Field>
-            </div>
-          )}
-        </div>
-        <Field label="Device limit (optional)" error={err("deviceLimit")} hint={`Devices whose app sends a device id (x-hwid), 1–${DEVICE_LIMIT_MAX}. Leave empty for no limit.`}>
+      </Field>
+      <label className="flex items-center gap-2 text-sm text-slate-700">
+        <input
+          type="checkbox"
+          checked={onHold}
+          onChange={(e) => {
+            setOnHold(e.target.checked);
+            clear("holdDays");
+          }}
+        />
+        On hold until first connection
+      </label>
+      {onHold ? (
+        <Field label="Subscription length in days" error={err("holdDays")} hint="The expiry is set when the subscriber first connects: first use + this many days.">
           {(p) => (
             <input
               {...p}
               className={inputClass}
               inputMode="numeric"
-              value={deviceLimit}
+              value={holdDays}
               onChange={(e) => {
-                setDeviceLimit(e.target.value);
-                clear("deviceLimit");
+                setHoldDays(e.target.value);
+                clear("holdDays");
               }}
-              placeholder="e.g. 3"
             />
           )}
         </Field>
-        {subscriber && !inline && <UsagePeriods subscriberId={subscriber.id} />}
-        <FormFooter
-          error={general}
-          pending={mutation.isPending}
-          submitLabel={subscriber ? "Save subscriber" : "Create subscriber"}
-          onCancel={onClose}
-          note={
-            saved ? (
-              <span role="status" className="text-green-700">
-                Saved
-              </span>
-            ) : undefined
-          }
-        />
-      </form>
+      ) : (
+        <Field label="Expires on (optional)" error={err("expiresAt")} hint="The link stops working at the end of this day.">
+          {(p) => (
+            <input
+              {...p}
+              type="date"
+              className={inputClass}
+              value={expiry}
+              onChange={(e) => {
+                setExpiry(e.target.value);
+                clear("expiresAt");
+              }}
+            />
+          )}
+        </Field>
+      )}
+      <Field label="Traffic limit in GB (optional)" error={err("trafficLimitGb")} hint="Leave empty for unlimited.">
+        {(p) => (
+          <input
+            {...p}
+            className={inputClass}
+            inputMode="decimal"
+            value={limit}
+            onChange={(e) => {
+              setLimit(e.target.value);
+              setClientErrors((c) => ({ ...c, trafficLimitGb: "" }));
+            }}
+            placeholder="e.g. 100"
+          />
+        )}
+      </Field>
+      <div className="flex gap-3">
+        <div className="flex-1">
+          <Field label="Usage resets" error={err("trafficResetStrategy")} hint="At 00:00 UTC; used traffic goes back to 0.">
+            {(p) => (
+              <select
+                {...p}
+                className={inputClass}
+                value={strategy}
+                onChange={(e) => {
+                  const next = e.target.value as Strategy;
+                  setStrategy(next);
+                  if (next === "weekly" && Number(resetDay) > 7) setResetDay("1");
+                  clear("trafficResetDay");
+                }}
+              >
+                <option value="never">Never</option>
+                <option value="daily">Daily</option>
+                <option value="weekly">Weekly</option>
+                <option value="monthly">Monthly</option>
+              </select>
+            )}
+          </Field>
+        </div>
+        {strategy === "weekly" && (
+          <div className="flex-1">
+            <Field label="On" error={err("trafficResetDay")}>
+              {(p) => (
+                <select {...p} className={inputClass} value={resetDay} onChange={(e) => setResetDay(e.target.value)}>
+                  {WEEKDAYS.map((d, i) => (
+                    <option key={d} value={String(i + 1)}>
+                      {d}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          </div>
+        )}
+        {strategy === "monthly" && (
+          <div className="flex-1">
+            <Field label="Day of the month" error={err("trafficResetDay")} hint="31 = the last day in shorter months.">
+              {(p) => (
+                <input
+                  {...p}
+                  className={inputClass}
+                  inputMode="numeric"
+                  value={resetDay}
+                  onChange={(e) => {
+                    setResetDay(e.target.value);
+                    clear("trafficResetDay");
+                  }}
+                />
+              )}
+            </Field>
+          </div>
+        )}
+      </div>
+      <Field label="Device limit (optional)" error={err("deviceLimit")} hint={`Devices whose app sends a device id (x-hwid), 1–${DEVICE_LIMIT_MAX}. Leave empty for no limit.`}>
+        {(p) => (
+          <input
+            {...p}
+            className={inputClass}
+            inputMode="numeric"
+            value={deviceLimit}
+            onChange={(e) => {
+              setDeviceLimit(e.target.value);
+              clear("deviceLimit");
+            }}
+            placeholder="e.g. 3"
+          />
+        )}
+      </Field>
+      {subscriber && !inline && <UsagePeriods subscriberId={subscriber.id} />}
+      <FormFooter
+        error={general}
+        pending={mutation.isPending}
+        submitLabel={subscriber ? "Save subscriber" : "Create subscriber"}
+        onCancel={onClose}
+        note={
+          saved ? (
+            <span role="status" className="text-green-700">
+              Saved
+            </span>
+          ) : undefined
+        }
+      />
+    </form>
   );
   if (inline) return <div className="max-w-lg">{form}</div>;
   return (
