@@ -8,6 +8,7 @@ import { API_SCOPES } from "./api-tokens";
 import { MAX_ALLOWED_DESTINATIONS, parseAllowedDestination } from "./edge";
 import { ALGORITHMS } from "./format";
 import { PROTOCOLS, SS_METHODS, TRANSPORTS, protocolIssues } from "./inbound-protocols";
+import { DEVICE_LIMIT_MAX } from "./devices";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
 // something else. Right-to-left text itself is fine; so are emoji joiners.
@@ -147,6 +148,17 @@ export const holdDaysSchema = z.coerce
   .refine((n) => n > 0, "Hold duration must be at least 1 day")
   .refine((n) => n <= HOLD_DAYS_MAX, `Hold duration must be at most ${HOLD_DAYS_MAX} days`)
   .nullable();
+
+/** How many devices may fetch a subscriber's subscription (core/devices.ts); null = no limit. */
+export const deviceLimitSchema = z.coerce
+  .number({ error: "Device limit must be a number" })
+  .int("Device limit must be a whole number")
+  .refine((n) => n >= 1 && n <= DEVICE_LIMIT_MAX, `Device limit must be between 1 and ${DEVICE_LIMIT_MAX}`)
+  .nullable();
+
+/** Usage history ranges the subscriber page offers, in days. */
+export const USAGE_HISTORY_DAYS = [7, 30, 90] as const;
+export const usageHistoryDaysSchema = z.union([z.literal(7), z.literal(30), z.literal(90)], { error: "Range must be 7, 30 or 90 days" });
 
 export interface SubscriberLimitsInput {
   expiresAt: Date | null;

@@ -7,6 +7,7 @@
  * - an inbound, its server and its route belong to the same cluster (composite foreign keys).
  */
 import { ALGORITHMS, DEFAULT_ALGORITHM } from "../core/format";
+import { DEVICE_ID_MAX, DEVICE_LIMIT_MAX, DEVICE_TEXT_MAX, DEVICE_USER_AGENT_MAX, DEVICELESS_FETCHES } from "../core/devices";
 import { sql, type SQL } from "drizzle-orm";
 import {
   bigint,
@@ -53,10 +54,15 @@ export const clusters = pgTable(
      * (`ip[:port]` / `cidr[:port]`, core/edge.ts); empty = none, the default.
      */
     allowedPrivateDestinations: text("allowed_private_destinations").array().notNull().default(sql`'{}'::text[]`),
+    /**
+     * A subscription fetch without a device id (x-hwid) from a subscriber with a device limit:
+     * served (allow, the default: many apps send none) or refused with one informational entry.
+     */
+    devicelessFetches: text("deviceless_fetches", { enum: DEVICELESS_FETCHES }).notNull().default("allow"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [uniqueIndex("clusters_name_ci").on(sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("clusters_name_ci").on(sql`lower(${t.name})`), check("clusters_deviceless_fetches", sql`${t.devicelessFetches} in ('allow', 'refuse')`)],
 );
 
 export const servers = pgTable(
@@ -236,6 +242,8 @@ export const subscribers = pgTable(
     nextResetAt: ts("next_reset_at"),
     /** On hold: no expiry yet; the first traffic folded sets expires_at = first use + this many days. */
     holdDays: integer("hold_days"),
+    /** How many devices (x-hwid) may fetch the subscription (core/devices.ts); null = no limit. */
+    deviceLimit: integer("device_limit"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -261,6 +269,38 @@ export const subscribers = pgTable(
       sql`case ${t.trafficResetStrategy} when 'weekly' then ${t.trafficResetDay} between 1 and 7 when 'monthly' then ${t.trafficResetDay} between 1 and 31 else ${t.trafficResetDay} is null end`,
     ),
     check("subscribers_hold_days", sql`${t.holdDays} is null or (${t.holdDays} > 0 and ${t.expiresAt} is null)`),
+    check("subscribers_device_limit", sql`${t.deviceLimit} is null or ${t.deviceLimit} between 1 and ${sql.raw(String(DEVICE_LIMIT_MAX))}`),
+  ],
+);
+
+/**
+ * The devices that fetched a subscriber's subscription with a device id (x-hwid), as their app
+ * named them: subscriber input, cleaned and bounded (core/devices.ts), at most
+ * DEVICES_STORED_MAX per subscriber. A device belongs to one subscriber: the same id sent with
+ * two links is two rows, and neither subscriber sees the other's.
+ */
+export const subscriberDevices = pgTable(
+  "subscriber_devices",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => subscribers.id, { onDelete: "cascade" }),
+    hwid: text("hwid").notNull(),
+    os: text("os"),
+    osVersion: text("os_version"),
+    model: text("model"),
+    userAgent: text("user_agent"),
+    firstSeenAt: ts("first_seen_at").notNull().defaultNow(),
+    lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("subscriber_devices_hwid").on(t.subscriberId, t.hwid),
+    check("subscriber_devices_hwid_length", sql`char_length(${t.hwid}) between 1 and ${sql.raw(String(DEVICE_ID_MAX))}`),
+    check(
+      "subscriber_devices_text_length",
+      sql`coalesce(char_length(${t.os}), 0) <= ${sql.raw(String(DEVICE_TEXT_MAX))} and coalesce(char_length(${t.osVersion}), 0) <= ${sql.raw(String(DEVICE_TEXT_MAX))} and coalesce(char_length(${t.model}), 0) <= ${sql.raw(String(DEVICE_TEXT_MAX))} and coalesce(char_length(${t.userAgent}), 0) <= ${sql.raw(String(DEVICE_USER_AGENT_MAX))}`,
+    ),
   ],
 );
 

@@ -99,7 +99,7 @@ test("route flags show on the servers page, the explain page and in ?format=json
   expect(json.routes.find((r) => r.route === "Testland")).toMatchObject({ flag: "🇫🇷", flagCode: "FR" });
   expect(json.routes.find((r) => r.route === "🇺🇸 USA")).toMatchObject({ flag: "🇺🇸", flagCode: "US" });
 
-  await page.goto(`/clusters/${cluster.id}/subscribers/${alice.id}`);
+  await page.goto(`/clusters/${cluster.id}/subscribers/${alice.id}?tab=explain`);
   await expect(page.getByRole("listitem", { name: "Route Testland" }).getByTestId("route-flag")).toHaveText("🇫🇷");
 });
 

@@ -200,10 +200,13 @@ test("the cluster tabs scroll sideways and each page fits: servers, subscribers,
   await page.goto(`/clusters/${cluster.id}/audit`);
   await expectTabInSight(tabs.getByRole("link", { name: "Audit log" }));
 
-  // The explain page of one subscriber.
+  // One subscriber's page: its tabs scroll sideways; the explanation is one of them.
   await tabs.getByRole("link", { name: "Subscribers" }).click();
   const first = page.getByTestId("subscriber-row").first().getByRole("link");
   await first.click();
+  await expect(page.getByRole("region", { name: "Usage history" })).toBeVisible();
+  await expectNoHorizontalScroll(page);
+  await page.getByRole("tab", { name: "Explanation" }).click();
   await expect(page.getByRole("heading", { name: /app gets right now/ })).toBeVisible();
   await expect(page.getByTestId("chosen-inbound").first()).toBeVisible();
   await expectNoHorizontalScroll(page);

@@ -75,6 +75,7 @@ test("a subscriber's page explains each route's choice with every candidate's sc
   const sub = await fetchJson(page, alice.token);
   await page.goto(`/clusters/${cluster.id}/subscribers`);
   await page.getByRole("link", { name: "alice", exact: true }).click();
+  await page.getByRole("tab", { name: "Explanation" }).click();
   await expect(page.getByRole("heading", { name: "What alice's app gets right now" })).toBeVisible();
   for (const r of sub.routes) {
     const block = page.getByRole("listitem", { name: `Route ${r.route}` });

@@ -19,6 +19,20 @@ const small = "rounded px-2 py-1 text-xs font-medium text-slate-600 hover:bg-sla
  * "add to app" deep link per app, each with its QR code, as the subscriber's own page has.
  */
 export function LinkDialog({ name, token, clusterId, onClose }: { name: string; token: string; clusterId: string; onClose: () => void }) {
+  return (
+    <Dialog title={`Subscription link of ${name}`} onClose={onClose} size="md" description="Add it in the VPN app as a subscription, open it in an app from this device, or scan the code.">
+      <LinkPanel name={name} token={token} clusterId={clusterId} />
+      <DialogActions>
+        <button type="button" className={buttonClass} onClick={onClose}>
+          Done
+        </button>
+      </DialogActions>
+    </Dialog>
+  );
+}
+
+/** The link, its QR code and the per-app links: in the dialog above, and on the subscriber's page (Links & QR). */
+export function LinkPanel({ name, token, clusterId }: { name: string; token: string; clusterId: string }) {
   const trpc = useTRPC();
   const { origin, publicUrlSet, known } = useLinkOrigin();
   const cluster = useQuery(trpc.clusters.get.queryOptions({ clusterId }));
@@ -40,7 +54,7 @@ export function LinkDialog({ name, token, clusterId, onClose }: { name: string; 
     };
   }, [shown.href]);
   return (
-    <Dialog title={`Subscription link of ${name}`} onClose={onClose} size="md" description="Add it in the VPN app as a subscription, open it in an app from this device, or scan the code.">
+    <>
       {known && !publicUrlSet && (
         <p role="alert" data-testid="public-url-warning" className="mb-3 rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
           PUBLIC_URL is not set: these links use this browser&apos;s address ({origin}). If subscribers reach the panel by another name (a private hostname, a tunnel), set PUBLIC_URL
@@ -76,11 +90,6 @@ export function LinkDialog({ name, token, clusterId, onClose }: { name: string; 
           ))}
         </ul>
       </div>
-      <DialogActions>
-        <button type="button" className={buttonClass} onClick={onClose}>
-          Done
-        </button>
-      </DialogActions>
-    </Dialog>
+    </>
   );
 }

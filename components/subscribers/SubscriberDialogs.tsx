@@ -44,7 +44,7 @@ function RotateDialog({ row, onClose, onRotated }: { row: Row; onClose: () => vo
     >
       <p>
         The current link stops working at once, and so do the servers it gave out (a new key: whoever copied the old link is cut off); {row.name} must add the new link in their
-        VPN app.
+        VPN app. The devices listed are forgotten: each app is counted again at its first fetch with the new link.
       </p>
     </ConfirmDialog>
   );

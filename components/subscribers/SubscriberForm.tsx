@@ -7,10 +7,11 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/core/validation";
+import { DEVICE_LIMIT_MAX } from "@/core/devices";
+import { deviceLimitSchema, GIB, holdDaysSchema, nameSchema, resetDaySchema, subscriberLimitsIssues, trafficLimitGbSchema, type SubscriberLimitsInput } from "@/core/validation";
 import { UsagePeriods } from "./UsagePeriods";
 
-const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema, trafficResetDay: resetDaySchema, holdDays: holdDaysSchema });
+const formSchema = z.object({ name: nameSchema, trafficLimitGb: trafficLimitGbSchema, trafficResetDay: resetDaySchema, holdDays: holdDaysSchema, deviceLimit: deviceLimitSchema });
 
 type Strategy = SubscriberLimitsInput["trafficResetStrategy"];
 
@@ -22,6 +23,7 @@ export interface SubscriberValues {
   trafficResetStrategy: Strategy;
   trafficResetDay: number | null;
   holdDays: number | null;
+  deviceLimit: number | null;
 }
 
 const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
@@ -33,7 +35,23 @@ function dateInput(d: Date | null): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
 }
 
-export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { clusterId: string; subscriber?: SubscriberValues; onClose: () => void; onCreated?: (s: { id: string; name: string; token: string }) => void }) {
+/**
+ * A subscriber's fields, to create one or edit one: in a dialog, or `inline` on the subscriber's
+ * page (its Edit tab), where saving keeps the form open and says so.
+ */
+export function SubscriberForm({
+  clusterId,
+  subscriber,
+  onClose,
+  onCreated,
+  inline = false,
+}: {
+  clusterId: string;
+  subscriber?: SubscriberValues;
+  onClose: () => void;
+  onCreated?: (s: { id: string; name: string; token: string }) => void;
+  inline?: boolean;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [name, setName] = useState(subscriber?.name ?? "");
@@ -43,6 +61,8 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const [resetDay, setResetDay] = useState(subscriber?.trafficResetDay ? String(subscriber.trafficResetDay) : "1");
   const [onHold, setOnHold] = useState(subscriber ? subscriber.holdDays !== null : false);
   const [holdDays, setHoldDays] = useState(subscriber?.holdDays ? String(subscriber.holdDays) : "30");
+  const [deviceLimit, setDeviceLimit] = useState(subscriber?.deviceLimit ? String(subscriber.deviceLimit) : "");
+  const [saved, setSaved] = useState(false);
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.pathKey() });
   const create = useMutation(
@@ -58,7 +78,8 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
     trpc.subscribers.update.mutationOptions({
       onSuccess: async () => {
         await refresh();
-        onClose();
+        if (inline) setSaved(true);
+        else onClose();
       },
     }),
   );
@@ -68,9 +89,16 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     mutation.reset();
+    setSaved(false);
     const dayValue = strategy === "weekly" || strategy === "monthly" ? (resetDay.trim() === "" ? null : resetDay) : null;
     const holdValue = onHold ? (holdDays.trim() === "" ? "" : holdDays) : null;
-    const found = validate(formSchema, { name, trafficLimitGb: limit.trim() === "" ? null : limit, trafficResetDay: dayValue, holdDays: holdValue });
+    const found = validate(formSchema, {
+      name,
+      trafficLimitGb: limit.trim() === "" ? null : limit,
+      trafficResetDay: dayValue,
+      holdDays: holdValue,
+      deviceLimit: deviceLimit.trim() === "" ? null : deviceLimit,
+    });
     let expiresAt: Date | null = null;
     if (expiry && !onHold && subscriber?.expiresAt && expiry === dateInput(subscriber.expiresAt)) {
       // Unchanged: keep the stored instant (an expiry already past may stay; a new one may not).
@@ -87,148 +115,181 @@ export function SubscriberForm({ clusterId, subscriber, onClose, onCreated }: { 
     setClientErrors(found);
     if (Object.keys(found).length > 0) return;
     const trafficLimitGb = limit.trim() === "" ? null : Number(limit);
-    const fields = { name, expiresAt, trafficLimitGb, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold };
+    const devices = deviceLimit.trim() === "" ? null : Number(deviceLimit);
+    const fields = { name, expiresAt, trafficLimitGb, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold, deviceLimit: devices };
     if (subscriber) update.mutate({ subscriberId: subscriber.id, ...fields });
     else create.mutate({ clusterId, ...fields });
   };
   const err = (k: string) => errors[k] || undefined;
   const clear = (k: string) => setClientErrors((c) => ({ ...c, [k]: "" }));
 
-  return (
-    <Dialog title={subscriber ? `Edit subscriber ${subscriber.name}` : "New subscriber"} onClose={onClose} size="sm">
-      <form onSubmit={submit} noValidate className="flex flex-col gap-4">
-        <Field label="Name" error={err("name")}>
-          {(p) => (
-            <input
-              {...p}
-              data-autofocus
-              className={inputClass}
-              value={name}
-              onChange={(e) => {
-                setName(e.target.value);
-                setClientErrors((c) => ({ ...c, name: "" }));
-              }}
-              placeholder="alice"
-            />
-          )}
-        </Field>
-        <label className="flex items-center gap-2 text-sm text-slate-700">
+  const title = subscriber ? `Edit subscriber ${subscriber.name}` : "New subscriber";
+  const form = (
+    <form onSubmit={submit} noValidate className="flex flex-col gap-4" aria-label={inline ? title : undefined}>
+      <Field label="Name" error={err("name")}>
+        {(p) => (
           <input
-            type="checkbox"
-            checked={onHold}
+            {...p}
+            data-autofocus
+            className={inputClass}
+            value={name}
             onChange={(e) => {
-              setOnHold(e.target.checked);
-              clear("holdDays");
+              setName(e.target.value);
+              setClientErrors((c) => ({ ...c, name: "" }));
             }}
+            placeholder="alice"
           />
-          On hold until first connection
-        </label>
-        {onHold ? (
-          <Field label="Subscription length in days" error={err("holdDays")} hint="The expiry is set when the subscriber first connects: first use + this many days.">
-            {(p) => (
-              <input
-                {...p}
-                className={inputClass}
-                inputMode="numeric"
-                value={holdDays}
-                onChange={(e) => {
-                  setHoldDays(e.target.value);
-                  clear("holdDays");
-                }}
-              />
-            )}
-          </Field>
-        ) : (
-          <Field label="Expires on (optional)" error={err("expiresAt")} hint="The link stops working at the end of this day.">
-            {(p) => (
-              <input
-                {...p}
-                type="date"
-                className={inputClass}
-                value={expiry}
-                onChange={(e) => {
-                  setExpiry(e.target.value);
-                  clear("expiresAt");
-                }}
-              />
-            )}
-          </Field>
         )}
-        <Field label="Traffic limit in GB (optional)" error={err("trafficLimitGb")} hint="Leave empty for unlimited.">
+      </Field>
+      <label className="flex items-center gap-2 text-sm text-slate-700">
+        <input
+          type="checkbox"
+          checked={onHold}
+          onChange={(e) => {
+            setOnHold(e.target.checked);
+            clear("holdDays");
+          }}
+        />
+        On hold until first connection
+      </label>
+      {onHold ? (
+        <Field label="Subscription length in days" error={err("holdDays")} hint="The expiry is set when the subscriber first connects: first use + this many days.">
           {(p) => (
             <input
               {...p}
               className={inputClass}
-              inputMode="decimal"
-              value={limit}
+              inputMode="numeric"
+              value={holdDays}
               onChange={(e) => {
-                setLimit(e.target.value);
-                setClientErrors((c) => ({ ...c, trafficLimitGb: "" }));
+                setHoldDays(e.target.value);
+                clear("holdDays");
               }}
-              placeholder="e.g. 100"
             />
           )}
         </Field>
-        <div className="flex gap-3">
+      ) : (
+        <Field label="Expires on (optional)" error={err("expiresAt")} hint="The link stops working at the end of this day.">
+          {(p) => (
+            <input
+              {...p}
+              type="date"
+              className={inputClass}
+              value={expiry}
+              onChange={(e) => {
+                setExpiry(e.target.value);
+                clear("expiresAt");
+              }}
+            />
+          )}
+        </Field>
+      )}
+      <Field label="Traffic limit in GB (optional)" error={err("trafficLimitGb")} hint="Leave empty for unlimited.">
+        {(p) => (
+          <input
+            {...p}
+            className={inputClass}
+            inputMode="decimal"
+            value={limit}
+            onChange={(e) => {
+              setLimit(e.target.value);
+              setClientErrors((c) => ({ ...c, trafficLimitGb: "" }));
+            }}
+            placeholder="e.g. 100"
+          />
+        )}
+      </Field>
+      <div className="flex gap-3">
+        <div className="flex-1">
+          <Field label="Usage resets" error={err("trafficResetStrategy")} hint="At 00:00 UTC; used traffic goes back to 0.">
+            {(p) => (
+              <select
+                {...p}
+                className={inputClass}
+                value={strategy}
+                onChange={(e) => {
+                  const next = e.target.value as Strategy;
+                  setStrategy(next);
+                  if (next === "weekly" && Number(resetDay) > 7) setResetDay("1");
+                  clear("trafficResetDay");
+                }}
+              >
+                <option value="never">Never</option>
+                <option value="daily">Daily</option>
+                <option value="weekly">Weekly</option>
+                <option value="monthly">Monthly</option>
+              </select>
+            )}
+          </Field>
+        </div>
+        {strategy === "weekly" && (
           <div className="flex-1">
-            <Field label="Usage resets" error={err("trafficResetStrategy")} hint="At 00:00 UTC; used traffic goes back to 0.">
+            <Field label="On" error={err("trafficResetDay")}>
               {(p) => (
-                <select
-                  {...p}
-                  className={inputClass}
-                  value={strategy}
-                  onChange={(e) => {
-                    const next = e.target.value as Strategy;
-                    setStrategy(next);
-                    if (next === "weekly" && Number(resetDay) > 7) setResetDay("1");
-                    clear("trafficResetDay");
-                  }}
-                >
-                  <option value="never">Never</option>
-                  <option value="daily">Daily</option>
-                  <option value="weekly">Weekly</option>
-                  <option value="monthly">Monthly</option>
+                <select {...p} className={inputClass} value={resetDay} onChange={(e) => setResetDay(e.target.value)}>
+                  {WEEKDAYS.map((d, i) => (
+                    <option key={d} value={String(i + 1)}>
+                      {d}
+                    </option>
+                  ))}
                 </select>
               )}
             </Field>
           </div>
-          {strategy === "weekly" && (
-            <div className="flex-1">
-              <Field label="On" error={err("trafficResetDay")}>
-                {(p) => (
-                  <select {...p} className={inputClass} value={resetDay} onChange={(e) => setResetDay(e.target.value)}>
-                    {WEEKDAYS.map((d, i) => (
-                      <option key={d} value={String(i + 1)}>
-                        {d}
-                      </option>
-                    ))}
-                  </select>
-                )}
-              </Field>
-            </div>
-          )}
-          {strategy === "monthly" && (
-            <div className="flex-1">
-              <Field label="Day of the month" error={err("trafficResetDay")} hint="31 = the last day in shorter months.">
-                {(p) => (
-                  <input
-                    {...p}
-                    className={inputClass}
-                    inputMode="numeric"
-                    value={resetDay}
-                    onChange={(e) => {
-                      setResetDay(e.target.value);
-                      clear("trafficResetDay");
-                    }}
-                  />
-                )}
-              </Field>
-            </div>
-          )}
-        </div>
-        {subscriber && <UsagePeriods subscriberId={subscriber.id} />}
-        <FormFooter error={general} pending={mutation.isPending} submitLabel={subscriber ? "Save subscriber" : "Create subscriber"} onCancel={onClose} />
-      </form>
+        )}
+        {strategy === "monthly" && (
+          <div className="flex-1">
+            <Field label="Day of the month" error={err("trafficResetDay")} hint="31 = the last day in shorter months.">
+              {(p) => (
+                <input
+                  {...p}
+                  className={inputClass}
+                  inputMode="numeric"
+                  value={resetDay}
+                  onChange={(e) => {
+                    setResetDay(e.target.value);
+                    clear("trafficResetDay");
+                  }}
+                />
+              )}
+            </Field>
+          </div>
+        )}
+      </div>
+      <Field label="Device limit (optional)" error={err("deviceLimit")} hint={`Devices whose app sends a device id (x-hwid), 1–${DEVICE_LIMIT_MAX}. Leave empty for no limit.`}>
+        {(p) => (
+          <input
+            {...p}
+            className={inputClass}
+            inputMode="numeric"
+            value={deviceLimit}
+            onChange={(e) => {
+              setDeviceLimit(e.target.value);
+              clear("deviceLimit");
+            }}
+            placeholder="e.g. 3"
+          />
+        )}
+      </Field>
+      {subscriber && !inline && <UsagePeriods subscriberId={subscriber.id} />}
+      <FormFooter
+        error={general}
+        pending={mutation.isPending}
+        submitLabel={subscriber ? "Save subscriber" : "Create subscriber"}
+        onCancel={onClose}
+        note={
+          saved ? (
+            <span role="status" className="text-green-700">
+              Saved
+            </span>
+          ) : undefined
+        }
+      />
+    </form>
+  );
+  if (inline) return <div className="max-w-lg">{form}</div>;
+  return (
+    <Dialog title={title} onClose={onClose} size="sm">
+      {form}
     </Dialog>
   );
 }

@@ -7,7 +7,7 @@ import { SubscriberRow, type RowAction } from "./SubscriberRow";
 
 export const PAGE_SIZES = [25, 50, 100, 200];
 
-function SortHeader({ k, label, sort, onSort, className = "px-3 py-2.5 font-medium" }: { k: SubscriberSortKey; label: string; sort: SortState; onSort: (k: SubscriberSortKey) => void; className?: string }) {
+function SortHeader({ k, label, sort, onSort, className = "whitespace-nowrap px-2 py-2 font-medium" }: { k: SubscriberSortKey; label: string; sort: SortState; onSort: (k: SubscriberSortKey) => void; className?: string }) {
   const active = sort.key === k;
   return (
     <th className={className} aria-sort={active ? (sort.dir === "asc" ? "ascending" : "descending") : "none"}>
@@ -58,19 +58,19 @@ export function SubscriberTable({
         <thead className="border-b border-slate-200 bg-slate-50 text-xs uppercase tracking-wide text-slate-500">
           <tr>
             {canEdit && (
-              <th className="w-8 pl-4 pr-1 py-2.5">
+              <th className="w-8 py-2 pl-3 pr-1">
                 <input type="checkbox" aria-label="Select every subscriber on this page" checked={pageAllSelected} onChange={onTogglePage} />
               </th>
             )}
-            {header("name", "Name", "px-4 py-2.5 font-medium")}
-            <th className="px-3 py-2.5 font-medium">Status</th>
+            {header("name", "Name")}
+            <th className="px-2 py-2 font-medium">Status</th>
             {header("expiry", "Expires")}
             {header("usage", "Usage")}
-            <th className="px-3 py-2.5 font-medium">Online</th>
+            <th className="px-2 py-2 font-medium">Online</th>
             {header("lastSeen", "Last seen")}
-            <th className="px-3 py-2.5 font-medium">Server per route</th>
+            <th className="px-2 py-2 font-medium">Server per route</th>
             {header("created", "Created")}
-            {canEdit && <th className="px-4 py-2.5 text-right font-medium">Actions</th>}
+            {canEdit && <th className="px-2 py-2 text-right font-medium">Actions</th>}
           </tr>
         </thead>
         <tbody className="divide-y divide-slate-100">

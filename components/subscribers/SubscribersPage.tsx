@@ -98,7 +98,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
 
   return (
     <>
-      <main className="mx-auto max-w-7xl p-6">
+      <main className="mx-auto max-w-screen-2xl p-4 sm:p-6">
         <div className="mb-4 flex flex-wrap items-end justify-between gap-3">
           <div>
             <h1 className="text-2xl font-semibold">Subscribers</h1>

@@ -6,6 +6,7 @@
  * subscriber-access.ts gives (expired before limited), else active. `statusSql` is the same
  * rule in SQL; subscriber-list.test.ts checks that the two agree on the edge cases.
  */
+import { TRPCError } from "@trpc/server";
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
@@ -148,6 +149,7 @@ export async function routeChoicesOf(db: DbOrTx, subscriberIds: string[]): Promi
 
 export interface SubscriberListRow {
   id: string;
+  clusterId: string;
   name: string;
   /** Null for viewers. */
   token: string | null;
@@ -161,6 +163,8 @@ export interface SubscriberListRow {
   nextResetAt: Date | null;
   /** Days from the first connection: the subscriber is on hold until then. */
   holdDays: number | null;
+  /** Devices that may fetch the subscription (core/devices.ts); null = no limit. */
+  deviceLimit: number | null;
   trafficUsedBytes: number;
   trafficUpBytes: number;
   trafficDownBytes: number;
@@ -233,28 +237,42 @@ async function readPage(db: DbOrTx, q: SubscriberPageQuery, opts: { showSecrets:
     page: q.page,
     pageSize: q.pageSize,
     pageCount: Math.max(1, Math.ceil(total / q.pageSize)),
-    items: rows.map((s) => ({
-      id: s.id,
-      name: s.name,
-      token: opts.showSecrets ? s.token : null,
-      vlessUuid: opts.showSecrets ? s.vlessUuid : null,
-      enabled: s.enabled,
-      status: subscriberStatus(s, nowMs),
-      expiresAt: s.expiresAt,
-      trafficLimitBytes: s.trafficLimitBytes,
-      trafficResetStrategy: s.trafficResetStrategy,
-      trafficResetDay: s.trafficResetDay,
-      nextResetAt: s.nextResetAt,
-      holdDays: s.holdDays,
-      trafficUsedBytes: s.trafficUsedBytes,
-      trafficUpBytes: s.trafficUpBytes,
-      trafficDownBytes: s.trafficDownBytes,
-      lastSeenAt: s.lastSeenAt,
-      online: s.lastSeenAt !== null && s.lastSeenAt.getTime() >= nowMs - windowMs,
-      createdAt: s.createdAt,
-      routes: choices.get(s.id) ?? null,
-    })),
+    items: rows.map((s) => listRow(s, choices.get(s.id) ?? null, { showSecrets: opts.showSecrets, nowMs, windowMs })),
   };
+}
+
+function listRow(s: typeof subscribers.$inferSelect, routes: RouteChoice[] | null, opts: { showSecrets: boolean; nowMs: number; windowMs: number }): SubscriberListRow {
+  return {
+    id: s.id,
+    clusterId: s.clusterId,
+    name: s.name,
+    token: opts.showSecrets ? s.token : null,
+    vlessUuid: opts.showSecrets ? s.vlessUuid : null,
+    enabled: s.enabled,
+    status: subscriberStatus(s, opts.nowMs),
+    expiresAt: s.expiresAt,
+    trafficLimitBytes: s.trafficLimitBytes,
+    trafficResetStrategy: s.trafficResetStrategy,
+    trafficResetDay: s.trafficResetDay,
+    nextResetAt: s.nextResetAt,
+    holdDays: s.holdDays,
+    deviceLimit: s.deviceLimit,
+    trafficUsedBytes: s.trafficUsedBytes,
+    trafficUpBytes: s.trafficUpBytes,
+    trafficDownBytes: s.trafficDownBytes,
+    lastSeenAt: s.lastSeenAt,
+    online: s.lastSeenAt !== null && s.lastSeenAt.getTime() >= opts.nowMs - opts.windowMs,
+    createdAt: s.createdAt,
+    routes,
+  };
+}
+
+/** One subscriber as the list shows it (the subscriber's own page reads this); NOT_FOUND when gone. */
+export async function getSubscriberRow(db: Db, subscriberId: string, opts: { showSecrets: boolean; nowMs?: number }): Promise<SubscriberListRow> {
+  const [s] = await db.select().from(subscribers).where(eq(subscribers.id, subscriberId));
+  if (!s) throw new TRPCError({ code: "NOT_FOUND", message: "This subscriber no longer exists" });
+  const [windowMs, choices] = await Promise.all([clusterWindowMs(db, s.clusterId), routeChoicesOf(db, [s.id])]);
+  return listRow(s, choices.get(s.id) ?? null, { showSecrets: opts.showSecrets, nowMs: opts.nowMs ?? Date.now(), windowMs });
 }
 
 /** The confirmation named a different number of subscribers than the action would touch now. */

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import { and, desc, eq, ilike } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { clusters, subscribers } from "@/db/schema";
+import { clusters, subscriberDevices, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { fieldError, foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/changes";
@@ -23,6 +23,8 @@ export interface SubscriberFields {
   trafficResetStrategy: ResetStrategy;
   trafficResetDay: number | null;
   holdDays: number | null;
+  /** Devices that may fetch the subscription; null = no limit; absent on update = unchanged. */
+  deviceLimit?: number | null;
 }
 
 export const EXPIRY_IN_PAST = "Expiry must be in the future";
@@ -35,6 +37,7 @@ function auditView(s: Row) {
     trafficResetStrategy: s.trafficResetStrategy,
     trafficResetDay: s.trafficResetDay,
     holdDays: s.holdDays,
+    deviceLimit: s.deviceLimit,
     enabled: s.enabled,
   };
 }
@@ -106,6 +109,7 @@ export async function createSubscriber(
           token: newSubscriptionToken(),
           expiresAt: input.expiresAt,
           trafficLimitBytes: limitBytes(input.trafficLimitGb),
+          deviceLimit: input.deviceLimit ?? null,
           ...limitColumns(input, Date.now()),
         })
         .returning();
@@ -137,6 +141,7 @@ export async function updateSubscriber(db: Db, actor: Actor, input: SubscriberFi
         name: input.name,
         expiresAt: input.expiresAt,
         trafficLimitBytes: limitBytes(input.trafficLimitGb),
+        ...(input.deviceLimit !== undefined ? { deviceLimit: input.deviceLimit } : {}),
         ...limitColumns(input, Date.now(), before),
         updatedAt: new Date(),
       })
@@ -188,18 +193,23 @@ export async function resetSubscriberUsage(db: Db, actor: Actor, input: { subscr
  * credentials anyone fetched with it (the UUID, and the Trojan and Shadowsocks secrets derived
  * from it, core/credentials.ts). Rotating only the link would leave a leaked subscription's
  * servers open to whoever read it. Usage stays: counters are kept per subscriber, not per key.
+ * The devices listed go (core/devices.ts): each app is counted again at its next fetch.
  */
 export async function rotateSubscriberToken(db: Db, actor: Actor, input: { subscriberId: string }): Promise<Written<{ token: string }>> {
   const token = newSubscriptionToken();
   const clusterId = await db.transaction(async (tx) => {
     const before = await lockSubscriber(tx, input.subscriberId);
     await tx.update(subscribers).set({ token, vlessUuid: randomUUID(), updatedAt: new Date() }).where(eq(subscribers.id, before.id));
+    // Devices that fetched with the old link may be whoever it leaked to: they would keep
+    // places under the device limit. The subscriber's own apps are counted again at their
+    // first fetch with the new link.
+    await tx.delete(subscriberDevices).where(eq(subscriberDevices.subscriberId, before.id));
     await recordAudit(tx, actor, {
       clusterId: before.clusterId,
       action: "subscriber.rotate-token",
       entityType: "subscriber",
       entityId: before.id,
-      summary: `Rotated the subscription link and key of ${before.name}`,
+      summary: `Rotated the subscription link and key of ${before.name} (its devices forgotten)`,
     });
     return before.clusterId;
   });

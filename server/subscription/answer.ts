@@ -19,9 +19,12 @@ import type { Balancer, Decision, DecisionReason, RouteInput } from "@/server/ba
 import { counter } from "@/server/metrics";
 import { blockReason } from "@/server/usage/access";
 import type { Choices, StoredChoices } from "@/server/assignments/stored-choices";
+import type { DeviceHeaders } from "@/core/devices";
+import { NO_DEVICE, type DeviceGate } from "./devices";
 import {
   blockMessage,
   CONTENT_TYPES,
+  deviceRefusalMessage,
   INFO_UUID,
   infoEntry,
   parseFormat,
@@ -47,6 +50,8 @@ export interface AnswerContext {
   userAgent?: string | null;
   /** Where the subscription lives (PUBLIC_URL, else the request's Host): the HTML page's links. */
   origin?: string;
+  /** The device the app says it is (x-hwid and co., cleaned: core/devices.ts); none when absent. */
+  device?: DeviceHeaders;
 }
 
 export type AnswerFormat = SubscriptionFormat | "html";
@@ -107,6 +112,8 @@ export class Answerer {
     private readonly choices: StoredChoices,
     private readonly balancer: Balancer,
     private readonly clock: () => number,
+    /** The device limit's check; without one (unit tests of the balancing) every device is served. */
+    private readonly devices?: DeviceGate,
   ) {}
 
   /** Decided answers of these subscribers (of everyone when not named) are decided again. */
@@ -153,6 +160,21 @@ export class Answerer {
       const entries = [infoEntry(message)];
       const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: blocked, message }) : renderSubscription(format, INFO_UUID, entries);
       return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body, ascii: format === "base64" };
+    }
+    const device = ctx.device ?? NO_DEVICE;
+    // Without a device id and without a limit nothing is checked, nor read: the hot path stays in memory.
+    if (this.devices && (device.hwid !== null || (sub.deviceLimit ?? null) !== null)) {
+      const checked = await this.devices.check(sub, snapshot.topology.clusters.get(sub.clusterId)?.devicelessFetches ?? "allow", device);
+      if (!checked.allowed) {
+        // Like an expired subscriber: one entry that says why, no balancing, no assignment.
+        requests.inc({ outcome: checked.reason });
+        const message = deviceRefusalMessage(checked);
+        const entries = [infoEntry(message)];
+        const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: { kind: checked.reason }, message }) : renderSubscription(format, INFO_UUID, entries);
+        // v2rayTun shows its own device-limit notice on this header (as Remnawave sends it).
+        const headers = { ...this.headersFor(sub, format, vary), ...(checked.reason === "device-limit" ? { "x-hwid-limit": "true" } : {}) };
+        return { status: 200, headers: this.withStale(headers), body, ascii: format === "base64" };
+      }
     }
     let d = this.decided.get(sub.id);
     if (!d || !this.isCurrent(d, now) || d.statusEpoch !== snapshot.statusEpoch) {

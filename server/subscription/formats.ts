@@ -496,6 +496,12 @@ export function formatDayMonth(d: Date): string {
  * reset (00:00 UTC of that day); without one, when the provider raises or resets it, so the
  * message then says whom to ask.
  */
+/** The one entry a device the device limit refuses gets (core/devices.ts), in every format. */
+export function deviceRefusalMessage(r: { reason: "device-limit"; limit: number } | { reason: "no-device-id" }): string {
+  if (r.reason === "no-device-id") return "⛔ This app sends no device id — use an app that does, or contact your provider";
+  return `⛔ Device limit reached (${r.limit}) — remove a device or contact your provider`;
+}
+
 export function blockMessage(r: BlockReason): string {
   if (r.kind === "expired") return `⛔ Subscription expired on ${formatDay(r.at)} — contact your provider to renew`;
   return r.renewsAt ? `⛔ Traffic limit reached — renews on ${formatDayMonth(r.renewsAt)}` : "⛔ Traffic limit reached — contact your provider to renew";

@@ -5,6 +5,7 @@ import type { RouteHandler } from "@/server/http/util";
 import { sendText } from "@/server/http/util";
 import { renderMetrics } from "@/server/metrics";
 import { subscriptionService } from "./service";
+import { deviceFromHeaders } from "@/core/devices";
 
 /** GET /sub/<token>: answered outside Next's router (the hot public endpoint). */
 export const subscriptionHandler: RouteHandler = async (req, res, url) => {
@@ -23,7 +24,11 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
   } catch {
     token = "";
   }
-  const answer = await service.answer(token, url.searchParams.get("format"), { userAgent: req.headers["user-agent"] ?? null, origin: publicOrigin(req) });
+  const answer = await service.answer(token, url.searchParams.get("format"), {
+    userAgent: req.headers["user-agent"] ?? null,
+    origin: publicOrigin(req),
+    device: deviceFromHeaders(req.headers),
+  });
   const encoding = answer.ascii ? "latin1" : "utf8";
   // A length, not chunks: apps show download progress, and HEAD tells the size it would be.
   res.writeHead(answer.status, { ...answer.headers, "content-length": String(Buffer.byteLength(answer.body, encoding)) });

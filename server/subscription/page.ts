@@ -23,8 +23,8 @@ export interface SubscriberPageInput {
   downBytes: number;
   limitBytes: number | null;
   expiresAt: Date | null;
-  /** Why the subscriber may not connect now (the page says it plainly), or null. */
-  blocked: { reason: BlockReason; message: string } | null;
+  /** Why the subscriber (or this device: core/devices.ts) may not connect now (the page says it plainly), or null. */
+  blocked: { reason: BlockReason | { kind: "device-limit" | "no-device-id" }; message: string } | null;
   /** Share links with the names apps show for them. */
   links: Array<{ name: string; link: string }>;
 }

@@ -15,6 +15,7 @@ import { instanceId, onChange, type ChangeEvent } from "@/server/bus";
 import { StoredChoices } from "@/server/assignments/stored-choices";
 import { Answerer, type AnswerContext, type Explanation, type SubscriptionAnswer } from "./answer";
 import { SnapshotCache } from "./snapshot-cache";
+import { DeviceGate } from "./devices";
 
 export class SubscriptionService {
   readonly balancer = new Balancer();
@@ -31,7 +32,7 @@ export class SubscriptionService {
       alongside: () => this.choices.readSetIfUnknown(),
     });
     this.choices = new StoredChoices(db, clock, () => this.snapshot.topology);
-    this.answers = new Answerer(this.snapshot, this.choices, this.balancer, clock);
+    this.answers = new Answerer(this.snapshot, this.choices, this.balancer, clock, new DeviceGate(db, clock));
   }
 
   start(): void {

@@ -11,6 +11,7 @@ import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
 import { effectiveStatus, isAvailable } from "@/core/status";
 import type { InboundProtocol, InboundTransport } from "@/core/inbound-protocols";
+import type { DevicelessFetches } from "@/core/devices";
 
 export interface SnapshotInbound {
   id: string;
@@ -45,6 +46,8 @@ export interface SnapshotServer {
 export interface SnapshotCluster {
   id: string;
   name: string;
+  /** Fetches without a device id from subscribers with a device limit (core/devices.ts). */
+  devicelessFetches?: DevicelessFetches;
   /** Non-empty and empty routes, in position order (the balancer skips empty ones). */
   routes: RouteInput[];
 }
@@ -62,6 +65,8 @@ export interface SnapshotSubscriber {
   trafficUpBytes: number;
   trafficDownBytes: number;
   nextResetAt: Date | null;
+  /** Devices that may fetch the subscription (core/devices.ts); null or absent = no limit. */
+  deviceLimit?: number | null;
 }
 
 /** Every cluster's servers, inbounds and routes in memory: what the subscription service answers from. */
@@ -76,7 +81,7 @@ export interface FleetSnapshot {
 
 export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
   const [clusterRows, routeRows, inboundRows, serverRows] = await Promise.all([
-    db.select({ id: clusters.id, name: clusters.name }).from(clusters),
+    db.select({ id: clusters.id, name: clusters.name, devicelessFetches: clusters.devicelessFetches }).from(clusters),
     db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
     db.select().from(inbounds).orderBy(asc(inbounds.name)),
     db
@@ -86,7 +91,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id)),
   ]);
   const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map() };
-  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, routes: [] });
+  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, devicelessFetches: c.devicelessFetches, routes: [] });
   for (const { server: s, status, recoveredAt, notServed } of serverRows) {
     topology.servers.set(s.id, {
       id: s.id,
@@ -247,6 +252,7 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
         trafficUpBytes: s.trafficUpBytes,
         trafficDownBytes: s.trafficDownBytes,
         nextResetAt: s.nextResetAt,
+        deviceLimit: s.deviceLimit,
       },
     ]),
   );

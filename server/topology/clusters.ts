@@ -6,6 +6,7 @@ import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/changes";
+import type { DevicelessFetches } from "@/core/devices";
 
 export async function listClusters(db: Db) {
   const rows = await db.select().from(clusters).orderBy(asc(clusters.createdAt));
@@ -26,7 +27,38 @@ export async function listClusters(db: Db) {
 export async function getCluster(db: Db, clusterId: string) {
   const [cluster] = await db.select().from(clusters).where(eq(clusters.id, clusterId));
   if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
-  return { id: cluster.id, name: cluster.name, reportIntervalS: cluster.reportIntervalS, allowedPrivateDestinations: cluster.allowedPrivateDestinations };
+  return {
+    id: cluster.id,
+    name: cluster.name,
+    reportIntervalS: cluster.reportIntervalS,
+    allowedPrivateDestinations: cluster.allowedPrivateDestinations,
+    devicelessFetches: cluster.devicelessFetches,
+  };
+}
+
+/**
+ * Whether subscribers with a device limit are served when their app sends no device id
+ * (core/devices.ts). A "settings" change reloads the subscription snapshot's clusters.
+ */
+export async function setDevicelessFetches(db: Db, actor: Actor, input: { clusterId: string; devicelessFetches: DevicelessFetches }): Promise<Written<{ ok: true }>> {
+  await db.transaction(async (tx) => {
+    const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId)).for("update");
+    if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+    await tx.update(clusters).set({ devicelessFetches: input.devicelessFetches, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
+    await recordAudit(tx, actor, {
+      clusterId: input.clusterId,
+      action: "cluster.devicelessFetches",
+      entityType: "cluster",
+      entityId: input.clusterId,
+      summary:
+        input.devicelessFetches === "refuse"
+          ? `Refused subscription fetches without a device id in ${before.name} (subscribers with a device limit)`
+          : `Allowed subscription fetches without a device id in ${before.name}`,
+      before: { devicelessFetches: before.devicelessFetches },
+      after: { devicelessFetches: input.devicelessFetches },
+    });
+  });
+  return written({ ok: true as const }, { kind: "settings", clusterId: input.clusterId });
 }
 
 /**

@@ -6,7 +6,7 @@
  * in every agent's config at the next push.
  */
 import { TRPCError } from "@trpc/server";
-import { and, asc, eq, gte, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { servers, subscriberTraffic, subscribers, trafficQuarantine } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
@@ -39,6 +39,26 @@ export async function subscriberUsageByServer(db: Db, subscriberId: string) {
     .groupBy(servers.id, servers.name)
     .orderBy(asc(servers.name));
   return rows.map((r) => ({ ...r, upBytes: Number(r.upBytes), downBytes: Number(r.downBytes), periodUpBytes: Number(r.periodUpBytes), periodDownBytes: Number(r.periodDownBytes) }));
+}
+
+/**
+ * A subscriber's usage history (the subscriber page's Usage tab): bytes per UTC day and per
+ * server over the last `days` days, today included, from the per-day journal folds. Days with
+ * no traffic have no row; the page fills them in.
+ */
+export async function subscriberUsageHistory(db: Db, input: { subscriberId: string; days: number; nowMs?: number }) {
+  const [sub] = await db.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, input.subscriberId));
+  if (!sub) throw new TRPCError({ code: "NOT_FOUND", message: "This subscriber no longer exists" });
+  const today = new Date(input.nowMs ?? Date.now());
+  const to = today.toISOString().slice(0, 10);
+  const from = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - (input.days - 1))).toISOString().slice(0, 10);
+  const rows = await db
+    .select({ day: subscriberTraffic.day, serverId: servers.id, server: servers.name, upBytes: subscriberTraffic.upBytes, downBytes: subscriberTraffic.downBytes })
+    .from(subscriberTraffic)
+    .innerJoin(servers, eq(servers.id, subscriberTraffic.serverId))
+    .where(and(eq(subscriberTraffic.subscriberId, input.subscriberId), gte(subscriberTraffic.day, from), lte(subscriberTraffic.day, to)))
+    .orderBy(asc(subscriberTraffic.day), asc(servers.name));
+  return { from, to, rows: rows.map((r) => ({ ...r, upBytes: Number(r.upBytes), downBytes: Number(r.downBytes) })) };
 }
 
 /** Per server of a cluster: bytes and subscribers it reported over the days [from, to). */

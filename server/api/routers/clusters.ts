@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
-import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/topology/clusters";
+import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations, setDevicelessFetches } from "@/server/topology/clusters";
+import { DEVICELESS_FETCHES } from "@/core/devices";
 import { createDemoCluster, deleteDemoCluster, liveDemoClusterId } from "@/server/demo/seed";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
-import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { adminProcedure, subscribersWriteProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const clustersRouter = createTRPCRouter({
   /** `demo`: the live demo cluster (simulated agents on this machine; "Delete demo" removes it). */
@@ -33,6 +34,11 @@ export const clustersRouter = createTRPCRouter({
   setAllowedPrivateDestinations: adminProcedure
     .input(z.object({ clusterId: idSchema, destinations: allowedPrivateDestinationsSchema }))
     .mutation(({ ctx, input }) => publishAfterCommit(setAllowedPrivateDestinations(ctx.db, ctx.operator, input))),
+
+  /** Subscribers with a device limit whose app sends no device id: served (allow) or refused (core/devices.ts). */
+  setDevicelessFetches: subscribersWriteProcedure
+    .input(z.object({ clusterId: idSchema, devicelessFetches: z.enum(DEVICELESS_FETCHES, { error: "Fetches without a device id must be allow or refuse" }) }))
+    .mutation(({ ctx, input }) => publishAfterCommit(setDevicelessFetches(ctx.db, ctx.operator, input))),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
   createDemo: topologyWriteProcedure

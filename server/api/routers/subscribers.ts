@@ -1,9 +1,10 @@
 /** Subscribers of a cluster: the users whose VPN apps fetch /sub/<token>. */
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
-import { bulkUpdateSubscribers, listSubscriberPage, ONLINE_INTERVALS } from "@/server/accounts/subscriber-list";
+import { bulkUpdateSubscribers, getSubscriberRow, listSubscriberPage, ONLINE_INTERVALS } from "@/server/accounts/subscriber-list";
+import { listDevices, removeDevice } from "@/server/accounts/devices";
 import { usagePeriods } from "@/server/usage/limits";
-import { subscriberUsageByServer } from "@/server/usage/reported-usage";
+import { subscriberUsageByServer, subscriberUsageHistory } from "@/server/usage/reported-usage";
 import {
   createSubscriber,
   deleteSubscriber,
@@ -14,7 +15,7 @@ import {
   setSubscriberEnabled,
   updateSubscriber,
 } from "@/server/accounts/subscribers";
-import { expirySchema, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, subscriberBulkSchema, subscriberPageSchema, trafficLimitGbSchema } from "@/core/validation";
+import { deviceLimitSchema, expirySchema, holdDaysSchema, idSchema, nameSchema, refineSubscriberLimits, resetDaySchema, resetStrategySchema, subscriberBulkSchema, subscriberPageSchema, trafficLimitGbSchema, usageHistoryDaysSchema } from "@/core/validation";
 import { subscribersWriteProcedure, createTRPCRouter, listQueryProcedure, protectedProcedure } from "../trpc";
 
 export { ONLINE_INTERVALS };
@@ -44,7 +45,7 @@ export const subscribersRouter = createTRPCRouter({
 
   create: subscribersWriteProcedure
     .input(
-      z.object({ clusterId: idSchema, ...subscriberFields }).superRefine((v, ctx) => {
+      z.object({ clusterId: idSchema, ...subscriberFields, deviceLimit: deviceLimitSchema.default(null) }).superRefine((v, ctx) => {
         if (v.expiresAt && v.expiresAt.getTime() <= Date.now()) ctx.addIssue({ code: "custom", path: ["expiresAt"], message: EXPIRY_IN_PAST });
         refineSubscriberLimits(v, ctx);
       }),
@@ -52,7 +53,8 @@ export const subscribersRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => publishAfterCommit(createSubscriber(ctx.db, ctx.operator, input))),
 
   update: subscribersWriteProcedure
-    .input(z.object({ subscriberId: idSchema, ...subscriberFields }).superRefine(refineSubscriberLimits))
+    // Without deviceLimit the limit stays as it is: scripts written before it keep working.
+    .input(z.object({ subscriberId: idSchema, ...subscriberFields, deviceLimit: deviceLimitSchema.optional() }).superRefine(refineSubscriberLimits))
     .mutation(({ ctx, input }) => publishAfterCommit(updateSubscriber(ctx.db, ctx.operator, input))),
 
   setEnabled: subscribersWriteProcedure
@@ -69,6 +71,24 @@ export const subscribersRouter = createTRPCRouter({
 
   /** The subscriber's usage as each server reported it (issue 21): all kept days, and this period's. */
   usageByServer: protectedProcedure.input(z.object({ subscriberId: idSchema })).query(({ ctx, input }) => subscriberUsageByServer(ctx.db, input.subscriberId)),
+
+  /** One subscriber as the list shows it: the subscriber's own page. */
+  get: protectedProcedure
+    .input(z.object({ subscriberId: idSchema }))
+    .query(({ ctx, input }) => getSubscriberRow(ctx.db, input.subscriberId, { showSecrets: ctx.operator.role !== "viewer" })),
+
+  /** Bytes per UTC day and per server over the last 7, 30 or 90 days (the page's Usage tab). */
+  usageHistory: protectedProcedure
+    .input(z.object({ subscriberId: idSchema, days: usageHistoryDaysSchema }))
+    .query(({ ctx, input }) => subscriberUsageHistory(ctx.db, input)),
+
+  /** The devices that fetched the subscription with a device id, first seen first, and the limit. */
+  devices: protectedProcedure.input(z.object({ subscriberId: idSchema })).query(({ ctx, input }) => listDevices(ctx.db, input.subscriberId)),
+
+  /** Forgets one device of this subscriber: its place under the limit is free again. */
+  removeDevice: subscribersWriteProcedure
+    .input(z.object({ subscriberId: idSchema, deviceId: idSchema }))
+    .mutation(({ ctx, input }) => publishAfterCommit(removeDevice(ctx.db, ctx.operator, input))),
 
   /** A new subscription token: the old link stops working at once. */
   rotateToken: subscribersWriteProcedure
