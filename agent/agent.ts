@@ -90,7 +90,9 @@ export class Agent {
     fatal.catch(() => {});
     await this.startFromSavedConfig();
     this.configLoopDone = this.configLoop();
-    this.scheduleReport(1000);
+    // The first report goes out at once: until it arrives a new server waits for its first
+    // check (and the core coming up sends another one, see applyConfig).
+    this.reportSoon();
     this.heartbeat();
     await Promise.race([this.configLoopDone, fatal]);
   }
