@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { API_SCOPES } from "./api-tokens";
 import { MAX_ALLOWED_DESTINATIONS, parseAllowedDestination } from "./edge";
-import { ALGORITHMS } from "./format";
+import { ALGORITHMS, LINE_NAMES } from "./format";
 import { PROTOCOLS, SS_METHODS, TRANSPORTS, protocolIssues } from "./inbound-protocols";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
@@ -97,6 +97,7 @@ export const idSchema = z.uuid("Not a valid id");
 
 export const serverRoleSchema = z.enum(["master", "node", "both"], { error: "Role must be master, node or both" });
 export const algorithmSchema = z.enum(ALGORITHMS, { error: "Choose a load-balancing algorithm" });
+export const lineNameSchema = z.enum(LINE_NAMES, { error: "Line name must be the inbound's (inbound) or the route's (route)" });
 export const securitySchema = z.enum(["reality", "tls", "none"], { error: "Security must be Reality, TLS or none" });
 
 /** ISO 3166-1 alpha-2: every officially assigned code. */

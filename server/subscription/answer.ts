@@ -24,6 +24,7 @@ import {
   CONTENT_TYPES,
   INFO_UUID,
   infoEntry,
+  lineNameOf,
   parseFormat,
   profileTitle,
   renderSubscription,
@@ -236,7 +237,7 @@ export class Answerer {
       limitBytes: sub.trafficLimitBytes,
       expiresAt: sub.expiresAt,
       blocked,
-      links: entries.map((e) => ({ name: e.inbound, link: shareLink(uuid, e) })),
+      links: entries.map((e) => ({ name: lineNameOf(e), link: shareLink(uuid, e) })),
     });
   }
 

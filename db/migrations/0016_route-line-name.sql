@@ -1,0 +1,2 @@
+ALTER TABLE "routes" ADD COLUMN "line_name" text DEFAULT 'inbound' NOT NULL;--> statement-breakpoint
+ALTER TABLE "routes" ADD CONSTRAINT "routes_line_name" CHECK ("routes"."line_name" in ('inbound', 'route'));
