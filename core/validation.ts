@@ -371,7 +371,10 @@ export const inboundFieldsSchema = z
   })
   .superRefine((v, ctx) => {
     for (const i of protocolIssues(v)) ctx.addIssue({ code: "custom", path: [i.path], message: i.message });
-    if (v.security !== "none" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Reality and TLS need a masquerade SNI" });
+    if (v.security === "tls" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "TLS needs the server name (SNI): your certificate's domain" });
+    if (v.security === "reality" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Reality needs a masquerade SNI: the site the inbound looks like" });
+    // No TLS, no ClientHello: an SNI would go nowhere, and a stored one would mislead whoever reads it.
+    if (v.security === "none" && v.sni !== null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Security none sends no SNI: leave the server name empty, or choose TLS or Reality" });
     // Reality refuses a ClientHello whose SNI is not in serverNames: a link with another SNI never connects.
     if (v.security === "reality" && v.sni !== null && v.realityServerNames.length > 0 && !v.realityServerNames.includes(v.sni)) {
       ctx.addIssue({ code: "custom", path: ["sni"], message: `The link SNI ${v.sni} must be one of the accepted SNIs (${v.realityServerNames.join(", ")}): Reality refuses any other` });
