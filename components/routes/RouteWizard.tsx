@@ -135,10 +135,24 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
                 key={value}
                 className={`flex cursor-pointer gap-3 rounded-lg border p-3 text-sm ${lineName === value ? "border-sky-500 bg-sky-50 ring-1 ring-sky-500" : "border-slate-200 hover:border-slate-300"}`}
               >
-                <input type="radio" name={lineNameGroup} value={value} checked={lineName === value} onChange={() => setLineName(value)} className="mt-0.5 accent-sky-600" />
+                {/* Named by its title alone, the sentence as its description: the sentence quotes the route's name. */}
+                <input
+                  type="radio"
+                  name={lineNameGroup}
+                  value={value}
+                  checked={lineName === value}
+                  onChange={() => setLineName(value)}
+                  aria-labelledby={`${lineNameGroup}-${value}`}
+                  aria-describedby={`${lineNameGroup}-${value}-says`}
+                  className="mt-0.5 accent-sky-600"
+                />
                 <span>
-                  <span className="block font-medium text-slate-900">{label}</span>
-                  <span className="mt-0.5 block text-slate-600">{sentence}</span>
+                  <span id={`${lineNameGroup}-${value}`} className="block font-medium text-slate-900">
+                    {label}
+                  </span>
+                  <span id={`${lineNameGroup}-${value}-says`} className="mt-0.5 block text-slate-600">
+                    {sentence}
+                  </span>
                 </span>
               </label>
             ))}
