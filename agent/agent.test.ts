@@ -298,6 +298,35 @@ describe("report answers", () => {
     expect(log.lines.filter((l) => l.includes("does not take heartbeats")).length).toBe(1);
   });
 
+  it("says once that the panel is unreachable, once that it reconnected, and nothing after", async () => {
+    const { stateDir, panel } = await startPanel("rb-agent-reconnect-", agentConfig({ reportIntervalS: 1 }));
+    const log = memoryLog();
+    const traffic = () => new Map([["sub-alice", { up: 10, down: 10 }]]);
+    makeAgent(panel, stateDir, log, stubCore(Array.from({ length: 50 }, traffic)), { heartbeatIntervalS: 0 });
+    const panelLines = () => log.lines.filter((l) => l.includes("the panel") && !l.includes("heartbeat"));
+    await waitFor("the first report", () => panel.reports.length >= 1);
+    for (let outage = 1; outage <= 2; outage++) {
+      panel.down = true;
+      const refused = panel.reportsRefusedWhileDown;
+      // Several reports and config asks fail (503, no Retry-After: 5 s apart): the outage is still said once.
+      await waitFor("two reports refused", () => panel.reportsRefusedWhileDown >= refused + 2);
+      panel.down = false;
+      await waitFor("reconnected to the panel", () => log.lines.filter((l) => l.includes("reconnected to the panel")).length === outage);
+      const reports = panel.reports.length;
+      await waitFor("two reports after the panel is back", () => panel.reports.length >= reports + 2);
+      await waitFor("a config ask after the panel is back", () => panel.configRequests > 0);
+    }
+    const sequence = panelLines().filter((l) => l.includes("cannot reach") || l.includes("reconnected"));
+    expect(sequence.map((l) => l.replace(/cannot reach the panel: .*/, "cannot reach the panel"))).toEqual([
+      "warn: cannot reach the panel",
+      "info: reconnected to the panel",
+      "warn: cannot reach the panel",
+      "info: reconnected to the panel",
+    ]);
+    // Traffic read while the panel was away is said to wait, not lost, and arrives.
+    expect(log.lines.some((l) => /report not delivered.*traffic batch \d+ is kept and resent/.test(l))).toBe(true);
+  }, 60_000);
+
   it("ends with one line on a refused token", async () => {
     const { stateDir, panel } = await startPanel("rb-agent-401-");
     const { running } = makeAgent(panel, stateDir, memoryLog(), stubCore([]));

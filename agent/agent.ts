@@ -68,6 +68,13 @@ export class Agent {
   private heartbeating: Promise<void> | null = null;
   /** Ends the config loop's error backoff early. */
   private wakeConfigLoop: (() => void) | null = null;
+  /**
+   * Which ways of talking to the panel are failing now. "cannot reach the panel" is logged
+   * when the first one fails and "reconnected to the panel" when the last one answers again,
+   * each once per outage: a panel that is away for an hour does not fill the journal, and a
+   * line saying it is unreachable never follows the one saying it is back.
+   */
+  private readonly panelFailing = new Set<"config" | "report">();
 
   constructor(private readonly deps: AgentDeps) {}
 
@@ -83,7 +90,9 @@ export class Agent {
     fatal.catch(() => {});
     await this.startFromSavedConfig();
     this.configLoopDone = this.configLoop();
-    this.scheduleReport(1000);
+    // The first report goes out at once: until it arrives a new server waits for its first
+    // check (and the core coming up sends another one, see applyConfig).
+    this.reportSoon();
     this.heartbeat();
     await Promise.race([this.configLoopDone, fatal]);
   }
@@ -168,13 +177,15 @@ export class Agent {
   private async configLoop(): Promise<void> {
     const { panel, log } = this.deps;
     let backoff = this.deps.minBackoffMs ?? 1000;
-    let lastError = "";
+    let lastInvalid = "";
     /** The newest version seen (applied or rejected by the core): long-poll for a newer one. */
     let seen: string | null = this.deps.core.runningVersion ?? this.config?.version ?? null;
     let rejected: AgentConfig | null = null;
     while (!this.stopped) {
-      // A delta is asked for from the config the agent holds (the one `seen` names).
-      let answer = await panel.fetchConfig(seen, seen === null ? 0 : (this.deps.configWaitS ?? CONFIG_WAIT_S), this.abort.signal, this.config);
+      // A delta is asked for from the config the agent holds (the one `seen` names). After a
+      // failure the first ask does not long-poll, so a panel that is back is known at once.
+      const waitS = seen === null || this.panelFailing.has("config") ? 0 : (this.deps.configWaitS ?? CONFIG_WAIT_S);
+      let answer = await panel.fetchConfig(seen, waitS, this.abort.signal, this.config);
       if (answer.kind === "delta-failed" && !this.stopped) {
         log.warn(`the panel's config delta does not fit (${answer.error}): fetching the full config`);
         answer = await panel.fetchConfig(null, 0, this.abort.signal);
@@ -186,8 +197,8 @@ export class Agent {
           return;
         case "unchanged":
           backoff = this.deps.minBackoffMs ?? 1000;
-          if (lastError) log.info("the panel answers again");
-          lastError = "";
+          lastInvalid = "";
+          this.panelAnswered("config");
           // The core rejected the newest config: try it again once per long-poll, so fixing
           // the server (installing the certificate, say) is picked up without a restart.
           if (rejected) {
@@ -207,8 +218,8 @@ export class Agent {
           continue;
         case "config": {
           backoff = this.deps.minBackoffMs ?? 1000;
-          if (lastError) log.info("the panel answers again");
-          lastError = "";
+          lastInvalid = "";
+          this.panelAnswered("config");
           seen = answer.version;
           rejected = (await this.applyConfig(answer.config)) ? null : answer.config;
           continue;
@@ -216,15 +227,31 @@ export class Agent {
         case "invalid":
         case "delta-failed":
         case "error": {
-          const msg = answer.kind === "error" ? `cannot reach the panel: ${answer.error}` : `the panel sent an invalid config, ignored: ${answer.error}`;
-          if (msg !== lastError) log.warn(`${msg} (retrying with backoff; the core keeps serving ${this.deps.core.runningVersion ?? "nothing yet"})`);
-          lastError = msg;
+          if (answer.kind === "error") this.panelUnreachable("config", answer.error);
+          else {
+            // The panel answered: it is reachable, but this config is not usable.
+            this.panelAnswered("config");
+            const msg = `the panel sent an invalid config, ignored: ${answer.error}`;
+            if (msg !== lastInvalid) log.warn(`${msg} (retrying with backoff; the core keeps serving ${this.deps.core.runningVersion ?? "nothing yet"})`);
+            lastInvalid = msg;
+          }
           await this.sleep(backoff);
           backoff = Math.min(backoff * 2, this.deps.maxBackoffMs ?? 10_000);
           continue;
         }
       }
     }
+  }
+
+  private panelUnreachable(channel: "config" | "report", why: string): void {
+    const first = this.panelFailing.size === 0;
+    this.panelFailing.add(channel);
+    if (first) this.deps.log.warn(`cannot reach the panel: ${why} (retrying with backoff; the core keeps serving ${this.deps.core.runningVersion ?? "nothing yet"})`);
+  }
+
+  private panelAnswered(channel: "config" | "report"): void {
+    if (!this.panelFailing.delete(channel)) return;
+    if (this.panelFailing.size === 0) this.deps.log.info("reconnected to the panel");
   }
 
   /** Hands a config to the core; saves it for the next start when the core runs it. */
@@ -373,6 +400,20 @@ export class Agent {
       agentVersion: this.deps.agentVersion,
     };
     const answer = await this.deps.panel.postReport(report, this.abort.signal);
+    if (answer.kind === "error" || (answer.kind === "retry" && answer.unavailable)) {
+      if (this.stopped) return false;
+      const kept = batch ? ` (traffic batch ${batch.seq} is kept and resent)` : "";
+      // Traffic held back is worth a line each time (what waits for the panel); the outage itself is said once.
+      if (this.panelFailing.size > 0 && batch) log.info(`report not delivered${kept}`);
+      if (answer.kind === "error") this.panelUnreachable("report", `report not delivered: ${answer.error}${kept}`);
+      else {
+        this.panelUnreachable("report", `report not delivered: the panel is unavailable (${answer.error})${kept}`);
+        this.retryAt = Date.now() + answer.afterS * 1000;
+        this.scheduleReport(answer.afterS * 1000);
+      }
+      return false;
+    }
+    this.panelAnswered("report");
     switch (answer.kind) {
       case "ack":
         this.wakeConfigLoop?.();
@@ -396,9 +437,6 @@ export class Agent {
           return delivery.next() !== null;
         }
         log.error(`the panel rejected a report (${answer.status}: ${answer.error}). This is a bug: please report it.`);
-        return false;
-      case "error":
-        log.warn(`report not delivered: ${answer.error}${batch ? ` (traffic batch ${batch.seq} is kept and resent)` : ""}`);
         return false;
     }
   }

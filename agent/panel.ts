@@ -26,7 +26,8 @@ export type ReportAnswer =
   | { kind: "ack"; ack: AgentReportAck }
   | { kind: "unauthorized" }
   | { kind: "rejected"; status: number; error: string }
-  | { kind: "retry"; afterS: number; error: string }
+  /** 429 (slow down) or 503 (`unavailable`: the panel is up but cannot take reports now). */
+  | { kind: "retry"; afterS: number; error: string; unavailable: boolean }
   | { kind: "error"; error: string };
 
 export type HeartbeatAnswer = "ok" | "unsupported" | "unauthorized" | "retry" | "error";
@@ -116,8 +117,10 @@ export class PanelClient {
     }
     if (res.status === 401) return { kind: "unauthorized" };
     if (res.status === 429 || res.status === 503) {
-      const after = Number(res.headers.get("retry-after"));
-      return { kind: "retry", afterS: Number.isFinite(after) && after >= 0 ? Math.min(after, 3600) : 5, error: `${res.status}: ${errorText(text)}` };
+      // No Retry-After header means the default wait, not none (Number(null) would be 0).
+      const header = res.headers.get("retry-after");
+      const after = header === null || header.trim() === "" ? Number.NaN : Number(header);
+      return { kind: "retry", afterS: Number.isFinite(after) && after >= 0 ? Math.min(after, 3600) : 5, error: `${res.status}: ${errorText(text)}`, unavailable: res.status === 503 };
     }
     if (res.status === 400 || res.status === 413) return { kind: "rejected", status: res.status, error: errorText(text) };
     return { kind: "error", error: `POST /api/agent/report answered ${res.status}: ${errorText(text)}` };

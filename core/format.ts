@@ -47,6 +47,20 @@ export function routeFlagPrefix(name: string, flag: string | null | undefined): 
   return emoji && !name.startsWith(emoji) ? emoji : "";
 }
 
+/**
+ * What name VPN apps give a route's line (issue 25): the chosen inbound's (the default, DESIGN §1:
+ * the route is the operator's signboard) or the route's own, for one stable name.
+ */
+export const LINE_NAMES = ["inbound", "route"] as const;
+export type LineName = (typeof LINE_NAMES)[number];
+export const DEFAULT_LINE_NAME: LineName = "inbound";
+
+/** The name a route's line gets in the app when the route names it: its flag (unless the name starts with it) and its name. */
+export function routeLineName(name: string, flag: string | null | undefined): string {
+  const prefix = routeFlagPrefix(name, flag);
+  return prefix ? `${prefix} ${name}` : name;
+}
+
 /** The load-balancing algorithms of a route (DESIGN §2); the first is the default. */
 export const ALGORITHMS = ["least-traffic", "round-robin"] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];

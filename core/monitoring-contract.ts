@@ -9,6 +9,24 @@ export { agentReportSchema, neighbourCheckSchema, MAX_NEIGHBOURS, type AgentRepo
 export { formatZodError } from "./zod-format";
 
 // ---------------------------------------------------------------------------
+// Health history charts: the ranges the health page offers (bounded: the buckets are kept a week)
+// ---------------------------------------------------------------------------
+
+export const HISTORY_RANGES = ["1h", "6h", "24h", "7d"] as const;
+export type HistoryRange = (typeof HISTORY_RANGES)[number];
+export const DEFAULT_HISTORY_RANGE: HistoryRange = "24h";
+const HOUR_MS = 3_600_000;
+export const HISTORY_RANGE_MS: Readonly<Record<HistoryRange, number>> = { "1h": HOUR_MS, "6h": 6 * HOUR_MS, "24h": 24 * HOUR_MS, "7d": 7 * 24 * HOUR_MS };
+/** The range's button label and the words after "over the last". */
+export const HISTORY_RANGE_LABELS: Readonly<Record<HistoryRange, { short: string; long: string }>> = {
+  "1h": { short: "1 h", long: "hour" },
+  "6h": { short: "6 h", long: "6 hours" },
+  "24h": { short: "24 h", long: "24 hours" },
+  "7d": { short: "7 d", long: "7 days" },
+};
+export const historyRangeSchema = z.enum(HISTORY_RANGES, { error: `Range must be one of ${HISTORY_RANGES.join(", ")}` });
+
+// ---------------------------------------------------------------------------
 // Active probe config (Apigee HealthMonitor + Azure custom probe)
 // ---------------------------------------------------------------------------
 

@@ -77,10 +77,11 @@ describe("each row", () => {
     expect(st({ reportIntervalS: 10, lastReportAtMs: NOW - 31_000 }).status).toBe("no-data");
     expect(st({ reportIntervalS: 10, lastReportAtMs: NOW - 29_000 }).status).toBe("healthy");
   });
-  it("no-data when the agent never reported although probes pass", () => {
+  it("waiting for the first check (not no-data) while the agent never reported although probes pass", () => {
     const r = st({ lastReportAtMs: null, lastReport: null });
-    expect(r.status).toBe("no-data");
-    expect(r.reason).toMatch(/never reported/);
+    expect(r.status).toBe("pending");
+    expect(r.label).toBe("Waiting for first check");
+    expect(r.reason).toMatch(/waiting for the agent's first report/);
   });
   it("unavailable when the agent reports listener or service down", () => {
     for (const lr of [
@@ -136,6 +137,17 @@ describe("probes failing before any success", () => {
     const down = { listenerAlive: true, serviceRunning: false };
     expect(st({ ...never, probeFailures: 4, lastReport: down, lastReportAtMs: NOW - 600_000 }).status).toBe("no-data");
     expect(st({ ...never, probeFailures: 4, lastReport: down, lastReportAtMs: NOW - 1000 }).status).toBe("unavailable");
+  });
+  it("a just-enrolled server shows what the agent dialog says, from the first second to its first report", () => {
+    // Added, no probe result, no report: the dialog's "Waiting for first check".
+    expect(st(never).label).toBe("Waiting for first check");
+    // The agent started its core, the probe passed, its first report is on its way: still waiting.
+    expect(st({ ...never, everSucceeded: true, probeHealthy: true }).label).toBe("Waiting for first check");
+    // Nothing answers on the inbound's port yet: the dialog's other case.
+    expect(st({ ...never, probeHealthy: false, probeFailures: 1 }).label).toBe("Health probe failing");
+    // The first report (sent as the agent starts) says the core is not up yet, then that it is.
+    expect(st({ ...never, lastReportAtMs: NOW - 100, lastReport: { listenerAlive: false, serviceRunning: false } }).status).toBe("unavailable");
+    expect(st({ everSucceeded: true, lastReportAtMs: NOW - 100, lastReport: { listenerAlive: true, serviceRunning: true } }).status).toBe("healthy");
   });
   it("a server never seen working is not no-data just because its agent never reported", () => {
     expect(st({ ...never, probeFailures: 2 }).status).toBe("probe-failing");
@@ -231,8 +243,10 @@ describe("precedence", () => {
             ? "disabled"
             : !g.everSucceeded
               ? neverSucceeded
-              : !fresh
-                ? "no-data"
+              : g.age === null
+                ? "pending"
+                : !fresh
+                  ? "no-data"
                 : g.hasReport && !(g.listenerAlive && g.serviceRunning)
                   ? "unavailable"
                   : g.probesEnabled && g.probeHealthy === false

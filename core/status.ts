@@ -15,10 +15,10 @@
  *   the probe's unhealthy threshold protects a server known to work from a blip, and a
  *   server never seen working has no such state to protect). The reason carries the failure
  *   count and the last error.
- * - `no-data` when the agent has not reported for more than 3 report intervals, and also when
- *   a server that once succeeded has NEVER reported even though probes pass: without a report
- *   we know neither the listener/service state nor the load, and the balancer would score an
- *   idle-looking server as the best one.
+ * - `no-data` when the agent has not reported for more than 3 report intervals. A server whose
+ *   probes pass but whose agent has NEVER reported stays `pending` (waiting for the agent's
+ *   first check): without a report we know neither the listener/service state nor the load,
+ *   and the balancer would score an idle-looking server as the best one.
  * - Clock going backwards (report timestamp in the future): the report's age is taken as 0,
  *   i.e. the report counts as fresh; nothing throws. Non-finite / non-positive
  *   reportIntervalS falls back to DEFAULT_REPORT_INTERVAL_S.
@@ -193,7 +193,10 @@ export function computeServerStatus(input: ServerStatusInput, nowMs: number): Se
   }
 
   if (age === null) {
-    return make("no-data", "The agent has never reported (probes alone do not give load or service state).");
+    // A new server whose probe passed before its agent ever reported (the agent not started
+    // yet) is still waiting for its first check, as the agent dialog says: "No data from
+    // server" would read as an agent that went silent. Out of rotation either way.
+    return make("pending", "The health probe passes; waiting for the agent's first report (probes alone do not give load or service state).");
   }
   if (!fresh) {
     return make(

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { API_SCOPES } from "./api-tokens";
 import { MAX_ALLOWED_DESTINATIONS, parseAllowedDestination } from "./edge";
-import { ALGORITHMS } from "./format";
+import { ALGORITHMS, LINE_NAMES } from "./format";
 import { PROTOCOLS, SS_METHODS, TRANSPORTS, protocolIssues } from "./inbound-protocols";
 import { DEVICE_LIMIT_MAX } from "./devices";
 
@@ -98,6 +98,7 @@ export const idSchema = z.uuid("Not a valid id");
 
 export const serverRoleSchema = z.enum(["master", "node", "both"], { error: "Role must be master, node or both" });
 export const algorithmSchema = z.enum(ALGORITHMS, { error: "Choose a load-balancing algorithm" });
+export const lineNameSchema = z.enum(LINE_NAMES, { error: "Line name must be the inbound's (inbound) or the route's (route)" });
 export const securitySchema = z.enum(["reality", "tls", "none"], { error: "Security must be Reality, TLS or none" });
 
 /** ISO 3166-1 alpha-2: every officially assigned code. */
@@ -382,7 +383,10 @@ export const inboundFieldsSchema = z
   })
   .superRefine((v, ctx) => {
     for (const i of protocolIssues(v)) ctx.addIssue({ code: "custom", path: [i.path], message: i.message });
-    if (v.security !== "none" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Reality and TLS need a masquerade SNI" });
+    if (v.security === "tls" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "TLS needs the server name (SNI): your certificate's domain" });
+    if (v.security === "reality" && v.sni === null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Reality needs a masquerade SNI: the site the inbound looks like" });
+    // No TLS, no ClientHello: an SNI would go nowhere, and a stored one would mislead whoever reads it.
+    if (v.security === "none" && v.sni !== null) ctx.addIssue({ code: "custom", path: ["sni"], message: "Security none sends no SNI: leave the server name empty, or choose TLS or Reality" });
     // Reality refuses a ClientHello whose SNI is not in serverNames: a link with another SNI never connects.
     if (v.security === "reality" && v.sni !== null && v.realityServerNames.length > 0 && !v.realityServerNames.includes(v.sni)) {
       ctx.addIssue({ code: "custom", path: ["sni"], message: `The link SNI ${v.sni} must be one of the accepted SNIs (${v.realityServerNames.join(", ")}): Reality refuses any other` });

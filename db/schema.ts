@@ -114,6 +114,11 @@ export const routes = pgTable(
     flag: text("flag"),
     algorithm: routeAlgorithm("algorithm").notNull().default(DEFAULT_ALGORITHM),
     hysteresis: real("hysteresis").notNull().default(0.25),
+    /**
+     * What name VPN apps give this route's line: "inbound" (the chosen inbound's, the default)
+     * or "route" (this route's name, one stable name whichever inbound serves). core/format.ts LINE_NAMES.
+     */
+    lineName: text("line_name").notNull().default("inbound"),
     position: integer("position").notNull().default(0),
     version: integer("version").notNull().default(1),
     createdAt: createdAt(),
@@ -124,6 +129,7 @@ export const routes = pgTable(
     uniqueIndex("routes_name_ci").on(t.clusterId, sql`lower(${t.name})`),
     index("routes_position").on(t.clusterId, t.position),
     check("routes_hysteresis_range", sql`${t.hysteresis} >= 0 and ${t.hysteresis} <= 10`),
+    check("routes_line_name", sql`${t.lineName} in ('inbound', 'route')`),
   ],
 );
 

@@ -61,7 +61,12 @@ test("@pg inbound form: Reality dest, server names and short ids; TLS paths; the
   await tls.getByLabel("Name").fill("🇩🇪 Frankfurt TLS 2");
   await tls.getByLabel("Port").fill("20444");
   await tls.getByLabel("Security").selectOption("tls");
-  await tls.getByLabel("Masquerade SNI").fill("vpn.example.com");
+  // TLS's SNI is the operator's own certificate's domain, not a site to pass for.
+  await expect(tls.getByLabel("Masquerade SNI")).toHaveCount(0);
+  await expect(tls.getByText("Your certificate’s domain, e.g. vpn.example.com")).toBeVisible();
+  await tls.getByRole("button", { name: "Create inbound" }).click();
+  await expect(tls.getByText("TLS needs the server name (SNI): your certificate's domain")).toBeVisible();
+  await tls.getByLabel("Server name (SNI)").fill("vpn.example.com");
   await tls.getByRole("button", { name: "Create inbound" }).click();
   await expect(tls.getByText("TLS needs the certificate file's path on the server")).toBeVisible();
   await expect(tls.getByText("TLS needs the key file's path on the server")).toBeVisible();
@@ -170,4 +175,39 @@ test("@pg health page: the agent's config error and the inbounds its core does n
   await expect(row.getByTestId("config-error")).toContainText("v2ray: failed to load config: invalid port");
   await expect(row.getByTestId("unserved-inbounds")).toContainText("Reality on v2ray: Reality needs Xray");
   await expect(row.getByTestId("agent-state")).toContainText("v2ray V2Ray 4.34.0 · agent 0.1.0");
+});
+
+test("inbound form: the SNI is offered only with TLS or Reality, and switching to none clears it", async ({ page, cluster }) => {
+  await page.goto(`/clusters/${cluster.id}/servers`);
+  const fra = page.getByRole("region", { name: "Server de-fra-1" });
+  await fra.getByRole("button", { name: "+ Inbound" }).click();
+  const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  await form.getByLabel("Name").fill("🇩🇪 Frankfurt plain");
+  await form.getByLabel("Port").fill("20445");
+  // Reality: a site to pass for; its accepted SNIs are Reality's serverNames.
+  await expect(form.getByLabel("Masquerade SNI")).toBeVisible();
+  await expect(form.getByText("Reality’s serverNames: the SNI values from clients the core accepts")).toBeVisible();
+  await form.getByLabel("Security").selectOption("tls");
+  await form.getByLabel("Server name (SNI)").fill("vpn.example.com");
+  await form.getByLabel("Security").selectOption("none");
+  await expect(form.getByLabel("Server name (SNI)")).toHaveCount(0);
+  await expect(form.getByLabel("Masquerade SNI")).toHaveCount(0);
+  await form.getByRole("button", { name: "Create inbound" }).click();
+  await expect(form).toBeHidden();
+  const created = (await trpcQuery<Array<{ name: string; inbounds: Array<{ name: string; security: string; sni: string | null }> }>>(page.request, "servers.list", { clusterId: cluster.id }))
+    .find((s) => s.name === "de-fra-1")!
+    .inbounds.find((i) => i.name === "🇩🇪 Frankfurt plain")!;
+  expect(created).toMatchObject({ security: "none", sni: null });
+  // Back to TLS: the field is empty again, and the server refuses an SNI with security none (field named).
+  await fra.getByRole("button", { name: "+ Inbound" }).click();
+  const again = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  await again.getByLabel("Security").selectOption("tls");
+  await expect(again.getByLabel("Server name (SNI)")).toHaveValue("");
+  await again.getByRole("button", { name: "Cancel" }).click();
+  const fraId = (await trpcQuery<Array<{ id: string; name: string }>>(page.request, "servers.list", { clusterId: cluster.id })).find((s) => s.name === "de-fra-1")!.id;
+  const refused = await trpcMutation(page.request, "inbounds.create", { serverId: fraId, name: "SNI none", port: 20446, security: "none", sni: "vpn.example.com" }).then(
+    () => "saved",
+    (err: Error) => err.message,
+  );
+  expect(refused).toContain("Security none sends no SNI");
 });

@@ -144,3 +144,33 @@ test("the servers page shows another browser's change without a reload", async (
   await expect(ams.getByRole("row", { name: /Amsterdam live/ })).toBeVisible();
   expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
 });
+
+test("health page: the history range selector refetches and the charts' time axis spans the chosen range", async ({ page, cluster }) => {
+  await page.goto(`/clusters/${cluster.id}/health`);
+  const range = page.getByRole("group", { name: "History range" });
+  await expect(range.getByRole("button", { name: "Last 24 hours" })).toHaveAttribute("aria-pressed", "true");
+  const chart = page.getByRole("article", { name: "History of us-nyc-1" }).getByTestId("history-chart").first();
+  const span = async () => {
+    const [min, max] = await Promise.all([chart.getAttribute("data-x-min"), chart.getAttribute("data-x-max")]);
+    return min === null || max === null ? null : (Number(max) - Number(min)) / 3600;
+  };
+  await expect.poll(span).toBeCloseTo(24, 0);
+  // [button, range sent, hours, one slot in hours: 5 min up to a day, 35 min for a week]
+  for (const [label, key, hours, slot] of [
+    ["Last 7 days", "7d", 168, 35 / 60],
+    ["Last hour", "1h", 1, 5 / 60],
+    ["Last 6 hours", "6h", 6, 5 / 60],
+  ] as const) {
+    const asked = page.waitForRequest((r) => r.url().includes("monitoring.history") && decodeURIComponent(r.url()).includes(`"range":"${key}"`));
+    await range.getByRole("button", { name: label }).click();
+    await asked;
+    await expect(range.getByRole("button", { name: label })).toHaveAttribute("aria-pressed", "true");
+    await expect(page.getByRole("heading", { name: label, exact: true })).toBeVisible();
+    // The x axis is drawn over the whole range, less at most one slot (slots are aligned).
+    await expect.poll(async () => {
+      const s = await span();
+      return s !== null && s > hours - slot - 1e-9 && s <= hours + 1e-9;
+    }).toBe(true);
+    await expect(chart).toHaveAttribute("aria-label", `Traffic of us-nyc-1 over the ${label.toLowerCase()}`);
+  }
+});

@@ -49,6 +49,8 @@ test("@pg adding a server shows its agent token once", async ({ page, cluster })
   expect(bundle.status()).toBe(200);
   expect(bundle.headers()["content-type"]).toBe("text/javascript; charset=utf-8");
   expect((await bundle.text()).startsWith("#!/usr/bin/env node\n")).toBe(true);
+  // The dialog names the status the server then shows (its agent has not reported yet).
+  await expect(tokenDialog).toContainText("until its first report the server shows “Waiting for first check”");
   await page.screenshot({ path: "test-results/servers-token.png" });
   await tokenDialog.getByRole("button", { name: "I’ve saved it" }).click();
 

@@ -286,3 +286,32 @@ test("browser: a new server whose probes fail before any success is probe-failin
   await expect(badge).toHaveText("Health probe failing");
   await expect(badge).toHaveAttribute("title", /never passed \(\d+ failures? in a row\); last error: .*refused/);
 });
+
+test("browser: a new server whose probe passes before its agent ever reported waits for its first check, as its agent dialog says", async ({ page }) => {
+  const net = await import("node:net");
+  // Something answers on the inbound's port (the core the agent is about to start, say), but no agent has reported.
+  const listener = net.createServer((socket) => socket.end());
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  try {
+    const port = (listener.address() as { port: number }).port;
+    const c = await api.mutation<{ id: string }>("clusters.create", { name: "mon probe before report" });
+    await fastCluster(c.id);
+    const s = await api.mutation<{ id: string }>("servers.create", { clusterId: c.id, name: "fresh-2", address: "127.0.0.1" });
+    await api.mutation("inbounds.create", { serverId: s.id, name: "fresh-2-in", port, security: "none" });
+
+    // The probe passed: still "Waiting for first check" (never "No data from server"), and it says why.
+    await expect.poll(async () => (await statusOf(c.id, s.id)).reason, { timeout: 15_000, intervals: [200] }).toMatch(/^The health probe passes; waiting for the agent's first report/);
+    const h = await statusOf(c.id, s.id);
+    expect(h.status).toBe("pending");
+    expect(h.label).toBe("Waiting for first check");
+
+    const login = await page.request.post(`${app.url}/api/trpc/auth.login`, { data: { json: ADMIN } });
+    expect(login.ok()).toBe(true);
+    await page.goto(`${app.url}/clusters/${c.id}/health`);
+    const badge = page.getByRole("row", { name: "Server fresh-2" }).getByTestId("health-status");
+    await expect(badge).toHaveText("Waiting for first check");
+    await expect(badge).toHaveAttribute("title", /waiting for the agent's first report/);
+  } finally {
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  }
+});

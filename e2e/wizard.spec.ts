@@ -137,3 +137,49 @@ test("shows validation errors next to the name and writes nothing", async ({ pag
   expect(after.routes.filter((r) => r.name !== "🇧🇷 Brazil")).toEqual(before.routes);
   expect(after.inbounds).toEqual(before.inbounds);
 });
+
+test("a route can name its line in the VPN app: both forms say what apps show, and /sub gives the route's name", async ({ page, cluster }) => {
+  const subs = await trpcQuery<Array<{ name: string; token: string }>>(page.request, "subscribers.list", { clusterId: cluster.id });
+  const alice = subs.find((s) => s.name === "alice")!;
+  type Line = { route: string; inbound: string; name: string; link: string };
+  const lines = async () => ((await (await page.request.get(`/sub/${alice.token}?format=json`)).json()) as { routes: Line[] }).routes;
+  const usaLine = async () => (await lines()).find((l) => l.route === "🇺🇸 USA")!;
+  const before = await usaLine();
+  // The default: the app lists the chosen inbound's name.
+  expect(before.name).toBe(before.inbound);
+  expect(decodeURIComponent(new URL(before.link).hash.slice(1))).toBe(before.inbound);
+
+  await page.goto(`/clusters/${cluster.id}`);
+  await page.getByRole("button", { name: "New route" }).click();
+  const wizard = page.getByRole("dialog", { name: "New route" });
+  await expect(wizard).toContainText("VPN apps list the name of the inbound the balancer picked for each user");
+  await expect(wizard).not.toContainText("Shown in the VPN app's server list");
+  await expect(wizard.getByRole("radio", { name: /The chosen inbound’s name/ })).toBeChecked();
+  await wizard.getByRole("button", { name: "Cancel" }).click();
+
+  await page.getByRole("button", { name: "Actions for route 🇺🇸 USA" }).click();
+  await page.getByRole("menuitem", { name: "Edit route…" }).click();
+  const edit = page.getByRole("dialog", { name: "Edit route 🇺🇸 USA" });
+  await expect(edit).toContainText("VPN apps list the name of the inbound the balancer picked for each user");
+  await expect(edit.getByRole("radio", { name: /The chosen inbound’s name/ })).toBeChecked();
+  await edit.getByRole("radio", { name: /This route’s name/ }).check();
+  await expect(edit).toContainText("Everyone sees “🇺🇸 USA”, whichever inbound serves them");
+  await edit.getByRole("button", { name: "Save route" }).click();
+  await expect(edit).toBeHidden();
+
+  // Every format now names the line after the route; JSON still says which inbound serves.
+  await expect.poll(async () => (await usaLine()).name).toBe("🇺🇸 USA");
+  const after = await usaLine();
+  expect(after.inbound).toBe(before.inbound);
+  expect(decodeURIComponent(new URL(after.link).hash.slice(1))).toBe("🇺🇸 USA");
+  const clash = await (await page.request.get(`/sub/${alice.token}?format=clash`)).text();
+  expect(clash).toContain('  - name: "🇺🇸 USA"');
+  // Other routes keep their inbounds' names.
+  const germany = (await lines()).find((l) => l.route === "🇩🇪 Germany")!;
+  expect(germany.name).toBe(germany.inbound);
+
+  // The choice is kept, and shown when the route is edited again.
+  await page.getByRole("button", { name: "Actions for route 🇺🇸 USA" }).click();
+  await page.getByRole("menuitem", { name: "Edit route…" }).click();
+  await expect(page.getByRole("dialog", { name: "Edit route 🇺🇸 USA" }).getByRole("radio", { name: /This route’s name/ })).toBeChecked();
+});

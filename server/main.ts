@@ -17,6 +17,7 @@ import { createAppListener, KEEP_ALIVE_TIMEOUT_MS } from "@/server/http/app";
 import { startServices, stopServices } from "@/server/services";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { setupCodeFile } from "@/server/auth/setup-code";
+import { dashboardUrl, startBanner } from "@/server/start-banner";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -70,13 +71,11 @@ async function main() {
   });
   await startServices();
 
-  const url = `http://localhost:${e.PORT}`;
-  const howToLogIn = boot.needsSetup
-    ? `open it and create the owner account on the setup page with this one-time setup code:\n\n    ${boot.setupCode}\n\n(also in ${setupCodeFile(e.DATA_DIR)})`
-    : e.ADMIN_USERNAME
-      ? `log in as ${e.ADMIN_USERNAME} (ADMIN_PASSWORD)`
-      : "log in with your operator account";
-  process.stdout.write(`\nRouteboard is running on ${url} — ${howToLogIn}.\n\n`);
+  // PORT=0 lets the system pick: the banner names the port actually bound.
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : e.PORT;
+  const url = dashboardUrl(e, port);
+  process.stdout.write(startBanner(e, boot, port, setupCodeFile(e.DATA_DIR)));
   log.info({ url, dev }, "listening");
 
   let stopping = false;

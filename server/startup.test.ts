@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { startApp } from "@/scripts/harness/app";
 
 function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
@@ -58,4 +59,15 @@ describe("start-up with bad configuration", () => {
     expect(r.code).toBe(1);
     expectOneLine(r.stderr, /^routeboard: Configuration error: PORT/);
   });
+});
+
+describe("start banner", () => {
+  it("names PUBLIC_URL (and the port it listens on) when set", async () => {
+    const app = await startApp({ PUBLIC_URL: "https://vpn.example.com/", LOG_LEVEL: "silent" });
+    try {
+      await expect.poll(() => app.stdout(), { timeout: 30_000 }).toContain(`Routeboard is running on https://vpn.example.com (listening on port ${app.port}) — `);
+    } finally {
+      await app.stop();
+    }
+  }, 240_000);
 });

@@ -1,11 +1,12 @@
 "use client";
-import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
 import type uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { formatBps } from "@/core/format";
+import { DEFAULT_HISTORY_RANGE, HISTORY_RANGE_LABELS, HISTORY_RANGE_MS, HISTORY_RANGES, type HistoryRange } from "@/core/monitoring-contract";
 import { Skeleton } from "@/components/ui/Skeleton";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/api/root";
@@ -60,7 +61,7 @@ const USERS: ChartSpec = {
 };
 
 /** One small uPlot chart, sized to its container and redrawn when the colour scheme changes. */
-function Chart({ spec, points, stepMs, from, to, serverName }: { spec: ChartSpec; points: readonly Point[]; stepMs: number; from: number; to: number; serverName: string }) {
+function Chart({ spec, points, stepMs, from, to, serverName, over }: { spec: ChartSpec; points: readonly Point[]; stepMs: number; from: number; to: number; serverName: string; over: string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -86,7 +87,13 @@ function Chart({ spec, points, stepMs, from, to, serverName }: { spec: ChartSpec
             { ...axis, size: 80, values: (_u, vals) => vals.map((v) => spec.format(v)) },
           ],
           series: [
-            { value: (_u, v) => (v == null ? "—" : new Date(v * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })) },
+            {
+              // Beyond a day the time alone is ambiguous: the day goes with it.
+              value: (_u, v) =>
+                v == null
+                  ? "—"
+                  : new Date(v * 1000).toLocaleString([], { ...(to - from > HISTORY_RANGE_MS["24h"] ? { weekday: "short" as const } : {}), hour: "2-digit", minute: "2-digit" }),
+            },
             ...spec.series.map((s) => ({
               label: s.label,
               stroke: cssColour(el, s.colourVar, s.fallback),
@@ -96,6 +103,16 @@ function Chart({ spec, points, stepMs, from, to, serverName }: { spec: ChartSpec
           ],
           legend: { show: true },
           cursor: { drag: { x: false, y: false } },
+          // The span the x axis was drawn over, for whoever checks the chart follows the chosen range.
+          hooks: {
+            setScale: [
+              (u, key) => {
+                if (key !== "x") return;
+                el.dataset.xMin = String(u.scales.x!.min);
+                el.dataset.xMax = String(u.scales.x!.max);
+              },
+            ],
+          },
         },
         chartColumns(
           points,
@@ -120,24 +137,43 @@ function Chart({ spec, points, stepMs, from, to, serverName }: { spec: ChartSpec
   return (
     <figure className="min-w-0">
       <figcaption className="text-xs font-medium text-slate-500">{spec.title}</figcaption>
-      <div ref={box} role="img" aria-label={`${spec.title} of ${serverName} over the last 24 hours`} data-testid="history-chart" className="history-chart" />
+      <div ref={box} role="img" aria-label={`${spec.title} of ${serverName} over the last ${over}`} data-testid="history-chart" className="history-chart" />
     </figure>
   );
 }
 
-/** Each server's traffic and users over the last 24 hours (DESIGN §3's history), from the 5-minute buckets. */
+/** Each server's traffic and users over a chosen range (DESIGN §3's history, 24 h first), from the 5-minute buckets. */
 export function HistoryCharts({ clusterId, servers }: { clusterId: string; servers: ReadonlyArray<{ id: string; name: string }> }) {
   const trpc = useTRPC();
+  const [range, setRange] = useState<HistoryRange>(DEFAULT_HISTORY_RANGE);
+  const over = HISTORY_RANGE_LABELS[range].long;
   // Buckets are 5 minutes wide: once a minute keeps the newest point current.
-  const history = useQuery({ ...trpc.monitoring.history.queryOptions({ clusterId }), refetchInterval: 60_000 });
+  // The charts of the range before stay up while the new one loads (no flash of skeletons).
+  const history = useQuery({ ...trpc.monitoring.history.queryOptions({ clusterId, range }), refetchInterval: 60_000, placeholderData: keepPreviousData });
   const data = history.data;
   const byId = new Map(data?.servers.map((s) => [s.serverId, s.points]) ?? []);
   const anyPoints = data?.servers.some((s) => s.points.length > 0) ?? false;
   return (
     <section aria-labelledby="health-history">
-      <h2 id="health-history" className="mb-3 text-lg font-semibold">
-        Last 24 hours
-      </h2>
+      <div className="mb-3 flex flex-wrap items-center justify-between gap-2">
+        <h2 id="health-history" className="text-lg font-semibold">
+          Last {over}
+        </h2>
+        <div role="group" aria-label="History range" className="inline-flex rounded-md border border-slate-300 bg-white p-0.5 text-sm">
+          {HISTORY_RANGES.map((r) => (
+            <button
+              key={r}
+              type="button"
+              aria-pressed={range === r}
+              aria-label={`Last ${HISTORY_RANGE_LABELS[r].long}`}
+              onClick={() => setRange(r)}
+              className={`rounded px-2.5 py-1 font-medium ${range === r ? "bg-sky-600 text-white" : "text-slate-600 hover:bg-slate-100"}`}
+            >
+              {HISTORY_RANGE_LABELS[r].short}
+            </button>
+          ))}
+        </div>
+      </div>
       {history.error ? (
         <p role="alert" className="text-red-700">
           {errorMessage(history.error)}
@@ -150,7 +186,8 @@ export function HistoryCharts({ clusterId, servers }: { clusterId: string; serve
         </div>
       ) : !anyPoints ? (
         <p className="rounded-lg border border-dashed border-slate-300 p-4 text-sm text-slate-500" data-testid="history-empty">
-          No history yet: the charts fill in as the servers&apos; agents report (one point per 5 minutes).
+          {range === DEFAULT_HISTORY_RANGE ? "No history yet" : `No reports in the last ${over}`}: the charts fill in as the servers&apos; agents report (one point per 5
+          minutes).
         </p>
       ) : (
         <div className="grid gap-4 md:grid-cols-2 xl:grid-cols-3">
@@ -160,11 +197,11 @@ export function HistoryCharts({ clusterId, servers }: { clusterId: string; serve
               <article key={s.id} aria-label={`History of ${s.name}`} data-testid="server-history" className="min-w-0 rounded-lg border border-slate-200 bg-white p-3">
                 <h3 className="mb-2 truncate text-sm font-semibold">{s.name}</h3>
                 {points.length === 0 ? (
-                  <p className="text-xs text-slate-500">No reports in the last 24 hours.</p>
+                  <p className="text-xs text-slate-500">No reports in the last {over}.</p>
                 ) : (
                   <div className="flex flex-col gap-2">
-                    <Chart spec={TRAFFIC} points={points} stepMs={data.stepMs} from={data.from} to={data.to} serverName={s.name} />
-                    <Chart spec={USERS} points={points} stepMs={data.stepMs} from={data.from} to={data.to} serverName={s.name} />
+                    <Chart spec={TRAFFIC} points={points} stepMs={data.stepMs} from={data.from} to={data.to} serverName={s.name} over={over} />
+                    <Chart spec={USERS} points={points} stepMs={data.stepMs} from={data.from} to={data.to} serverName={s.name} over={over} />
                   </div>
                 )}
               </article>

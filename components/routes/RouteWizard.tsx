@@ -7,7 +7,7 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { nameSchema } from "@/core/validation";
-import { ALGORITHM_LABELS, ALGORITHM_SENTENCES, ALGORITHMS, DEFAULT_ALGORITHM, type Algorithm } from "@/core/format";
+import { ALGORITHM_LABELS, ALGORITHM_SENTENCES, ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_LINE_NAME, routeLineName, type Algorithm, type LineName } from "@/core/format";
 import { FlagPicker } from "./FlagPicker";
 
 export interface RouteDraft {
@@ -30,6 +30,9 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
   const [nameTouched, setNameTouched] = useState(editing);
   const [flag, setFlag] = useState<string | null>(route?.flag ?? null);
   const [algorithm, setAlgorithm] = useState<Algorithm>((route?.algorithm as Algorithm) ?? DEFAULT_ALGORITHM);
+  // null = not touched: an edit then keeps the saved choice (read from the topology, which may still be loading).
+  const [lineNameChoice, setLineName] = useState<LineName | null>(null);
+  const lineNameGroup = useId();
   const [pool, setPool] = useState<Set<string>>(new Set());
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const algoName = useId();
@@ -46,6 +49,8 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
   const mutation = editing ? update : create;
   const { errors, general: generalError } = formErrors(mutation.error, clientErrors);
 
+  const savedLineName = editing ? topology.data?.routes.find((r) => r.id === route.id)?.lineName : undefined;
+  const lineName: LineName = lineNameChoice ?? savedLineName ?? DEFAULT_LINE_NAME;
   const routeNames = useMemo(() => new Map((topology.data?.routes ?? []).map((r) => [r.id, r.name])), [topology.data]);
   const groups = useMemo(() => {
     const t = topology.data;
@@ -72,8 +77,8 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
     e.preventDefault();
     mutation.reset();
     if (!validateName(name)) return;
-    if (editing) update.mutate({ routeId: route.id, name, flag, algorithm });
-    else create.mutate({ clusterId, name, flag, algorithm, inboundIds: [...pool] });
+    if (editing) update.mutate({ routeId: route.id, name, flag, algorithm, ...(lineNameChoice ? { lineName: lineNameChoice } : {}) });
+    else create.mutate({ clusterId, name, flag, algorithm, lineName, inboundIds: [...pool] });
   };
 
   const moving = [...pool].filter((id) => topology.data?.inbounds.find((i) => i.id === id)?.routeId);
@@ -85,7 +90,11 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
           <h3 id="wizard-look" className="flex items-center gap-2 text-base font-semibold text-slate-900">
             <Step n={1} /> How clients see this route
           </h3>
-          <Field label="Name" error={errors.name} hint="Shown in the VPN app's server list, e.g. “🇺🇸 USA”.">
+          <Field
+            label="Name"
+            error={errors.name}
+            hint="Your signboard for this route in the dashboard, e.g. “🇺🇸 USA”. VPN apps list the name of the inbound the balancer picked for each user, unless you choose this route’s name below."
+          >
             {(p) => (
               <input
                 {...p}
@@ -114,6 +123,45 @@ export function RouteWizard({ clusterId, route, onClose }: { clusterId: string; 
               if (country && !nameTouched && name.trim() === "") setName(`${country.emoji} ${country.name}`);
             }}
           />
+          <fieldset className="flex flex-col gap-2">
+            <legend className="mb-1 text-sm font-medium text-slate-700">Name in the VPN app’s server list</legend>
+            {(
+              [
+                ["inbound", "The chosen inbound’s name (default)", "Each user sees the inbound the balancer picked for them, e.g. “🇺🇸 New York”; it changes when they are moved."],
+                ["route", "This route’s name", `Everyone sees “${routeLineName(name.trim() || "…", flag)}”, whichever inbound serves them: one stable name.`],
+              ] as const
+            ).map(([value, label, sentence]) => (
+              <label
+                key={value}
+                className={`flex cursor-pointer gap-3 rounded-lg border p-3 text-sm ${lineName === value ? "border-sky-500 bg-sky-50 ring-1 ring-sky-500" : "border-slate-200 hover:border-slate-300"}`}
+              >
+                {/* Named by its title alone, the sentence as its description: the sentence quotes the route's name. */}
+                <input
+                  type="radio"
+                  name={lineNameGroup}
+                  value={value}
+                  checked={lineName === value}
+                  onChange={() => setLineName(value)}
+                  aria-labelledby={`${lineNameGroup}-${value}`}
+                  aria-describedby={`${lineNameGroup}-${value}-says`}
+                  className="mt-0.5 accent-sky-600"
+                />
+                <span>
+                  <span id={`${lineNameGroup}-${value}`} className="block font-medium text-slate-900">
+                    {label}
+                  </span>
+                  <span id={`${lineNameGroup}-${value}-says`} className="mt-0.5 block text-slate-600">
+                    {sentence}
+                  </span>
+                </span>
+              </label>
+            ))}
+            {errors.lineName && (
+              <p role="alert" className="text-sm text-red-600">
+                {errors.lineName}
+              </p>
+            )}
+          </fieldset>
         </section>
 
         <section aria-labelledby="wizard-algo" className="flex flex-col gap-3">

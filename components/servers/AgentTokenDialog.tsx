@@ -46,8 +46,9 @@ export function AgentTokenDialog({ serverName, token, rotated, onClose }: { serv
               <p className="mt-2 text-xs text-slate-500">
                 It runs Xray-core on the server, which serves every inbound but h2. Debian’s <code>v2ray</code> 4.34 (replace <code>--core xray</code> with{" "}
                 <code>--core v2ray</code>) serves VLESS, VMess and Trojan over tcp, ws and h2 with TLS or none; Reality, Shadowsocks, gRPC, HTTPUpgrade and XHTTP need
-                Xray-core. An inbound its core cannot serve is reported not served and handed to no one. Until its first report the server shows “Waiting for
-                first check”.
+                Xray-core. An inbound its core cannot serve is reported not served and handed to no one. The agent reports the moment it starts; until its
+                first report the server shows “Waiting for first check”, or “Health probe failing” once the probe finds nothing answering on an
+                inbound’s port.
               </p>
             </div>
             <div>

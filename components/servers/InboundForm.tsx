@@ -115,6 +115,8 @@ export function InboundForm({
       // Shadowsocks runs bare; Trojan and h2 need TLS or Reality: start from a security that fits.
       if (k === "protocol" && value === "shadowsocks") Object.assign(next, { security: "none", transport: "tcp" });
       if (k === "protocol" && value === "vmess" && old.security === "reality") next.security = "tls";
+      // No TLS, no SNI: the field goes, and its value with it.
+      if (next.security === "none") next.sni = "";
       return next;
     });
     // Editing a field hides its messages (the server's too, for list items such as "realityShortIds.1").
@@ -143,7 +145,7 @@ export function InboundForm({
       serviceName: values.transport === "grpc" ? orNull(values.serviceName) : null,
       ssMethod: values.protocol === "shadowsocks" ? values.ssMethod : null,
       security: values.security,
-      sni: orNull(values.sni),
+      sni: values.security === "none" ? null : orNull(values.sni),
       // Fields of another security are not sent: switching security clears them.
       realityDest: reality ? orNull(values.realityDest) : null,
       realityServerNames: reality ? splitList(values.realityServerNames) : [],
@@ -257,17 +259,38 @@ export function InboundForm({
             </select>
           )}
         </Field>
-        <div className="sm:col-span-2">
-          <Field label={values.security === "none" ? "Masquerade SNI (optional)" : "Masquerade SNI"} error={err("sni")} hint="The site this inbound looks like, e.g. www.microsoft.com.">
-            {(p) => <input {...p} className={inputClass} value={values.sni} onChange={set("sni")} placeholder="www.microsoft.com" />}
-          </Field>
-        </div>
+        {values.security === "tls" && (
+          <div className="sm:col-span-2">
+            <Field
+              label="Server name (SNI)"
+              error={err("sni")}
+              hint="Your certificate’s domain, e.g. vpn.example.com: clients ask for it and check the certificate against it."
+            >
+              {(p) => <input {...p} className={inputClass} value={values.sni} onChange={set("sni")} placeholder="vpn.example.com" />}
+            </Field>
+          </div>
+        )}
+        {values.security === "reality" && (
+          <div className="sm:col-span-2">
+            <Field
+              label="Masquerade SNI"
+              error={err("sni")}
+              hint="Another site this inbound passes for, e.g. www.microsoft.com (not your domain): clients send it, and Reality borrows that site’s certificate."
+            >
+              {(p) => <input {...p} className={inputClass} value={values.sni} onChange={set("sni")} placeholder="www.microsoft.com" />}
+            </Field>
+          </div>
+        )}
         {values.security === "reality" && (
           <>
             <Field label="Dest" error={err("realityDest")} hint="Where the core forwards probes and non-clients, host:port. Empty: the SNI on port 443.">
               {(p) => <input {...p} className={inputClass} value={values.realityDest} onChange={set("realityDest")} placeholder={`${values.sni.trim() || "www.microsoft.com"}:443`} />}
             </Field>
-            <Field label="Accepted SNIs" error={err("realityServerNames")} hint="Reality serverNames: the SNI values the core accepts, comma-separated. Empty: the masquerade SNI.">
+            <Field
+              label="Accepted SNIs"
+              error={err("realityServerNames")}
+              hint="Reality’s serverNames: the SNI values from clients the core accepts (names the dest site serves), comma-separated. Empty: the masquerade SNI."
+            >
               {(p) => <input {...p} className={inputClass} value={values.realityServerNames} onChange={set("realityServerNames")} placeholder={values.sni.trim() || "www.microsoft.com"} />}
             </Field>
             <div className="sm:col-span-2">

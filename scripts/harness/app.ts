@@ -91,6 +91,8 @@ export interface AppProcess {
   child: ChildProcess;
   /** The last few kB of the app's stderr when output is "capture". */
   stderr(): string;
+  /** The last few kB of the app's stdout (its start banner) when output is "capture". */
+  stdout(): string;
   /** The one-time setup code of a new install (the app keeps it in <DATA_DIR>/setup-code). */
   setupCode(): string;
   /**
@@ -127,13 +129,16 @@ export async function startApp(env: Record<string, string> = {}, opts: StartAppO
   const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), "--import", "tsx", opts.entry ?? "server/main.ts"], {
     cwd: ROOT,
     env: childEnv,
-    stdio: ["ignore", output === "inherit" ? "inherit" : "ignore", output === "capture" ? "pipe" : "inherit"],
+    stdio: ["ignore", output === "inherit" ? "inherit" : output === "capture" ? "pipe" : "ignore", output === "capture" ? "pipe" : "inherit"],
   });
   installExitHook();
   running.add(child);
   child.once("exit", () => running.delete(child));
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
+  // Read as it comes (a pipe nobody reads would block the app once full); only the tail is kept.
+  let stdout = "";
+  child.stdout?.on("data", (d: Buffer) => (stdout = (stdout + d.toString()).slice(-STDERR_TAIL)));
   const url = `http://${opts.urlHost ?? "localhost"}:${port}`;
   const hasExited = () => child.exitCode !== null || child.signalCode !== null;
 
@@ -163,6 +168,7 @@ export async function startApp(env: Record<string, string> = {}, opts: StartAppO
     dataDir,
     child,
     stderr: () => stderr,
+    stdout: () => stdout,
     setupCode: () => readFileSync(path.join(dataDir, "setup-code"), "utf8").trim(),
     stop,
   };

@@ -7,6 +7,7 @@ import { lt, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { serverMetricsHistory } from "@/db/schema";
 import { clusterOr404 } from "./cluster-health";
+import { DEFAULT_HISTORY_RANGE, HISTORY_RANGE_MS, type HistoryRange } from "@/core/monitoring-contract";
 
 export const HISTORY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const HISTORY_MAX_POINTS = 288;
@@ -100,12 +101,12 @@ export async function clusterMetricsHistory(
 }
 
 /** The history of a cluster that exists (NOT_FOUND otherwise): the monitoring.history procedure. */
-export async function clusterHistoryOr404(db: DbOrTx, clusterId: string): Promise<ClusterHistory> {
+export async function clusterHistoryOr404(db: DbOrTx, clusterId: string, range: HistoryRange = DEFAULT_HISTORY_RANGE): Promise<ClusterHistory> {
   await clusterOr404(db, clusterId);
-  return clusterMetricsHistory(db, clusterId);
+  return clusterMetricsHistory(db, clusterId, { windowMs: HISTORY_RANGE_MS[range] });
 }
 
-/** How long the 5-minute history buckets are kept: the health page charts 24 h; a week leaves room to look back. */
+/** How long the 5-minute history buckets are kept: the health page's longest range (7 d) looks back this far. */
 export const HISTORY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Deletes history buckets that started before `nowMs - retentionMs`; returns how many went. */

@@ -27,6 +27,7 @@ import {
   deviceRefusalMessage,
   INFO_UUID,
   infoEntry,
+  lineNameOf,
   parseFormat,
   profileTitle,
   renderSubscription,
@@ -258,7 +259,7 @@ export class Answerer {
       limitBytes: sub.trafficLimitBytes,
       expiresAt: sub.expiresAt,
       blocked,
-      links: entries.map((e) => ({ name: e.inbound, link: shareLink(uuid, e) })),
+      links: entries.map((e) => ({ name: lineNameOf(e), link: shareLink(uuid, e) })),
     });
   }
 

@@ -121,10 +121,10 @@ describe("share links", () => {
 });
 
 describe("json, clash and sing-box", () => {
-  it("json lists routeId, route, inboundId, inbound, server, protocol, transport, security and link", () => {
+  it("json lists routeId, route, inboundId, inbound, name (the line's name in the app), server, protocol, transport, security and link", () => {
     const j = JSON.parse(renderJson(UUID, [reality]));
     expect(j.routes).toEqual([
-      { routeId: "r1", route: "🇺🇸 USA", flag: null, flagCode: null, inboundId: "i1", inbound: "🇺🇸 New York", server: "us-nyc-1", protocol: "vless", transport: "tcp", security: "reality", link: vlessShareLink(UUID, reality) },
+      { routeId: "r1", route: "🇺🇸 USA", flag: null, flagCode: null, inboundId: "i1", inbound: "🇺🇸 New York", name: "🇺🇸 New York", server: "us-nyc-1", protocol: "vless", transport: "tcp", security: "reality", link: vlessShareLink(UUID, reality) },
     ]);
   });
   it("json carries the route's flag as an emoji and as its country code", () => {
@@ -154,6 +154,31 @@ describe("json, clash and sing-box", () => {
     expect(vless[1].tls.reality).toBeUndefined();
     expect(sb.outbounds[0]).toMatchObject({ type: "selector", tag: "proxy" });
     expect(sb.route.final).toBe("proxy");
+  });
+});
+
+describe("a route that names its line (lineName)", () => {
+  const named: SubscriptionEntry = { ...reality, lineName: "🇺🇸 USA" };
+  it("gives the route's name in every format, and keeps the inbound's name in JSON's inbound", () => {
+    expect(decodeURIComponent(new URL(vlessShareLink(UUID, named)).hash.slice(1))).toBe("🇺🇸 USA");
+    const json = JSON.parse(renderJson(UUID, [named, tls])) as { routes: Array<{ inbound: string; name: string; link: string }> };
+    expect(json.routes.map((r) => [r.inbound, r.name])).toEqual([
+      ["🇺🇸 New York", "🇺🇸 USA"],
+      ["🇩🇪 Frankfurt TLS", "🇩🇪 Frankfurt TLS"],
+    ]);
+    expect(renderClash(UUID, [named])).toContain('  - name: "🇺🇸 USA"');
+    const singbox = JSON.parse(renderSingbox(UUID, [named])) as { outbounds: Array<{ type: string; tag: string }> };
+    expect(singbox.outbounds.find((o) => o.type === "vless")!.tag).toBe("🇺🇸 USA");
+  });
+  it("stays unique in Clash and sing-box when a route's name equals another line's name", () => {
+    // Route r1 shows its name "🇩🇪 Frankfurt TLS"; route r2 shows its inbound of the same name (any case).
+    const entries = [{ ...reality, lineName: "🇩🇪 Frankfurt TLS" }, { ...tls, inbound: "🇩🇪 FRANKFURT tls" }];
+    expect(proxyNames(entries)).toEqual(["🇩🇪 Frankfurt TLS", "🇩🇪 FRANKFURT tls (2)"]);
+    const clash = renderClash(UUID, entries);
+    expect(clash).toContain('  - name: "🇩🇪 Frankfurt TLS"');
+    expect(clash).toContain('  - name: "🇩🇪 FRANKFURT tls (2)"');
+    const tags = (JSON.parse(renderSingbox(UUID, entries)) as { outbounds: Array<{ tag: string }> }).outbounds.map((o) => o.tag.toLowerCase());
+    expect(new Set(tags).size).toBe(tags.length);
   });
 });
 

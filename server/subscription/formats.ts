@@ -13,8 +13,10 @@ export interface SubscriptionEntry {
   /** The route's flag as an ISO 3166-1 alpha-2 code, or null/absent for none. */
   routeFlag?: string | null;
   inboundId: string;
-  /** What the user sees in the app: the chosen inbound's name. */
+  /** The chosen inbound's name: what the user sees in the app unless `lineName` is set. */
   inbound: string;
+  /** The line's name in the app when its route names it (routes.line_name "route"); absent = the inbound's. */
+  lineName?: string;
   server: string;
   address: string;
   port: number;
@@ -34,6 +36,8 @@ export interface SubscriptionEntry {
 }
 
 const protocolOf = (e: SubscriptionEntry): InboundProtocol => e.protocol ?? "vless";
+/** What the app shows for the entry: the share-link fragment, the proxy name, the tag, `ps`. */
+export const lineNameOf = (e: Pick<SubscriptionEntry, "inbound" | "lineName">): string => e.lineName ?? e.inbound;
 const transportOf = (e: SubscriptionEntry): InboundTransport => e.transport ?? "tcp";
 const pathOf = (e: SubscriptionEntry) => e.path ?? "/";
 const serviceNameOf = (e: SubscriptionEntry) => e.serviceName ?? "grpc";
@@ -109,7 +113,7 @@ function linkTail(e: SubscriptionEntry): string {
     q.set("fp", "chrome");
     if (e.sni) q.set("sni", e.sni);
   }
-  return `${hostForUri(e.address)}:${e.port}?${q.toString()}#${encodeURIComponent(e.inbound)}`;
+  return `${hostForUri(e.address)}:${e.port}?${q.toString()}#${encodeURIComponent(lineNameOf(e))}`;
 }
 
 /** `trojan://<password>@<address>:<port>?...#<name>`: the same parameters as `vless://`. */
@@ -125,7 +129,7 @@ export function shadowsocksShareLink(uuid: string, e: SubscriptionEntry): string
   const method = e.ssMethod ?? "aes-256-gcm";
   const password = ssPassword(uuid, e);
   const userinfo = ss2022KeyBytes(method) !== null ? `${encodeURIComponent(method)}:${encodeURIComponent(password)}` : Buffer.from(`${method}:${password}`, "utf8").toString("base64url");
-  return `ss://${userinfo}@${hostForUri(e.address)}:${e.port}#${encodeURIComponent(e.inbound)}`;
+  return `ss://${userinfo}@${hostForUri(e.address)}:${e.port}#${encodeURIComponent(lineNameOf(e))}`;
 }
 
 /**
@@ -136,7 +140,7 @@ export function vmessShareLink(uuid: string, e: SubscriptionEntry): string {
   const t = transportOf(e);
   const v2 = {
     v: "2",
-    ps: e.inbound,
+    ps: lineNameOf(e),
     add: e.address,
     port: String(e.port),
     id: uuid,
@@ -230,6 +234,8 @@ export function renderJson(uuid: string, entries: readonly SubscriptionEntry[]):
       flagCode: e.routeFlag ?? null,
       inboundId: e.inboundId,
       inbound: e.inbound,
+      // The line's name in the app (the link's fragment): the inbound's, or the route's when it says so.
+      name: lineNameOf(e),
       server: e.server,
       protocol: protocolOf(e),
       transport: transportOf(e),
@@ -262,10 +268,11 @@ const looksEmpty = (s: string) => s.replace(INVISIBLE_RE, "") === "";
  * the clients' rules) gets the first free " (n)" suffix, checked against every name given
  * out so far, so a suffixed name can never collide with a later literal one either.
  */
-export function proxyNames(entries: readonly Pick<SubscriptionEntry, "inbound" | "route">[]): string[] {
+export function proxyNames(entries: readonly Pick<SubscriptionEntry, "inbound" | "lineName" | "route">[]): string[] {
   const taken = new Set(FIXED_NAMES);
   return entries.map((e) => {
-    const base = !looksEmpty(e.inbound) ? e.inbound : !looksEmpty(e.route) ? e.route : "Server";
+    const shown = lineNameOf(e);
+    const base = !looksEmpty(shown) ? shown : !looksEmpty(e.route) ? e.route : "Server";
     let name = base;
     for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${base} (${n})`;
     taken.add(name.toLowerCase());

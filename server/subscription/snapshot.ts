@@ -10,6 +10,7 @@ import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetri
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
 import { effectiveStatus, isAvailable } from "@/core/status";
+import { routeLineName } from "@/core/format";
 import type { InboundProtocol, InboundTransport } from "@/core/inbound-protocols";
 import type { DevicelessFetches } from "@/core/devices";
 
@@ -77,6 +78,8 @@ export interface FleetSnapshot {
   routeNames: Map<string, string>;
   /** A route's flag (ISO 3166-1 alpha-2), when it has one. */
   routeFlags?: Map<string, string | null>;
+  /** The line name of each route that names its line itself (line_name "route"); others are absent. */
+  routeLineNames?: Map<string, string>;
 }
 
 export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
@@ -90,7 +93,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
       .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id)),
   ]);
-  const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map() };
+  const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map(), routeLineNames: new Map() };
   for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, devicelessFetches: c.devicelessFetches, routes: [] });
   for (const { server: s, status, recoveredAt, notServed } of serverRows) {
     topology.servers.set(s.id, {
@@ -112,6 +115,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
     routeInputs.set(r.id, input);
     topology.routeNames.set(r.id, r.name);
     topology.routeFlags?.set(r.id, r.flag ?? null);
+    if (r.lineName === "route") topology.routeLineNames?.set(r.id, routeLineName(r.name, r.flag));
     topology.clusters.get(r.clusterId)?.routes.push(input);
   }
   for (const i of inboundRows) {
@@ -286,6 +290,7 @@ function buildEntry(topology: FleetSnapshot, routeId: string, inboundId: string)
     routeFlag: topology.routeFlags?.get(routeId) ?? null,
     inboundId,
     inbound: ib.name,
+    ...(topology.routeLineNames?.has(routeId) ? { lineName: topology.routeLineNames.get(routeId)! } : {}),
     server: server.name,
     address: server.address,
     port: ib.port,

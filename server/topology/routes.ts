@@ -7,6 +7,7 @@ import { recordAudit } from "@/server/audit";
 import { fieldError, uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/changes";
 import { moveChanges } from "@/core/topology";
+import type { LineName } from "@/core/format";
 import { assignInboundToRoute } from "./moves";
 
 export interface RouteFields {
@@ -16,7 +17,7 @@ export interface RouteFields {
 }
 
 function routeView(r: typeof routes.$inferSelect) {
-  return { id: r.id, clusterId: r.clusterId, name: r.name, flag: r.flag, algorithm: r.algorithm, position: r.position, version: r.version };
+  return { id: r.id, clusterId: r.clusterId, name: r.name, flag: r.flag, algorithm: r.algorithm, lineName: r.lineName as LineName, position: r.position, version: r.version };
 }
 export type RouteView = ReturnType<typeof routeView>;
 
@@ -32,7 +33,7 @@ async function namedRoute<T>(name: string, write: () => Promise<T>): Promise<T> 
 }
 
 /** A new route at the end of the cluster's order; the inbounds of `inboundIds` move into it. */
-export function createRoute(db: Db, actor: Actor, input: RouteFields & { clusterId: string; inboundIds: string[] }): Promise<Written<RouteView>> {
+export function createRoute(db: Db, actor: Actor, input: RouteFields & { clusterId: string; lineName?: LineName; inboundIds: string[] }): Promise<Written<RouteView>> {
   return namedRoute(input.name, async () => {
     const result = await db.transaction(async (tx) => {
       const [cluster] = await tx.select({ id: clusters.id }).from(clusters).where(eq(clusters.id, input.clusterId)).for("update");
@@ -40,7 +41,7 @@ export function createRoute(db: Db, actor: Actor, input: RouteFields & { cluster
       const [{ top } = { top: null }] = await tx.select({ top: max(routes.position) }).from(routes).where(eq(routes.clusterId, input.clusterId));
       const [route] = await tx
         .insert(routes)
-        .values({ clusterId: input.clusterId, name: input.name, flag: input.flag, algorithm: input.algorithm, position: top === null ? 0 : top + 1 })
+        .values({ clusterId: input.clusterId, name: input.name, flag: input.flag, algorithm: input.algorithm, lineName: input.lineName ?? "inbound", position: top === null ? 0 : top + 1 })
         .returning();
       const ids = [...new Set(input.inboundIds)];
       if (ids.length > 0) {
@@ -58,7 +59,7 @@ export function createRoute(db: Db, actor: Actor, input: RouteFields & { cluster
         entityType: "route",
         entityId: route!.id,
         summary: `Created route ${route!.name}${ids.length ? ` with ${ids.length} inbound${ids.length === 1 ? "" : "s"}` : " (empty)"}`,
-        after: { name: route!.name, flag: route!.flag, algorithm: route!.algorithm, position: route!.position, inboundIds: ids },
+        after: { name: route!.name, flag: route!.flag, algorithm: route!.algorithm, lineName: route!.lineName, position: route!.position, inboundIds: ids },
       });
       for (const inboundId of ids) await assignInboundToRoute(tx, actor, { inboundId, toRouteId: route!.id });
       return routeView(route!);
@@ -67,14 +68,14 @@ export function createRoute(db: Db, actor: Actor, input: RouteFields & { cluster
   });
 }
 
-export function updateRoute(db: Db, actor: Actor, input: RouteFields & { routeId: string }): Promise<Written<RouteView>> {
+export function updateRoute(db: Db, actor: Actor, input: RouteFields & { routeId: string; lineName?: LineName | undefined }): Promise<Written<RouteView>> {
   return namedRoute(input.name, async () => {
     const result = await db.transaction(async (tx) => {
       const [before] = await tx.select().from(routes).where(eq(routes.id, input.routeId)).for("update");
       if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "This route no longer exists" });
       const [after] = await tx
         .update(routes)
-        .set({ name: input.name, flag: input.flag, algorithm: input.algorithm, version: sql`${routes.version} + 1`, updatedAt: new Date() })
+        .set({ name: input.name, flag: input.flag, algorithm: input.algorithm, ...(input.lineName ? { lineName: input.lineName } : {}), version: sql`${routes.version} + 1`, updatedAt: new Date() })
         .where(eq(routes.id, input.routeId))
         .returning();
       await recordAudit(tx, actor, {
@@ -83,8 +84,8 @@ export function updateRoute(db: Db, actor: Actor, input: RouteFields & { routeId
         entityType: "route",
         entityId: before.id,
         summary: before.name === after!.name ? `Edited route ${after!.name}` : `Edited route ${before.name} (now ${after!.name})`,
-        before: { name: before.name, flag: before.flag, algorithm: before.algorithm },
-        after: { name: after!.name, flag: after!.flag, algorithm: after!.algorithm },
+        before: { name: before.name, flag: before.flag, algorithm: before.algorithm, lineName: before.lineName },
+        after: { name: after!.name, flag: after!.flag, algorithm: after!.algorithm, lineName: after!.lineName },
       });
       return routeView(after!);
     });

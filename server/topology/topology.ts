@@ -9,6 +9,7 @@ import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetri
 import { computeWarnings } from "@/core/warnings";
 import { effectiveProbeConfig } from "@/core/monitoring-contract";
 import { effectiveStatus } from "@/core/status";
+import type { LineName } from "@/core/format";
 import { countAssignmentsByInbound } from "@/server/assignments/store";
 import { countRouteUsers } from "@/server/usage/route-users";
 
@@ -64,6 +65,7 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
         name: routes.name,
         flag: routes.flag,
         algorithm: routes.algorithm,
+        lineName: routes.lineName,
         hysteresis: routes.hysteresis,
         position: routes.position,
         version: routes.version,
@@ -126,6 +128,7 @@ export async function loadTopology(db: DbOrTx, clusterId: string) {
       name: r.name,
       flag: r.flag,
       algorithm: r.algorithm,
+      lineName: r.lineName as LineName,
       hysteresis: r.hysteresis,
       position: r.position,
       version: r.version,

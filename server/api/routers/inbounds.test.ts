@@ -154,7 +154,20 @@ describe.each(testDbKinds())("inbounds router on %s", (kind) => {
       const ny = await inboundNamed(t.db, clusterId, "🇺🇸 New York");
       const f = await failure(admin.inbounds.create({ serverId: ny.serverId, name: "x", port: 1234, security: "tls", sni: null }));
       expect(f.code).toBe("BAD_REQUEST");
-      expect(f.fieldErrors.sni).toBe("Reality and TLS need a masquerade SNI");
+      expect(f.fieldErrors.sni).toBe("TLS needs the server name (SNI): your certificate's domain");
+      const r = await failure(admin.inbounds.create({ serverId: ny.serverId, name: "x", port: 1234, security: "reality", sni: null }));
+      expect(r.fieldErrors.sni).toBe("Reality needs a masquerade SNI: the site the inbound looks like");
+    });
+
+    it("refuses an SNI with security none, on create and on edit, and changes nothing", async () => {
+      const ny = await inboundNamed(t.db, clusterId, "🇺🇸 New York");
+      const before = await snapshot();
+      const f = await failure(admin.inbounds.create({ serverId: ny.serverId, name: "Plain SNI", port: 2346, security: "none", sni: "vpn.example.com" }));
+      expect(f.code).toBe("BAD_REQUEST");
+      expect(f.fieldErrors).toEqual({ sni: "Security none sends no SNI: leave the server name empty, or choose TLS or Reality" });
+      const e = await failure(admin.inbounds.update({ inboundId: ny.id, name: ny.name, port: ny.port, security: "none", sni: "www.microsoft.com" }));
+      expect(e.fieldErrors.sni).toMatch(/^Security none sends no SNI/);
+      expect(await snapshot()).toEqual(before);
     });
 
     it("refuses a link SNI that is not one of the Reality server names (Reality refuses any other), on save", async () => {

@@ -6,7 +6,7 @@ import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
 import type { Context } from "@/server/api/trpc";
-import { operatorContext } from "@/server/api/testing";
+import { failure, operatorContext } from "@/server/api/testing";
 import { fleetPlanSchema } from "@/scripts/fleet/plan";
 import { TestReportIntake } from "@/server/dataplane/report-testing";
 
@@ -28,6 +28,23 @@ describe("monitoring procedures (pglite)", () => {
   });
   afterAll(async () => {
     await t?.dispose();
+  });
+
+  it("history: the chosen range bounds the window; an unknown range is refused on its field", async () => {
+    for (const [range, hours] of [["1h", 1], ["6h", 6], ["24h", 24], ["7d", 168]] as const) {
+      const h = await viewer.monitoring.history({ clusterId, range });
+      // The first slot starts at most one slot after the window's start (slots are aligned).
+      expect(h.to - h.from).toBeLessThanOrEqual(hours * 3_600_000);
+      expect(h.to - h.from).toBeGreaterThan(hours * 3_600_000 - h.stepMs);
+      expect(h.servers.flatMap((s) => s.points).every((p) => p.t >= h.from - h.stepMs && p.t <= h.to)).toBe(true);
+    }
+    const d = await viewer.monitoring.history({ clusterId });
+    expect(d.to - d.from).toBeGreaterThan(24 * 3_600_000 - d.stepMs);
+    for (const range of ["30d", "", "1H"]) {
+      const f = await failure(viewer.monitoring.history({ clusterId, range: range as "1h" }));
+      expect(f.code).toBe("BAD_REQUEST");
+      expect(f.fieldErrors).toEqual({ range: "Range must be one of 1h, 6h, 24h, 7d" });
+    }
   });
 
   it("rotateAgentTokens moves every server and inbound to distinct local ports with working tokens", async () => {

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
 import { clusterHealth, probeSettings, setProbeConfig, setReportInterval, setServerProbeOverride } from "@/server/monitoring/cluster-health";
-import { probeConfigSchema, probeOverrideSchema } from "@/core/monitoring-contract";
+import { DEFAULT_HISTORY_RANGE, historyRangeSchema, probeConfigSchema, probeOverrideSchema } from "@/core/monitoring-contract";
 import { idSchema } from "@/core/validation";
 import { clusterHistoryOr404 } from "@/server/monitoring/metrics-history";
 import { clusterUsageByServer, discardReportedUsage } from "@/server/usage/reported-usage";
@@ -43,7 +43,9 @@ export const monitoringRouter = createTRPCRouter({
     .query(({ ctx, input }) => clusterHealth(ctx.db, input.clusterId, ctx.operator.role)),
 
   /** Each server's traffic and users over the last 24 h, ≤ 288 points per server, for the charts. */
-  history: protectedProcedure.input(z.object({ clusterId: idSchema })).query(({ ctx, input }) => clusterHistoryOr404(ctx.db, input.clusterId)),
+  history: protectedProcedure
+    .input(z.object({ clusterId: idSchema, range: historyRangeSchema.default(DEFAULT_HISTORY_RANGE) }))
+    .query(({ ctx, input }) => clusterHistoryOr404(ctx.db, input.clusterId, input.range)),
 
   getProbeConfig: protectedProcedure
     .input(z.object({ clusterId: idSchema }))

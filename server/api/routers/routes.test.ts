@@ -68,6 +68,24 @@ describe.each(testDbKinds())("routes router on %s", (kind) => {
       expect(audit[0]!.before).toMatchObject({ name: "🇺🇸 United States" });
     });
 
+    it("keeps the line-name choice: default inbound, set by create or update, kept when an update leaves it out, refused on its field when unknown", async () => {
+      const made = await admin.routes.create({ clusterId, name: "Line names", inboundIds: [] });
+      expect(made.lineName).toBe("inbound");
+      const set = await admin.routes.update({ routeId: made.id, name: "Line names", lineName: "route" });
+      expect(set.lineName).toBe("route");
+      // An older client's update without the field does not reset it.
+      expect((await admin.routes.update({ routeId: made.id, name: "Line names 2" })).lineName).toBe("route");
+      const before = await snapshot();
+      const bad = await failure(admin.routes.update({ routeId: made.id, name: "Line names 2", lineName: "server" as "route" }));
+      expect(bad.code).toBe("BAD_REQUEST");
+      expect(bad.fieldErrors).toEqual({ lineName: "Line name must be the inbound's (inbound) or the route's (route)" });
+      const badCreate = await failure(admin.routes.create({ clusterId, name: "Other", lineName: "" as "route" }));
+      expect(badCreate.fieldErrors).toEqual({ lineName: "Line name must be the inbound's (inbound) or the route's (route)" });
+      expect(await snapshot()).toEqual(before);
+      const audit = await admin.audit.list({ clusterId });
+      expect(audit.items.find((i) => i.action === "route.update" && (i.after as { lineName?: string } | null)?.lineName === "route")).toBeTruthy();
+    });
+
     it("refuses a pool with an inbound of another cluster and writes nothing", async () => {
       const other = await admin.clusters.createDemo({ name: "Other demo" });
       const foreign = await inboundNamed(t.db, other.id, "🇩🇪 Berlin");
