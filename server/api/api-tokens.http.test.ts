@@ -108,9 +108,9 @@ describe("the scope each procedure declares", () => {
     // Discarding a server's reported usage is the owner's alone (issue 21): no token may.
     const ownerOnly = new Set(["monitoring.discardReportedUsage"]);
     for (const name of ownerOnly) expect(scopeOf(name), name).toBe("owner");
-    // Opening private destinations to subscribers (issue 21) and deleting the demo cluster (issue 25)
+    // Opening private destinations to subscribers (issue 21), deleting the demo cluster (issue 25) and any cluster (issue 27)
     // are for a signed-in admin: no scope, so no token opens them.
-    const closedToTokens = new Set(["clusters.setAllowedPrivateDestinations", "clusters.deleteDemo"]);
+    const closedToTokens = new Set(["clusters.setAllowedPrivateDestinations", "clusters.deleteDemo", "clusters.delete"]);
     for (const name of closedToTokens) expect(scopeOf(name), name).toBeUndefined();
     for (const name of mutations.filter((n) => /^(clusters|servers|inbounds|routes|topology|monitoring)\./.test(n) && !ownerOnly.has(n) && !closedToTokens.has(n))) expect(scopeOf(name), name).toBe("topology:write");
     expect(mutations.filter((n) => n.startsWith("subscribers.")).length).toBeGreaterThan(3);

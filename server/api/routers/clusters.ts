@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
-import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/topology/clusters";
-import { createDemoCluster, deleteDemoCluster, liveDemoClusterId } from "@/server/demo/seed";
+import { clusterDeletionImpact, createCluster, deleteCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/topology/clusters";
+import { createDemoCluster, deleteDemoCluster, forgetLiveDemoOf, liveDemoClusterId } from "@/server/demo/seed";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -33,6 +33,19 @@ export const clustersRouter = createTRPCRouter({
   setAllowedPrivateDestinations: adminProcedure
     .input(z.object({ clusterId: idSchema, destinations: allowedPrivateDestinationsSchema }))
     .mutation(({ ctx, input }) => publishAfterCommit(setAllowedPrivateDestinations(ctx.db, ctx.operator, input))),
+
+  /** What deleting the cluster takes with it: the confirmation dialog lists these counts. */
+  deletionImpact: protectedProcedure.input(z.object({ clusterId: idSchema })).query(({ ctx, input }) => clusterDeletionImpact(ctx.db, input.clusterId)),
+
+  /**
+   * Deletes a cluster with its servers, inbounds, routes and subscribers, the demo included
+   * (its simulated agents stop on the change). `confirmName` must be the cluster's name.
+   * Admins signed in only: no API token scope opens it, as a leaked token must not be able
+   * to wipe a fleet.
+   */
+  delete: adminProcedure
+    .input(z.object({ clusterId: idSchema, confirmName: z.string().max(1000, "confirmName: too long") }))
+    .mutation(({ ctx, input }) => publishAfterCommit(deleteCluster(ctx.db, ctx.operator, input, forgetLiveDemoOf))),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
   createDemo: topologyWriteProcedure
