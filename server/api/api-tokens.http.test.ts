@@ -92,12 +92,12 @@ describe("the scope each procedure declares", () => {
   const procedures = Object.entries((appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string; meta?: ProcedureMeta } }> } })._def.procedures);
   const scopeOf = (p: string) => procedures.find(([name]) => name === p)![1]._def.meta?.scope;
 
-  it("every query needs read, except the team's and the tokens' own (owner only) and the alert targets' (closed to tokens)", () => {
+  it("every query needs read, except the team's, the tokens' and an operator's own second factor (owner only) and the alert targets' (closed to tokens)", () => {
     for (const [name, proc] of procedures) {
       // auth.status is public: it answers anyone, signed in or not.
       if (proc._def.type === "mutation" || name === "auth.status") continue;
       // Alert targets hold webhook URLs and bot tokens: admin procedures with no scope, which no token opens.
-      const expected = /^(operators|apiTokens)\./.test(name) ? "owner" : /^alerts\./.test(name) ? undefined : "read";
+      const expected = /^(operators|apiTokens|twoFactor)\./.test(name) ? "owner" : /^alerts\./.test(name) ? undefined : "read";
       expect(proc._def.meta?.scope, name).toBe(expected);
     }
   });
@@ -119,7 +119,7 @@ describe("the scope each procedure declares", () => {
   it("no mutation is open to a read-only token, and the team, tokens and passwords are open to none", () => {
     for (const [name, proc] of procedures) {
       if (proc._def.type === "mutation") expect(proc._def.meta?.scope, name).not.toBe("read");
-      if (/^(operators|apiTokens)\.|^auth\.(changePassword|logout)$/.test(name)) expect(proc._def.meta?.scope, name).toBe("owner");
+      if (/^(operators|apiTokens|twoFactor)\.|^auth\.(changePassword|logout)$/.test(name)) expect(proc._def.meta?.scope, name).toBe("owner");
     }
   });
 });
