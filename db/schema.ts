@@ -614,7 +614,7 @@ export const apiTokens = pgTable(
   (t) => [
     // The audit log names a token's writes "token:<name>": two live tokens never share one.
     uniqueIndex("api_tokens_name_live").on(sql`lower(${t.name})`).where(sql`${t.revokedAt} is null`),
-    check("api_tokens_scopes_known", sql`cardinality(${t.scopes}) > 0 and ${t.scopes} <@ array['read', 'subscribers:write', 'topology:write']::text[]`),
+    check("api_tokens_scopes_known", sql`cardinality(${t.scopes}) > 0 and ${t.scopes} <@ array['read', 'subscribers:write', 'topology:write', 'backup']::text[]`),
   ],
 );
 
