@@ -93,6 +93,11 @@ describe("npm run backup / npm run restore", () => {
     await expect(ada.mutation("apiTokens.create", { name: "sneaky", scopes: ["backup"] })).rejects.toThrow(/Only the owner can create a token with the backup scope/);
     const anonymous = await fetch(`${app!.url}/api/backup`);
     expect(anonymous.status).toBe(401);
+    // The folder of a running app is never opened a second time.
+    const offline = await script("backup", ["--out", path.join(work, "no.backup"), "--data-dir", app!.dataDir]);
+    expect(offline.code).toBe(1);
+    expect(offline.stderr).toMatch(/has .* open \(or did not stop cleanly\): take the backup from the running app/);
+    expect(existsSync(path.join(work, "no.backup"))).toBe(false);
   });
 
   it("backs up the running app, restores into a new folder, and a second app answers every /sub as before", async () => {

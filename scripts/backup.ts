@@ -92,6 +92,13 @@ async function fromRunningApp(app: string, token: string): Promise<Buffer> {
 async function fromStoppedInstall(dataDir: string): Promise<Buffer> {
   const pgliteDir = path.join(dataDir, "pglite");
   if (!existsSync(path.join(pgliteDir, "PG_VERSION"))) fail(`${path.resolve(dataDir)} holds no embedded database (no pglite/PG_VERSION)`);
+  // PGlite keeps this file while it has the folder open and removes it on a clean close; it
+  // does not stop a second process from opening the folder, so this script refuses instead.
+  if (existsSync(path.join(pgliteDir, "postmaster.pid"))) {
+    fail(
+      `an app has ${path.resolve(dataDir)} open (or did not stop cleanly): take the backup from the running app (--app, --token); after a crash, start and stop the app once`,
+    );
+  }
   const { PGlite } = await import("@electric-sql/pglite");
   const pg = new PGlite(pgliteDir);
   try {
