@@ -6,7 +6,7 @@
 import { test, expect } from "./fixtures";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
-test("a cluster is deleted only after its name is typed, with its servers, routes and subscribers", async ({ page, cluster, baseURL }) => {
+test("a cluster is deleted only after its name is typed, with its servers, routes and subscribers", async ({ page, cluster, baseURL, context }) => {
   const servers = await trpcQuery<Array<{ id: string }>>(page.request, "servers.list", { clusterId: cluster.id });
   const agentToken = (await trpcMutation<{ agentToken: string }>(page.request, "servers.rotateToken", { serverId: servers[0]!.id })).agentToken;
   const subscriber = await trpcMutation<{ token: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "to-be-gone", expiresAt: null, trafficLimitGb: null });
@@ -15,6 +15,11 @@ test("a cluster is deleted only after its name is typed, with its servers, route
   expect(await config()).toBe(200);
   expect(await sub()).toBe(200);
   const impact = await trpcQuery<{ servers: number; routes: number; subscribers: number; inbounds: number }>(page.request, "clusters.deletionImpact", { clusterId: cluster.id });
+
+  // Another tab of the same operator shows the cluster's diagram meanwhile.
+  const other = await context.newPage();
+  await other.goto(`/clusters/${cluster.id}`);
+  await expect(other.getByRole("region", { name: /^Route / }).first()).toBeVisible();
 
   await page.goto("/clusters");
   await page.getByRole("button", { name: `Delete cluster ${cluster.name}` }).click();
@@ -43,4 +48,8 @@ test("a cluster is deleted only after its name is typed, with its servers, route
   expect(left.map((c) => c.id)).not.toContain(cluster.id);
   expect(await config()).toBe(401);
   await expect.poll(sub).toBe(404);
+  // The open tab follows the change: the cluster's pages are gone, it is back at the list.
+  await expect(other).toHaveURL(/\/clusters$/);
+  await expect(other.getByRole("heading", { name: "Clusters" })).toBeVisible();
+  await other.close();
 });
