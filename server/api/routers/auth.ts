@@ -54,7 +54,7 @@ export const authRouter = createTRPCRouter({
 
   /** The code step: a TOTP code (each once) or a recovery code; throttled like passwords. */
   loginCode: publicProcedure
-    .input(z.object({ challenge: z.string().max(200, "challenge: too long"), code: z.string().max(64, "Code must be at most 64 characters") }))
+    .input(z.object({ challenge: z.string().max(200, "Challenge is too long: enter your password again"), code: z.string().max(64, "Code must be at most 64 characters") }))
     .mutation(async ({ ctx, input }) => {
       const operatorId = readLoginChallenge(input.challenge);
       const again = () => new TRPCError({ code: "UNAUTHORIZED", message: "This login has expired: enter your password again" });

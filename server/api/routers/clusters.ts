@@ -44,7 +44,7 @@ export const clustersRouter = createTRPCRouter({
    * to wipe a fleet.
    */
   delete: adminProcedure
-    .input(z.object({ clusterId: idSchema, confirmName: z.string().max(1000, "confirmName: too long") }))
+    .input(z.object({ clusterId: idSchema, confirmName: z.string({ error: "Type the cluster's name to delete it" }).max(1000, "The typed name is too long") }))
     .mutation(({ ctx, input }) => publishAfterCommit(deleteCluster(ctx.db, ctx.operator, input, forgetLiveDemoOf))),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
