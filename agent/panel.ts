@@ -9,7 +9,12 @@ import { applyUserDelta, CONFIG_VERSION_SCHEME, legacyVersionOfConfig, versionOf
 import { formatZodError } from "../core/zod-format";
 import { checkConfig, readConfigBody, type ConfigBody } from "./config-stream";
 
-export const UNAUTHORIZED_MESSAGE = "the panel refused this token (401): copy a fresh one from the server's page";
+/**
+ * Said once, then the agent exits 3 (main.ts): the token is gone because the server or its
+ * cluster was deleted, or the token was rotated. Retrying cannot help, so it does not.
+ */
+export const UNAUTHORIZED_MESSAGE =
+  "the panel refused this token (401): this server was removed from the panel (or its cluster deleted), or its token was rotated. Stopping; if the server still exists, copy a fresh token from its page";
 
 export type ConfigAnswer =
   /** `delta`: how many users the delta added and removed (absent: the full config came). */

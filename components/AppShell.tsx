@@ -6,6 +6,7 @@ import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { DatabaseBanner } from "@/components/DatabaseBanner";
 import { ChangePasswordDialog } from "@/components/auth/ChangePasswordDialog";
+import { TwoFactorDialog, TwoFactorPanel } from "@/components/auth/TwoFactorPanel";
 import { PageSkeleton } from "@/components/ui/Skeleton";
 import { AppHeader } from "@/components/shell/AppHeader";
 import { shellRedirect } from "@/components/shell/nav";
@@ -23,6 +24,7 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   const queryClient = useQueryClient();
   const [changingPassword, setChangingPassword] = useState(false);
   const [passwordChanged, setPasswordChanged] = useState(false);
+  const [twoFactorOpen, setTwoFactorOpen] = useState(false);
   const status = useQuery(trpc.auth.status.queryOptions(undefined, { refetchOnWindowFocus: true }));
   // A load straight onto a diagram fetches its topology beside the session check, not after
   // it (the page below renders only once the session is known). Once: the shell stays
@@ -55,11 +57,26 @@ export function AppShell({ children }: { children: React.ReactNode }) {
   }
   const operator = status.data?.operator;
   if (!operator) return <main className="p-8"><PageSkeleton label="Loading" /></main>;
+  // The owner requires a second factor and this operator has none: nothing else until they enrol.
+  if (status.data?.mustEnrolTwoFactor) {
+    return (
+      <main className="mx-auto max-w-lg p-4 sm:p-8">
+        <h1 className="mb-1 text-2xl font-semibold">Set up two-factor authentication</h1>
+        <p className="mb-5 text-sm text-slate-500">The owner requires it for every operator. The dashboard opens once it is on.</p>
+        <div className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+          <TwoFactorPanel onFinished={() => void queryClient.invalidateQueries()} />
+        </div>
+        <button type="button" className="mt-4 text-sm text-slate-500 underline" onClick={() => logout.mutate()} disabled={logout.isPending}>
+          Log out
+        </button>
+      </main>
+    );
+  }
 
   return (
     <OperatorContext.Provider value={operator}>
       <div className="flex min-h-full flex-col">
-        <AppHeader operator={operator} onChangePassword={() => setChangingPassword(true)} onLogout={() => logout.mutate()} loggingOut={logout.isPending} />
+        <AppHeader operator={operator} onChangePassword={() => setChangingPassword(true)} onTwoFactor={() => setTwoFactorOpen(true)} onLogout={() => logout.mutate()} loggingOut={logout.isPending} />
         <DatabaseBanner />
         {passwordChanged && (
           <p role="status" className="border-b border-emerald-200 bg-emerald-50 px-5 py-2 text-sm text-emerald-900">
@@ -69,6 +86,7 @@ export function AppShell({ children }: { children: React.ReactNode }) {
             </button>
           </p>
         )}
+        {twoFactorOpen && <TwoFactorDialog onClose={() => setTwoFactorOpen(false)} />}
         {changingPassword && (
           <ChangePasswordDialog
             onClose={() => setChangingPassword(false)}

@@ -8,6 +8,7 @@ import { useCanEdit } from "@/components/AppShell";
 import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
 import { DeleteDemoButton, DemoBadge } from "@/components/DemoCluster";
+import { DeleteClusterButton } from "@/components/DeleteCluster";
 
 export function ClusterList() {
   const trpc = useTRPC();
@@ -34,7 +35,7 @@ export function ClusterList() {
           <li key={c.id} className="relative">
             <Link
               href={`/clusters/${c.id}`}
-              className={`block rounded-lg border border-slate-200 bg-white p-4 pr-24 shadow-sm hover:border-sky-400 ${c.demo ? "pb-12" : ""}`}
+              className={`block rounded-lg border border-slate-200 bg-white p-4 shadow-sm hover:border-sky-400 ${canEdit ? "pr-36" : ""} ${c.demo ? "pb-12" : ""}`}
             >
               <div className="flex min-w-0 items-center gap-2 text-lg font-semibold">
                 <span className="min-w-0 truncate">{c.name}</span>
@@ -47,14 +48,17 @@ export function ClusterList() {
             </Link>
             {canEdit && c.demo && <DeleteDemoButton cluster={c} className="absolute bottom-3 right-3" />}
             {canEdit && (
-              <button
-                type="button"
-                aria-label={`Rename cluster ${c.name}`}
-                className="absolute right-3 top-3 rounded px-2 py-1 text-xs font-medium text-slate-500 hover:bg-slate-100 hover:text-slate-900"
-                onClick={() => setRenaming({ id: c.id, name: c.name })}
-              >
-                Rename
-              </button>
+              <div className="absolute right-3 top-3 flex gap-1">
+                <button
+                  type="button"
+                  aria-label={`Rename cluster ${c.name}`}
+                  className="rounded px-2 py-1 text-xs font-medium text-slate-500 hover:bg-slate-100 hover:text-slate-900"
+                  onClick={() => setRenaming({ id: c.id, name: c.name })}
+                >
+                  Rename
+                </button>
+                <DeleteClusterButton cluster={c} />
+              </div>
             )}
           </li>
         ))}

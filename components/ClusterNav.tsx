@@ -1,9 +1,11 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { usePathname } from "next/navigation";
+import { usePathname, useRouter } from "next/navigation";
 import { useEffect, useRef } from "react";
 import { useTRPC } from "@/lib/trpc";
+import { httpStatus } from "@/lib/errors";
+import { useClusterChanges } from "@/components/live/useClusterChanges";
 import { useCanEdit } from "@/components/AppShell";
 import { DeleteDemoButton, DemoBadge } from "@/components/DemoCluster";
 
@@ -24,6 +26,13 @@ export function ClusterNav({ clusterId }: { clusterId: string }) {
   const cluster = useQuery(trpc.clusters.get.queryOptions({ clusterId }));
   const canEdit = useCanEdit();
   const pathname = usePathname();
+  const router = useRouter();
+  // Deleted here or in another browser: the cluster's pages go with it, back to the list.
+  useClusterChanges(clusterId, ["topology"], [trpc.clusters.get.queryKey({ clusterId })]);
+  const gone = httpStatus(cluster.error) === 404;
+  useEffect(() => {
+    if (gone) router.replace("/clusters");
+  }, [gone, router]);
   const base = `/clusters/${clusterId}`;
   const navRef = useRef<HTMLElement>(null);
   // On a narrow screen the tabs scroll sideways: keep the current one in sight.

@@ -3,13 +3,14 @@
  * Browser-safe: the server checks tokens against these, the tokens page lists them.
  */
 
-export const API_SCOPES = ["read", "subscribers:write", "topology:write"] as const;
+export const API_SCOPES = ["read", "subscribers:write", "topology:write", "backup"] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 
 export const API_SCOPE_TEXT: Record<ApiScope, string> = {
   read: "Read: every query (clusters, servers, routes, subscribers and their usage, health, audit)",
   "subscribers:write": "Subscribers: create, edit, extend, enable, disable, rotate links, delete",
   "topology:write": "Topology: clusters, servers, inbounds, routes, probes",
+  backup: "Backup: download a full backup of the embedded database and its secrets (GET /api/backup; owner's tokens only)",
 };
 
 /**

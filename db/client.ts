@@ -22,6 +22,11 @@ export interface Database {
   ping(): Promise<void>;
   /** PostgreSQL connection string, for a dedicated LISTEN client; undefined on PGlite. */
   url?: string;
+  /**
+   * PGlite only: its data folder as a gzipped tar, taken while no query runs (PGlite's
+   * dumpDataDir holds its query lock), so it is consistent; and how many migrations it has.
+   */
+  dump?(): Promise<{ tarGz: Uint8Array; migrationsApplied: number }>;
   close(): Promise<void>;
 }
 
@@ -77,6 +82,13 @@ async function openPglite(dataDir: string): Promise<Database> {
     kind: "pglite",
     ping: async () => {
       await client.query("select 1");
+    },
+    dump: async () => {
+      const applied = await client.query<{ n: number }>("select count(*)::int as n from drizzle.__drizzle_migrations");
+      // Writes what is in the WAL into the tables first, so a restore starts without replaying it.
+      await client.query("checkpoint");
+      const blob = await client.dumpDataDir("gzip");
+      return { tarGz: new Uint8Array(await blob.arrayBuffer()), migrationsApplied: applied.rows[0]?.n ?? 0 };
     },
     close: () => client.close(),
   };

@@ -588,8 +588,33 @@ export const operators = pgTable(
     passwordHash: text("password_hash").notNull(),
     role: operatorRole("role").notNull(),
     createdAt: createdAt(),
+    /**
+     * Two-factor authentication (server/accounts/two-factor.ts): the TOTP secret in base32,
+     * set once the operator confirmed a code; null = no second factor. Stored as is: the
+     * server must read it to check codes, and there is no at-rest key to wrap it with.
+     */
+    totpSecret: text("totp_secret"),
+    /** A secret shown for enrolment, not in effect until a code from it is confirmed. */
+    totpPendingSecret: text("totp_pending_secret"),
+    totpEnabledAt: ts("totp_enabled_at"),
+    /** The last TOTP step a code was accepted at: that step and earlier are refused (replay). */
+    totpLastStep: bigint("totp_last_step", { mode: "number" }),
   },
   (t) => [uniqueIndex("operators_username_ci").on(sql`lower(${t.username})`)],
+);
+
+/** One-time recovery codes of an operator's second factor: argon2id hashes, as passwords. */
+export const operatorRecoveryCodes = pgTable(
+  "operator_recovery_codes",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    operatorId: uuid("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    usedAt: ts("used_at"),
+  },
+  (t) => [index("operator_recovery_codes_operator").on(t.operatorId)],
 );
 
 export const sessions = pgTable(
@@ -635,7 +660,7 @@ export const apiTokens = pgTable(
   (t) => [
     // The audit log names a token's writes "token:<name>": two live tokens never share one.
     uniqueIndex("api_tokens_name_live").on(sql`lower(${t.name})`).where(sql`${t.revokedAt} is null`),
-    check("api_tokens_scopes_known", sql`cardinality(${t.scopes}) > 0 and ${t.scopes} <@ array['read', 'subscribers:write', 'topology:write']::text[]`),
+    check("api_tokens_scopes_known", sql`cardinality(${t.scopes}) > 0 and ${t.scopes} <@ array['read', 'subscribers:write', 'topology:write', 'backup']::text[]`),
   ],
 );
 

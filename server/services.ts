@@ -6,6 +6,7 @@ import type { RouteHandler } from "@/server/http/util";
 import { agentReportHandler } from "@/server/dataplane/report-http";
 import { agentHeartbeatHandler, heartbeatBatcher } from "@/server/dataplane/heartbeat-http";
 import { agentConfigHandler } from "@/server/dataplane/config-http";
+import { backupHandler } from "@/server/api/backup-http";
 import { closeConfigHub } from "@/server/dataplane/config-hub";
 import { reportBatcher } from "@/server/dataplane/report-batcher";
 import { startMonitoring, stopMonitoring } from "@/server/monitoring/service";
@@ -23,7 +24,13 @@ import { loopbackUrl, startLiveDemo, type LiveDemo } from "@/server/demo/live";
 import { logger } from "@/server/logger";
 
 export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Array<[string, RouteHandler]> } = {
-  exact: { "/metrics": metricsHandler, "/api/agent/report": agentReportHandler, "/api/agent/config": agentConfigHandler, "/api/agent/heartbeat": agentHeartbeatHandler },
+  exact: {
+    "/metrics": metricsHandler,
+    "/api/agent/report": agentReportHandler,
+    "/api/agent/config": agentConfigHandler,
+    "/api/agent/heartbeat": agentHeartbeatHandler,
+    "/api/backup": backupHandler,
+  },
   prefixes: [["/sub/", subscriptionHandler]],
 };
 

@@ -24,15 +24,26 @@ export function AuthForm({ mode }: { mode: "login" | "setup" }) {
   const [confirm, setConfirm] = useState("");
   const [setupCode, setSetupCode] = useState("");
   const [localError, setLocalError] = useState<string | null>(null);
+  /** Set after a right password when the operator has a second factor: the code step comes next. */
+  const [challenge, setChallenge] = useState<string | null>(null);
   const onSuccess = async () => {
     await queryClient.invalidateQueries();
     router.replace(nextPath);
   };
-  const login = useMutation(trpc.auth.login.mutationOptions({ onSuccess }));
+  const login = useMutation(
+    trpc.auth.login.mutationOptions({
+      onSuccess: async (data) => {
+        if (data.challenge) setChallenge(data.challenge);
+        else await onSuccess();
+      },
+    }),
+  );
   const setup = useMutation(trpc.auth.setup.mutationOptions({ onSuccess }));
   const mutation = mode === "login" ? login : setup;
   const { errors: fields, general } = formErrors(mutation.error);
   const formError = localError ?? general;
+
+  if (challenge) return <CodeStep challenge={challenge} onDone={onSuccess} onRestart={() => setChallenge(null)} />;
 
   return (
     <form
@@ -87,6 +98,51 @@ export function AuthForm({ mode }: { mode: "login" | "setup" }) {
       )}
       <button type="submit" className={buttonClass} disabled={mutation.isPending}>
         {mutation.isPending ? "Please wait…" : mode === "login" ? "Log in" : "Create owner account"}
+      </button>
+    </form>
+  );
+}
+
+/** The second step of a login: the code from the operator's app, or one of their recovery codes. */
+function CodeStep({ challenge, onDone, onRestart }: { challenge: string; onDone: () => Promise<void>; onRestart: () => void }) {
+  const trpc = useTRPC();
+  const [code, setCode] = useState("");
+  const send = useMutation(trpc.auth.loginCode.mutationOptions({ onSuccess: onDone }));
+  const { errors, general } = formErrors(send.error);
+  return (
+    <form
+      className="flex flex-col gap-4"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send.mutate({ challenge, code });
+      }}
+    >
+      <p className="text-sm text-slate-600">Your account has two-factor authentication: enter the code your authenticator app shows now.</p>
+      <Field label="Authentication code" error={errors.code} hint="6 digits, or one of your recovery codes (xxxxx-xxxxx)">
+        {(p) => (
+          <input
+            {...p}
+            data-autofocus
+            autoFocus
+            className={inputClass}
+            autoComplete="one-time-code"
+            spellCheck={false}
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+            required
+          />
+        )}
+      </Field>
+      {general && (
+        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
+          {general}
+        </p>
+      )}
+      <button type="submit" className={buttonClass} disabled={send.isPending}>
+        {send.isPending ? "Please wait…" : "Verify"}
+      </button>
+      <button type="button" className="text-sm text-slate-500 underline" onClick={onRestart}>
+        Start over
       </button>
     </form>
   );

@@ -5,7 +5,7 @@ import { NavLinks, OperatorLabel } from "./NavLinks";
 import type { CurrentOperator } from "./operator";
 
 /** The dark top bar: the product, the pages, the operator and their account buttons (folded into a Menu below md). */
-export function AppHeader(props: { operator: CurrentOperator; onChangePassword(): void; onLogout(): void; loggingOut: boolean }) {
+export function AppHeader(props: { operator: CurrentOperator; onChangePassword(): void; onTwoFactor(): void; onLogout(): void; loggingOut: boolean }) {
   const { operator } = props;
   return (
     <header className="fixed-palette relative flex items-center gap-6 border-b border-slate-800 bg-slate-900 px-4 py-2.5 text-slate-100 sm:px-5">
@@ -20,11 +20,14 @@ export function AppHeader(props: { operator: CurrentOperator; onChangePassword()
         <button type="button" onClick={props.onChangePassword} className="rounded-md px-2 py-1 text-slate-300 hover:bg-slate-800 hover:text-white">
           Change password
         </button>
+        <button type="button" onClick={props.onTwoFactor} className="rounded-md px-2 py-1 text-slate-300 hover:bg-slate-800 hover:text-white">
+          Two-factor
+        </button>
         <button type="button" onClick={props.onLogout} className="rounded-md border border-slate-600 px-3 py-1 hover:bg-slate-800" disabled={props.loggingOut}>
           Log out
         </button>
       </div>
-      <MobileMenu operator={operator} onChangePassword={props.onChangePassword} onLogout={props.onLogout} loggingOut={props.loggingOut} />
+      <MobileMenu operator={operator} onChangePassword={props.onChangePassword} onTwoFactor={props.onTwoFactor} onLogout={props.onLogout} loggingOut={props.loggingOut} />
     </header>
   );
 }

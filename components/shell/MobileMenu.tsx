@@ -9,7 +9,7 @@ import type { CurrentOperator } from "./operator";
  * button: a disclosure that opens a panel under the header. Escape or a click outside
  * closes it and gives focus back to the button; following a link closes it too.
  */
-export function MobileMenu(props: { operator: CurrentOperator; onChangePassword(): void; onLogout(): void; loggingOut: boolean }) {
+export function MobileMenu(props: { operator: CurrentOperator; onChangePassword(): void; onTwoFactor(): void; onLogout(): void; loggingOut: boolean }) {
   const { operator } = props;
   const [open, setOpen] = useState(false);
   const buttonRef = useRef<HTMLButtonElement>(null);
@@ -90,6 +90,16 @@ export function MobileMenu(props: { operator: CurrentOperator; onChangePassword(
               }}
             >
               Change password
+            </button>
+            <button
+              type="button"
+              className={item}
+              onClick={() => {
+                close();
+                props.onTwoFactor();
+              }}
+            >
+              Two-factor
             </button>
             <button type="button" className={item} onClick={props.onLogout} disabled={props.loggingOut}>
               Log out

@@ -69,6 +69,15 @@ export function TeamPage() {
     }),
   );
   const changeRole = useMutation(trpc.operators.setRole.mutationOptions({ onSettled: refresh }));
+  const [resettingTwoFactor, setResettingTwoFactor] = useState<{ id: string; username: string } | null>(null);
+  const resetTwoFactor = useMutation(
+    trpc.operators.resetTwoFactor.mutationOptions({
+      onSuccess: async () => {
+        setResettingTwoFactor(null);
+        await refresh();
+      },
+    }),
+  );
   if (me.role !== "owner") {
     return <main className="mx-auto max-w-3xl p-6 text-slate-600">Only the owner manages the team.</main>;
   }
@@ -83,6 +92,7 @@ export function TeamPage() {
           <tr>
             <th className="px-4 py-2 font-medium">Operator</th>
             <th className="px-3 py-2 font-medium">Role</th>
+            <th className="px-3 py-2 font-medium">Two-factor</th>
             <th className="px-4 py-2" />
           </tr>
         </thead>
@@ -94,6 +104,9 @@ export function TeamPage() {
                 {op.username === me.username && <span className="ml-2 text-xs text-slate-500">(you)</span>}
               </td>
               <td data-label="Role" className="px-3 py-2.5 text-slate-600">{ROLE_TEXT[op.role]}</td>
+              <td data-label="Two-factor" className="px-3 py-2.5 text-slate-600" data-testid={`two-factor-of-${op.username}`}>
+                {op.twoFactor ? "On" : "Off"}
+              </td>
               <td className="flex items-center justify-end gap-1 px-4 py-2.5">
                 <select
                   aria-label={`Role of ${op.username}`}
@@ -109,6 +122,16 @@ export function TeamPage() {
                 <button type="button" className="rounded px-2 py-1 text-xs font-medium text-slate-700 hover:bg-slate-100" aria-label={`Reset password of ${op.username}`} onClick={() => setResetting(op)}>
                   Reset password
                 </button>
+                {op.twoFactor && op.username !== me.username && (
+                  <button
+                    type="button"
+                    className="rounded px-2 py-1 text-xs font-medium text-slate-700 hover:bg-slate-100"
+                    aria-label={`Reset two-factor of ${op.username}`}
+                    onClick={() => setResettingTwoFactor(op)}
+                  >
+                    Reset two-factor
+                  </button>
+                )}
                 {op.role !== "owner" && (
                   <button type="button" className="rounded px-2 py-1 text-xs font-medium text-red-700 hover:bg-red-50" aria-label={`Remove ${op.username}`} onClick={() => setRemoving(op)}>
                     Remove
@@ -124,6 +147,8 @@ export function TeamPage() {
           {errorMessage(changeRole.error)}
         </p>
       )}
+
+      <RequireTwoFactor />
 
       <form
         className="mt-8 grid gap-4 rounded-lg border border-slate-200 bg-white p-5 shadow-sm sm:grid-cols-3"
@@ -172,6 +197,49 @@ export function TeamPage() {
         </ConfirmDialog>
       )}
       {resetting && <ResetPasswordDialog operator={resetting} onClose={() => setResetting(null)} />}
+      {resettingTwoFactor && (
+        <ConfirmDialog
+          title={`Reset two-factor of ${resettingTwoFactor.username}?`}
+          confirmLabel="Reset two-factor"
+          pending={resetTwoFactor.isPending}
+          error={resetTwoFactor.error ? errorMessage(resetTwoFactor.error) : undefined}
+          onConfirm={() => resetTwoFactor.mutate({ operatorId: resettingTwoFactor.id })}
+          onClose={() => setResettingTwoFactor(null)}
+        >
+          Their authenticator app and recovery codes stop working; they log in with their password and set it up again (at once, if it is required).
+        </ConfirmDialog>
+      )}
     </main>
+  );
+}
+
+/** The owner's switch: every operator must have a second factor. */
+function RequireTwoFactor() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const required = useQuery(trpc.operators.twoFactorRequired.queryOptions());
+  const set = useMutation(
+    trpc.operators.setTwoFactorRequired.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.operators.twoFactorRequired.queryKey() }),
+    }),
+  );
+  return (
+    <section className="mt-6 rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm">
+      <label className="flex items-center gap-2 font-medium">
+        <input
+          type="checkbox"
+          checked={required.data ?? false}
+          disabled={required.isLoading || set.isPending}
+          onChange={(e) => set.mutate({ required: e.target.checked })}
+        />
+        Require two-factor authentication for every operator
+      </label>
+      <p className="mt-1 text-slate-500">Operators without it are asked to set it up when they log in, and can do nothing else until they have.</p>
+      {set.error && (
+        <p role="alert" className="mt-2 rounded-md bg-red-50 px-3 py-2 text-red-700">
+          {errorMessage(set.error)}
+        </p>
+      )}
+    </section>
   );
 }

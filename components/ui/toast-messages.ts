@@ -64,6 +64,7 @@ const WRITES: Readonly<Record<string, WriteSpec>> = {
   "clusters.create": { nameKey: "name", noun: "cluster", verb: () => "create", ok: (n) => `Cluster ${n} created` },
   "clusters.createDemo": { nameKey: "name", noun: "demo cluster", verb: () => "create", ok: (n) => `Demo cluster ${n} created` },
   "clusters.deleteDemo": { noun: "demo cluster", verb: () => "delete", ok: (_n, _v, data) => `Demo cluster ${String(data.name ?? "")} deleted; its simulated agents stopped` },
+  "clusters.delete": { noun: "cluster", verb: () => "delete", ok: (_n, _v, data) => `Cluster ${String(data.name ?? "")} deleted` },
   "clusters.rename": { nameKey: "name", noun: "cluster", verb: () => "rename", ok: (n) => `Cluster renamed to ${n}` },
   "subscribers.create": { nameKey: "name", noun: "subscriber", verb: () => "add", ok: (n) => `Subscriber ${n} added` },
   "subscribers.update": { idKey: "subscriberId", nameKey: "name", noun: "subscriber", verb: () => "save", ok: (n) => `Subscriber ${n} saved` },

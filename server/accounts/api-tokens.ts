@@ -113,8 +113,9 @@ export async function authenticateApiToken(db: Db, token: string, address: strin
   }
   return {
     ok: true,
-    // Never a real session id (those are base64url HMACs, without a colon).
-    operator: { sessionId: `api-token:${row.id}`, operatorId: row.operatorId, username: tokenActorName(row.name), role: row.role },
+    // Never a real session id (those are base64url HMACs, without a colon). A token has no second
+    // factor of its own; the requirement is for people signing in (server/api/trpc.ts).
+    operator: { sessionId: `api-token:${row.id}`, operatorId: row.operatorId, username: tokenActorName(row.name), role: row.role, twoFactor: false },
     token: { id: row.id, name: row.name, scopes: row.scopes as ApiScope[] },
   };
 }

@@ -84,7 +84,7 @@ export async function authenticate(db: Db, input: { username: string; password: 
   const ok = op ? await verifyPassword(op.passwordHash, input.password) : (await burnPasswordCheck(input.password), false);
   if (!op || !ok) throw new TRPCError({ code: "UNAUTHORIZED", message: "Wrong username or password" });
   await slot.release();
-  return { id: op.id, username: op.username, role: op.role };
+  return { id: op.id, username: op.username, role: op.role, twoFactor: op.totpEnabledAt !== null };
 }
 
 /** An operator changes their own password; every other session of theirs ends. */
@@ -121,7 +121,7 @@ export async function changeOwnPassword(
 
 export function listOperators(db: Db) {
   return db
-    .select({ id: operators.id, username: operators.username, role: operators.role, createdAt: operators.createdAt })
+    .select({ id: operators.id, username: operators.username, role: operators.role, createdAt: operators.createdAt, twoFactor: sql<boolean>`${operators.totpEnabledAt} is not null` })
     .from(operators)
     .orderBy(asc(operators.createdAt));
 }

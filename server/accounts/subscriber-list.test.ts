@@ -224,7 +224,7 @@ describe.each(testDbKinds())("subscribers list on %s", (kind) => {
     it(`allows a burst of ${LIST_QUERY_BURST}, then refuses with TOO_MANY_REQUESTS and Retry-After seconds; other sessions are not affected`, async () => {
       const { clusterId } = await cluster([{ name: "r1" }]);
       const [op] = await t.db.insert(operators).values({ username: `rate-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "x", role: "viewer" }).returning();
-      const session = (id: string) => createCaller({ ...operatorContext(t.db, op!.id, op!.username, "viewer"), operator: { sessionId: id, operatorId: op!.id, username: op!.username, role: "viewer" } });
+      const session = (id: string) => createCaller({ ...operatorContext(t.db, op!.id, op!.username, "viewer"), operator: { sessionId: id, operatorId: op!.id, username: op!.username, role: "viewer", twoFactor: false } });
       const mine = session(`rate-a-${op!.id}`);
       // The clock stands still (only Date), so no token comes back while the burst is spent.
       vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });

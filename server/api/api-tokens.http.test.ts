@@ -92,12 +92,12 @@ describe("the scope each procedure declares", () => {
   const procedures = Object.entries((appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string; meta?: ProcedureMeta } }> } })._def.procedures);
   const scopeOf = (p: string) => procedures.find(([name]) => name === p)![1]._def.meta?.scope;
 
-  it("every query needs read, except the team's and the tokens' own (owner only) and the alert targets' (closed to tokens)", () => {
+  it("every query needs read, except the team's, the tokens' and an operator's own second factor (owner only) and the alert targets' (closed to tokens)", () => {
     for (const [name, proc] of procedures) {
       // auth.status is public: it answers anyone, signed in or not.
       if (proc._def.type === "mutation" || name === "auth.status") continue;
       // Alert targets hold webhook URLs and bot tokens: admin procedures with no scope, which no token opens.
-      const expected = /^(operators|apiTokens)\./.test(name) ? "owner" : /^alerts\./.test(name) ? undefined : "read";
+      const expected = /^(operators|apiTokens|twoFactor)\./.test(name) ? "owner" : /^alerts\./.test(name) ? undefined : "read";
       expect(proc._def.meta?.scope, name).toBe(expected);
     }
   });
@@ -108,9 +108,9 @@ describe("the scope each procedure declares", () => {
     // Discarding a server's reported usage is the owner's alone (issue 21): no token may.
     const ownerOnly = new Set(["monitoring.discardReportedUsage"]);
     for (const name of ownerOnly) expect(scopeOf(name), name).toBe("owner");
-    // Opening private destinations to subscribers (issue 21) and deleting the demo cluster (issue 25)
+    // Opening private destinations to subscribers (issue 21), deleting the demo cluster (issue 25) and any cluster (issue 27)
     // are for a signed-in admin: no scope, so no token opens them.
-    const closedToTokens = new Set(["clusters.setAllowedPrivateDestinations", "clusters.deleteDemo"]);
+    const closedToTokens = new Set(["clusters.setAllowedPrivateDestinations", "clusters.deleteDemo", "clusters.delete"]);
     for (const name of closedToTokens) expect(scopeOf(name), name).toBeUndefined();
     for (const name of mutations.filter((n) => /^(clusters|servers|inbounds|routes|topology|monitoring)\./.test(n) && !ownerOnly.has(n) && !closedToTokens.has(n))) expect(scopeOf(name), name).toBe("topology:write");
     expect(mutations.filter((n) => n.startsWith("subscribers.")).length).toBeGreaterThan(3);
@@ -119,7 +119,7 @@ describe("the scope each procedure declares", () => {
   it("no mutation is open to a read-only token, and the team, tokens and passwords are open to none", () => {
     for (const [name, proc] of procedures) {
       if (proc._def.type === "mutation") expect(proc._def.meta?.scope, name).not.toBe("read");
-      if (/^(operators|apiTokens)\.|^auth\.(changePassword|logout)$/.test(name)) expect(proc._def.meta?.scope, name).toBe("owner");
+      if (/^(operators|apiTokens|twoFactor)\.|^auth\.(changePassword|logout)$/.test(name)) expect(proc._def.meta?.scope, name).toBe("owner");
     }
   });
 });

@@ -17,6 +17,7 @@ import { routesRouter } from "./routers/routes";
 import { serversRouter } from "./routers/servers";
 import { subscribersRouter } from "./routers/subscribers";
 import { toolingRouter } from "./routers/tooling";
+import { twoFactorRouter } from "./routers/twoFactor";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 const productionRouters = {
@@ -33,6 +34,7 @@ const productionRouters = {
   operators: operatorsRouter,
   topology: topologyRouter,
   monitoring: monitoringRouter,
+  twoFactor: twoFactorRouter,
 };
 
 /** What a production install serves; the dashboard's client is typed by it. */

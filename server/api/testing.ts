@@ -9,7 +9,7 @@ import type { Context } from "./trpc";
 export function operatorContext(db: Db, operatorId: string, username: string, role: OperatorRole): Context {
   return {
     db,
-    operator: { sessionId: `s-${username}`, operatorId, username, role },
+    operator: { sessionId: `s-${username}`, operatorId, username, role, twoFactor: false },
     clientAddress: "127.0.0.1",
     userAgent: "vitest",
     secureCookies: false,

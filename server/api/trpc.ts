@@ -17,6 +17,7 @@ import { DEVICE_COOKIE } from "@/server/auth/device";
 import { fieldError, isDatabaseDown, DATABASE_DOWN_MESSAGE } from "@/server/db-errors";
 import { findBadText } from "@/core/text-safety";
 import { authenticateApiToken, type ApiTokenPrincipal } from "@/server/accounts/api-tokens";
+import { twoFactorRequired } from "@/server/accounts/two-factor";
 import { env } from "@/server/env";
 import { bearerCredential, clientAddress, isHttps, type ProxyTrust } from "@/server/http/client";
 import { TokenBuckets } from "@/server/dataplane/rate-limit";
@@ -47,6 +48,11 @@ export interface Context {
  */
 export interface ProcedureMeta {
   scope?: ApiScope | "owner";
+  /**
+   * Open to a signed-in operator who has no second factor while the owner requires one
+   * (enrolling, who am I, logging out): everything else answers 403 until they enrol.
+   */
+  enrolment?: boolean;
 }
 
 export async function createContext(
@@ -173,13 +179,18 @@ export function tokenRefusal(token: ApiTokenPrincipal, meta: ProcedureMeta | und
   return null;
 }
 
+/** Said to an operator without a second factor while the owner requires one; the dashboard then shows the enrolment. */
+export const TWO_FACTOR_SETUP_MESSAGE = "The owner requires two-factor authentication: set it up first";
+
 /** Signed in, or an API token whose scopes include the procedure's (ProcedureMeta). */
-export const protectedProcedure = publicProcedure.meta({ scope: "read" }).use(({ ctx, meta, type, path, next }) => {
+export const protectedProcedure = publicProcedure.meta({ scope: "read" }).use(async ({ ctx, meta, type, path, next }) => {
   if (ctx.databaseDown) throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_DOWN_MESSAGE });
   if (!ctx.operator) throw new TRPCError({ code: "UNAUTHORIZED", message: "Please log in" });
   if (ctx.apiToken) {
     const refusal = tokenRefusal(ctx.apiToken, meta, type, path);
     if (refusal) throw new TRPCError({ code: "FORBIDDEN", message: refusal });
+  } else if (!ctx.operator.twoFactor && !meta?.enrolment && (await twoFactorRequired(ctx.db))) {
+    throw new TRPCError({ code: "FORBIDDEN", message: TWO_FACTOR_SETUP_MESSAGE });
   }
   return next({ ctx: { ...ctx, operator: ctx.operator } });
 });

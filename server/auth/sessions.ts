@@ -17,6 +17,8 @@ export interface SessionOperator {
   operatorId: string;
   username: string;
   role: OperatorRole;
+  /** Has a second factor (server/accounts/two-factor.ts); when the owner requires one, operators without it may only enrol. */
+  twoFactor: boolean;
 }
 
 export function sessionIdOf(token: string): string {
@@ -40,12 +42,13 @@ export async function findSession(db: Db, token: string | undefined, now = new D
   if (!token || token.length > 200) return null;
   const id = sessionIdOf(token);
   const rows = await db
-    .select({ sessionId: sessions.id, operatorId: operators.id, username: operators.username, role: operators.role })
+    .select({ sessionId: sessions.id, operatorId: operators.id, username: operators.username, role: operators.role, totpEnabledAt: operators.totpEnabledAt })
     .from(sessions)
     .innerJoin(operators, eq(operators.id, sessions.operatorId))
     .where(and(eq(sessions.id, id), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
     .limit(1);
-  return rows[0] ?? null;
+  const row = rows[0];
+  return row ? { sessionId: row.sessionId, operatorId: row.operatorId, username: row.username, role: row.role, twoFactor: row.totpEnabledAt !== null } : null;
 }
 
 export async function revokeSession(db: Db, sessionId: string, now = new Date()) {

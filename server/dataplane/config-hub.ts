@@ -21,6 +21,7 @@ import type { Db } from "@/db/client";
 import { onChange, type ChangeEvent } from "@/server/bus";
 import { MAX_NAMED_SUBSCRIBERS } from "@/server/changes";
 import { logger } from "@/server/logger";
+import { foreignKeyViolation } from "@/server/db-errors";
 import { gauge } from "@/server/metrics";
 import type { AgentUser } from "@/core/agent-wire";
 import { buildClusterConfigs, patchClusterConfigs, type BuiltConfig, type ClusterConfigs } from "./config";
@@ -194,6 +195,8 @@ export class ConfigHub {
       const change = built.patchedFrom?.fromUsersHash === previous.hash ? built.patchedFrom : diffSortedUsers(previous.users, built.users);
       await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, change);
     } catch (err) {
+      // The cluster was deleted meanwhile: there is nobody left to hand a delta to.
+      if (foreignKeyViolation(err)) return;
       // Agents behind this change get the full config instead of a delta; nothing else is lost.
       logger().warn({ err, clusterId: built.clusterId }, "could not journal a config's user change: agents get the full config");
     }

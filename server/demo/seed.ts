@@ -249,6 +249,11 @@ export function createDemoCluster(db: Db, actor: Actor, input: { name: string })
  * their history); its simulated agents stop on the change (live.ts). Any other cluster is
  * refused: this is not a way to delete real clusters.
  */
+/** Forgets the live demo when its cluster is deleted (in that deletion's transaction), so it is never started again. */
+export async function forgetLiveDemoOf(tx: DbOrTx, clusterId: string): Promise<void> {
+  if ((await liveDemoClusterId(tx)) === clusterId) await tx.delete(settings).where(eq(settings.key, LIVE_DEMO_KEY));
+}
+
 export async function deleteDemoCluster(db: Db, actor: Actor, input: { clusterId: string }): Promise<Written<{ id: string; name: string }>> {
   const deleted = await db.transaction(async (tx) => {
     const [cluster] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId)).for("update");

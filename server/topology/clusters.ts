@@ -1,10 +1,10 @@
 /** Clusters: listing with counts, creating, renaming (the demo cluster: server/demo/seed.ts). */
 import { TRPCError } from "@trpc/server";
 import { asc, count, eq } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import type { Db, DbOrTx } from "@/db/client";
 import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
-import { uniqueViolation } from "@/server/db-errors";
+import { fieldError, uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/changes";
 import type { DevicelessFetches } from "@/core/devices";
 
@@ -136,4 +136,53 @@ export function renameCluster(db: Db, actor: Actor, input: { clusterId: string; 
     });
     return written({ id: input.clusterId, name: input.name }, { kind: "topology", clusterId: input.clusterId });
   });
+}
+
+/** What deleting a cluster takes with it, for the confirmation dialog. */
+export async function clusterDeletionImpact(db: DbOrTx, clusterId: string) {
+  const [cluster] = await db.select({ id: clusters.id, name: clusters.name }).from(clusters).where(eq(clusters.id, clusterId));
+  if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+  const n = async (table: typeof servers | typeof inbounds | typeof routes | typeof subscribers) =>
+    (await db.select({ n: count() }).from(table).where(eq(table.clusterId, clusterId)))[0]?.n ?? 0;
+  const [s, i, r, u] = await Promise.all([n(servers), n(inbounds), n(routes), n(subscribers)]);
+  return { id: cluster.id, name: cluster.name, servers: s, inbounds: i, routes: r, subscribers: u };
+}
+
+/**
+ * Deletes a cluster with everything in it (servers and their agent tokens, inbounds, routes,
+ * subscribers, their usage and assignments: the foreign keys cascade), in one transaction.
+ * `confirmName` must be the cluster's name as typed by the operator: checked here too, so a
+ * stale dialog or a script with the wrong id cannot delete another cluster. Agents of its
+ * servers get 401 from then on; its subscribers' links 404. `alsoInTransaction` lets the
+ * caller forget what it keeps about the cluster elsewhere (the live demo's setting) atomically.
+ */
+export async function deleteCluster(
+  db: Db,
+  actor: Actor,
+  input: { clusterId: string; confirmName: string },
+  alsoInTransaction?: (tx: DbOrTx, clusterId: string) => Promise<void>,
+): Promise<Written<{ id: string; name: string; servers: number; inbounds: number; routes: number; subscribers: number }>> {
+  const deleted = await db.transaction(async (tx) => {
+    const [locked] = await tx.select({ id: clusters.id }).from(clusters).where(eq(clusters.id, input.clusterId)).for("update");
+    if (!locked) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+    const impact = await clusterDeletionImpact(tx, input.clusterId);
+    if (input.confirmName.trim() !== impact.name) {
+      throw fieldError("BAD_REQUEST", "confirmName", `Type the cluster's name, ${impact.name}, to delete it`);
+    }
+    await alsoInTransaction?.(tx, impact.id);
+    await tx.delete(clusters).where(eq(clusters.id, impact.id));
+    // Installation-wide: the cluster's own audit entries go with it, this one stays.
+    await recordAudit(tx, actor, {
+      clusterId: null,
+      action: "cluster.delete",
+      entityType: "cluster",
+      entityId: impact.id,
+      summary: `Deleted cluster ${impact.name} with ${impact.servers} servers, ${impact.inbounds} inbounds, ${impact.routes} routes and ${impact.subscribers} subscribers`,
+      before: { name: impact.name, servers: impact.servers, inbounds: impact.inbounds, routes: impact.routes, subscribers: impact.subscribers },
+    });
+    return impact;
+  });
+  // "topology" reloads monitoring, the snapshot and agents' configs (and stops a live demo's
+  // agents); "subscribers" drops the cluster's subscribers from every cache.
+  return written(deleted, { kind: "topology", clusterId: deleted.id }, { kind: "subscribers", clusterId: deleted.id });
 }

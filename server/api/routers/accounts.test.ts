@@ -133,7 +133,7 @@ describe("operators' passwords and roles", () => {
     adaId = a!.id;
     const s = await createSession(t.db, ownerId, "vitest");
     ownerSession = (await findSession(t.db, s.token))!.sessionId;
-    owner = createCaller({ ...operatorContext(t.db, ownerId, "olivia", "owner"), operator: { sessionId: ownerSession, operatorId: ownerId, username: "olivia", role: "owner" } });
+    owner = createCaller({ ...operatorContext(t.db, ownerId, "olivia", "owner"), operator: { sessionId: ownerSession, operatorId: ownerId, username: "olivia", role: "owner", twoFactor: false } });
   });
   afterAll(async () => t?.dispose());
 
@@ -149,7 +149,7 @@ describe("operators' passwords and roles", () => {
     const mine = await createSession(t.db, adaId, "laptop");
     const other = await createSession(t.db, adaId, "phone");
     const mineId = (await findSession(t.db, mine.token))!.sessionId;
-    const ada = createCaller({ ...operatorContext(t.db, adaId, "ada", "admin"), operator: { sessionId: mineId, operatorId: adaId, username: "ada", role: "admin" } });
+    const ada = createCaller({ ...operatorContext(t.db, adaId, "ada", "admin"), operator: { sessionId: mineId, operatorId: adaId, username: "ada", role: "admin", twoFactor: false } });
     const wrong = await failure(ada.auth.changePassword({ currentPassword: "not-it", newPassword: "quiet-meadow-copper-77" }));
     expect(wrong.fields.currentPassword).toBe("Current password is wrong");
     const weak = await failure(ada.auth.changePassword({ currentPassword: STRONG, newPassword: "password1" }));

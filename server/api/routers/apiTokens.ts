@@ -3,6 +3,7 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { createApiToken, listApiTokens, revokeApiToken } from "@/server/accounts/api-tokens";
 import { apiScopesSchema, apiTokenExpirySchema, apiTokenNameSchema } from "@/core/validation";
+import { fieldError } from "@/server/db-errors";
 import { createTRPCRouter, protectedProcedure } from "../trpc";
 
 /** Owner and admins; never a token (a token that could mint tokens would outlive its revocation). */
@@ -20,7 +21,11 @@ export const apiTokensRouter = createTRPCRouter({
   /** The answer's `token` is the secret: shown once, never stored or retrievable again. */
   create: tokenManagerProcedure
     .input(z.object({ name: apiTokenNameSchema, scopes: apiScopesSchema, expiresAt: apiTokenExpirySchema }))
-    .mutation(({ ctx, input }) => createApiToken(ctx.db, ctx.operator, input)),
+    .mutation(({ ctx, input }) => {
+      // A backup holds every secret of the install (password hashes, second factors, the session secret).
+      if (input.scopes.includes("backup") && ctx.operator.role !== "owner") throw fieldError("FORBIDDEN", "scopes", "Only the owner can create a token with the backup scope");
+      return createApiToken(ctx.db, ctx.operator, input);
+    }),
 
   revoke: tokenManagerProcedure.input(z.object({ tokenId: tokenIdSchema })).mutation(({ ctx, input }) => revokeApiToken(ctx.db, ctx.operator, input.tokenId)),
 });

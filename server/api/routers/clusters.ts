@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
-import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations, setDevicelessFetches } from "@/server/topology/clusters";
+import { clusterDeletionImpact, createCluster, deleteCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations, setDevicelessFetches } from "@/server/topology/clusters";
 import { DEVICELESS_FETCHES } from "@/core/devices";
-import { createDemoCluster, deleteDemoCluster, liveDemoClusterId } from "@/server/demo/seed";
+import { createDemoCluster, deleteDemoCluster, forgetLiveDemoOf, liveDemoClusterId } from "@/server/demo/seed";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, subscribersWriteProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -39,6 +39,19 @@ export const clustersRouter = createTRPCRouter({
   setDevicelessFetches: subscribersWriteProcedure
     .input(z.object({ clusterId: idSchema, devicelessFetches: z.enum(DEVICELESS_FETCHES, { error: "Fetches without a device id must be allow or refuse" }) }))
     .mutation(({ ctx, input }) => publishAfterCommit(setDevicelessFetches(ctx.db, ctx.operator, input))),
+
+  /** What deleting the cluster takes with it: the confirmation dialog lists these counts. */
+  deletionImpact: protectedProcedure.input(z.object({ clusterId: idSchema })).query(({ ctx, input }) => clusterDeletionImpact(ctx.db, input.clusterId)),
+
+  /**
+   * Deletes a cluster with its servers, inbounds, routes and subscribers, the demo included
+   * (its simulated agents stop on the change). `confirmName` must be the cluster's name.
+   * Admins signed in only: no API token scope opens it, as a leaked token must not be able
+   * to wipe a fleet.
+   */
+  delete: adminProcedure
+    .input(z.object({ clusterId: idSchema, confirmName: z.string({ error: "Type the cluster's name to delete it" }).max(1000, "The typed name is too long") }))
+    .mutation(({ ctx, input }) => publishAfterCommit(deleteCluster(ctx.db, ctx.operator, input, forgetLiveDemoOf))),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
   createDemo: topologyWriteProcedure

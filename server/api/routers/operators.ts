@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { createOperator, deleteOperator, listOperators, resetOperatorPassword, setOperatorRole } from "@/server/accounts/operators";
 import { publishAfterCommit } from "@/server/changes";
+import { resetTwoFactor, setTwoFactorRequired, twoFactorRequired } from "@/server/accounts/two-factor";
 import { idSchema, operatorRoleSchema, passwordSchema, usernameSchema } from "@/core/validation";
 import { createTRPCRouter, ownerProcedure } from "../trpc";
 
@@ -25,4 +26,17 @@ export const operatorsRouter = createTRPCRouter({
   resetPassword: ownerProcedure
     .input(z.object({ operatorId: idSchema, password: passwordSchema }))
     .mutation(({ ctx, input }) => publishAfterCommit(resetOperatorPassword(ctx.db, ctx.operator, input))),
+
+  /** Whether every operator must have a second factor. */
+  twoFactorRequired: ownerProcedure.query(({ ctx }) => twoFactorRequired(ctx.db)),
+
+  /** Requires a second factor of every operator (the owner must have one first), or stops requiring it. */
+  setTwoFactorRequired: ownerProcedure
+    .input(z.object({ required: z.boolean() }))
+    .mutation(({ ctx, input }) => publishAfterCommit(setTwoFactorRequired(ctx.db, ctx.operator, input))),
+
+  /** Removes an operator's second factor (a lost phone): they log in with their password and enrol again. */
+  resetTwoFactor: ownerProcedure
+    .input(z.object({ operatorId: idSchema }))
+    .mutation(({ ctx, input }) => publishAfterCommit(resetTwoFactor(ctx.db, ctx.operator, input))),
 });
