@@ -53,6 +53,8 @@ export const clusters = pgTable(
      * (`ip[:port]` / `cidr[:port]`, core/edge.ts); empty = none, the default.
      */
     allowedPrivateDestinations: text("allowed_private_destinations").array().notNull().default(sql`'{}'::text[]`),
+    /** The subscribers' public page brand (core/branding.ts: title, logo, support link, colours); null = neutral. */
+    branding: jsonb("branding"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

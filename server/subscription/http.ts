@@ -23,7 +23,11 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
   } catch {
     token = "";
   }
-  const answer = await service.answer(token, url.searchParams.get("format"), { userAgent: req.headers["user-agent"] ?? null, origin: publicOrigin(req) });
+  const answer = await service.answer(token, url.searchParams.get("format"), {
+    userAgent: req.headers["user-agent"] ?? null,
+    origin: publicOrigin(req),
+    acceptLanguage: req.headers["accept-language"] ?? null,
+  });
   const encoding = answer.ascii ? "latin1" : "utf8";
   // A length, not chunks: apps show download progress, and HEAD tells the size it would be.
   res.writeHead(answer.status, { ...answer.headers, "content-length": String(Buffer.byteLength(answer.body, encoding)) });

@@ -6,6 +6,7 @@
  */
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
+import { readBranding, type Branding } from "@/core/branding";
 import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
@@ -45,6 +46,8 @@ export interface SnapshotServer {
 export interface SnapshotCluster {
   id: string;
   name: string;
+  /** The public page's brand; null = neutral (no internal name shown). */
+  branding?: Branding | null;
   /** Non-empty and empty routes, in position order (the balancer skips empty ones). */
   routes: RouteInput[];
 }
@@ -76,7 +79,7 @@ export interface FleetSnapshot {
 
 export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
   const [clusterRows, routeRows, inboundRows, serverRows] = await Promise.all([
-    db.select({ id: clusters.id, name: clusters.name }).from(clusters),
+    db.select({ id: clusters.id, name: clusters.name, branding: clusters.branding }).from(clusters),
     db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
     db.select().from(inbounds).orderBy(asc(inbounds.name)),
     db
@@ -86,7 +89,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id)),
   ]);
   const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map() };
-  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, routes: [] });
+  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, branding: readBranding(c.branding), routes: [] });
   for (const { server: s, status, recoveredAt, notServed } of serverRows) {
     topology.servers.set(s.id, {
       id: s.id,

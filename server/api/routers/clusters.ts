@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
-import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations } from "@/server/topology/clusters";
+import { createCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations, setBranding } from "@/server/topology/clusters";
 import { createDemoCluster, deleteDemoCluster, liveDemoClusterId } from "@/server/demo/seed";
+import { brandingSchema } from "@/core/branding";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -33,6 +34,11 @@ export const clustersRouter = createTRPCRouter({
   setAllowedPrivateDestinations: adminProcedure
     .input(z.object({ clusterId: idSchema, destinations: allowedPrivateDestinationsSchema }))
     .mutation(({ ctx, input }) => publishAfterCommit(setAllowedPrivateDestinations(ctx.db, ctx.operator, input))),
+
+  /** The subscribers' public page brand: title, logo, support link, colours (core/branding.ts). */
+  setBranding: topologyWriteProcedure
+    .input(z.object({ clusterId: idSchema, branding: brandingSchema }))
+    .mutation(({ ctx, input }) => publishAfterCommit(setBranding(ctx.db, ctx.operator, input))),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
   createDemo: topologyWriteProcedure
