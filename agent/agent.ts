@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { MAX_BPS, type AgentConfig, type AgentReport } from "../core/agent-wire";
+import { ackLimitsSchema, MAX_BPS, type AgentConfig, type AgentReport, type UserRemaining } from "../core/agent-wire";
 import { HEARTBEAT_INTERVAL_S } from "../core/heartbeat";
 import { checkListeners, checkNeighbours, checkTimeoutMs } from "./checks";
 import { checkConfig, readConfigBody } from "./config-stream";
@@ -15,6 +15,7 @@ import type { Delivery } from "./delivery";
 import type { Log } from "./log";
 import { UNAUTHORIZED_MESSAGE, type PanelClient } from "./panel";
 import { STATE_FILES, writeJsonAtomic } from "./state";
+import { UserLimits } from "./limits";
 import type { TrafficByEmail } from "./stats";
 import { SystemSampler } from "./system";
 
@@ -22,6 +23,13 @@ import { SystemSampler } from "./system";
 export const CONFIG_WAIT_S = 50;
 /** Interval before the first config arrives (no panel, no saved config). */
 const DEFAULT_REPORT_INTERVAL_S = 30;
+/**
+ * How often counters are read between reports once the panel sends limits (issue 25 point 8):
+ * a user is removed within about this long of passing the limit, well under the 5 s aim.
+ */
+export const LIMIT_CHECK_MS = 2000;
+/** Reports sent early to learn a newly active user's limit: at most one per this long (the panel allows bursts of 5). */
+const LIMIT_REPORT_GAP_MS = 5000;
 
 export interface AgentDeps {
   panel: PanelClient;
@@ -38,6 +46,8 @@ export interface AgentDeps {
   maxBackoffMs?: number;
   /** Heartbeat interval (default HEARTBEAT_INTERVAL_S); 0 = no heartbeats. */
   heartbeatIntervalS?: number;
+  /** Counter reads between reports for limits (default LIMIT_CHECK_MS). */
+  limitCheckMs?: number;
 }
 
 export class FatalError extends Error {
@@ -68,6 +78,13 @@ export class Agent {
   private heartbeating: Promise<void> | null = null;
   /** Ends the config loop's error backoff early. */
   private wakeConfigLoop: (() => void) | null = null;
+  /** Traffic limits enforced here between reports (limits.ts). */
+  readonly limits = new UserLimits();
+  private limitTimer: NodeJS.Timeout | null = null;
+  private limitCheck: Promise<void> | null = null;
+  private lastLimitReportAt = 0;
+  /** Counter reads made for limits (tests count reads, not seconds). */
+  limitReads = 0;
 
   constructor(private readonly deps: AgentDeps) {}
 
@@ -85,6 +102,7 @@ export class Agent {
     this.configLoopDone = this.configLoop();
     this.scheduleReport(1000);
     this.heartbeat();
+    this.scheduleLimitCheck();
     await Promise.race([this.configLoopDone, fatal]);
   }
 
@@ -111,6 +129,8 @@ export class Agent {
     this.abort.abort();
     if (this.reportTimer) clearTimeout(this.reportTimer);
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    if (this.limitTimer) clearTimeout(this.limitTimer);
+    await this.limitCheck?.catch(() => {});
     await this.heartbeating?.catch(() => {});
     await this.reporting?.catch(() => {});
     await this.drainCounters().catch(() => {});
@@ -232,7 +252,7 @@ export class Agent {
     const intervalBefore = this.reportIntervalS;
     const wasRunning = this.deps.core.running;
     this.config = config;
-    const ok = await this.deps.core.apply(config);
+    const ok = await this.deps.core.apply(this.withoutOverLimit(config));
     if (ok) {
       try {
         writeJsonAtomic(path.join(this.deps.stateDir, STATE_FILES.lastConfig), config);
@@ -246,6 +266,90 @@ export class Agent {
     // the report sent at start said "not running", and the next one is an interval away.
     if (!ok || this.deps.core.awaitingFiles || (!wasRunning && this.deps.core.running)) this.reportSoon();
     return ok;
+  }
+
+  /**
+   * The config the core runs: the panel's without the users this agent took out for passing
+   * their limit. Users the panel no longer lists are forgotten first (limits.ts keepOnly).
+   */
+  private withoutOverLimit(config: AgentConfig): AgentConfig {
+    if (!this.limits.enabled) return config;
+    this.limits.keepOnly(new Set(config.users.map((u) => u.email)));
+    const over = this.limits.removed;
+    if (over.size === 0) return config;
+    return { ...config, users: config.users.filter((u) => !over.has(u.email)) };
+  }
+
+  /** Hands the core the current config without the users over their limit (or with those back). */
+  private async applyLimits(): Promise<void> {
+    const config = this.config;
+    if (!config || this.stopped) return;
+    await this.deps.core.apply(this.withoutOverLimit(config));
+  }
+
+  private scheduleLimitCheck(): void {
+    if (this.stopped) return;
+    this.limitTimer = setTimeout(() => {
+      this.limitTimer = null;
+      this.limitCheck = this.checkLimits().finally(() => {
+        this.limitCheck = null;
+        this.scheduleLimitCheck();
+      });
+    }, this.deps.limitCheckMs ?? LIMIT_CHECK_MS);
+  }
+
+  /**
+   * Reads the counters (into the delivery buffer, as a report would) and removes at once the
+   * users who passed their limit. Only against a panel that sends limits: for an older panel
+   * the agent reads counters at report time only, as before.
+   */
+  private async checkLimits(): Promise<void> {
+    const { core } = this.deps;
+    if (!this.limits.enabled || !core.running || this.stopped) return;
+    let traffic: TrafficByEmail;
+    try {
+      traffic = await core.readTraffic();
+    } catch {
+      return; // the report says the API is down
+    }
+    this.limitReads++;
+    this.takeTraffic(traffic);
+    if (this.limits.wantsReport && Date.now() - this.lastLimitReportAt >= LIMIT_REPORT_GAP_MS) {
+      // A user with traffic whose limit is unknown: the answer to a report says.
+      this.lastLimitReportAt = Date.now();
+      this.reportSoon();
+    }
+  }
+
+  /**
+   * Users who just passed their limit (whichever read saw it): out of the core at once. Not
+   * awaited by the reader: a read made for a restart runs inside the core's apply queue.
+   */
+  private async cutOverLimit(crossed: readonly string[]): Promise<void> {
+    const { log } = this.deps;
+    for (const email of crossed.slice(0, 20)) {
+      const l = this.limits.of(email);
+      if (l && l !== "unlimited") log.warn(`${email} passed its traffic limit (${l.spent} bytes since the last report, ${l.remaining} were left): removed from the core until the panel says otherwise`);
+    }
+    if (crossed.length > 20) log.warn(`… and ${crossed.length - 20} more users passed their traffic limit`);
+    await this.applyLimits();
+    // The panel learns the bytes now, not at the next interval (it stays the authority).
+    this.reportSoon();
+  }
+
+  /** An ack's limits: what each limited user of the acknowledged batch has left. */
+  private async takeLimits(reported: readonly string[], raw: unknown): Promise<void> {
+    const parsed = ackLimitsSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.deps.log.warn(`the panel's limits are unreadable, ignored: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+      return;
+    }
+    const limits: UserRemaining[] = parsed.data;
+    const open = this.deps.delivery.openBytes();
+    const { restore, remove } = this.limits.onAck(reported, limits, (email) => open.get(email) ?? 0);
+    for (const email of remove) this.deps.log.warn(`${email} is over its traffic limit: removed from the core until the panel says otherwise`);
+    for (const email of restore) this.deps.log.info(`${email} is under its traffic limit again: served again`);
+    if (remove.length > 0 || restore.length > 0) await this.applyLimits();
   }
 
   /** Waits ms, or less when the agent stops or a report got through (the panel is back). */
@@ -288,7 +392,10 @@ export class Agent {
     });
   }
 
+  /** Counters read (for a report, a restart or the limit check): delivered once, and checked against limits. */
   private takeTraffic(traffic: TrafficByEmail) {
+    const crossed = this.limits.onRead(traffic);
+    if (crossed.length > 0) void this.cutOverLimit(crossed);
     this.deps.delivery.add(traffic);
     for (const [email, t] of traffic) {
       const e = this.pendingTraffic.get(email) ?? { up: 0, down: 0 };
@@ -376,7 +483,16 @@ export class Agent {
     switch (answer.kind) {
       case "ack":
         this.wakeConfigLoop?.();
-        if (batch) return delivery.acknowledge(batch.seq);
+        if (batch) {
+          const more = delivery.acknowledge(batch.seq);
+          if (answer.ack.limits !== undefined) {
+            await this.takeLimits(
+              batch.users.map((u) => u.email),
+              answer.ack.limits,
+            );
+          }
+          return more;
+        }
         return false;
       case "unauthorized":
         throw new FatalError(UNAUTHORIZED_MESSAGE, 3);
