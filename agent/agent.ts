@@ -483,17 +483,11 @@ export class Agent {
     switch (answer.kind) {
       case "ack":
         this.wakeConfigLoop?.();
-        if (batch) {
-          const more = delivery.acknowledge(batch.seq);
-          if (answer.ack.limits !== undefined) {
-            await this.takeLimits(
-              batch.users.map((u) => u.email),
-              answer.ack.limits,
-            );
-          }
+        {
+          const more = batch ? delivery.acknowledge(batch.seq) : false;
+          if (answer.ack.limits !== undefined) await this.takeLimits(batch?.users.map((u) => u.email) ?? [], answer.ack.limits);
           return more;
         }
-        return false;
       case "unauthorized":
         throw new FatalError(UNAUTHORIZED_MESSAGE, 3);
       case "retry":

@@ -152,7 +152,7 @@ export class FakePanel {
       }
       const users = r.users ?? [];
       const limits =
-        this.limitBytes.size > 0 && users.length > 0
+        this.limitBytes.size > 0
           ? users
               .filter((u) => this.limitBytes.has(u.email))
               .map((u) => {

@@ -177,8 +177,8 @@ export interface AgentReportAck {
   unknownUsers?: number;
   /**
    * The limited users of this report's traffic and what they have left (ackLimitsSchema).
-   * Absent from panels before issue 25 (and when the report carried no traffic): the agent
-   * then enforces nothing itself. Agents before it ignore the field.
+   * Empty when the report carried no limited user's traffic; absent from panels before issue
+   * 25, and the agent then enforces nothing itself. Agents before it ignore the field.
    */
   limits?: UserRemaining[];
 }

@@ -136,6 +136,8 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
   reports.inc({ outcome: outcome.httpStatus === 200 ? (outcome.body.duplicate ? "duplicate" : "ok") : "refused" });
   let answer: object = outcome.body;
   const users = parsed.report.users;
+  // An empty list still says "this panel sends limits": the agent then reads its counters between reports.
+  if (outcome.httpStatus === 200) answer = { ...outcome.body, limits: [] };
   if (outcome.httpStatus === 200 && users && users.length > 0) {
     // The limited users' bytes left, for the agent to enforce between reports (issue 25 point 8).
     // The traffic is stored: a failure here only leaves the field out.
