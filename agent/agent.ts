@@ -30,6 +30,14 @@ const DEFAULT_REPORT_INTERVAL_S = 30;
 export const LIMIT_CHECK_MS = 2000;
 /** Reports sent early to learn a newly active user's limit: at most one per this long (the panel allows bursts of 5). */
 const LIMIT_REPORT_GAP_MS = 5000;
+/**
+ * Up to this many users in the config, the limit check reads every counter (one query of
+ * the chunks stats.ts plans): it also finds newly active users whose limit is unknown. Above
+ * it, only the limited users closest to their limit, one exact query each, at most
+ * LIMIT_WATCH_MAX per check; newly active users are then learnt from the next report.
+ */
+export const LIMIT_FULL_READ_MAX_USERS = 20_000;
+export const LIMIT_WATCH_MAX = 100;
 
 export interface AgentDeps {
   panel: PanelClient;
@@ -308,7 +316,13 @@ export class Agent {
     if (!this.limits.enabled || !core.running || this.stopped) return;
     let traffic: TrafficByEmail;
     try {
-      traffic = await core.readTraffic();
+      if (core.userCount > LIMIT_FULL_READ_MAX_USERS) {
+        const watched = this.limits.watched(LIMIT_WATCH_MAX);
+        if (watched.length === 0) return;
+        traffic = await core.readTrafficOf(watched);
+      } else {
+        traffic = await core.readTraffic();
+      }
     } catch {
       return; // the report says the API is down
     }

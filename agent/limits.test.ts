@@ -55,4 +55,16 @@ describe("traffic limits kept by the agent", () => {
     expect(l.of("b")).toBe("unlimited");
     expect(l.wantsReport).toBe(false);
   });
+
+  it("watches the limited users still served, closest to their limit first, at most as many as asked", () => {
+    const l = new UserLimits();
+    l.onAck(["a", "b", "c", "d"], [
+      { email: "a", remainingBytes: 500 },
+      { email: "b", remainingBytes: 100 },
+      { email: "c", remainingBytes: 0 },
+      { email: "d", remainingBytes: 300 },
+    ], none);
+    expect(l.watched(2)).toEqual(["b", "d"]);
+    expect(l.watched(10)).toEqual(["b", "d", "a"]);
+  });
 });

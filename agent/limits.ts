@@ -46,6 +46,14 @@ export class UserLimits {
     return this.over;
   }
 
+  /** Up to `max` limited users still served, closest to their limit first: whom a targeted reading covers. */
+  watched(max: number): string[] {
+    const list: Array<[string, number]> = [];
+    for (const [email, l] of this.limited) if (!this.over.has(email)) list.push([email, l.remaining - l.spent]);
+    list.sort((a, b) => a[1] - b[1]);
+    return list.slice(0, max).map(([email]) => email);
+  }
+
   /** What is known of a user (tests, logs). */
   of(email: string): { remaining: number; spent: number } | "unlimited" | null {
     const l = this.limited.get(email);
