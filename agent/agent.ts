@@ -15,7 +15,7 @@ import type { Delivery } from "./delivery";
 import type { Log } from "./log";
 import { UNAUTHORIZED_MESSAGE, type PanelClient } from "./panel";
 import { STATE_FILES, writeJsonAtomic } from "./state";
-import { UserLimits } from "./limits";
+import { listedIn, UserLimits } from "./limits";
 import type { TrafficByEmail } from "./stats";
 import { SystemSampler } from "./system";
 
@@ -282,7 +282,7 @@ export class Agent {
    */
   private withoutOverLimit(config: AgentConfig): AgentConfig {
     if (!this.limits.enabled) return config;
-    this.limits.keepOnly(new Set(config.users.map((u) => u.email)));
+    if (!this.limits.empty) this.limits.keepOnly(listedIn(config.users));
     const over = this.limits.removed;
     if (over.size === 0) return config;
     return { ...config, users: config.users.filter((u) => !over.has(u.email)) };

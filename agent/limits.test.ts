@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { UserLimits } from "./limits";
+import { listedIn, UserLimits } from "./limits";
 import type { TrafficByEmail } from "./stats";
 
 const read = (rows: Record<string, number>): TrafficByEmail => new Map(Object.entries(rows).map(([e, down]) => [e, { up: 0, down }]));
@@ -48,7 +48,7 @@ describe("traffic limits kept by the agent", () => {
     const l = new UserLimits();
     l.onAck(["a", "b", "c"], [{ email: "a", remainingBytes: 0 }], none);
     l.onRead(read({ d: 1 }));
-    l.keepOnly(new Set(["b"]));
+    l.keepOnly(listedIn([{ email: "b" }]));
     expect(l.removed.size).toBe(0);
     expect(l.of("a")).toBeNull();
     expect(l.of("c")).toBeNull();
@@ -66,5 +66,13 @@ describe("traffic limits kept by the agent", () => {
     ], none);
     expect(l.watched(2)).toEqual(["b", "d"]);
     expect(l.watched(10)).toEqual(["b", "d", "a"]);
+  });
+
+  it("tells who is listed, by binary search in sorted users, by a set otherwise", () => {
+    const sorted = listedIn([{ email: "a" }, { email: "c" }, { email: "e" }]);
+    expect(["a", "b", "c", "d", "e", "f"].map(sorted)).toEqual([true, false, true, false, true, false]);
+    const unsorted = listedIn([{ email: "e" }, { email: "a" }]);
+    expect(["a", "c", "e"].map(unsorted)).toEqual([true, false, true]);
+    expect(listedIn([])("a")).toBe(false);
   });
 });

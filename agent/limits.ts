@@ -125,10 +125,40 @@ export class UserLimits {
    * from then on the panel decides, so when it lists the user again (limit raised or reset)
    * the user is served and the next report asks for the new remaining bytes.
    */
-  keepOnly(emails: ReadonlySet<string>): void {
-    for (const e of this.limited.keys()) if (!emails.has(e)) this.limited.delete(e);
-    for (const e of this.unlimited) if (!emails.has(e)) this.unlimited.delete(e);
-    for (const e of this.over) if (!emails.has(e)) this.over.delete(e);
-    for (const e of this.unknownActive) if (!emails.has(e)) this.unknownActive.delete(e);
+  keepOnly(listed: (email: string) => boolean): void {
+    for (const e of this.limited.keys()) if (!listed(e)) this.limited.delete(e);
+    for (const e of this.unlimited) if (!listed(e)) this.unlimited.delete(e);
+    for (const e of this.over) if (!listed(e)) this.over.delete(e);
+    for (const e of this.unknownActive) if (!listed(e)) this.unknownActive.delete(e);
   }
+
+  /** True when nothing is known of anyone (nothing to forget). */
+  get empty(): boolean {
+    return this.limited.size === 0 && this.unlimited.size === 0 && this.unknownActive.size === 0;
+  }
+}
+
+/**
+ * Whether an email is among `users`: a binary search when they are sorted by email (as the
+ * panel sends them), so a million users need no set built at every config change.
+ */
+export function listedIn(users: ReadonlyArray<{ email: string }>): (email: string) => boolean {
+  for (let k = 1; k < users.length; k++) {
+    if (!(users[k - 1]!.email < users[k]!.email)) {
+      const set = new Set(users.map((u) => u.email));
+      return (e) => set.has(e);
+    }
+  }
+  return (e) => {
+    let lo = 0;
+    let hi = users.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const m = users[mid]!.email;
+      if (m === e) return true;
+      if (m < e) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  };
 }
