@@ -504,6 +504,8 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect((await send(2, 2000)).limits).toEqual([{ email: gail.id, remainingBytes: limit - 3200 }]);
     // Past the limit: nothing left, never below 0.
     expect((await send(3, limit)).limits).toEqual([{ email: gail.id, remainingBytes: 0 }]);
+    // Her crossing is folded and pushed before the next test waits on a push of its own.
+    await expect.poll(async () => (await configOf(1)).users.map((u) => u.email)).not.toContain(gail.id);
     // Another cluster's agent learns nothing of her.
     const other = await admin.clusters.create({ name: `dp-other-${kind}` });
     const s = await admin.servers.create({ clusterId: other.id, name: "x0", address: "10.9.0.1", role: "node", coefficient: 1, capacityMbps: null, enabled: true });
