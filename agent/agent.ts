@@ -28,7 +28,11 @@ const DEFAULT_REPORT_INTERVAL_S = 30;
  * a user is removed within about this long of passing the limit, well under the 5 s aim.
  */
 export const LIMIT_CHECK_MS = 2000;
-/** Reports sent early to learn a newly active user's limit: at most one per this long (the panel allows bursts of 5). */
+/**
+ * Reports sent early to learn a newly active user's limit: at most one per this long, and a
+ * quarter of the report interval when that is longer. Each replaces the next scheduled
+ * report, since the panel refills one report per interval (bursts of 5).
+ */
 const LIMIT_REPORT_GAP_MS = 5000;
 /**
  * Up to this many users in the config, the limit check reads every counter (one query of
@@ -328,9 +332,14 @@ export class Agent {
     }
     this.limitReads++;
     this.takeTraffic(traffic);
-    if (this.limits.wantsReport && Date.now() - this.lastLimitReportAt >= LIMIT_REPORT_GAP_MS) {
-      // A user with traffic whose limit is unknown: the answer to a report says.
+    if (this.limits.wantsReport && Date.now() - this.lastLimitReportAt >= Math.max(LIMIT_REPORT_GAP_MS, (this.reportIntervalS * 1000) / 4)) {
+      // A user with traffic whose limit is unknown: the answer to a report says. It takes the
+      // place of the scheduled report (the next one follows an interval after it).
       this.lastLimitReportAt = Date.now();
+      if (this.reportTimer) {
+        clearTimeout(this.reportTimer);
+        this.reportTimer = null;
+      }
       this.reportSoon();
     }
   }
