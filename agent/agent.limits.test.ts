@@ -101,11 +101,16 @@ describe("traffic limits enforced by the agent with real v2ray", () => {
     stops.push(() => panel.close());
     const log = memoryLog();
     onTestFailed(() => console.log(log.lines.join("\n")));
-    let agent: Agent | null = null;
-    const core = new CoreManager({ bins, stateDir, apiPort, log, onCoreExit: () => agent?.coreExited(), beforeRestart: async () => agent?.drainCounters() });
-    agent = new Agent({ panel: new PanelClient(panel.url, panel.token, "test"), core, delivery: new Delivery(path.join(stateDir, STATE_FILES.delivery)), log, stateDir, coreVersion: "V2Ray 4.34.0", agentVersion: "test", reportIntervalOverrideS: 1, configWaitS: 5, minBackoffMs: 100, maxBackoffMs: 300, heartbeatIntervalS: 0 });
-    agent.run().catch(() => {});
-    stops.push(() => agent!.stop());
+    /** An agent on `stateDir`, as main.ts wires one (a second start reads what the first left there). */
+    const startAgent = () => {
+      let a: Agent | null = null;
+      const c = new CoreManager({ bins, stateDir, apiPort, log, onCoreExit: () => a?.coreExited(), beforeRestart: async () => a?.drainCounters() });
+      a = new Agent({ panel: new PanelClient(panel.url, panel.token, "test"), core: c, delivery: new Delivery(path.join(stateDir, STATE_FILES.delivery)), log, stateDir, coreVersion: "V2Ray 4.34.0", agentVersion: "test", reportIntervalOverrideS: 1, configWaitS: 5, minBackoffMs: 100, maxBackoffMs: 300, heartbeatIntervalS: 0 });
+      a.run().catch(() => {});
+      stops.push(() => a.stop());
+      return { agent: a, core: c };
+    };
+    let { agent, core } = startAgent();
     await waitForPort(port);
 
     const alice = await startV2rayClient({ link: vlessLink(IDS.alice, port, "none") });
@@ -141,6 +146,13 @@ describe("traffic limits enforced by the agent with real v2ray", () => {
     expect([...agent.limits.removed]).toContain("sub-bob");
     // Cut by the agent's own counter reads: at most as many as the limit takes at this pace, plus two.
     expect(agent.limitReads - readsBefore).toBeLessThanOrEqual(Math.ceil(bobLeft / ((CHUNK * 2000) / TICK_MS)) + 2);
+    await expect(fetchViaSocks(bob.socksPort, small.url, { timeoutMs: 3000 })).rejects.toThrow();
+    // The agent restarts while the panel is still away: bob stays out.
+    await agent.stop();
+    ({ agent, core } = startAgent());
+    await waitFor("the core on the saved config", () => core.running && core.runningVersion === "v1");
+    await waitForPort(port);
+    expect([...agent.limits.removed].sort()).toEqual(["sub-alice", "sub-bob"]);
     await expect(fetchViaSocks(bob.socksPort, small.url, { timeoutMs: 3000 })).rejects.toThrow();
     panel.down = false;
     await waitFor("bob's bytes at the panel once it is back", () => (panel.counted.get("sub-bob")?.down ?? 0) >= bobBytes - RESTART_SLACK);

@@ -14,7 +14,8 @@ import type { CoreManager } from "./core-manager";
 import type { Delivery } from "./delivery";
 import type { Log } from "./log";
 import { UNAUTHORIZED_MESSAGE, type PanelClient } from "./panel";
-import { STATE_FILES, writeJsonAtomic } from "./state";
+import { readJson, STATE_FILES, writeJsonAtomic } from "./state";
+import { z } from "zod";
 import { listedIn, UserLimits } from "./limits";
 import type { TrafficByEmail } from "./stats";
 import { SystemSampler } from "./system";
@@ -42,6 +43,11 @@ const LIMIT_REPORT_GAP_MS = 5000;
  */
 export const LIMIT_FULL_READ_MAX_USERS = 20_000;
 export const LIMIT_WATCH_MAX = 100;
+
+const savedLimitsSchema = z.object({
+  limited: z.array(z.tuple([z.string().min(1).max(128), z.int().min(0)])),
+  over: z.array(z.string().min(1).max(128)),
+});
 
 export interface AgentDeps {
   panel: PanelClient;
@@ -110,6 +116,7 @@ export class Agent {
       this.fatal = (err) => reject(err);
     });
     fatal.catch(() => {});
+    this.loadLimits();
     await this.startFromSavedConfig();
     this.configLoopDone = this.configLoop();
     this.scheduleReport(1000);
@@ -194,7 +201,7 @@ export class Agent {
     this.config = checked.config;
     this.deps.log.info(`starting the core on the last good config ${checked.config.version} while the panel is asked for a newer one`);
     // Reported as soon as it runs, as after a config from the panel (see applyConfig).
-    void this.deps.core.apply(checked.config).then((ok) => ok && this.reportSoon());
+    void this.deps.core.apply(this.withoutOverLimit(checked.config)).then((ok) => ok && this.reportSoon());
   }
 
   private async configLoop(): Promise<void> {
@@ -286,10 +293,43 @@ export class Agent {
    */
   private withoutOverLimit(config: AgentConfig): AgentConfig {
     if (!this.limits.enabled) return config;
-    if (!this.limits.empty) this.limits.keepOnly(listedIn(config.users));
+    if (!this.limits.empty) {
+      this.limits.keepOnly(listedIn(config.users));
+      this.saveLimits();
+    }
     const over = this.limits.removed;
     if (over.size === 0) return config;
     return { ...config, users: config.users.filter((u) => !over.has(u.email)) };
+  }
+
+  /**
+   * The limits as the last run left them: a user cut while the panel is away stays out across
+   * an agent restart, and what the others spent since is what delivery has not had acknowledged.
+   */
+  private loadLimits(): void {
+    const file = path.join(this.deps.stateDir, STATE_FILES.limits);
+    let raw: unknown;
+    try {
+      raw = readJson(file);
+    } catch {
+      raw = null;
+    }
+    if (raw === undefined) return;
+    const parsed = savedLimitsSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.deps.log.warn(`${file} is not a limits file: ignored, limits are learnt again from the next report`);
+      return;
+    }
+    const unacknowledged = this.deps.delivery.unacknowledgedBytes();
+    this.limits.restore(parsed.data, (email) => unacknowledged.get(email) ?? 0);
+  }
+
+  private saveLimits(): void {
+    try {
+      writeJsonAtomic(path.join(this.deps.stateDir, STATE_FILES.limits), this.limits.saved());
+    } catch (err) {
+      this.deps.log.warn(`could not save the limits for the next start: ${(err as Error).message}`);
+    }
   }
 
   /** Hands the core the current config without the users over their limit (or with those back). */
@@ -355,6 +395,7 @@ export class Agent {
       if (l && l !== "unlimited") log.warn(`${email} passed its traffic limit (${l.spent} bytes since the last report, ${l.remaining} were left): removed from the core until the panel says otherwise`);
     }
     if (crossed.length > 20) log.warn(`… and ${crossed.length - 20} more users passed their traffic limit`);
+    this.saveLimits();
     await this.applyLimits();
     // The panel learns the bytes now, not at the next interval (it stays the authority).
     this.reportSoon();
@@ -370,6 +411,7 @@ export class Agent {
     const limits: UserRemaining[] = parsed.data;
     const open = this.deps.delivery.openBytes();
     const { restore, remove } = this.limits.onAck(reported, limits, (email) => open.get(email) ?? 0);
+    this.saveLimits();
     for (const email of remove) this.deps.log.warn(`${email} is over its traffic limit: removed from the core until the panel says otherwise`);
     for (const email of restore) this.deps.log.info(`${email} is under its traffic limit again: served again`);
     if (remove.length > 0 || restore.length > 0) await this.applyLimits();

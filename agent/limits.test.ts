@@ -75,4 +75,19 @@ describe("traffic limits kept by the agent", () => {
     expect(["a", "c", "e"].map(unsorted)).toEqual([true, false, true]);
     expect(listedIn([])("a")).toBe(false);
   });
+
+  it("survives a restart: remaining bytes and who is out are kept, what was spent since is what delivery still holds", () => {
+    const l = new UserLimits();
+    l.onAck(["a", "b"], [
+      { email: "a", remainingBytes: 1000 },
+      { email: "b", remainingBytes: 0 },
+    ], none);
+    l.onRead(read({ a: 400 }));
+    const again = new UserLimits();
+    again.restore(JSON.parse(JSON.stringify(l.saved())), (e) => (e === "a" ? 400 : 0));
+    expect(again.enabled).toBe(true);
+    expect(again.of("a")).toEqual({ remaining: 1000, spent: 400 });
+    expect([...again.removed]).toEqual(["b"]);
+    expect(again.onRead(read({ a: 600 }))).toEqual(["a"]);
+  });
 });

@@ -13,6 +13,11 @@
 import type { UserRemaining } from "../core/agent-wire";
 import type { TrafficByEmail } from "./stats";
 
+export interface SavedLimits {
+  limited: Array<[email: string, remainingBytes: number]>;
+  over: string[];
+}
+
 interface Limited {
   /** Bytes left as of the last acknowledged report that named the user. */
   remaining: number;
@@ -30,6 +35,22 @@ export class UserLimits {
   private readonly unknownActive = new Set<string>();
   /** The panel sends limits (it answered a report with the field): enforcement is on. */
   private panelSendsLimits = false;
+
+  /**
+   * What survives an agent restart: the remaining bytes as of the last acknowledged report and
+   * who is out. What was spent since is not kept: it is exactly the traffic the delivery file
+   * has not had acknowledged yet, which `restore` takes back.
+   */
+  saved(): SavedLimits {
+    return { limited: [...this.limited].map(([email, l]) => [email, l.remaining]), over: [...this.over] };
+  }
+
+  /** Back from `saved()` after a restart; `unacknowledged(email)` is what the delivery file still holds for the user. */
+  restore(saved: SavedLimits, unacknowledged: (email: string) => number): void {
+    this.panelSendsLimits = true;
+    for (const [email, remaining] of saved.limited) this.limited.set(email, { remaining, spent: unacknowledged(email) });
+    for (const email of saved.over) this.over.add(email);
+  }
 
   /** True once the panel has sent limits: counters are then read between reports. */
   get enabled(): boolean {
