@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { MAX_BPS, type AgentConfig, type AgentReport } from "../core/agent-wire";
+import { ackLimitsSchema, MAX_BPS, type AgentConfig, type AgentReport, type UserRemaining } from "../core/agent-wire";
 import { HEARTBEAT_INTERVAL_S } from "../core/heartbeat";
 import { checkListeners, checkNeighbours, checkTimeoutMs } from "./checks";
 import { checkConfig, readConfigBody } from "./config-stream";
@@ -14,7 +14,9 @@ import type { CoreManager } from "./core-manager";
 import type { Delivery } from "./delivery";
 import type { Log } from "./log";
 import { UNAUTHORIZED_MESSAGE, type PanelClient } from "./panel";
-import { STATE_FILES, writeJsonAtomic } from "./state";
+import { readJson, STATE_FILES, writeJsonAtomic } from "./state";
+import { z } from "zod";
+import { listedIn, UserLimits } from "./limits";
 import type { TrafficByEmail } from "./stats";
 import { SystemSampler } from "./system";
 
@@ -22,6 +24,30 @@ import { SystemSampler } from "./system";
 export const CONFIG_WAIT_S = 50;
 /** Interval before the first config arrives (no panel, no saved config). */
 const DEFAULT_REPORT_INTERVAL_S = 30;
+/**
+ * How often counters are read between reports once the panel sends limits (issue 25 point 8):
+ * a user is removed within about this long of passing the limit, well under the 5 s aim.
+ */
+export const LIMIT_CHECK_MS = 2000;
+/**
+ * Reports sent early to learn a newly active user's limit: at most one per this long, and a
+ * quarter of the report interval when that is longer. Each replaces the next scheduled
+ * report, since the panel refills one report per interval (bursts of 5).
+ */
+const LIMIT_REPORT_GAP_MS = 5000;
+/**
+ * Up to this many users in the config, the limit check reads every counter (one query of
+ * the chunks stats.ts plans): it also finds newly active users whose limit is unknown. Above
+ * it, only the limited users closest to their limit, one exact query each, at most
+ * LIMIT_WATCH_MAX per check; newly active users are then learnt from the next report.
+ */
+export const LIMIT_FULL_READ_MAX_USERS = 20_000;
+export const LIMIT_WATCH_MAX = 100;
+
+const savedLimitsSchema = z.object({
+  limited: z.array(z.tuple([z.string().min(1).max(128), z.int().min(0)])),
+  over: z.array(z.string().min(1).max(128)),
+});
 
 export interface AgentDeps {
   panel: PanelClient;
@@ -38,6 +64,8 @@ export interface AgentDeps {
   maxBackoffMs?: number;
   /** Heartbeat interval (default HEARTBEAT_INTERVAL_S); 0 = no heartbeats. */
   heartbeatIntervalS?: number;
+  /** Counter reads between reports for limits (default LIMIT_CHECK_MS). */
+  limitCheckMs?: number;
 }
 
 export class FatalError extends Error {
@@ -75,6 +103,13 @@ export class Agent {
    * line saying it is unreachable never follows the one saying it is back.
    */
   private readonly panelFailing = new Set<"config" | "report">();
+  /** Traffic limits enforced here between reports (limits.ts). */
+  readonly limits = new UserLimits();
+  private limitTimer: NodeJS.Timeout | null = null;
+  private limitCheck: Promise<void> | null = null;
+  private lastLimitReportAt = 0;
+  /** Counter reads made for limits (tests count reads, not seconds). */
+  limitReads = 0;
 
   constructor(private readonly deps: AgentDeps) {}
 
@@ -88,12 +123,14 @@ export class Agent {
       this.fatal = (err) => reject(err);
     });
     fatal.catch(() => {});
+    this.loadLimits();
     await this.startFromSavedConfig();
     this.configLoopDone = this.configLoop();
     // The first report goes out at once: until it arrives a new server waits for its first
     // check (and the core coming up sends another one, see applyConfig).
     this.reportSoon();
     this.heartbeat();
+    this.scheduleLimitCheck();
     await Promise.race([this.configLoopDone, fatal]);
   }
 
@@ -120,6 +157,8 @@ export class Agent {
     this.abort.abort();
     if (this.reportTimer) clearTimeout(this.reportTimer);
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    if (this.limitTimer) clearTimeout(this.limitTimer);
+    await this.limitCheck?.catch(() => {});
     await this.heartbeating?.catch(() => {});
     await this.reporting?.catch(() => {});
     await this.drainCounters().catch(() => {});
@@ -171,7 +210,7 @@ export class Agent {
     this.config = checked.config;
     this.deps.log.info(`starting the core on the last good config ${checked.config.version} while the panel is asked for a newer one`);
     // Reported as soon as it runs, as after a config from the panel (see applyConfig).
-    void this.deps.core.apply(checked.config).then((ok) => ok && this.reportSoon());
+    void this.deps.core.apply(this.withoutOverLimit(checked.config)).then((ok) => ok && this.reportSoon());
   }
 
   private async configLoop(): Promise<void> {
@@ -259,7 +298,7 @@ export class Agent {
     const intervalBefore = this.reportIntervalS;
     const wasRunning = this.deps.core.running;
     this.config = config;
-    const ok = await this.deps.core.apply(config);
+    const ok = await this.deps.core.apply(this.withoutOverLimit(config));
     if (ok) {
       try {
         writeJsonAtomic(path.join(this.deps.stateDir, STATE_FILES.lastConfig), config);
@@ -273,6 +312,136 @@ export class Agent {
     // the report sent at start said "not running", and the next one is an interval away.
     if (!ok || this.deps.core.awaitingFiles || (!wasRunning && this.deps.core.running)) this.reportSoon();
     return ok;
+  }
+
+  /**
+   * The config the core runs: the panel's without the users this agent took out for passing
+   * their limit. Users the panel no longer lists are forgotten first (limits.ts keepOnly).
+   */
+  private withoutOverLimit(config: AgentConfig): AgentConfig {
+    if (!this.limits.enabled) return config;
+    if (!this.limits.empty) {
+      this.limits.keepOnly(listedIn(config.users));
+      this.saveLimits();
+    }
+    const over = this.limits.removed;
+    if (over.size === 0) return config;
+    return { ...config, users: config.users.filter((u) => !over.has(u.email)) };
+  }
+
+  /**
+   * The limits as the last run left them: a user cut while the panel is away stays out across
+   * an agent restart, and what the others spent since is what delivery has not had acknowledged.
+   */
+  private loadLimits(): void {
+    const file = path.join(this.deps.stateDir, STATE_FILES.limits);
+    let raw: unknown;
+    try {
+      raw = readJson(file);
+    } catch {
+      raw = null;
+    }
+    if (raw === undefined) return;
+    const parsed = savedLimitsSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.deps.log.warn(`${file} is not a limits file: ignored, limits are learnt again from the next report`);
+      return;
+    }
+    const unacknowledged = this.deps.delivery.unacknowledgedBytes();
+    this.limits.restore(parsed.data, (email) => unacknowledged.get(email) ?? 0);
+  }
+
+  private saveLimits(): void {
+    try {
+      writeJsonAtomic(path.join(this.deps.stateDir, STATE_FILES.limits), this.limits.saved());
+    } catch (err) {
+      this.deps.log.warn(`could not save the limits for the next start: ${(err as Error).message}`);
+    }
+  }
+
+  /** Hands the core the current config without the users over their limit (or with those back). */
+  private async applyLimits(): Promise<void> {
+    const config = this.config;
+    if (!config || this.stopped) return;
+    await this.deps.core.apply(this.withoutOverLimit(config));
+  }
+
+  private scheduleLimitCheck(): void {
+    if (this.stopped) return;
+    this.limitTimer = setTimeout(() => {
+      this.limitTimer = null;
+      this.limitCheck = this.checkLimits().finally(() => {
+        this.limitCheck = null;
+        this.scheduleLimitCheck();
+      });
+    }, this.deps.limitCheckMs ?? LIMIT_CHECK_MS);
+  }
+
+  /**
+   * Reads the counters (into the delivery buffer, as a report would) and removes at once the
+   * users who passed their limit. Only against a panel that sends limits: for an older panel
+   * the agent reads counters at report time only, as before.
+   */
+  private async checkLimits(): Promise<void> {
+    const { core } = this.deps;
+    if (!this.limits.enabled || !core.running || this.stopped) return;
+    let traffic: TrafficByEmail;
+    try {
+      if (core.userCount > LIMIT_FULL_READ_MAX_USERS) {
+        const watched = this.limits.watched(LIMIT_WATCH_MAX);
+        if (watched.length === 0) return;
+        traffic = await core.readTrafficOf(watched);
+      } else {
+        traffic = await core.readTraffic();
+      }
+    } catch {
+      return; // the report says the API is down
+    }
+    this.limitReads++;
+    this.takeTraffic(traffic);
+    if (this.limits.wantsReport && Date.now() - this.lastLimitReportAt >= Math.max(LIMIT_REPORT_GAP_MS, (this.reportIntervalS * 1000) / 4)) {
+      // A user with traffic whose limit is unknown: the answer to a report says. It takes the
+      // place of the scheduled report (the next one follows an interval after it).
+      this.lastLimitReportAt = Date.now();
+      if (this.reportTimer) {
+        clearTimeout(this.reportTimer);
+        this.reportTimer = null;
+      }
+      this.reportSoon();
+    }
+  }
+
+  /**
+   * Users who just passed their limit (whichever read saw it): out of the core at once. Not
+   * awaited by the reader: a read made for a restart runs inside the core's apply queue.
+   */
+  private async cutOverLimit(crossed: readonly string[]): Promise<void> {
+    const { log } = this.deps;
+    for (const email of crossed.slice(0, 20)) {
+      const l = this.limits.of(email);
+      if (l && l !== "unlimited") log.warn(`${email} passed its traffic limit (${l.spent} bytes since the last report, ${l.remaining} were left): removed from the core until the panel says otherwise`);
+    }
+    if (crossed.length > 20) log.warn(`… and ${crossed.length - 20} more users passed their traffic limit`);
+    this.saveLimits();
+    await this.applyLimits();
+    // The panel learns the bytes now, not at the next interval (it stays the authority).
+    this.reportSoon();
+  }
+
+  /** An ack's limits: what each limited user of the acknowledged batch has left. */
+  private async takeLimits(reported: readonly string[], raw: unknown): Promise<void> {
+    const parsed = ackLimitsSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.deps.log.warn(`the panel's limits are unreadable, ignored: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+      return;
+    }
+    const limits: UserRemaining[] = parsed.data;
+    const open = this.deps.delivery.openBytes();
+    const { restore, remove } = this.limits.onAck(reported, limits, (email) => open.get(email) ?? 0);
+    this.saveLimits();
+    for (const email of remove) this.deps.log.warn(`${email} is over its traffic limit: removed from the core until the panel says otherwise`);
+    for (const email of restore) this.deps.log.info(`${email} is under its traffic limit again: served again`);
+    if (remove.length > 0 || restore.length > 0) await this.applyLimits();
   }
 
   /** Waits ms, or less when the agent stops or a report got through (the panel is back). */
@@ -315,7 +484,10 @@ export class Agent {
     });
   }
 
+  /** Counters read (for a report, a restart or the limit check): delivered once, and checked against limits. */
   private takeTraffic(traffic: TrafficByEmail) {
+    const crossed = this.limits.onRead(traffic);
+    if (crossed.length > 0) void this.cutOverLimit(crossed);
     this.deps.delivery.add(traffic);
     for (const [email, t] of traffic) {
       const e = this.pendingTraffic.get(email) ?? { up: 0, down: 0 };
@@ -417,8 +589,11 @@ export class Agent {
     switch (answer.kind) {
       case "ack":
         this.wakeConfigLoop?.();
-        if (batch) return delivery.acknowledge(batch.seq);
-        return false;
+        {
+          const more = batch ? delivery.acknowledge(batch.seq) : false;
+          if (answer.ack.limits !== undefined) await this.takeLimits(batch?.users.map((u) => u.email) ?? [], answer.ack.limits);
+          return more;
+        }
       case "unauthorized":
         throw new FatalError(UNAUTHORIZED_MESSAGE, 3);
       case "retry":

@@ -441,6 +441,39 @@ export class CoreManager {
     return traffic;
   }
 
+  /** Users of the running config. */
+  get userCount(): number {
+    return this.users.length;
+  }
+
+  /**
+   * Reads (and resets) only these users' counters, one exact query each (`user>>>EMAIL>>>`):
+   * the limit check's reading on a server with too many users to read them all every few
+   * seconds (agent.ts). Throws when no query got an answer.
+   */
+  async readTrafficOf(emails: readonly string[]): Promise<TrafficByEmail> {
+    const apiPort = this.apiPort;
+    if (apiPort === null || !this.supervisor.running) throw new Error("the core is not running");
+    const traffic: TrafficByEmail = new Map();
+    let next = 0;
+    let answered = false;
+    let lastError = "";
+    const worker = async () => {
+      while (next < emails.length) {
+        const email = emails[next++]!;
+        const result = await this.queryChunk({ pattern: `user>>>${email}>>>`, covers: `the email ${JSON.stringify(email)}`, users: 1 }, apiPort);
+        if (typeof result === "string") lastError = result;
+        else {
+          answered = true;
+          mergeTraffic(traffic, result);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, emails.length) }, worker));
+    if (!answered && emails.length > 0) throw new Error(`the core's API did not answer: ${lastError}`);
+    return traffic;
+  }
+
   /** The queries that cover every counter the core may hold (planned again when the users change). */
   private statsChunks(): StatsChunk[] {
     const plan = this.chunkPlan;

@@ -52,3 +52,26 @@ it("adds and removes users live, restarts on inbound changes, keeps the old conf
   expect(calls().some((c) => /^statsquery --server=127\.0\.0\.1:\d+ -pattern user>>> -reset$/.test(c))).toBe(true);
   expect(await core.readTraffic()).toEqual(new Map([["sub-alice", { up: 0, down: 0 }]]));
 });
+
+it("reads only the users asked for, one exact query each, leaving the others' counters for the next full reading (the limit check on a large server)", async () => {
+  const reality = realityInbound(8443);
+  const users = [
+    { id: IDS.alice, email: "sub-alice" },
+    { id: IDS.bob, email: "sub-bob" },
+  ];
+  expect(await core.apply(agentConfig({ version: "x5", inbounds: [{ ...reality, tag: "in-8443" }], users }))).toBe(true);
+  expect(core.userCount).toBe(2);
+  await core.readTraffic();
+  await addTraffic(core.apiPort!, [
+    ["sub-alice", 1, 2],
+    ["sub-bob", 30, 40],
+  ]);
+  expect(await core.readTrafficOf(["sub-bob"])).toEqual(new Map([["sub-bob", { up: 30, down: 40 }]]));
+  expect(calls().some((c) => /^statsquery --server=127\.0\.0\.1:\d+ -pattern user>>>sub-bob>>> -reset$/.test(c))).toBe(true);
+  expect(await core.readTraffic()).toEqual(
+    new Map([
+      ["sub-alice", { up: 1, down: 2 }],
+      ["sub-bob", { up: 0, down: 0 }],
+    ]),
+  );
+});

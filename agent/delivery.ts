@@ -91,6 +91,20 @@ export class Delivery {
     return { instance: this.state.instance, seq: this.state.pending.seq, users: this.state.pending.users.map((u) => ({ ...u })) };
   }
 
+  /** Bytes (up + down) per user not yet acknowledged (the pending batch and the open one). */
+  unacknowledgedBytes(): Map<string, number> {
+    const out = this.openBytes();
+    for (const u of this.state.pending?.users ?? []) out.set(u.email, (out.get(u.email) ?? 0) + u.up + u.down);
+    return out;
+  }
+
+  /** Bytes (up + down) per user read but not yet in a batch: what came after the pending one was cut. */
+  openBytes(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const u of this.state.open) out.set(u.email, (out.get(u.email) ?? 0) + u.up + u.down);
+    return out;
+  }
+
   /** The panel took batch `seq` (200, duplicate or not). True when more traffic waits. */
   acknowledge(seq: number): boolean {
     if (this.state.pending?.seq === seq) {

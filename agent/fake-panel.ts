@@ -23,6 +23,8 @@ export class FakePanel {
   readonly counted = new Map<string, { up: number; down: number }>();
   readonly seen = new Set<string>();
   token = "good-token";
+  /** Traffic limits in bytes per email: acks then carry the remaining bytes, as the panel's do (issue 25 point 8). */
+  readonly limitBytes = new Map<string, number>();
   /** "down": every request gets 503 (the panel is away). */
   down = false;
   /** Reports answered 503 because the panel was down. */
@@ -148,7 +150,17 @@ export class FakePanel {
           }
         }
       }
-      return this.send(res, { status: 200, body: { ok: true, status: "healthy", duplicate } });
+      const users = r.users ?? [];
+      const limits =
+        this.limitBytes.size > 0
+          ? users
+              .filter((u) => this.limitBytes.has(u.email))
+              .map((u) => {
+                const c = this.counted.get(u.email) ?? { up: 0, down: 0 };
+                return { email: u.email, remainingBytes: Math.max(0, this.limitBytes.get(u.email)! - c.up - c.down) };
+              })
+          : undefined;
+      return this.send(res, { status: 200, body: { ok: true, status: "healthy", duplicate, ...(limits ? { limits } : {}) } });
     }
     this.send(res, { status: 404, body: { error: "not found" } });
   }

@@ -114,4 +114,6 @@ export const STATE_FILES = {
   corePid: "core.pid",
   /** instance id, next seq, the unacknowledged batch and the accumulating one. */
   delivery: "delivery.json",
+  /** Limited users' remaining bytes as of the last acknowledged report, and who is out (limits.ts). */
+  limits: "limits.json",
 } as const;

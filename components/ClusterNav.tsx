@@ -14,6 +14,7 @@ const TABS = [
   { href: "/servers", label: "Servers & inbounds" },
   { href: "/subscribers", label: "Subscribers" },
   { href: "/health", label: "Health" },
+  { href: "/branding", label: "Subscriber page" },
   { href: "/audit", label: "Audit log" },
 ];
 

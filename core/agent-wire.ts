@@ -154,6 +154,20 @@ export type UserTraffic = z.infer<typeof userTrafficSchema>;
 export type ListenerDown = z.infer<typeof listenerDownSchema>;
 export type AgentReport = z.infer<typeof agentReportSchema>;
 
+/**
+ * A limited user's bytes left as of the report an ack answers (issue 25 point 8): the agent
+ * counts what it reads after that report and removes the user from the core once it passes
+ * them, without waiting for the panel. Users of the report not listed have no limit.
+ */
+export const userRemainingSchema = z
+  .object({
+    email: z.string().min(1).max(128),
+    remainingBytes: z.int().min(0).max(Number.MAX_SAFE_INTEGER),
+  })
+  .strict();
+export const ackLimitsSchema = z.array(userRemainingSchema).max(MAX_REPORT_USERS);
+export type UserRemaining = z.infer<typeof userRemainingSchema>;
+
 /** The panel's answer to an accepted report. `duplicate`: this (instance, seq) was already counted. */
 export interface AgentReportAck {
   ok: true;
@@ -161,6 +175,12 @@ export interface AgentReportAck {
   duplicate?: boolean;
   /** Emails the panel did not recognise (rows ignored; see routeboard_agent_unknown_users_total). */
   unknownUsers?: number;
+  /**
+   * The limited users of this report's traffic and what they have left (ackLimitsSchema).
+   * Empty when the report carried no limited user's traffic; absent from panels before issue
+   * 25, and the agent then enforces nothing itself. Agents before it ignore the field.
+   */
+  limits?: UserRemaining[];
 }
 
 // ---------------------------------------------------------------------------

@@ -59,6 +59,8 @@ export const clusters = pgTable(
      * served (allow, the default: many apps send none) or refused with one informational entry.
      */
     devicelessFetches: text("deviceless_fetches", { enum: DEVICELESS_FETCHES }).notNull().default("allow"),
+    /** The subscribers' public page brand (core/branding.ts: title, logo, support link, colours); null = neutral. */
+    branding: jsonb("branding"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -18,11 +18,13 @@ test("a browser opening /sub/<token> gets the subscriber's page: usage, app link
   const res = await page.goto(`/sub/${alice.token}`);
   expect(res!.status()).toBe(200);
   expect(res!.headers()["content-type"]).toBe("text/html; charset=utf-8");
-  expect(res!.headers()["vary"]).toBe("User-Agent");
+  expect(res!.headers()["vary"]).toBe("User-Agent, Accept-Language");
   expect(res!.headers()["content-security-policy"]).toContain("default-src 'none'");
 
-  await expect(page.getByRole("heading", { level: 1, name: cluster.name })).toBeVisible();
-  await expect(page.getByText("Subscription of alice")).toBeVisible();
+  // No brand set: a neutral title, and neither the cluster's nor the subscriber's internal name.
+  await expect(page.getByRole("heading", { level: 1, name: "VPN" })).toBeVisible();
+  await expect(page.getByText(cluster.name)).toHaveCount(0);
+  await expect(page.getByText("Subscription of alice")).toHaveCount(0);
   await expect(page.getByTestId("usage")).toContainText(/upload .*, download /);
   await expect(page.getByTestId("limit")).toBeVisible();
   await expect(page.getByTestId("expiry")).toBeVisible();
@@ -33,7 +35,7 @@ test("a browser opening /sub/<token> gets the subscriber's page: usage, app link
     await expect(page.getByRole("img", { name: `QR code for ${app}` })).toBeVisible();
   }
   await expect(page.getByRole("link", { name: "Add to Hiddify" })).toHaveAttribute("href", new RegExp(`^hiddify://import/${url.replace(/[.?]/g, "\\$&")}#`));
-  await expect(page.getByRole("link", { name: "Add to Clash Verge / Clash Meta / ClashX" })).toHaveAttribute("href", `clash://install-config?url=${encodeURIComponent(`${url}?format=clash`)}&name=${encodeURIComponent(cluster.name)}`);
+  await expect(page.getByRole("link", { name: "Add to Clash Verge / Clash Meta / ClashX" })).toHaveAttribute("href", `clash://install-config?url=${encodeURIComponent(`${url}?format=clash`)}&name=VPN`);
   await expect(page.getByRole("link", { name: "Add to sing-box" })).toHaveAttribute("href", /^sing-box:\/\/import-remote-profile\?url=/);
   await expect(page.getByRole("link", { name: "Add to v2rayNG" })).toHaveAttribute("href", /^v2rayng:\/\/install-sub\?url=/);
   // One share link per non-empty route, each with its QR code behind a disclosure.
@@ -59,8 +61,8 @@ test("the operator's link dialog offers every app's link and QR code, and warns 
   expect(link).toMatch(new RegExp(`^${new URL(page.url()).origin}/sub/[A-Za-z0-9_-]+$`));
   await expect(dialog.getByRole("img", { name: "QR code: Subscription URL (alice)" })).toBeVisible();
   for (const app of APPS) await expect(dialog.getByRole("link", { name: `Add to ${app}` })).toBeVisible();
-  await expect(dialog.getByRole("link", { name: "Add to Hiddify" })).toHaveAttribute("href", `hiddify://import/${link}#${encodeURIComponent(cluster.name)}`);
-  await expect(dialog.getByRole("link", { name: "Add to v2rayNG" })).toHaveAttribute("href", `v2rayng://install-sub?url=${encodeURIComponent(link)}&name=${encodeURIComponent(cluster.name)}`);
+  await expect(dialog.getByRole("link", { name: "Add to Hiddify" })).toHaveAttribute("href", `hiddify://import/${link}#VPN`);
+  await expect(dialog.getByRole("link", { name: "Add to v2rayNG" })).toHaveAttribute("href", `v2rayng://install-sub?url=${encodeURIComponent(link)}&name=VPN`);
   await dialog.getByRole("button", { name: "QR code for Hiddify" }).click();
   await expect(dialog.getByRole("img", { name: "QR code: Hiddify (alice)" })).toBeVisible();
   await page.screenshot({ path: "test-results/link-dialog-apps.png" });

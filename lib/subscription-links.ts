@@ -31,7 +31,7 @@ function base64(s: string): string {
 
 /**
  * One deep link per app family, in the order shown. `name` is the profile name the app
- * shows (the cluster's name, as `profile-title` says).
+ * shows (the cluster's brand title, as `profile-title` says).
  */
 export function appLinks(url: string, name: string): AppLink[] {
   const u = encodeURIComponent;

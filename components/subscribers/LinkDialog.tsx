@@ -3,6 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import QRCode from "qrcode";
 import { useEffect, useState } from "react";
 import { useLinkOrigin } from "@/components/AppShell";
+import { DEFAULT_BRAND_TITLE } from "@/core/branding";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
 import { buttonClass } from "@/components/ui/Field";
@@ -37,8 +38,8 @@ export function LinkPanel({ name, token, clusterId }: { name: string; token: str
   const { origin, publicUrlSet, known } = useLinkOrigin();
   const cluster = useQuery(trpc.clusters.get.queryOptions({ clusterId }));
   const link = subscriptionUrl(origin, token);
-  // The profile name apps show: the cluster's, as the subscription's profile-title says.
-  const apps = appLinks(link, cluster.data?.name ?? "Routeboard");
+  // The profile name apps show: the brand's title, as the subscription's profile-title says.
+  const apps = appLinks(link, cluster.data?.branding?.title ?? DEFAULT_BRAND_TITLE);
   const choices = [{ id: "url", app: "Subscription URL", href: link }, ...apps];
   const [selected, setSelected] = useState("url");
   const shown = choices.find((c) => c.id === selected) ?? choices[0]!;

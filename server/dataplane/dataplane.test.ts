@@ -11,7 +11,7 @@ import { openDatabase, type Database } from "@/db/client";
 import { testDbKinds, type TestDatabase } from "@/db/testing";
 import { configUserChanges, serverAgentState, subscriberTraffic, subscribers } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
-import { agentConfigAnswerSchema, agentConfigSchema, type AgentConfig, type AgentConfigDelta } from "@/core/agent-wire";
+import { agentConfigAnswerSchema, agentConfigSchema, type AgentConfig, type AgentConfigDelta, type AgentReportAck } from "@/core/agent-wire";
 import { applyUserDelta, diffSortedUsers, legacyVersionOfConfig, versionOfConfig } from "@/core/config-version";
 import { agentReportHandler } from "@/server/dataplane/report-http";
 import { renderMetrics } from "@/server/metrics";
@@ -486,6 +486,31 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     }
     const ok = await post(srv[1]!.token, baseReport());
     expect(ok.status).toBe(200);
+  });
+
+  it("answers a report with its limited users' remaining bytes, this report's traffic counted; unlimited users are left out (issue 25 point 8)", async () => {
+    agentLimits().reports.clear();
+    const limit = Math.round(0.001 * 1024 ** 3);
+    const gail = await admin.subscribers.create({ clusterId, name: "gail", expiresAt: null, trafficLimitGb: 0.001 });
+    const send = async (seq: number, down: number) => {
+      const r = await post(srv[1]!.token, baseReport({ instance: "agent-remaining", seq, users: [{ email: gail.id, up: 100, down }, { email: alice.id, up: 1, down: 1 }] }));
+      expect(r.status).toBe(200);
+      return (await r.json()) as AgentReportAck;
+    };
+    // Whether or not the journal was folded into her total yet, what she has left counts it.
+    expect((await send(1, 1000)).limits).toEqual([{ email: gail.id, remainingBytes: limit - 1100 }]);
+    expect((await send(2, 2000)).limits).toEqual([{ email: gail.id, remainingBytes: limit - 3200 }]);
+    // A duplicate adds nothing.
+    expect((await send(2, 2000)).limits).toEqual([{ email: gail.id, remainingBytes: limit - 3200 }]);
+    // Past the limit: nothing left, never below 0.
+    expect((await send(3, limit)).limits).toEqual([{ email: gail.id, remainingBytes: 0 }]);
+    // Her crossing is folded and pushed before the next test waits on a push of its own.
+    await expect.poll(async () => (await configOf(1)).users.map((u) => u.email)).not.toContain(gail.id);
+    // Another cluster's agent learns nothing of her.
+    const other = await admin.clusters.create({ name: `dp-other-${kind}` });
+    const s = await admin.servers.create({ clusterId: other.id, name: "x0", address: "10.9.0.1", role: "node", coefficient: 1, capacityMbps: null, enabled: true });
+    const r = await post(s.agentToken, baseReport({ instance: "agent-other", seq: 1, users: [{ email: gail.id, up: 0, down: 1 }] }));
+    expect(((await r.json()) as AgentReportAck).limits).toEqual([]);
   });
 
   it("a subscriber whose report crosses the limit leaves the config at the next push", async () => {

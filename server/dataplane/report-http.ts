@@ -13,6 +13,7 @@ import { getDb } from "@/server/db";
 import type { Db } from "@/db/client";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendJson, type RouteHandler } from "@/server/http/util";
+import { remainingBytesOf } from "@/server/usage/remaining";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse, type AgentServer } from "@/server/dataplane/agent-auth";
@@ -133,7 +134,25 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
     return;
   }
   reports.inc({ outcome: outcome.httpStatus === 200 ? (outcome.body.duplicate ? "duplicate" : "ok") : "refused" });
-  sendJson(res, outcome.httpStatus, outcome.body);
+  let answer: object = outcome.body;
+  const users = parsed.report.users;
+  // An empty list still says "this panel sends limits": the agent then reads its counters between reports.
+  if (outcome.httpStatus === 200) answer = { ...outcome.body, limits: [] };
+  if (outcome.httpStatus === 200 && users && users.length > 0) {
+    // The limited users' bytes left, for the agent to enforce between reports (issue 25 point 8).
+    // The traffic is stored: a failure here only leaves the field out.
+    try {
+      const limits = await remainingBytesOf(
+        await intake.db(),
+        agent.clusterId,
+        users.map((u) => u.email),
+      );
+      answer = { ...outcome.body, limits };
+    } catch {
+      // the next report's ack carries them
+    }
+  }
+  sendJson(res, outcome.httpStatus, answer);
 }
 
 /** The body as text, or null once it exceeds `limit` (the rest is drained, not buffered). */

@@ -114,8 +114,8 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
   it("a report saying the listener is down is unavailable, before and after a healthy one", async () => {
     const now = Date.now();
     const down = JSON.stringify(report({ listenerAlive: false }));
-    expect((await send(auth(2), down, now)).body).toEqual({ ok: true, status: "unavailable" });
-    expect((await send(auth(2), JSON.stringify(report()), now + 1000)).body).toEqual({ ok: true, status: "healthy" });
+    expect((await send(auth(2), down, now)).body).toEqual({ ok: true, status: "unavailable", limits: [] });
+    expect((await send(auth(2), JSON.stringify(report()), now + 1000)).body).toEqual({ ok: true, status: "healthy", limits: [] });
     const r = await send(auth(2), down, now + 2000);
     expect(r).toMatchObject({ body: { status: "unavailable" } });
     const [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, ids[2]!));
@@ -211,7 +211,7 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     let [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, s!.id));
     expect(h).toMatchObject({ probeFailStreak: 2, probeHealthy: null, statusReason: "Health probe has never passed (2 failures in a row); last error: connection refused." });
     const ok = await send(`Bearer ${token}`, JSON.stringify(report()), now + 20);
-    expect(ok.body).toEqual({ ok: true, status: "healthy" });
+    expect(ok.body).toEqual({ ok: true, status: "healthy", limits: [] });
     [h] = await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, s!.id));
     expect(h).toMatchObject({ status: "healthy", reportEverHealthy: true });
     expect(h!.recoveredAt).toBeNull();

@@ -36,7 +36,9 @@ import {
   type SubscriptionFormat,
   shareLink,
 } from "./formats";
-import { renderSubscriberPage, SUBSCRIBER_PAGE_CSP } from "./page";
+import { DEFAULT_BRAND_TITLE } from "@/core/branding";
+import { renderSubscriberPage, subscriberPageCsp } from "./page";
+import { pageBlockMessage, pickPageLanguage, type PageLanguage } from "./page-language";
 import { formatForUserAgent, type DetectedFormat } from "./user-agent";
 import { subscriptionUrl } from "@/lib/subscription-links";
 import { entryFor, type FleetSnapshot, type SnapshotSubscriber } from "./snapshot";
@@ -53,6 +55,8 @@ export interface AnswerContext {
   origin?: string;
   /** The device the app says it is (x-hwid and co., cleaned: core/devices.ts); none when absent. */
   device?: DeviceHeaders;
+  /** The browser's Accept-Language: the HTML page's own words follow it. */
+  acceptLanguage?: string | null;
 }
 
 export type AnswerFormat = SubscriptionFormat | "html";
@@ -101,6 +105,11 @@ interface Decided {
 const requests = counter("routeboard_subscription_requests_total", "Subscription requests by outcome");
 const decisions = counter("routeboard_balancer_decisions_total", "Balancer decisions by reason");
 const recomputed = counter("routeboard_subscription_recomputed_total", "Answers decided again: all routes (full) or only the routes a status change touched (partial)");
+
+/** What the answer depends on besides the URL: the HTML page's words also follow the language. */
+function varyOn(format: AnswerFormat): string {
+  return format === "html" ? "User-Agent, Accept-Language" : "User-Agent";
+}
 
 const NOT_FOUND: SubscriptionAnswer = { status: 404, headers: { "content-type": "text/plain; charset=utf-8" }, body: "Not found\n" };
 
@@ -153,13 +162,15 @@ export class Answerer {
       return NOT_FOUND;
     }
     const origin = ctx.origin ?? "http://localhost";
+    const lang = format === "html" ? pickPageLanguage(ctx.acceptLanguage) : "en";
     const blocked = blockReason(sub, now);
     if (blocked) {
       // Expired or over the limit: one entry that says so, in every format (no balancing, no assignment).
       requests.inc({ outcome: blocked.kind });
       const message = blockMessage(blocked);
       const entries = [infoEntry(message)];
-      const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: blocked, message }) : renderSubscription(format, INFO_UUID, entries);
+      const body =
+        format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, lang, { reason: blocked, message: pageBlockMessage(blocked, lang) }) : renderSubscription(format, INFO_UUID, entries);
       return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body, ascii: format === "base64" };
     }
     const device = ctx.device ?? NO_DEVICE;
@@ -171,7 +182,7 @@ export class Answerer {
         requests.inc({ outcome: checked.reason });
         const message = deviceRefusalMessage(checked);
         const entries = [infoEntry(message)];
-        const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, { reason: { kind: checked.reason }, message }) : renderSubscription(format, INFO_UUID, entries);
+        const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, lang, { reason: { kind: checked.reason }, message }) : renderSubscription(format, INFO_UUID, entries);
         // v2rayTun shows its own device-limit notice on this header (as Remnawave sends it).
         const headers = { ...this.headersFor(sub, format, vary), ...(checked.reason === "device-limit" ? { "x-hwid-limit": "true" } : {}) };
         return { status: 200, headers: this.withStale(headers), body, ascii: format === "base64" };
@@ -182,26 +193,26 @@ export class Answerer {
       const previous = this.choices.known(sub.id) ?? (await this.choices.of(sub.id));
       d = this.bringUpToDate(sub, previous, this.clock());
     }
-    // The page's links name the origin: one cached page per subscriber, for the origin last asked.
-    const key = format === "html" ? `html ${origin}` : format;
+    // The page's links name the origin, its words the language: one cached page per subscriber, for the last asked.
+    const key = format === "html" ? `html ${lang} ${origin}` : format;
     const cached = d.bodies.get(key);
     if (cached && cached.subscribersVersion === snapshot.subscribersVersion) {
       requests.inc({ outcome: snapshot.stale ? "stale" : "ok" });
-      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: "User-Agent" } : cached.headers), body: cached.body, ascii: format === "base64" };
+      return { status: 200, headers: this.withStale(vary ? { ...cached.headers, vary: varyOn(format) } : cached.headers), body: cached.body, ascii: format === "base64" };
     }
     const entries: SubscriptionEntry[] = [];
     for (const slot of d.slots) if (slot.entry) entries.push(slot.entry);
     const headers = this.headersFor(sub, format, false);
     let body: string;
     if (format === "html") {
-      body = await this.renderPage(sub, entries, sub.vlessUuid, origin, null);
+      body = await this.renderPage(sub, entries, sub.vlessUuid, origin, lang, null);
       for (const k of d.bodies.keys()) if (k.startsWith("html ")) d.bodies.delete(k);
     } else {
       body = renderSubscription(format, sub.vlessUuid, entries);
     }
     d.bodies.set(key, { subscribersVersion: snapshot.subscribersVersion, body, headers });
     requests.inc({ outcome: snapshot.stale ? "stale" : "ok" });
-    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: "User-Agent" } : headers), body, ascii: format === "base64" };
+    return { status: 200, headers: this.withStale(vary ? { ...headers, vary: varyOn(format) } : headers), body, ascii: format === "base64" };
   }
 
   /**
@@ -237,22 +248,33 @@ export class Answerer {
   }
 
   private headersFor(sub: SnapshotSubscriber, format: AnswerFormat, vary: boolean): Record<string, string> {
-    const cluster = this.snapshot.topology!.clusters.get(sub.clusterId);
+    const branding = this.snapshot.topology!.clusters.get(sub.clusterId)?.branding ?? null;
     return {
       "content-type": format === "html" ? HTML_CONTENT_TYPE : CONTENT_TYPES[format],
       "cache-control": "no-store",
       "subscription-userinfo": subscriptionUserinfo(sub.trafficUpBytes, sub.trafficDownBytes, sub.trafficLimitBytes, sub.expiresAt),
       "profile-update-interval": String(PROFILE_UPDATE_INTERVAL_HOURS),
-      "profile-title": profileTitle(cluster?.name ?? "Routeboard"),
-      ...(format === "html" ? { "content-security-policy": SUBSCRIBER_PAGE_CSP } : {}),
-      ...(vary ? { vary: "User-Agent" } : {}),
+      // The brand's title, never the internal cluster name (issue 25 point 7).
+      "profile-title": profileTitle(branding?.title ?? DEFAULT_BRAND_TITLE),
+      ...(format === "html" ? { "content-security-policy": subscriberPageCsp(branding?.logo) } : {}),
+      ...(vary ? { vary: varyOn(format) } : {}),
     };
   }
 
-  private renderPage(sub: SnapshotSubscriber, entries: SubscriptionEntry[], uuid: string, origin: string, blocked: Parameters<typeof renderSubscriberPage>[0]["blocked"]): Promise<string> {
+  private renderPage(
+    sub: SnapshotSubscriber,
+    entries: SubscriptionEntry[],
+    uuid: string,
+    origin: string,
+    lang: PageLanguage,
+    blocked: Parameters<typeof renderSubscriberPage>[0]["blocked"],
+  ): Promise<string> {
+    const branding = this.snapshot.topology!.clusters.get(sub.clusterId)?.branding ?? null;
     return renderSubscriberPage({
-      title: this.snapshot.topology!.clusters.get(sub.clusterId)?.name ?? "Routeboard",
-      subscriberName: sub.name,
+      title: branding?.title ?? DEFAULT_BRAND_TITLE,
+      subscriberName: branding?.showSubscriberName ? sub.name : null,
+      branding,
+      lang,
       url: subscriptionUrl(origin, sub.token),
       upBytes: sub.trafficUpBytes,
       downBytes: sub.trafficDownBytes,

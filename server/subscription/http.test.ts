@@ -1,7 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { subscribers } from "@/db/schema";
+import { clusters, subscribers } from "@/db/schema";
+import { publishChange } from "@/server/bus";
 import { startTestApp, type TestApp } from "@/server/api/http-testing";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { publicOrigin } from "./http";
@@ -28,7 +29,10 @@ describe("GET /sub/<token> over HTTP", () => {
   let token: string;
   beforeAll(async () => {
     app = await startTestApp({ devtools: false });
-    const clusterId = await seedDemoCluster(app.database.db, "Café ☕");
+    const clusterId = await seedDemoCluster(app.database.db, "Internal fleet");
+    // profile-title is the brand's title (issue 25 point 7), not the cluster's name.
+    await app.database.db.update(clusters).set({ branding: { title: "Café ☕", showSubscriberName: false } }).where(eq(clusters.id, clusterId));
+    publishChange("settings", clusterId);
     token = (await app.database.db.select().from(subscribers).where(eq(subscribers.clusterId, clusterId)).limit(1))[0]!.token;
   });
   afterAll(async () => {
@@ -41,6 +45,7 @@ describe("GET /sub/<token> over HTTP", () => {
       expect(res.status).toBe(200);
       const bytes = Buffer.from(await res.arrayBuffer());
       const expected = await app.subscriptions.answer(token, format);
+      expect(expected.body).not.toContain("Internal fleet");
       expect(bytes.equals(Buffer.from(expected.body, "utf8"))).toBe(true);
       // Sent with its length, not in chunks.
       expect(res.headers.get("content-length")).toBe(String(bytes.length));
@@ -51,6 +56,16 @@ describe("GET /sub/<token> over HTTP", () => {
     expect(links.split("\n")[0]).toMatch(/^vless:\/\//);
     const json = (await (await fetch(`${app.url}/sub/${token}?format=json`)).json()) as { routes: Array<{ route: string }> };
     expect(json.routes.map((r) => r.route)).toContain("🇺🇸 USA");
+  });
+
+  it("gives a browser the page in its language, from Accept-Language", async () => {
+    const res = await fetch(`${app.url}/sub/${token}`, { headers: { "user-agent": "Mozilla/5.0 Chrome/140", "accept-language": "zh-CN,zh;q=0.9" } });
+    const html = await res.text();
+    expect(html).toContain('<html lang="zh" dir="ltr">');
+    expect(html).toContain("添加到应用");
+    expect(html).toContain("<h1>Café ☕</h1>");
+    expect(html).not.toContain("Internal fleet");
+    expect(res.headers.get("vary")).toBe("User-Agent, Accept-Language");
   });
 
   it("answers HEAD with the headers and no body", async () => {

@@ -28,6 +28,7 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
     userAgent: req.headers["user-agent"] ?? null,
     origin: publicOrigin(req),
     device: deviceFromHeaders(req.headers),
+    acceptLanguage: req.headers["accept-language"] ?? null,
   });
   const encoding = answer.ascii ? "latin1" : "utf8";
   // A length, not chunks: apps show download progress, and HEAD tells the size it would be.

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { appLinks, subscriptionUrl } from "@/lib/subscription-links";
 import { blockMessage } from "./formats";
-import { escapeHtml, renderSubscriberPage, SUBSCRIBER_PAGE_CSP, type SubscriberPageInput } from "./page";
+import { escapeHtml, renderSubscriberPage, SUBSCRIBER_PAGE_CSP, subscriberPageCsp, type SubscriberPageInput } from "./page";
+import { pageBlockMessage } from "./page-language";
 
 const url = subscriptionUrl("https://panel.example.com/", "tok_abcdefgh12");
 const base: SubscriberPageInput = {
@@ -68,5 +69,48 @@ describe("the subscriber's page", () => {
     const html = await renderSubscriberPage({ ...base, expiresAt: reason.at, blocked: { reason, message: blockMessage(reason) } });
     expect(html).toContain('role="alert" data-testid="blocked">⛔ Subscription expired on 1 Dec 2026');
     expect(html).toContain("<dt>Expired</dt>");
+  });
+
+  it("shows no subscriber name unless the operator chose to", async () => {
+    const html = await renderSubscriberPage({ ...base, subscriberName: null });
+    expect(html).not.toContain("Zoë");
+    expect(html).not.toContain("subscriber-name");
+  });
+
+  it("wears the brand: logo without a Referer, support link, colours as CSS variables", async () => {
+    const branding = { logo: "https://cdn.example.net/l.png", supportUrl: "mailto:help@example.net", accentColor: "#ffee00", backgroundColor: "#0a0a0a" };
+    const html = await renderSubscriberPage({ ...base, branding });
+    expect(html).toContain('<img src="https://cdn.example.net/l.png" alt="" referrerpolicy="no-referrer" data-testid="logo">');
+    expect(html).toContain('<meta name="referrer" content="no-referrer">');
+    expect(html).toContain('href="mailto:help@example.net" rel="noopener noreferrer" data-testid="support">Support</a>');
+    // A light accent gets dark text on it; a dark background gets white text.
+    expect(html).toContain(":root{--accent:#ffee00;--on-accent:#0f172a;--bg:#0a0a0a;--fg:#ffffff}");
+    expect(subscriberPageCsp(branding.logo)).toBe(SUBSCRIBER_PAGE_CSP.replace("img-src data:", "img-src data: https://cdn.example.net"));
+  });
+
+  it("writes no colour that is not #rrggbb into its CSS, and allows no logo origin but an https one", async () => {
+    const html = await renderSubscriberPage({ ...base, branding: { logo: null, supportUrl: null, accentColor: "red}body{display:none", backgroundColor: "#12345" } });
+    expect(html).not.toContain("display:none");
+    expect(html).toContain(":root{--accent:#0f172a;--on-accent:#ffffff;--bg:#f1f5f9;--fg:#0f172a}");
+    for (const logo of [null, "data:image/png;base64,AAAA", "http://x.example/l.png", "javascript:alert(1)"]) expect(subscriberPageCsp(logo)).toBe(SUBSCRIBER_PAGE_CSP);
+  });
+
+  it("speaks the browser's language, right to left for Persian, and leaves operator text as written", async () => {
+    const reason = { kind: "limited" as const, usedBytes: 2, limitBytes: 1, renewsAt: null };
+    const fa = await renderSubscriberPage({ ...base, lang: "fa", blocked: { reason, message: pageBlockMessage(reason, "fa") } });
+    expect(fa).toContain('<html lang="fa" dir="rtl">');
+    expect(fa).toContain("افزودن به برنامه");
+    expect(fa).toContain("⛔ حجم ترافیک به پایان رسید");
+    expect(fa).toContain(escapeHtml(base.title));
+    // Links stay left to right inside the right-to-left page.
+    expect(fa).toContain('<code dir="ltr" data-testid="subscription-url">');
+    const ru = await renderSubscriberPage({ ...base, lang: "ru" });
+    expect(ru).toContain('<html lang="ru" dir="ltr">');
+    expect(ru).toContain("Добавить в приложение");
+    expect(ru).toContain("3.00 GB из 10.0 GB");
+    expect(ru).toContain("15 января 2027");
+    const zh = await renderSubscriberPage({ ...base, lang: "zh" });
+    expect(zh).toContain("添加到应用");
+    expect(zh).toContain("2027年1月15日");
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
-import { inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
+import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
@@ -44,7 +44,8 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     expect(a.status).toBe(200);
     expect(a.headers["subscription-userinfo"]).toMatch(/^upload=0; download=0; total=0; expire=0$/);
     expect(a.headers["profile-update-interval"]).toBe("12");
-    expect(a.headers["profile-title"]).toBe("Sub test");
+    // No brand set: a neutral title, never the internal cluster name.
+    expect(a.headers["profile-title"]).toBe("VPN");
     const links = Buffer.from(a.body, "base64").toString().split("\n");
     expect(links).toHaveLength(3); // Japan is empty: invisible
     const j = await json();
@@ -168,6 +169,37 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     const other = await service.answer(token, null, { userAgent: "Mozilla/5.0", origin: "https://b.example" });
     expect(other.body).toContain("https://b.example/sub/");
     expect(other.body).not.toContain("https://a.example/");
+  });
+
+  it("follows the cluster's brand and the browser's language, and shows no internal name unless chosen", async () => {
+    const browser = { userAgent: "Mozilla/5.0 (X11; Linux x86_64) Chrome/140", origin: "https://a.example" };
+    const sub = (await t.db.select().from(subscribers).where(eq(subscribers.token, token)))[0]!;
+    let page = await service.answer(token, null, browser);
+    expect(page.body).not.toContain("Sub test");
+    expect(page.body).not.toContain(sub.name);
+    await t.db
+      .update(clusters)
+      .set({ branding: { title: "Нет Блок ☂", logo: "https://cdn.example.net:8443/logo.png", supportUrl: "tg://resolve?domain=help", accentColor: "#aa0000", backgroundColor: "#101010", showSubscriberName: true } })
+      .where(eq(clusters.id, clusterId));
+    publishChange("settings", clusterId);
+    page = await service.answer(token, null, { ...browser, acceptLanguage: "fa-IR,fa;q=0.9,en;q=0.5" });
+    expect(page.headers["profile-title"]).toBe(`base64:${Buffer.from("Нет Блок ☂").toString("base64")}`);
+    expect(page.headers["content-security-policy"]).toContain("img-src data: https://cdn.example.net:8443;");
+    expect(page.headers.vary).toBe("User-Agent, Accept-Language");
+    expect(page.body).toContain('<html lang="fa" dir="rtl">');
+    expect(page.body).toContain("<h1>Нет Блок ☂</h1>");
+    expect(page.body).toContain(`اشتراک ${sub.name}`);
+    expect(page.body).toContain('href="tg://resolve?domain=help"');
+    expect(page.body).toContain("--accent:#aa0000;--on-accent:#ffffff;--bg:#101010;--fg:#ffffff");
+    // The same subscriber in English next: a page per language, not the cached Persian one.
+    page = await service.answer(token, null, { ...browser, acceptLanguage: "en-US" });
+    expect(page.body).toContain('<html lang="en" dir="ltr">');
+    expect(page.body).toContain(`Subscription of ${sub.name}`);
+    // Apps get the brand too, whatever the language.
+    expect((await service.answer(token, "json")).headers["profile-title"]).toBe(`base64:${Buffer.from("Нет Блок ☂").toString("base64")}`);
+    await t.db.update(clusters).set({ branding: null }).where(eq(clusters.id, clusterId));
+    publishChange("settings", clusterId);
+    expect((await service.answer(token, "json")).headers["profile-title"]).toBe("VPN");
   });
 
   it("answers concurrent first fetches of a new subscriber from the reloaded picture", async () => {

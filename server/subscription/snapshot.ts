@@ -6,6 +6,7 @@
  */
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
+import { readBranding, type Branding } from "@/core/branding";
 import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
@@ -49,6 +50,8 @@ export interface SnapshotCluster {
   name: string;
   /** Fetches without a device id from subscribers with a device limit (core/devices.ts). */
   devicelessFetches?: DevicelessFetches;
+  /** The public page's brand; null = neutral (no internal name shown). */
+  branding?: Branding | null;
   /** Non-empty and empty routes, in position order (the balancer skips empty ones). */
   routes: RouteInput[];
 }
@@ -84,7 +87,7 @@ export interface FleetSnapshot {
 
 export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
   const [clusterRows, routeRows, inboundRows, serverRows] = await Promise.all([
-    db.select({ id: clusters.id, name: clusters.name, devicelessFetches: clusters.devicelessFetches }).from(clusters),
+    db.select({ id: clusters.id, name: clusters.name, devicelessFetches: clusters.devicelessFetches, branding: clusters.branding }).from(clusters),
     db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
     db.select().from(inbounds).orderBy(asc(inbounds.name)),
     db
@@ -94,7 +97,7 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id)),
   ]);
   const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map(), routeLineNames: new Map() };
-  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, devicelessFetches: c.devicelessFetches, routes: [] });
+  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, devicelessFetches: c.devicelessFetches, branding: readBranding(c.branding), routes: [] });
   for (const { server: s, status, recoveredAt, notServed } of serverRows) {
     topology.servers.set(s.id, {
       id: s.id,

@@ -2,6 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { asc, count, eq } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
+import { readBranding, type Branding } from "@/core/branding";
 import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { fieldError, uniqueViolation } from "@/server/db-errors";
@@ -33,6 +34,7 @@ export async function getCluster(db: Db, clusterId: string) {
     reportIntervalS: cluster.reportIntervalS,
     allowedPrivateDestinations: cluster.allowedPrivateDestinations,
     devicelessFetches: cluster.devicelessFetches,
+    branding: readBranding(cluster.branding),
   };
 }
 
@@ -59,6 +61,30 @@ export async function setDevicelessFetches(db: Db, actor: Actor, input: { cluste
     });
   });
   return written({ ok: true as const }, { kind: "settings", clusterId: input.clusterId });
+}
+
+/**
+ * The subscribers' public page brand (core/branding.ts). The subscription service re-reads it
+ * on the "settings" change, so pages and profile-title follow within a second.
+ */
+export async function setBranding(db: Db, actor: Actor, input: { clusterId: string; branding: Branding }): Promise<Written<{ clusterId: string; branding: Branding }>> {
+  await db.transaction(async (tx) => {
+    const [before] = await tx.select().from(clusters).where(eq(clusters.id, input.clusterId)).for("update");
+    if (!before) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
+    await tx.update(clusters).set({ branding: input.branding, updatedAt: new Date() }).where(eq(clusters.id, input.clusterId));
+    // An uploaded logo is up to 48 KB of base64: the audit keeps that it changed, not the bytes.
+    const brief = (b: Branding | null) => (b ? { ...b, logo: b.logo?.startsWith("data:") ? `${b.logo.slice(0, b.logo.indexOf(","))},… (uploaded image)` : b.logo } : null);
+    await recordAudit(tx, actor, {
+      clusterId: input.clusterId,
+      action: "cluster.branding",
+      entityType: "cluster",
+      entityId: input.clusterId,
+      summary: `Set the subscribers' page brand of ${before.name}${input.branding.title ? ` (title "${input.branding.title}")` : ""}`,
+      before: { branding: brief(readBranding(before.branding)) },
+      after: { branding: brief(input.branding) },
+    });
+  });
+  return written({ clusterId: input.clusterId, branding: input.branding }, { kind: "settings", clusterId: input.clusterId });
 }
 
 /**

@@ -89,4 +89,48 @@ describe.each(testDbKinds())("clusters router on %s", (kind) => {
       expect(await stored()).toEqual(["10.0.0.5"]);
     });
   });
+
+  describe("setBranding", () => {
+    const brand = () => t.db.select({ b: clusters.branding }).from(clusters).where(eq(clusters.id, clusterId)).then((r) => r[0]!.b);
+    const good = { title: " Fast VPN ", logo: "https://cdn.example.com/l.png", supportUrl: "tg://resolve?domain=help", accentColor: "#aa0000", backgroundColor: "", showSubscriberName: false };
+
+    it("has no brand by default, then stores one, audits it and tells the subscription service", async () => {
+      expect((await viewer.clusters.get({ clusterId })).branding).toBeNull();
+      events.length = 0;
+      const r = await admin.clusters.setBranding({ clusterId, branding: good });
+      expect(r.branding).toEqual({ ...good, title: "Fast VPN", backgroundColor: null });
+      expect((await viewer.clusters.get({ clusterId })).branding).toEqual(r.branding);
+      expect(events).toContainEqual(expect.objectContaining({ kind: "settings", clusterId }));
+      const [audit] = await t.db.select().from(auditLog).where(and(eq(auditLog.entityId, clusterId), eq(auditLog.action, "cluster.branding")));
+      expect(audit).toMatchObject({ before: { branding: null }, after: { branding: { title: "Fast VPN", accentColor: "#aa0000" } } });
+      // An uploaded logo is audited as "an image", not its bytes.
+      await admin.clusters.setBranding({ clusterId, branding: { ...good, logo: `data:image/png;base64,${"A".repeat(4000)}` } });
+      const audits = await t.db.select().from(auditLog).where(and(eq(auditLog.entityId, clusterId), eq(auditLog.action, "cluster.branding")));
+      expect(JSON.stringify(audits.at(-1)!.after)).not.toContain("AAAA");
+    });
+
+    it("refuses bad input naming the field, and changes nothing", async () => {
+      await admin.clusters.setBranding({ clusterId, branding: good });
+      const before = await brand();
+      const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+        [{ accentColor: "red;}body{display:none" }, "branding.accentColor", /Accent colour must be a colour like #1e40af/],
+        [{ logo: "javascript:alert(1)" }, "branding.logo", /https:\/\/ URL or an uploaded image/],
+        [{ logo: "data:text/html;base64,PHNjcmlwdD4=" }, "branding.logo", /PNG, JPEG, GIF or WebP/],
+        [{ supportUrl: "javascript:alert(1)" }, "branding.supportUrl", /https:\/\/, tg:\/\/ or mailto:/],
+        [{ title: "x".repeat(65) }, "branding.title", /at most 64/],
+      ];
+      for (const [patch, field, message] of cases) {
+        const f = await failure(admin.clusters.setBranding({ clusterId, branding: { ...good, ...patch } as never }));
+        expect(f.code, field).toBe("BAD_REQUEST");
+        expect(f.fieldErrors[field], field).toMatch(message);
+      }
+      expect(await brand()).toEqual(before);
+    });
+
+    it("is refused to viewers", async () => {
+      const before = await brand();
+      expect((await failure(viewer.clusters.setBranding({ clusterId, branding: { ...good, title: "Viewer's" } }))).code).toBe("FORBIDDEN");
+      expect(await brand()).toEqual(before);
+    });
+  });
 });

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { publishAfterCommit } from "@/server/changes";
-import { clusterDeletionImpact, createCluster, deleteCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations, setDevicelessFetches } from "@/server/topology/clusters";
+import { clusterDeletionImpact, createCluster, deleteCluster, getCluster, listClusters, renameCluster, setAllowedPrivateDestinations, setBranding, setDevicelessFetches } from "@/server/topology/clusters";
 import { DEVICELESS_FETCHES } from "@/core/devices";
 import { createDemoCluster, deleteDemoCluster, forgetLiveDemoOf, liveDemoClusterId } from "@/server/demo/seed";
+import { brandingSchema } from "@/core/branding";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, subscribersWriteProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -52,6 +53,11 @@ export const clustersRouter = createTRPCRouter({
   delete: adminProcedure
     .input(z.object({ clusterId: idSchema, confirmName: z.string({ error: "Type the cluster's name to delete it" }).max(1000, "The typed name is too long") }))
     .mutation(({ ctx, input }) => publishAfterCommit(deleteCluster(ctx.db, ctx.operator, input, forgetLiveDemoOf))),
+
+  /** The subscribers' public page brand: title, logo, support link, colours (core/branding.ts). */
+  setBranding: topologyWriteProcedure
+    .input(z.object({ clusterId: idSchema, branding: brandingSchema }))
+    .mutation(({ ctx, input }) => publishAfterCommit(setBranding(ctx.db, ctx.operator, input))),
 
   /** A ready-made demo cluster (6 servers, 4 routes, 2 unassigned inbounds) to explore or test with. */
   createDemo: topologyWriteProcedure
