@@ -7,7 +7,7 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import { afterEach, beforeEach } from "vitest";
 import type { Db } from "@/db/client";
-import { routes, serverHealth } from "@/db/schema";
+import { serverHealth } from "@/db/schema";
 import { openTestDatabase, type TestDatabase, type TestDbKind } from "@/db/testing";
 import { newAgentToken, newSubscriptionToken } from "@/server/auth/tokens";
 
@@ -58,10 +58,11 @@ export async function seedTestFleet(db: Db, opts: TestFleetShape): Promise<TestF
   // with it too.
   const [c] = rowsOf<{ id: string }>(await db.execute<{ id: string }>(sql`insert into clusters (name) values (${opts.name ?? "Fleet"}) returning id::text as id`));
   const clusterId = c!.id;
-  const routeRows = await db
-    .insert(routes)
-    .values(Array.from({ length: opts.routes }, (_, i) => ({ clusterId, name: `Route ${i}`, position: i })))
-    .returning({ id: routes.id });
+  const routeRows: Array<{ id: string }> = [];
+  for (let i = 0; i < opts.routes; i++) {
+    const [row] = rowsOf<{ id: string }>(await db.execute<{ id: string }>(sql`insert into routes (cluster_id, name, position) values (${clusterId}::uuid, ${`Route ${i}`}, ${i}) returning id::text as id`));
+    routeRows.push(row!);
+  }
   const serversOf = new Map<string, string[]>();
   const routeOfServer = new Map<string, string>();
   for (const [r, route] of routeRows.entries()) {

@@ -5,7 +5,7 @@ import { DEVICELESS_FETCHES } from "@/core/devices";
 import { createDemoCluster, deleteDemoCluster, forgetLiveDemoOf, liveDemoClusterId } from "@/server/demo/seed";
 import { brandingSchema } from "@/core/branding";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
-import { adminProcedure, subscribersWriteProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
+import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
 export const clustersRouter = createTRPCRouter({
   /** `demo`: the live demo cluster (simulated agents on this machine; "Delete demo" removes it). */
@@ -37,7 +37,7 @@ export const clustersRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => publishAfterCommit(setAllowedPrivateDestinations(ctx.db, ctx.operator, input))),
 
   /** Subscribers with a device limit whose app sends no device id: served (allow) or refused (core/devices.ts). */
-  setDevicelessFetches: subscribersWriteProcedure
+  setDevicelessFetches: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, devicelessFetches: z.enum(DEVICELESS_FETCHES, { error: "Fetches without a device id must be allow or refuse" }) }))
     .mutation(({ ctx, input }) => publishAfterCommit(setDevicelessFetches(ctx.db, ctx.operator, input))),
 
