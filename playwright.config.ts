@@ -36,8 +36,8 @@ const appEnv = (port: number, extra: Record<string, string>) => ({
 export default defineConfig({
   testDir: "./e2e",
   // Bounds for a hang, not for speed: a machine busy with other work must still pass.
-  timeout: 120_000,
-  expect: { timeout: 20_000 },
+  timeout: 300_000,
+  expect: { timeout: 60_000 },
   fullyParallel: true,
   workers: 2,
   // A retry would hide a flake: a test that fails once fails the run.

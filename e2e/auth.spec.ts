@@ -7,7 +7,7 @@ import { startApp } from "../scripts/harness/app";
 // project ran the same PGlite install a second time).
 base("first visit on a new install shows setup, then the demo cluster", async ({ page }) => {
   // It starts an app of its own (migrations, demo seed, first compile of every page it opens).
-  base.setTimeout(120_000);
+  base.setTimeout(300_000);
   const app = await startApp({ ROUTEBOARD_DEMO: "1" });
   try {
     await page.goto(app.url);

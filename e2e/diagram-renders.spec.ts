@@ -30,7 +30,7 @@ test("a refetch re-renders only the nodes whose data changed", async ({ page, cl
   await page.goto(`/clusters/${cluster.id}`);
   // The first draw with the DevTools hook installed is slower (React reports every commit to
   // it): on a busy machine it passed the suite's 10 s.
-  await expect(page.locator("li[data-inbound-id]").first()).toBeVisible({ timeout: 30_000 });
+  await expect(page.locator("li[data-inbound-id]").first()).toBeVisible({ timeout: 60_000 });
   await expect(page.locator("[data-row-inbound]").first()).toBeVisible();
 
   const m = await measureRefetchRenders(page, topo, (path, input) => trpcMutation(page.request, path, input));

@@ -226,7 +226,7 @@ test("a move in one browser is seen in another without reload @pg", async ({ pag
 
     await drag(page, chip(page, "🇺🇸 Dallas"), routeBox(page, "🇳🇱 Netherlands"));
     await expectIn(page, "🇳🇱 Netherlands", "🇺🇸 Dallas");
-    await expect(routeBox(page2, "🇳🇱 Netherlands").getByText("🇺🇸 Dallas", { exact: true })).toBeVisible({ timeout: 2_000 });
+    await expect(routeBox(page2, "🇳🇱 Netherlands").getByText("🇺🇸 Dallas", { exact: true })).toBeVisible({ timeout: 60_000 });
     await expect(routeBox(page2, "🇺🇸 USA").getByText("🇺🇸 Dallas", { exact: true })).toHaveCount(0);
 
     // A change made by a script (another operator) shows up in both, and its warning too.
@@ -235,7 +235,7 @@ test("a move in one browser is seen in another without reload @pg", async ({ pag
     const usa = t.routes.find((r) => r.name === "🇺🇸 USA")!;
     await trpcMutation(page.request, "topology.moveInbound", { inboundId: ib.id, toRouteId: usa.id, expectedVersion: ib.version });
     for (const p of [page, page2]) {
-      await expect(routeBox(p, "🇺🇸 USA").getByText("🇺🇸 Dallas alt", { exact: true })).toBeVisible({ timeout: 2_000 });
+      await expect(routeBox(p, "🇺🇸 USA").getByText("🇺🇸 Dallas alt", { exact: true })).toBeVisible({ timeout: 60_000 });
       await expect(p.getByRole("region", { name: "Warnings" })).toContainText("1 inbound is not in any route");
     }
   } finally {

@@ -241,7 +241,7 @@ test("deleting a route or a route's last available inbound names what users lose
   await expect(async () => {
     await page.getByRole("button", { name: "Actions for route 🇯🇵 Japan" }).click();
     await expect(page.getByRole("menuitem", { name: "Delete route…" })).toBeVisible({ timeout: 2_000 });
-  }).toPass({ timeout: 20_000 });
+  }).toPass({ timeout: 60_000 });
   await page.getByRole("menuitem", { name: "Delete route…" }).click();
   const confirmRoute = page.getByRole("dialog", { name: "Delete route 🇯🇵 Japan?" });
   await expect(confirmRoute.getByRole("list", { name: "Affected routes" })).toHaveText(/🇯🇵 Japan — deleted/);

@@ -15,7 +15,7 @@ const test = base;
 test.describe.configure({ mode: "serial" });
 let app: AppProcess;
 test.beforeAll(async () => {
-  test.setTimeout(120_000);
+  test.setTimeout(300_000);
   app = await startApp({ ADMIN_USERNAME: E2E_ADMIN.username, ADMIN_PASSWORD: E2E_ADMIN.password, ROUTEBOARD_DEMO: "1", ROUTEBOARD_DEVTOOLS: "0" }, { readyTimeoutMs: 120_000 });
 });
 test.afterAll(async () => {

@@ -29,14 +29,14 @@ interface Health {
 }
 
 test.describe.configure({ mode: "serial" });
-test.setTimeout(180_000);
+test.setTimeout(300_000);
 
 let app: AppProcess;
 let api: AppClient;
 const fleets: Fleet[] = [];
 
 test.beforeAll(async () => {
-  test.setTimeout(120_000);
+  test.setTimeout(300_000);
   app = await startApp({ ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ROUTEBOARD_DEMO: "0", ROUTEBOARD_SWEEP_MS: "250" });
   api = await loginToApp(app.url, ADMIN.username, ADMIN.password);
 });
@@ -73,7 +73,7 @@ async function demoWithFleet(name: string) {
 
 async function allHealthy(clusterId: string, fleet: Fleet, n: number): Promise<void> {
   try {
-    await expect.poll(async () => (await health(clusterId)).servers.map((s) => s.status), { timeout: 30_000 }).toEqual(Array(n).fill("healthy"));
+    await expect.poll(async () => (await health(clusterId)).servers.map((s) => s.status), { timeout: 60_000 }).toEqual(Array(n).fill("healthy"));
   } catch (err) {
     const h = await health(clusterId);
     const sims = fleet.state().servers.map((s) => `${s.name}: sent ${s.reportsSent}, failed ${s.reportsFailed} (${s.lastReportError ?? "-"})`);
@@ -122,7 +122,7 @@ test("a dead listener makes the server probe-failing and drops it from every sub
   // How soon is the benchmarks' business (a busy machine stretches it); here: it happens, and
   // only after `unhealthyThreshold` failed probes in a row.
   await fleet.get(victim.serverId)!.setFault("firewalled", true);
-  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 15_000, intervals: [100] }).toBe("probe-failing");
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 60_000, intervals: [100] }).toBe("probe-failing");
   const s = await statusOf(clusterId, victim.serverId);
   expect(s.label).toBe("Health probe failing");
   expect(s.reason).toMatch(/connection refused/);
@@ -131,14 +131,14 @@ test("a dead listener makes the server probe-failing and drops it from every sub
 
   // One streak of successes brings it back: no redeploy, nothing to click.
   await fleet.get(victim.serverId)!.clearFaults();
-  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("healthy");
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 60_000 }).toBe("healthy");
 
   // A listener the agent itself reports dead: unavailable, also out of every subscription.
   await fleet.get(victim.serverId)!.setFault("listenerDown", true);
-  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("unavailable");
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 60_000 }).toBe("unavailable");
   expect(await serversInSubscriptions(tokens)).not.toContain("de-ber-1");
   await fleet.get(victim.serverId)!.clearFaults();
-  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("healthy");
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 60_000 }).toBe("healthy");
 });
 
 test("silence makes a server no-data after three report intervals", async () => {
@@ -147,13 +147,13 @@ test("silence makes a server no-data after three report intervals", async () => 
   const sim = fleet.get(victim.serverId)!;
   await sim.setFault("stopReporting", true);
   const t0 = Date.now();
-  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 15_000, intervals: [100] }).toBe("no-data");
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 60_000, intervals: [100] }).toBe("no-data");
   // 3 intervals after the last report (which came at most one interval before the fault):
   // never sooner. (A busy machine only makes it later, so this bound cannot flake.)
   expect(Date.now() - t0).toBeGreaterThanOrEqual(2 * REPORT_S * 1000);
   expect((await statusOf(clusterId, victim.serverId)).label).toBe("No data from server");
   await sim.clearFaults();
-  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 10_000 }).toBe("healthy");
+  await expect.poll(async () => (await statusOf(clusterId, victim.serverId)).status, { timeout: 60_000 }).toBe("healthy");
 });
 
 test("mesh: two of four observers failing make a server unreachable; an observer failing everything is ignored", async () => {
@@ -170,9 +170,9 @@ test("mesh: two of four observers failing make a server unreachable; an observer
   for (const other of [target, o1, o2, o3]) await fleet.get(other)!.setFault("unreachableFrom", true, { observers: [o4] });
   await fleet.get(target)!.setFault("unreachableFrom", true, { observers: [o1, o4] });
   await expect
-    .poll(async () => (await health(clusterId)).servers.find((s) => s.id === o4)!.unreliableWitness, { timeout: 10_000 })
+    .poll(async () => (await health(clusterId)).servers.find((s) => s.id === o4)!.unreliableWitness, { timeout: 60_000 })
     .toBe(true);
-  await expect.poll(async () => (await statusOf(clusterId, target)).meshReason ?? "", { timeout: 10_000 }).toMatch(/unreliable observer/);
+  await expect.poll(async () => (await statusOf(clusterId, target)).meshReason ?? "", { timeout: 60_000 }).toMatch(/unreliable observer/);
   // Until every observer has had four more reports stored (more than the three-check streak):
   // a report is acknowledged only once its batch committed, so each vote has been counted.
   await reportsStored(fleet, 4);
@@ -181,12 +181,12 @@ test("mesh: two of four observers failing make a server unreachable; an observer
 
   // two of four honest observers failing ≥ 3 checks in a row: unreachable
   await fleet.get(target)!.setFault("unreachableFrom", true, { observers: [o1, o2] });
-  await expect.poll(async () => (await statusOf(clusterId, target)).status, { timeout: 15_000 }).toBe("unreachable");
+  await expect.poll(async () => (await statusOf(clusterId, target)).status, { timeout: 60_000 }).toBe("unreachable");
   const s = await statusOf(clusterId, target);
   expect(s.label).toBe("Unreachable from your servers");
   expect(s.reason).toMatch(/2 of 4 usable observers/);
   await fleet.get(target)!.clearFaults();
-  await expect.poll(async () => (await statusOf(clusterId, target)).status, { timeout: 10_000 }).toBe("healthy");
+  await expect.poll(async () => (await statusOf(clusterId, target)).status, { timeout: 60_000 }).toBe("healthy");
 });
 
 test("a disabled server is never probed into rotation", async () => {
@@ -206,7 +206,7 @@ test("a disabled server is never probed into rotation", async () => {
         siblingProbes.add(JSON.stringify((await statusOf(clusterId, sibling)).probe?.at ?? null));
         return siblingProbes.size;
       },
-      { timeout: 15_000, intervals: [250] },
+      { timeout: 60_000, intervals: [250] },
     )
     .toBeGreaterThan(3);
   await reportsStored(fleet, 2, victim.serverId);
@@ -226,11 +226,11 @@ test("browser: a fault turns the server's colour and label without a reload", as
   // the diagram: the server's node shows its status label
   await page.goto(`${app.url}/clusters/${clusterId}`);
   const node = page.locator("[data-status]", { hasText: "us-dal-1" }).first();
-  await expect(node).toHaveAttribute("data-status", "healthy", { timeout: 15_000 });
+  await expect(node).toHaveAttribute("data-status", "healthy", { timeout: 60_000 });
   await expect(node).toContainText("Healthy");
   await fleet.get(victim.serverId)!.setFault("serviceDown", true);
   // Next report (2 s) + sweep + live refetch; generous for a loaded CI machine.
-  await expect(node).toHaveAttribute("data-status", "unavailable", { timeout: 20_000 });
+  await expect(node).toHaveAttribute("data-status", "unavailable", { timeout: 60_000 });
   await expect(node).toContainText("Server unavailable");
 
   // the health page: same, live
@@ -239,7 +239,7 @@ test("browser: a fault turns the server's colour and label without a reload", as
   await expect(row.getByTestId("health-status")).toHaveText("Server unavailable");
   const redBadge = await row.getByTestId("health-status").evaluate((el) => getComputedStyle(el).color);
   await fleet.get(victim.serverId)!.clearFaults();
-  await expect(row.getByTestId("health-status")).toHaveText("Healthy", { timeout: 10_000 });
+  await expect(row.getByTestId("health-status")).toHaveText("Healthy", { timeout: 60_000 });
   await expect(row).toHaveAttribute("data-status", "healthy");
   expect(await row.getByTestId("health-status").evaluate((el) => getComputedStyle(el).color)).not.toBe(redBadge);
 });
@@ -264,7 +264,7 @@ test("browser: a new server whose probes fail before any success is probe-failin
   // No agent, and nothing listens on the inbound's port: every probe is refused.
   await api.mutation("inbounds.create", { serverId: s.id, name: "fresh-in", port: await closedPort(), security: "none" });
 
-  await expect.poll(async () => (await statusOf(c.id, s.id)).status, { timeout: 15_000, intervals: [200] }).toBe("probe-failing");
+  await expect.poll(async () => (await statusOf(c.id, s.id)).status, { timeout: 60_000, intervals: [200] }).toBe("probe-failing");
   const h = await statusOf(c.id, s.id);
   expect(h.label).toBe("Health probe failing");
   expect(h.reason).toMatch(/^Health probe has never passed \(\d+ failures? in a row\); last error: .*refused/);
@@ -275,7 +275,7 @@ test("browser: a new server whose probes fail before any success is probe-failin
   // the diagram: the server's status label says so, its tooltip gives the count and the error
   await page.goto(`${app.url}/clusters/${c.id}`);
   const node = page.locator("[data-status]", { hasText: "fresh-1" }).first();
-  await expect(node).toHaveAttribute("data-status", "probe-failing", { timeout: 15_000 });
+  await expect(node).toHaveAttribute("data-status", "probe-failing", { timeout: 60_000 });
   await expect(node.getByTestId("server-status")).toHaveText("Health probe failing");
   const label = node.getByTestId("server-status").locator("..");
   await expect(label).toHaveAttribute("title", /never passed \(\d+ failures? in a row\); last error: .*refused/);
@@ -300,7 +300,7 @@ test("browser: a new server whose probe passes before its agent ever reported wa
     await api.mutation("inbounds.create", { serverId: s.id, name: "fresh-2-in", port, security: "none" });
 
     // The probe passed: still "Waiting for first check" (never "No data from server"), and it says why.
-    await expect.poll(async () => (await statusOf(c.id, s.id)).reason, { timeout: 15_000, intervals: [200] }).toMatch(/^The health probe passes; waiting for the agent's first report/);
+    await expect.poll(async () => (await statusOf(c.id, s.id)).reason, { timeout: 60_000, intervals: [200] }).toMatch(/^The health probe passes; waiting for the agent's first report/);
     const h = await statusOf(c.id, s.id);
     expect(h.status).toBe("pending");
     expect(h.label).toBe("Waiting for first check");

@@ -20,7 +20,7 @@ import { memoryLog } from "../agent/log";
 import { PanelClient } from "../agent/panel";
 import { STATE_FILES } from "../agent/state";
 
-test.setTimeout(120_000);
+test.setTimeout(300_000);
 
 test("an operator adds a VMess over WebSocket inbound in the form; its link carries traffic through a real agent", async ({ page, baseURL }) => {
   expect(fs.existsSync("/usr/bin/v2ray"), "Debian's v2ray is needed: apt-get install v2ray").toBe(true);
@@ -84,7 +84,7 @@ test("an operator adds a VMess over WebSocket inbound in the form; its link carr
           link = routes.find((r) => r.link.startsWith("vmess://"))?.link ?? "";
           return link !== "";
         },
-        { timeout: 30_000 },
+        { timeout: 60_000 },
       )
       .toBe(true);
     const parsed = parseShareLink(link);
@@ -95,7 +95,7 @@ test("an operator adds a VMess over WebSocket inbound in the form; its link carr
     const before = await used();
     const r = await fetchViaSocks(client.socksPorts[0]!, target.url);
     expect(r.status, `${client.output()}\n${log.lines.join("\n")}`).toBe(200);
-    await expect.poll(used, { timeout: 30_000 }).toBeGreaterThanOrEqual(before + r.body.length);
+    await expect.poll(used, { timeout: 60_000 }).toBeGreaterThanOrEqual(before + r.body.length);
   } finally {
     for (const c of cleanups.reverse()) await c().catch(() => {});
     fs.rmSync(work, { recursive: true, force: true });

@@ -98,7 +98,7 @@ test("a subscriber's page: usage history from agent reports with a range, links 
   await expect(tabs.getByRole("tab", { name: "Usage" })).toHaveAttribute("aria-selected", "true");
 
   const history = page.getByRole("region", { name: "Usage history" });
-  await expect(history.getByRole("row", { name: "History on hist-a" }).getByTestId("history-server-total")).toHaveText("3.0 MB", { timeout: 30_000 });
+  await expect(history.getByRole("row", { name: "History on hist-a" }).getByTestId("history-server-total")).toHaveText("3.0 MB", { timeout: 60_000 });
   await expect(history.getByRole("row", { name: "History on hist-b" }).getByTestId("history-server-total")).toHaveText("1.0 MB");
   const today = new Date().toISOString().slice(0, 10);
   await expect(history.getByRole("row", { name: `Usage on ${today}` }).getByTestId("history-day-total")).toHaveText("4.0 MB");

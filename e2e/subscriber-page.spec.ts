@@ -84,7 +84,7 @@ test("an expired subscriber's page and apps say so with one entry; a disabled on
     const r = await page.request.get(`/sub/${expired.token}?format=json`);
     return r.status() === 200 ? ((await r.json()) as { routes: Array<{ inbound: string }> }).routes.map((x) => x.inbound) : [];
   };
-  await expect.poll(inbounds, { timeout: 10_000 }).toEqual([message]);
+  await expect.poll(inbounds, { timeout: 60_000 }).toEqual([message]);
   const json = (await (await page.request.get(`/sub/${expired.token}?format=json`)).json()) as { routes: Array<{ inbound: string; link: string }> };
   expect(json.routes[0]!.link).toMatch(/^vless:\/\/00000000-0000-0000-0000-000000000000@127\.0\.0\.1:1\?/);
   await page.goto(`/sub/${expired.token}`);

@@ -116,7 +116,7 @@ test("searches, sorts, filters and pages through the list on the server, with ea
   await search.fill("");
 
   // Route choices: alice's, stored in the background after her fetch; bob has not fetched.
-  await expect(rows.filter({ hasText: "alice" }).getByTestId("subscriber-routes").getByRole("listitem").first()).toBeVisible({ timeout: 20_000 });
+  await expect(rows.filter({ hasText: "alice" }).getByTestId("subscriber-routes").getByRole("listitem").first()).toBeVisible({ timeout: 60_000 });
   await expect(rows.filter({ hasText: "bob" }).getByTestId("subscriber-routes")).toHaveText("not fetched yet");
   await page.screenshot({ path: "test-results/subscribers-list.png", fullPage: true });
 });

@@ -18,7 +18,7 @@ let app: AppProcess;
 let ownerSecret = "";
 let recovery: string[] = [];
 test.beforeAll(async () => {
-  test.setTimeout(180_000);
+  test.setTimeout(300_000);
   app = await startApp({ ADMIN_USERNAME: OWNER.username, ADMIN_PASSWORD: OWNER.password, ROUTEBOARD_DEMO: "0", ROUTEBOARD_DEVTOOLS: "0" }, { readyTimeoutMs: 170_000 });
 });
 test.afterAll(async () => {
