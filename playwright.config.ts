@@ -1,4 +1,5 @@
 import { defineConfig } from "@playwright/test";
+import { availableParallelism } from "node:os";
 
 /**
  * End-to-end tests in Debian's Chromium (never a downloaded browser) against the real app,
@@ -39,7 +40,9 @@ export default defineConfig({
   timeout: 300_000,
   expect: { timeout: 60_000 },
   fullyParallel: true,
-  workers: 2,
+  // Twice the cores (4 on the suite's 2): a test mostly waits on the app, a poll or an agent (a
+  // whole run with two workers used about one core of two).
+  workers: Math.min(8, Math.max(4, 2 * availableParallelism())),
   // A retry would hide a flake: a test that fails once fails the run.
   retries: 0,
   reporter: [["list"]],

@@ -13,9 +13,9 @@ export default defineConfig({
   test: {
     include: ["{server,db,components,scripts,app,agent,core}/**/*.test.{ts,tsx}"],
     exclude: ["node_modules/**", "e2e/**", ".next/**"],
-    // Vitest's default in a run is one worker less than the cores: a single file at a time on
-    // 2 cores, while most files spend their time waiting on a database, a socket or a timer.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Twice the cores: most files spend much of their time waiting on a database, a socket, a
+    // child process or a timer (a whole run used about one core of two with two workers).
+    maxWorkers: Math.min(8, Math.max(4, 2 * availableParallelism())),
     // PGlite is WebAssembly; each test file's worker compiles it anew. V8's optimising tier
     // (TurboFan) recompiles its hot functions, which a file's few hundred queries never pay
     // back: with the baseline compiler only, 24 database-heavy files took 156 s of CPU
