@@ -3,6 +3,7 @@
  * on the servers page, and traffic from an agent report in the subscribers list.
  */
 import { test, expect } from "./fixtures";
+import { healthyReport, postAgentReport } from "./agent-report";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 interface InboundRow {
@@ -104,20 +105,8 @@ test("@pg subscribers list: usage, online now and last seen from an agent report
   });
   const ada = await trpcMutation<{ id: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Ada traffic", expiresAt: null, trafficLimitGb: 1 });
   await trpcMutation(page.request, "subscribers.create", { clusterId: cluster.id, name: "Quiet Bob", expiresAt: null, trafficLimitGb: null });
-  const report = {
-    listenerAlive: true,
-    serviceRunning: true,
-    usersOnline: 1,
-    rxBps: 1e6,
-    txBps: 1e6,
-    cpu: 5,
-    memory: 10,
-    neighbours: [],
-    instance: "e2e-agent-1",
-    seq: 1,
-    users: [{ email: ada.id, up: 1024 ** 2, down: 5 * 1024 ** 2 }],
-  };
-  const post = () => page.request.post("/api/agent/report", { headers: { authorization: `Bearer ${server.agentToken}` }, data: report });
+  const report = healthyReport({ instance: "e2e-agent-1", seq: 1, users: [{ email: ada.id, up: 1024 ** 2, down: 5 * 1024 ** 2 }] });
+  const post = () => postAgentReport(page.request, server.agentToken, report);
   const r = await post();
   expect(r.status()).toBe(200);
   // The same (instance, seq) again is acknowledged but not counted twice.
