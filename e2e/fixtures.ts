@@ -44,3 +44,9 @@ export async function drag(page: Page, source: Locator, target: Locator) {
   await page.mouse.move(t.x + t.width / 2, t.y + Math.min(t.height / 2, 40), { steps: 12 });
   await page.mouse.up();
 }
+
+/** Opens "+ Inbound" on a server's card (the servers page is open) and returns its dialog. */
+export async function openNewInboundForm(page: Page, server: string): Promise<Locator> {
+  await page.getByRole("region", { name: `Server ${server}` }).getByRole("button", { name: "+ Inbound" }).click();
+  return page.getByRole("dialog", { name: `New inbound on ${server}` });
+}
