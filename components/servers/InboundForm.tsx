@@ -1,11 +1,12 @@
 "use client";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { useRefreshServers } from "./useRefreshServers";
 import { inboundFieldsSchema, splitList } from "@/core/validation";
 import { routeFlagPrefix } from "@/core/format";
 import { FlagPicker } from "@/components/routes/FlagPicker";
@@ -42,7 +43,6 @@ export function InboundForm({
   onCreated?: (defaultRoute: string | null, chosenRoute: string | null) => void;
 }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId: clusterId ?? "" }), enabled: !inbound && !!clusterId });
   const routeOptions = topology.data?.routes ?? [];
   const [routeId, setRouteId] = useState("");
@@ -65,11 +65,7 @@ export function InboundForm({
     tlsKeyFile: inbound?.tlsKeyFile ?? "",
   });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
-  const refresh = () =>
-    Promise.all([
-      queryClient.invalidateQueries({ queryKey: trpc.servers.list.queryKey() }),
-      queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() }),
-    ]);
+  const refresh = useRefreshServers();
   const create = useMutation(
     trpc.inbounds.create.mutationOptions({
       onSuccess: async (r) => {
