@@ -5,7 +5,7 @@
  */
 import { test as base, expect, type Locator, type Page } from "@playwright/test";
 import { E2E_ADMIN } from "../playwright.config";
-import { login, trpcMutation } from "../scripts/harness/trpc";
+import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 export interface TestCluster {
   id: string;
@@ -49,4 +49,12 @@ export async function drag(page: Page, source: Locator, target: Locator) {
 export async function openNewInboundForm(page: Page, server: string): Promise<Locator> {
   await page.getByRole("region", { name: `Server ${server}` }).getByRole("button", { name: "+ Inbound" }).click();
   return page.getByRole("dialog", { name: `New inbound on ${server}` });
+}
+
+/** The name of the route an inbound is in, per the API (null = unassigned); an inbound the cluster does not have fails the call. */
+export async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promise<string | null> {
+  const t = await trpcQuery<{ inbounds: Array<{ name: string; routeId: string | null }>; routes: Array<{ id: string; name: string }> }>(page.request, "topology.get", { clusterId: cluster.id });
+  const ib = t.inbounds.find((i) => i.name === inbound);
+  if (!ib) throw new Error(`no inbound ${inbound}`);
+  return t.routes.find((r) => r.id === ib.routeId)?.name ?? null;
 }
