@@ -7,6 +7,7 @@ import { errorMessage, fieldErrors } from "@/lib/errors";
 import { plural } from "@/core/plural";
 import { Dialog, DialogActions } from "@/components/ui/Dialog";
 import { Field, inputClass, secondaryButtonClass } from "@/components/ui/Field";
+import { FormAlert } from "@/components/ui/FormAlert";
 
 /**
  * "Delete" on a cluster (any cluster, the demo included): a dialog that says what goes with it
@@ -75,11 +76,7 @@ function DeleteClusterDialog({ cluster, onClose }: { cluster: { id: string; name
             {(p) => <input {...p} data-autofocus autoComplete="off" className={inputClass} value={typed} onChange={(e) => setTyped(e.target.value)} />}
           </Field>
         </div>
-        {remove.error && !fieldErrors(remove.error).confirmName && (
-          <p role="alert" className="mt-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-            {errorMessage(remove.error)}
-          </p>
-        )}
+        {remove.error && !fieldErrors(remove.error).confirmName && <FormAlert className="mt-3">{errorMessage(remove.error)}</FormAlert>}
         <DialogActions>
           <button type="button" className={secondaryButtonClass} onClick={onClose}>
             Cancel

@@ -96,9 +96,11 @@ export function bucketOf(email: string): number {
   return (h >>> 0) & (USER_BUCKETS - 1);
 }
 
-/** sha256 of canonicalJson(users), users already in email order, as raw bytes. */
-function bucketDigest(users: readonly AgentUser[]): Buffer {
-  const h = createHash("sha256");
+/**
+ * Feeds canonicalJson(users) to `h` in pieces (a million users never become one string),
+ * pausing (yield) after every `every` users. Both schemes hash users lists through it.
+ */
+function* feedUsers(h: Hash, users: readonly AgentUser[], every: number): Generator<void> {
   let piece = "[";
   for (let k = 0; k < users.length; k++) {
     piece += (k > 0 ? "," : "") + userJson(users[k]!);
@@ -106,8 +108,16 @@ function bucketDigest(users: readonly AgentUser[]): Buffer {
       h.update(piece);
       piece = "";
     }
+    if ((k + 1) % every === 0) yield;
   }
-  return h.update(`${piece}]`).digest();
+  h.update(`${piece}]`);
+}
+
+/** sha256 of canonicalJson(users), users already in email order, as raw bytes. */
+function bucketDigest(users: readonly AgentUser[]): Buffer {
+  const h = createHash("sha256");
+  for (const _ of feedUsers(h, users, Infinity));
+  return h.digest();
 }
 
 const EMPTY_BUCKET = bucketDigest([]);
@@ -232,7 +242,15 @@ export function usersDigestOf(users: readonly AgentUser[]): UsersDigest {
  * A fixed first line sets scheme 2 apart: a config's two versions differ (barring a sha256 collision).
  */
 export function versionHasher(rest: ConfigWithoutUsers): (usersHashValue: string) => string {
-  const prefix: Hash = createHash("sha256").update("routeboard config version 2\n").update(canonicalJson(rest)).update("\n");
+  return hasherAfter("routeboard config version 2\n", rest);
+}
+
+/**
+ * sha256(firstLine + canonicalJson(rest) + "\n" + usersHash), first 32 base64url characters:
+ * both schemes' version, the rest hashed once and its state copied per users hash.
+ */
+function hasherAfter(firstLine: string, rest: ConfigWithoutUsers): (usersHashValue: string) => string {
+  const prefix: Hash = createHash("sha256").update(firstLine).update(canonicalJson(rest)).update("\n");
   return (u) => prefix.copy().update(u).digest("base64url").slice(0, 32);
 }
 
@@ -254,20 +272,6 @@ export function versionOfConfig(config: AgentConfig): string {
 // usersHash = base64url sha256(canonicalJson(users)), users sorted by email (code units).
 // ---------------------------------------------------------------------------
 
-/** Feeds canonicalJson(users) to `h` in pieces (a million users never become one string), pausing (yield) after every `every` users. */
-function* feedUsers(h: Hash, users: readonly AgentUser[], every: number): Generator<void> {
-  let piece = "[";
-  for (let k = 0; k < users.length; k++) {
-    piece += (k > 0 ? "," : "") + userJson(users[k]!);
-    if (piece.length > 65_536) {
-      h.update(piece);
-      piece = "";
-    }
-    if ((k + 1) % every === 0) yield;
-  }
-  h.update(`${piece}]`);
-}
-
 /** Scheme 1's users hash: sha256 of canonicalJson(users), base64url. */
 export function legacyUsersHash(users: readonly AgentUser[]): string {
   const h = createHash("sha256");
@@ -284,8 +288,7 @@ export async function legacyUsersHashInSteps(users: readonly AgentUser[], pause:
 
 /** Scheme 1's versionHasher. */
 export function legacyVersionHasher(rest: ConfigWithoutUsers): (usersHashValue: string) => string {
-  const prefix: Hash = createHash("sha256").update(canonicalJson(rest)).update("\n");
-  return (u) => prefix.copy().update(u).digest("base64url").slice(0, 32);
+  return hasherAfter("", rest);
 }
 
 /** The scheme-1 version of a whole config (what an agent from before scheme 2 checks). */

@@ -26,6 +26,41 @@ export function ss2022KeyBytes(method: string): number | null {
   return null;
 }
 
+/**
+ * What an inbound is when the input leaves a field out: VLESS over tcp with Reality. The API's
+ * schema fills these in, storage reads a missing protocol or transport as them, and the form
+ * starts from them, so a new inbound is the same wherever it is made.
+ */
+export const INBOUND_DEFAULTS = { protocol: "vless", transport: "tcp", security: "reality" } as const satisfies {
+  protocol: InboundProtocol;
+  transport: InboundTransport;
+  security: InboundSecurity;
+};
+
+/** The Shadowsocks cipher the form offers first: SS-2022, one key per subscriber. */
+export const DEFAULT_SS_METHOD: SsMethod = "2022-blake3-aes-128-gcm";
+
+/**
+ * An inbound's settings as the form edits them and createInbound takes them (name and port
+ * beside). An absent protocol, transport or SS cipher is its INBOUND_DEFAULTS value (or none).
+ */
+export interface InboundSettings {
+  protocol?: InboundProtocol;
+  transport?: InboundTransport;
+  path?: string | null;
+  host?: string | null;
+  serviceName?: string | null;
+  ssMethod?: SsMethod | null;
+  security: InboundSecurity;
+  sni: string | null;
+  realityDest?: string | null;
+  realityServerNames?: string[];
+  /** Absent: one is generated for Reality. */
+  realityShortIds?: string[];
+  tlsCertificateFile?: string | null;
+  tlsKeyFile?: string | null;
+}
+
 export const PROTOCOL_LABELS: Record<InboundProtocol, string> = { vless: "VLESS", vmess: "VMess", trojan: "Trojan", shadowsocks: "SS" };
 export const TRANSPORT_LABELS: Record<InboundTransport, string> = { tcp: "tcp", ws: "ws", grpc: "gRPC", httpupgrade: "HTTPUpgrade", xhttp: "XHTTP", h2: "h2" };
 export const SECURITY_LABELS: Record<InboundSecurity, string> = { reality: "Reality", tls: "TLS", none: "none" };
@@ -38,7 +73,7 @@ export const usesHost = usesPath;
 /** "VMess·ws·TLS", "VLESS·tcp·Reality", "SS·tcp": the diagram chip's compact form. */
 export function protocolSummary(i: { protocol: string; transport?: string | null; security: InboundSecurity }): string {
   const p = PROTOCOL_LABELS[i.protocol as InboundProtocol] ?? i.protocol;
-  const t = TRANSPORT_LABELS[(i.transport ?? "tcp") as InboundTransport] ?? i.transport;
+  const t = TRANSPORT_LABELS[(i.transport ?? INBOUND_DEFAULTS.transport) as InboundTransport] ?? i.transport;
   return i.security === "none" ? `${p}·${t}` : `${p}·${t}·${SECURITY_LABELS[i.security]}`;
 }
 
@@ -85,7 +120,7 @@ export function protocolIssues(v: ProtocolFields): Array<{ path: string; message
  * here has one per subscriber), gRPC came in 4.36, HTTPUpgrade and XHTTP and Reality never.
  */
 export function v2rayCannotServe(i: { protocol: string; transport?: string | null; security: InboundSecurity }): string | null {
-  const transport = (i.transport ?? "tcp") as InboundTransport;
+  const transport = (i.transport ?? INBOUND_DEFAULTS.transport) as InboundTransport;
   if (i.security === "reality") return "Reality needs Xray-core: v2ray 4.x cannot serve it (run the agent with --core xray)";
   if (i.protocol === "shadowsocks") return "Shadowsocks with one key per subscriber needs Xray-core: v2ray 4.x serves one user only (run the agent with --core xray)";
   if (transport === "grpc" || transport === "httpupgrade" || transport === "xhttp") return `${TRANSPORT_LABELS[transport]} needs Xray-core: v2ray 4.34 cannot serve it (run the agent with --core xray)`;

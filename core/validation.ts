@@ -7,7 +7,7 @@ import { z } from "zod";
 import { API_SCOPES } from "./api-tokens";
 import { MAX_ALLOWED_DESTINATIONS, parseAllowedDestination } from "./edge";
 import { ALGORITHMS, LINE_NAMES } from "./format";
-import { PROTOCOLS, SS_METHODS, TRANSPORTS, protocolIssues } from "./inbound-protocols";
+import { INBOUND_DEFAULTS, PROTOCOLS, SS_METHODS, TRANSPORTS, protocolIssues } from "./inbound-protocols";
 import { DEVICE_LIMIT_MAX } from "./devices";
 
 // Control characters, and the bidi overrides/isolates that can make a name display as
@@ -360,8 +360,8 @@ export const inboundFieldsSchema = z
   .object({
     name: nameSchema,
     port: portSchema,
-    protocol: protocolSchema.default("vless"),
-    transport: transportSchema.default("tcp"),
+    protocol: protocolSchema.default(INBOUND_DEFAULTS.protocol),
+    transport: transportSchema.default(INBOUND_DEFAULTS.transport),
     /** ws, httpupgrade, xhttp and h2; ignored (stored null) for the others. */
     path: transportPathSchema.nullable().default(null),
     /** Optional Host header for ws, httpupgrade, xhttp and h2. */
@@ -370,7 +370,7 @@ export const inboundFieldsSchema = z
     serviceName: grpcServiceNameSchema.nullable().default(null),
     /** Shadowsocks only. */
     ssMethod: ssMethodSchema.nullable().default(null),
-    security: securitySchema.default("reality"),
+    security: securitySchema.default(INBOUND_DEFAULTS.security),
     sni: sniSchema.nullable().default(null),
     /** null = `<sni>:443`. */
     realityDest: realityDestSchema.nullable().default(null),

@@ -2,7 +2,8 @@
  * The data plane in the dashboard: the inbound form's Reality and TLS fields, the keys shown
  * on the servers page, and traffic from an agent report in the subscribers list.
  */
-import { test, expect } from "./fixtures";
+import { openNewInboundForm, test, expect } from "./fixtures";
+import { healthyReport, postAgentReport } from "./agent-report";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 interface InboundRow {
@@ -21,8 +22,7 @@ const inboundsOf = async (page: import("@playwright/test").Page, clusterId: stri
 test("@pg inbound form: Reality dest, server names and short ids; TLS paths; the public key and short id shown", async ({ page, cluster }) => {
   await page.goto(`/clusters/${cluster.id}/servers`);
   const fra = page.getByRole("region", { name: "Server de-fra-1" });
-  await fra.getByRole("button", { name: "+ Inbound" }).click();
-  const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  const form = await openNewInboundForm(page, "de-fra-1");
   await form.getByLabel("Name").fill("🇩🇪 Frankfurt Reality 2");
   await form.getByLabel("Port").fill("20443");
   await form.getByLabel("Masquerade SNI").fill("www.samsung.com");
@@ -56,8 +56,7 @@ test("@pg inbound form: Reality dest, server names and short ids; TLS paths; the
   await expect(row.getByRole("button", { name: "Copy" })).toHaveCount(2);
 
   // TLS: both paths, absolute.
-  await fra.getByRole("button", { name: "+ Inbound" }).click();
-  const tls = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  const tls = await openNewInboundForm(page, "de-fra-1");
   await tls.getByLabel("Name").fill("🇩🇪 Frankfurt TLS 2");
   await tls.getByLabel("Port").fill("20444");
   await tls.getByLabel("Security").selectOption("tls");
@@ -104,20 +103,8 @@ test("@pg subscribers list: usage, online now and last seen from an agent report
   });
   const ada = await trpcMutation<{ id: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Ada traffic", expiresAt: null, trafficLimitGb: 1 });
   await trpcMutation(page.request, "subscribers.create", { clusterId: cluster.id, name: "Quiet Bob", expiresAt: null, trafficLimitGb: null });
-  const report = {
-    listenerAlive: true,
-    serviceRunning: true,
-    usersOnline: 1,
-    rxBps: 1e6,
-    txBps: 1e6,
-    cpu: 5,
-    memory: 10,
-    neighbours: [],
-    instance: "e2e-agent-1",
-    seq: 1,
-    users: [{ email: ada.id, up: 1024 ** 2, down: 5 * 1024 ** 2 }],
-  };
-  const post = () => page.request.post("/api/agent/report", { headers: { authorization: `Bearer ${server.agentToken}` }, data: report });
+  const report = healthyReport({ instance: "e2e-agent-1", seq: 1, users: [{ email: ada.id, up: 1024 ** 2, down: 5 * 1024 ** 2 }] });
+  const post = () => postAgentReport(page.request, server.agentToken, report);
   const r = await post();
   expect(r.status()).toBe(200);
   // The same (instance, seq) again is acknowledged but not counted twice.
@@ -179,9 +166,7 @@ test("@pg health page: the agent's config error and the inbounds its core does n
 
 test("inbound form: the SNI is offered only with TLS or Reality, and switching to none clears it", async ({ page, cluster }) => {
   await page.goto(`/clusters/${cluster.id}/servers`);
-  const fra = page.getByRole("region", { name: "Server de-fra-1" });
-  await fra.getByRole("button", { name: "+ Inbound" }).click();
-  const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  const form = await openNewInboundForm(page, "de-fra-1");
   await form.getByLabel("Name").fill("🇩🇪 Frankfurt plain");
   await form.getByLabel("Port").fill("20445");
   // Reality: a site to pass for; its accepted SNIs are Reality's serverNames.
@@ -199,8 +184,7 @@ test("inbound form: the SNI is offered only with TLS or Reality, and switching t
     .inbounds.find((i) => i.name === "🇩🇪 Frankfurt plain")!;
   expect(created).toMatchObject({ security: "none", sni: null });
   // Back to TLS: the field is empty again, and the server refuses an SNI with security none (field named).
-  await fra.getByRole("button", { name: "+ Inbound" }).click();
-  const again = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  const again = await openNewInboundForm(page, "de-fra-1");
   await again.getByLabel("Security").selectOption("tls");
   await expect(again.getByLabel("Server name (SNI)")).toHaveValue("");
   await again.getByRole("button", { name: "Cancel" }).click();

@@ -5,7 +5,7 @@
  * while the routes are USA, Germany, Netherlands, Japan (empty).
  */
 import type { Locator, Page } from "@playwright/test";
-import { test, expect, type TestCluster, drag } from "./fixtures";
+import { test, expect, type TestCluster, drag, routeOf } from "./fixtures";
 import { trpcQuery } from "../scripts/harness/trpc";
 import { groupTopology } from "../core/topology";
 import { boxHandles } from "../components/diagram/flow";
@@ -14,13 +14,6 @@ import type { BoxKind } from "../components/diagram/layout";
 interface Topo {
   inbounds: Array<{ name: string; routeId: string | null }>;
   routes: Array<{ id: string; name: string }>;
-}
-
-/** The name of the route an inbound is in, per the API (null = unassigned). */
-async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promise<string | null> {
-  const t = await trpcQuery<Topo>(page.request, "topology.get", { clusterId: cluster.id });
-  const ib = t.inbounds.find((i) => i.name === inbound);
-  return t.routes.find((r) => r.id === ib?.routeId)?.name ?? null;
 }
 
 test.use({ viewport: { width: 1440, height: 900 } });

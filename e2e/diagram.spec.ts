@@ -4,7 +4,7 @@
  * Each test has its own demo cluster (fixture `cluster`), so tests never see each other.
  */
 import type { Page } from "@playwright/test";
-import { test, expect, E2E_ADMIN, type TestCluster, drag, expandWarnings } from "./fixtures";
+import { test, expect, E2E_ADMIN, type TestCluster, drag, expandWarnings, routeOf } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -27,14 +27,6 @@ async function openDiagram(page: Page, cluster: TestCluster) {
 
 async function topology(page: Page, cluster: TestCluster): Promise<Topo> {
   return trpcQuery<Topo>(page.request, "topology.get", { clusterId: cluster.id });
-}
-
-/** The name of the route an inbound is in, per the API (null = unassigned). */
-async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promise<string | null> {
-  const t = await topology(page, cluster);
-  const ib = t.inbounds.find((i) => i.name === inbound);
-  if (!ib) throw new Error(`no inbound ${inbound}`);
-  return t.routes.find((r) => r.id === ib.routeId)?.name ?? null;
 }
 
 async function routeOrder(page: Page, cluster: TestCluster): Promise<string[]> {

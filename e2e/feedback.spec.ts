@@ -5,7 +5,7 @@
  * before a change that leaves a route with no available inbound.
  */
 import type { Page } from "@playwright/test";
-import { test, expect, type TestCluster, drag, expandWarnings } from "./fixtures";
+import { test, expect, type TestCluster, drag, expandWarnings, routeOf } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -20,12 +20,6 @@ const chip = (page: Page, name: string) => page.getByRole("button", { name, exac
 const routeBox = (page: Page, name: string) => page.getByRole("region", { name: `Route ${name}`, exact: true });
 const toasts = (page: Page) => page.getByTestId("toasts");
 const topology = (page: Page, cluster: TestCluster) => trpcQuery<Topo>(page.request, "topology.get", { clusterId: cluster.id });
-
-async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promise<string | null> {
-  const t = await topology(page, cluster);
-  const ib = t.inbounds.find((i) => i.name === inbound)!;
-  return t.routes.find((r) => r.id === ib.routeId)?.name ?? null;
-}
 
 async function openDiagram(page: Page, cluster: TestCluster) {
   await page.goto(`/clusters/${cluster.id}`);

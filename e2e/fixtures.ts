@@ -5,7 +5,7 @@
  */
 import { test as base, expect, type Locator, type Page } from "@playwright/test";
 import { E2E_ADMIN } from "../playwright.config";
-import { login, trpcMutation } from "../scripts/harness/trpc";
+import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 export interface TestCluster {
   id: string;
@@ -43,4 +43,18 @@ export async function drag(page: Page, source: Locator, target: Locator) {
   await page.mouse.move(s.x + s.width / 2 + 10, s.y + s.height / 2 + 6, { steps: 3 });
   await page.mouse.move(t.x + t.width / 2, t.y + Math.min(t.height / 2, 40), { steps: 12 });
   await page.mouse.up();
+}
+
+/** Opens "+ Inbound" on a server's card (the servers page is open) and returns its dialog. */
+export async function openNewInboundForm(page: Page, server: string): Promise<Locator> {
+  await page.getByRole("region", { name: `Server ${server}` }).getByRole("button", { name: "+ Inbound" }).click();
+  return page.getByRole("dialog", { name: `New inbound on ${server}` });
+}
+
+/** The name of the route an inbound is in, per the API (null = unassigned); an inbound the cluster does not have fails the call. */
+export async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promise<string | null> {
+  const t = await trpcQuery<{ inbounds: Array<{ name: string; routeId: string | null }>; routes: Array<{ id: string; name: string }> }>(page.request, "topology.get", { clusterId: cluster.id });
+  const ib = t.inbounds.find((i) => i.name === inbound);
+  if (!ib) throw new Error(`no inbound ${inbound}`);
+  return t.routes.find((r) => r.id === ib.routeId)?.name ?? null;
 }

@@ -4,7 +4,7 @@
  * the servers page, the explain page and ?format=json, a new inbound created straight into a
  * route with its flag picked from a list, and the servers page following another browser.
  */
-import { E2E_ADMIN, expect, test } from "./fixtures";
+import { E2E_ADMIN, expect, openNewInboundForm, test } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
@@ -106,8 +106,7 @@ test("route flags show on the servers page, the explain page and in ?format=json
 test("a new inbound goes straight into a route, its flag picked from the list", async ({ page, cluster }) => {
   await page.goto(`/clusters/${cluster.id}/servers`);
   const fra = page.getByRole("region", { name: "Server de-fra-1" });
-  await fra.getByRole("button", { name: "+ Inbound" }).click();
-  const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  const form = await openNewInboundForm(page, "de-fra-1");
   await form.getByLabel("Name", { exact: true }).fill("Frankfurt new");
   await form.getByRole("button", { name: "Choose a flag…" }).click();
   await form.getByLabel("Search countries").fill("Germany");

@@ -1,5 +1,5 @@
 /** Servers, inbounds, subscribers, audit log and cluster rename, through the dashboard. */
-import { test, expect } from "./fixtures";
+import { openNewInboundForm, test, expect } from "./fixtures";
 import { trpcQuery } from "../scripts/harness/trpc";
 
 interface ServerRow {
@@ -75,8 +75,7 @@ test("@pg adding a server shows its agent token once", async ({ page, cluster })
 test("inbounds: a port in use is refused next to the port field; create, edit, fallback", async ({ page, cluster }) => {
   await page.goto(`/clusters/${cluster.id}/servers`);
   const fra = page.getByRole("region", { name: "Server de-fra-1" });
-  await fra.getByRole("button", { name: "+ Inbound" }).click();
-  const form = page.getByRole("dialog", { name: "New inbound on de-fra-1" });
+  const form = await openNewInboundForm(page, "de-fra-1");
   await form.getByLabel("Name").fill("🇩🇪 Frankfurt 2");
   await form.getByLabel("Port").fill("443");
   await form.getByLabel("Masquerade SNI").fill("www.samsung.com");

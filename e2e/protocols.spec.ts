@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { expect, test } from "./fixtures";
+import { expect, openNewInboundForm, test } from "./fixtures";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { fetchViaSocks, freePort } from "./vless-client";
 import { parseShareLink, startV2rayLinksClient, type Client } from "./share-link-client";
@@ -39,8 +39,7 @@ test("an operator adds a VMess over WebSocket inbound in the form; its link carr
     // --- the form
     const port = await freePort();
     await page.goto(`/clusters/${cluster.id}/servers`);
-    await page.getByRole("region", { name: "Server ws-1" }).getByRole("button", { name: "+ Inbound" }).click();
-    const form = page.getByRole("dialog", { name: "New inbound on ws-1" });
+    const form = await openNewInboundForm(page, "ws-1");
     await form.getByLabel("Name").fill("VMess WebSocket");
     await form.getByLabel("Port").fill(String(port));
     await form.getByLabel("Protocol").selectOption("vmess");

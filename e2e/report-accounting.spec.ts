@@ -4,6 +4,7 @@
  * back and, under their limit again, is served again.
  */
 import { test, expect } from "./fixtures";
+import { healthyReport, postAgentReport } from "./agent-report";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 const MB = 1024 ** 2;
@@ -14,22 +15,10 @@ test("the owner sees usage per server and discards what one server reported: the
     servers[name] = await trpcMutation(page.request, "servers.create", { clusterId: cluster.id, name, address: "127.0.0.1", role: "node", coefficient: 1, capacityMbps: null });
   }
   const dave = await trpcMutation<{ id: string; token: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Acct Dave", expiresAt: null, trafficLimitGb: 0.005 });
-  const report = (instance: string, down: number) => ({
-    listenerAlive: true,
-    serviceRunning: true,
-    usersOnline: 1,
-    rxBps: 1e6,
-    txBps: 1e6,
-    cpu: 5,
-    memory: 10,
-    neighbours: [],
-    instance,
-    seq: 1,
-    users: [{ email: dave.id, up: 0, down }],
-  });
+  const report = (instance: string, down: number) => healthyReport({ instance, seq: 1, users: [{ email: dave.id, up: 0, down }] });
   // A served 1 MB; B served nothing to Dave but reports 6 MB: over his 5.1 MB limit.
-  expect((await page.request.post("/api/agent/report", { headers: { authorization: `Bearer ${servers["acct-a"]!.agentToken}` }, data: report("e2e-acct-a", 1 * MB) })).status()).toBe(200);
-  expect((await page.request.post("/api/agent/report", { headers: { authorization: `Bearer ${servers["acct-b"]!.agentToken}` }, data: report("e2e-acct-b", 6 * MB) })).status()).toBe(200);
+  expect((await postAgentReport(page.request, servers["acct-a"]!.agentToken, report("e2e-acct-a", 1 * MB))).status()).toBe(200);
+  expect((await postAgentReport(page.request, servers["acct-b"]!.agentToken, report("e2e-acct-b", 6 * MB))).status()).toBe(200);
   const limited = async () => ((await (await page.request.get(`/sub/${dave.token}?format=json`)).json()) as { routes: Array<{ inbound: string }> }).routes.some((r) => r.inbound.startsWith("⛔"));
   await expect.poll(limited, { timeout: 60_000 }).toBe(true);
 
@@ -81,10 +70,7 @@ test("the report capacity is set in the server form, validated, and bounds what 
   await expect(form).toBeHidden();
 
   // 500 MB for one user within about a minute is more than 8 Mbit/s moves: refused, naming the row.
-  const res = await page.request.post("/api/agent/report", {
-    headers: { authorization: `Bearer ${server.agentToken}` },
-    data: { listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1e6, txBps: 1e6, cpu: 5, memory: 10, neighbours: [], instance: "e2e-acct-cap", seq: 1, users: [{ email: erin.id, up: 0, down: 500 * MB }] },
-  });
+  const res = await postAgentReport(page.request, server.agentToken, healthyReport({ instance: "e2e-acct-cap", seq: 1, users: [{ email: erin.id, up: 0, down: 500 * MB }] }));
   expect(res.status()).toBe(400);
   expect(((await res.json()) as { error: string }).error).toMatch(/^users\[0\]\.down: \d+ bytes is more than this server's report capacity \(8 Mbit\/s\)/);
   const list = await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(page.request, "subscribers.list", { clusterId: cluster.id });

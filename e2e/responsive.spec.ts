@@ -5,8 +5,8 @@
  * system setting, with readable text.
  */
 import type { BrowserContext, Page } from "@playwright/test";
-import { test, expect, type TestCluster } from "./fixtures";
-import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { test, expect, routeOf } from "./fixtures";
+import { trpcMutation } from "../scripts/harness/trpc";
 
 const WIDTH = 390;
 test.use({ viewport: { width: WIDTH, height: 844 } });
@@ -60,16 +60,6 @@ async function expectWithinWidth(page: Page, locator: ReturnType<Page["locator"]
   expect(box, "element has a box").not.toBeNull();
   expect(box!.x).toBeGreaterThanOrEqual(0);
   expect(box!.x + box!.width).toBeLessThanOrEqual(WIDTH + 0.5);
-}
-
-interface Topo {
-  inbounds: Array<{ name: string; routeId: string | null }>;
-  routes: Array<{ id: string; name: string }>;
-}
-async function routeOf(page: Page, cluster: TestCluster, inbound: string): Promise<string | null> {
-  const t = await trpcQuery<Topo>(page.request, "topology.get", { clusterId: cluster.id });
-  const ib = t.inbounds.find((i) => i.name === inbound);
-  return t.routes.find((r) => r.id === ib?.routeId)?.name ?? null;
 }
 
 test("the header folds into a Menu button: it opens, Escape closes it, and a link in it navigates", async ({ page }) => {

@@ -6,6 +6,7 @@
  * removal, and the cluster's rule for apps that send no device id.
  */
 import { test, expect } from "./fixtures";
+import { healthyReport, postAgentReport } from "./agent-report";
 import { login, TrpcCallError, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import type { APIRequestContext } from "@playwright/test";
 
@@ -72,22 +73,10 @@ test("a subscriber's page: usage history from agent reports with a range, links 
     servers[name] = await trpcMutation(page.request, "servers.create", { clusterId: cluster.id, name, address: "127.0.0.1", role: "node", coefficient: 1, capacityMbps: null });
   }
   const hana = await trpcMutation<{ id: string; token: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "Hist Hana", trafficLimitGb: 10 });
-  const report = (instance: string, up: number, down: number) => ({
-    listenerAlive: true,
-    serviceRunning: true,
-    usersOnline: 1,
-    rxBps: 1e6,
-    txBps: 1e6,
-    cpu: 5,
-    memory: 10,
-    neighbours: [],
-    instance,
-    seq: 1,
-    users: [{ email: hana.id, up, down }],
-  });
+  const report = (instance: string, up: number, down: number) => healthyReport({ instance, seq: 1, users: [{ email: hana.id, up, down }] });
   // Through the agents' own endpoint: 3 MB on A, 1 MB on B.
-  expect((await page.request.post("/api/agent/report", { headers: { authorization: `Bearer ${servers["hist-a"]!.agentToken}` }, data: report("e2e-hist-a", 1 * MB, 2 * MB) })).status()).toBe(200);
-  expect((await page.request.post("/api/agent/report", { headers: { authorization: `Bearer ${servers["hist-b"]!.agentToken}` }, data: report("e2e-hist-b", 0, 1 * MB) })).status()).toBe(200);
+  expect((await postAgentReport(page.request, servers["hist-a"]!.agentToken, report("e2e-hist-a", 1 * MB, 2 * MB))).status()).toBe(200);
+  expect((await postAgentReport(page.request, servers["hist-b"]!.agentToken, report("e2e-hist-b", 0, 1 * MB))).status()).toBe(200);
 
   // From the list, the name opens the page on its Usage tab.
   await page.goto(`/clusters/${cluster.id}/subscribers`);

@@ -4,6 +4,7 @@
  * the renewal day), "Reset usage" bringing the subscriber back, the period kept; on hold.
  */
 import { test, expect } from "./fixtures";
+import { healthyReport, postAgentReport } from "./agent-report";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -47,8 +48,8 @@ test("the operator sets a limit with a monthly reset, sees usage and the next re
 
   // An agent reports 6 MB for Lucy: over the 5.1 MB limit.
   const lucy = (await trpcQuery<Array<{ id: string; name: string; token: string }>>(page.request, "subscribers.list", { clusterId: cluster.id })).find((s) => s.name === "Lim Lucy")!;
-  const report = { listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1e6, txBps: 1e6, cpu: 5, memory: 10, neighbours: [], instance: "e2e-limits", seq: 1, users: [{ email: lucy.id, up: 1024 ** 2, down: 5 * 1024 ** 2 }] };
-  expect((await page.request.post("/api/agent/report", { headers: { authorization: `Bearer ${server.agentToken}` }, data: report })).status()).toBe(200);
+  const report = healthyReport({ instance: "e2e-limits", seq: 1, users: [{ email: lucy.id, up: 1024 ** 2, down: 5 * 1024 ** 2 }] });
+  expect((await postAgentReport(page.request, server.agentToken, report)).status()).toBe(200);
   await expect(row).toContainText("Limit reached", { timeout: 60_000 });
   await expect(row.getByTestId("subscriber-usage")).toContainText("6.0 MB / 5.1 MB");
   // The subscriber's app shows one entry saying when it renews.

@@ -6,6 +6,7 @@
 import type { Page } from "@playwright/test";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { expect, test, type TestCluster } from "./fixtures";
+import { healthyReport, postAgentReport } from "./agent-report";
 
 const MB = 1024 ** 2;
 
@@ -32,22 +33,11 @@ async function reportTraffic(page: Page, cluster: TestCluster, users: Array<{ id
     coefficient: 1,
     capacityMbps: null,
   });
-  const res = await page.request.post("/api/agent/report", {
-    headers: { authorization: `Bearer ${server.agentToken}` },
-    data: {
-      listenerAlive: true,
-      serviceRunning: true,
-      usersOnline: users.length,
-      rxBps: 1e6,
-      txBps: 1e6,
-      cpu: 5,
-      memory: 10,
-      neighbours: [],
-      instance: "e2e-list-agent",
-      seq: 1,
-      users: users.map((u) => ({ email: u.id, up: MB, down: (u.mb - 1) * MB })),
-    },
-  });
+  const res = await postAgentReport(
+    page.request,
+    server.agentToken,
+    healthyReport({ usersOnline: users.length, instance: "e2e-list-agent", seq: 1, users: users.map((u) => ({ email: u.id, up: MB, down: (u.mb - 1) * MB })) }),
+  );
   expect(res.status()).toBe(200);
 }
 

@@ -9,6 +9,7 @@ import { useTRPC } from "@/lib/trpc";
 import type { Target } from "./alert-view";
 import { TargetCard } from "./TargetCard";
 import { TargetDialog } from "./TargetDialog";
+import { FormAlert } from "@/components/ui/FormAlert";
 
 /** Admins' page: where alerts go, whether they arrive, and a test button per target. */
 export function AlertsPage() {
@@ -47,11 +48,7 @@ export function AlertsPage() {
           {errorMessage(list.error)}
         </p>
       )}
-      {sendTest.error && (
-        <p role="alert" className="mb-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-          {errorMessage(sendTest.error)}
-        </p>
-      )}
+      {sendTest.error && <FormAlert className="mb-3">{errorMessage(sendTest.error)}</FormAlert>}
       {list.data && targets.length === 0 && <p className="rounded-lg border border-dashed border-slate-300 bg-white p-6 text-sm text-slate-500">No alert targets yet.</p>}
       <ul className="flex flex-col gap-3">
         {targets.map((t) => (

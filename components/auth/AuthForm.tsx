@@ -6,6 +6,7 @@ import { useTRPC } from "@/lib/trpc";
 import { formErrors } from "@/lib/errors";
 import { Field, buttonClass, inputClass } from "@/components/ui/Field";
 import { safeNextPath } from "@/core/validation";
+import { FormAlert } from "@/components/ui/FormAlert";
 
 /** Where to go after logging in: `?next=` when it is a path on this dashboard. */
 export function useNextPath(): string {
@@ -91,11 +92,7 @@ export function AuthForm({ mode }: { mode: "login" | "setup" }) {
           )}
         </Field>
       )}
-      {formError && (
-        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-          {formError}
-        </p>
-      )}
+      {formError && <FormAlert>{formError}</FormAlert>}
       <button type="submit" className={buttonClass} disabled={mutation.isPending}>
         {mutation.isPending ? "Please wait…" : mode === "login" ? "Log in" : "Create owner account"}
       </button>
@@ -133,11 +130,7 @@ function CodeStep({ challenge, onDone, onRestart }: { challenge: string; onDone:
           />
         )}
       </Field>
-      {general && (
-        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-          {general}
-        </p>
-      )}
+      {general && <FormAlert>{general}</FormAlert>}
       <button type="submit" className={buttonClass} disabled={send.isPending}>
         {send.isPending ? "Please wait…" : "Verify"}
       </button>

@@ -7,6 +7,7 @@ import { errorMessage, formErrors } from "@/lib/errors";
 import { Dialog } from "@/components/ui/Dialog";
 import { Field, buttonClass, inputClass, secondaryButtonClass } from "@/components/ui/Field";
 import { CopyButton } from "@/components/ui/CopyButton";
+import { FormAlert } from "@/components/ui/FormAlert";
 
 /**
  * An operator's own second factor: turn it on (a QR code and the secret as text, confirmed by
@@ -117,11 +118,7 @@ function Enrolment({ onEnabled }: { onEnabled: (codes: string[]) => Promise<void
       <Field label="Code from your app" error={errors.code}>
         {(p) => <input {...p} className={inputClass} inputMode="numeric" autoComplete="one-time-code" value={code} onChange={(e) => setCode(e.target.value)} required />}
       </Field>
-      {general && (
-        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-red-700">
-          {general}
-        </p>
-      )}
+      {general && <FormAlert>{general}</FormAlert>}
       <button type="submit" className={buttonClass} disabled={confirm.isPending}>
         {confirm.isPending ? "Checking…" : "Turn on"}
       </button>
@@ -152,11 +149,7 @@ function EnabledState({ status, onChanged }: { status: { enabledAt: Date | null;
           <Field label="Code to turn it off" error={errors.code} hint="A code from your app, or a recovery code">
             {(p) => <input {...p} className={inputClass} autoComplete="one-time-code" value={code} onChange={(e) => setCode(e.target.value)} required />}
           </Field>
-          {general && (
-            <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-red-700">
-              {general}
-            </p>
-          )}
+          {general && <FormAlert>{general}</FormAlert>}
           <button type="submit" className={secondaryButtonClass} disabled={disable.isPending}>
             Turn off two-factor authentication
           </button>

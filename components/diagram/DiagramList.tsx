@@ -2,13 +2,14 @@
 import { PANIC_COLOR } from "./flow";
 import { useSyncExternalStore } from "react";
 import { RouteMenu } from "@/components/routes/RouteMenu";
-import { algorithmLabel, plural, routeColor, routeFlagPrefix, statusStyle } from "@/core/format";
+import { algorithmLabel, plural, routeColor, statusStyle } from "@/core/format";
 import { effectiveRouteId } from "@/core/topology";
 import { protocolSummary } from "@/core/inbound-protocols";
 import type { DiagramIndex, InboundData } from "./topology-index";
 import { MoveMenu } from "./MoveMenu";
 import { selectCanEdit, selectClusterId, useDiagramStore } from "./store";
 import { FlagText } from "@/components/ui/Flag";
+import { RouteTitle } from "./RouteTitle";
 
 /** Below this width the diagram's boxes are too small to read or drag: the list is the default. */
 export const NARROW_QUERY = "(max-width: 639.98px)";
@@ -44,7 +45,6 @@ export function DiagramList({ index }: { index: DiagramIndex }) {
       <ol className="mx-auto flex max-w-3xl flex-col gap-3" aria-label="Routes">
         {routes.map((route, position) => {
           const members = index.inboundsByRoute.get(route.id) ?? [];
-          const flag = routeFlagPrefix(route.name, route.flag);
           const panic = index.panicByRoute.get(route.id);
           return (
             <li key={route.id}>
@@ -59,17 +59,7 @@ export function DiagramList({ index }: { index: DiagramIndex }) {
                 <header className="flex items-start gap-2 border-b border-slate-100 px-3 py-2">
                   <div className="min-w-0 flex-1">
                     <h3 className="flex items-center gap-1.5 font-semibold text-slate-900">
-                      <span aria-hidden className="text-xs font-normal tabular-nums text-slate-500">
-                        {position + 1}.
-                      </span>
-                      {flag && (
-                        <span aria-hidden>
-                          <FlagText text={flag} />
-                        </span>
-                      )}
-                      <span className="truncate">
-                        <FlagText text={route.name} />
-                      </span>
+                      <RouteTitle route={route} position={position} />
                     </h3>
                     {panic && <p className="text-xs font-medium text-red-700">{panic.reason}</p>}
                     <p className="text-xs text-slate-500">

@@ -1,37 +1,25 @@
 "use client";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { useRefreshServers } from "./useRefreshServers";
 import { inboundFieldsSchema, splitList } from "@/core/validation";
 import { routeFlagPrefix } from "@/core/format";
 import { FlagPicker } from "@/components/routes/FlagPicker";
 import { leadingFlagCode, nameWithFlag } from "./inbound-name";
 import { randomHex } from "@/lib/random-hex";
-import { PROTOCOL_LABELS, SS_METHODS, TRANSPORT_LABELS, TRANSPORTS, usesPath, coreNeeded, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
+import { DEFAULT_SS_METHOD, INBOUND_DEFAULTS, PROTOCOL_LABELS, SS_METHODS, TRANSPORT_LABELS, TRANSPORTS, usesPath, coreNeeded, type InboundProtocol, type InboundSecurity, type InboundSettings, type InboundTransport } from "@/core/inbound-protocols";
 
 const formSchema = inboundFieldsSchema;
 
-export interface InboundValues {
+export interface InboundValues extends InboundSettings {
   id: string;
   name: string;
   port: number;
-  protocol?: InboundProtocol;
-  transport?: InboundTransport;
-  path?: string | null;
-  host?: string | null;
-  serviceName?: string | null;
-  ssMethod?: SsMethod | null;
-  security: "reality" | "tls" | "none";
-  sni: string | null;
-  realityDest?: string | null;
-  realityServerNames?: string[];
-  realityShortIds?: string[];
-  tlsCertificateFile?: string | null;
-  tlsKeyFile?: string | null;
 }
 
 /** A fresh Reality short id: 8 random bytes as 16 hex digits (what Xray's docs suggest). */
@@ -55,7 +43,6 @@ export function InboundForm({
   onCreated?: (defaultRoute: string | null, chosenRoute: string | null) => void;
 }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const topology = useQuery({ ...trpc.topology.get.queryOptions({ clusterId: clusterId ?? "" }), enabled: !inbound && !!clusterId });
   const routeOptions = topology.data?.routes ?? [];
   const [routeId, setRouteId] = useState("");
@@ -63,13 +50,13 @@ export function InboundForm({
   const [values, setValues] = useState({
     name: inbound?.name ?? "",
     port: inbound ? String(inbound.port) : "443",
-    protocol: inbound?.protocol ?? ("vless" as InboundProtocol),
-    transport: inbound?.transport ?? ("tcp" as InboundTransport),
+    protocol: inbound?.protocol ?? (INBOUND_DEFAULTS.protocol as InboundProtocol),
+    transport: inbound?.transport ?? (INBOUND_DEFAULTS.transport as InboundTransport),
     path: inbound?.path ?? "",
     host: inbound?.host ?? "",
     serviceName: inbound?.serviceName ?? "",
-    ssMethod: inbound?.ssMethod ?? ("2022-blake3-aes-128-gcm" as SsMethod),
-    security: inbound?.security ?? ("reality" as InboundValues["security"]),
+    ssMethod: inbound?.ssMethod ?? DEFAULT_SS_METHOD,
+    security: inbound?.security ?? (INBOUND_DEFAULTS.security as InboundSecurity),
     sni: inbound?.sni ?? "",
     realityDest: inbound?.realityDest ?? "",
     realityServerNames: (inbound?.realityServerNames ?? []).join(", "),
@@ -78,11 +65,7 @@ export function InboundForm({
     tlsKeyFile: inbound?.tlsKeyFile ?? "",
   });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
-  const refresh = () =>
-    Promise.all([
-      queryClient.invalidateQueries({ queryKey: trpc.servers.list.queryKey() }),
-      queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() }),
-    ]);
+  const refresh = useRefreshServers();
   const create = useMutation(
     trpc.inbounds.create.mutationOptions({
       onSuccess: async (r) => {

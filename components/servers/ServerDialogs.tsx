@@ -1,5 +1,5 @@
 "use client";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { ConfirmDialog } from "@/components/ui/Dialog";
 import { ImpactDialog, ImpactSummary } from "@/components/ui/ImpactDialog";
@@ -11,19 +11,9 @@ import { InboundForm } from "./InboundForm";
 import { ServerForm } from "./ServerForm";
 import { deletedServerNotice, inboundCreatedNotice, plural, type DialogState, type InboundRow, type ServerRow } from "./servers-view";
 import { FlagText } from "@/components/ui/Flag";
+import { useRefreshServers } from "./useRefreshServers";
 
 type Notice = { text: string; error?: boolean };
-
-/** Reloads the server list and the topology (the impact dialogs read it) after a change. */
-export function useRefreshServers() {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  return () =>
-    Promise.all([
-      queryClient.invalidateQueries({ queryKey: trpc.servers.list.queryKey() }),
-      queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() }),
-    ]);
-}
 
 /** The dialog the servers page has open, if any. Each confirmation owns its request, so it opens without an old error. */
 export function ServerDialogs(props: {

@@ -1,5 +1,5 @@
 "use client";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
@@ -7,6 +7,7 @@ import { Field, inputClass } from "@/components/ui/Field";
 import { validate } from "@/components/ui/validate";
 import { formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { useRefreshServers } from "./useRefreshServers";
 import { addressSchema, capacitySchema, coefficientSchema, DEFAULT_REPORT_CAPACITY_MBPS, nameSchema, reportCapacitySchema, serverRoleSchema } from "@/core/validation";
 
 const formSchema = z.object({ name: nameSchema, address: addressSchema, role: serverRoleSchema, coefficient: coefficientSchema, capacityMbps: capacitySchema, reportCapacityMbps: reportCapacitySchema });
@@ -35,7 +36,6 @@ export function ServerForm({
   onCreated?: (r: { name: string; agentToken: string }) => void;
 }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
   const [values, setValues] = useState({
     name: server?.name ?? "",
     address: server?.address ?? "",
@@ -46,11 +46,7 @@ export function ServerForm({
     enabled: server?.enabled ?? true,
   });
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
-  const refresh = () =>
-    Promise.all([
-      queryClient.invalidateQueries({ queryKey: trpc.servers.list.queryKey() }),
-      queryClient.invalidateQueries({ queryKey: trpc.topology.get.queryKey() }),
-    ]);
+  const refresh = useRefreshServers();
   const create = useMutation(
     trpc.servers.create.mutationOptions({
       onSuccess: async (r) => {

@@ -10,7 +10,8 @@ import { PageSkeleton } from "@/components/ui/Skeleton";
 import { useClusterChanges } from "@/components/live/useClusterChanges";
 import { AllowedDestinations } from "./AllowedDestinations";
 import { ServerCard } from "./ServerCard";
-import { ServerDialogs, useRefreshServers } from "./ServerDialogs";
+import { ServerDialogs } from "./ServerDialogs";
+import { useRefreshServers } from "./useRefreshServers";
 import { fallbackNotice, fleetSummary, type DialogState, type ServerRow } from "./servers-view";
 
 export function ServersPage({ clusterId }: { clusterId: string }) {

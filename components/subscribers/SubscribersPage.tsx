@@ -15,6 +15,7 @@ import { SubscriberDialogs, type DialogState } from "./SubscriberDialogs";
 import { SubscriberFilters, type FilterValues } from "./SubscriberFilters";
 import type { RowAction } from "./SubscriberRow";
 import { SubscriberPager, SubscriberTable } from "./SubscriberTable";
+import { FormAlert } from "@/components/ui/FormAlert";
 
 /** The subscribers list: filters, sort, paging and selection here; the server pages. */
 export function SubscribersPage({ clusterId }: { clusterId: string }) {
@@ -119,11 +120,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
           total={data ? total : null}
           filtered={filtered}
         />
-        {error && (
-          <p role="alert" className="mb-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-            {error}
-          </p>
-        )}
+        {error && <FormAlert className="mb-3">{error}</FormAlert>}
         {list.error && (
           <p role="alert" className="text-red-700">
             {errorMessage(list.error)}

@@ -6,6 +6,7 @@ import { ConfirmDialog, Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, buttonClass, inputClass } from "@/components/ui/Field";
 import { errorMessage, formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { FormAlert } from "@/components/ui/FormAlert";
 
 const ROLE_TEXT = {
   owner: "Owner: everything, and manages the team",
@@ -142,11 +143,7 @@ export function TeamPage() {
           ))}
         </tbody>
       </table>
-      {changeRole.error && (
-        <p role="alert" className="mt-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-          {errorMessage(changeRole.error)}
-        </p>
-      )}
+      {changeRole.error && <FormAlert className="mt-3">{errorMessage(changeRole.error)}</FormAlert>}
 
       <RequireTwoFactor />
 
@@ -172,11 +169,7 @@ export function TeamPage() {
             </select>
           )}
         </Field>
-        {formError && (
-          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700 sm:col-span-3">
-            {formError}
-          </p>
-        )}
+        {formError && <FormAlert className="sm:col-span-3">{formError}</FormAlert>}
         <div className="sm:col-span-3">
           <button type="submit" className={buttonClass} disabled={create.isPending}>
             {create.isPending ? "Adding…" : "Add operator"}
@@ -235,11 +228,7 @@ function RequireTwoFactor() {
         Require two-factor authentication for every operator
       </label>
       <p className="mt-1 text-slate-500">Operators without it are asked to set it up when they log in, and can do nothing else until they have.</p>
-      {set.error && (
-        <p role="alert" className="mt-2 rounded-md bg-red-50 px-3 py-2 text-red-700">
-          {errorMessage(set.error)}
-        </p>
-      )}
+      {set.error && <FormAlert className="mt-2">{errorMessage(set.error)}</FormAlert>}
     </section>
   );
 }

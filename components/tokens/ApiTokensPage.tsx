@@ -8,6 +8,7 @@ import { Field, buttonClass, inputClass } from "@/components/ui/Field";
 import { API_SCOPES, API_SCOPE_TEXT, API_TOKEN_DEFAULT_DAYS, type ApiScope } from "@/core/api-tokens";
 import { errorMessage, formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { FormAlert } from "@/components/ui/FormAlert";
 
 const EXPIRY_CHOICES = [
   { value: "30", label: "30 days" },
@@ -197,11 +198,7 @@ export function ApiTokensPage() {
             </p>
           )}
         </fieldset>
-        {general && (
-          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700 sm:col-span-2">
-            {general}
-          </p>
-        )}
+        {general && <FormAlert className="sm:col-span-2">{general}</FormAlert>}
         <div className="sm:col-span-2">
           <button type="submit" className={buttonClass} disabled={create.isPending}>
             {create.isPending ? "Creating…" : "Create token"}

@@ -2,6 +2,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 import { buttonClass, secondaryButtonClass } from "./Field";
+import { FormAlert } from "./FormAlert";
 
 /**
  * A modal dialog: role="dialog" named by its heading, Escape closes, focus moves in on open
@@ -134,11 +135,7 @@ export function FormFooter({
 }) {
   return (
     <div className={wide ? "sm:col-span-2" : undefined}>
-      {error && (
-        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-          {error}
-        </p>
-      )}
+      {error && <FormAlert>{error}</FormAlert>}
       <DialogActions>
         {note !== undefined && <span className="mr-auto text-sm text-slate-500">{note}</span>}
         <button type="button" className={secondaryButtonClass} onClick={onCancel}>
@@ -173,11 +170,7 @@ export function ConfirmDialog({
   return (
     <Dialog title={title} onClose={onClose} size="sm">
       <div className="space-y-3 text-sm text-slate-700">{children}</div>
-      {error && (
-        <p role="alert" className="mt-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-700">
-          {error}
-        </p>
-      )}
+      {error && <FormAlert className="mt-3">{error}</FormAlert>}
       <DialogActions>
         <button type="button" onClick={onClose} className="inline-flex items-center justify-center rounded-md border border-slate-300 bg-white px-4 py-2 text-sm font-medium text-slate-700 hover:bg-slate-50">
           Cancel

@@ -5,7 +5,7 @@
 import type { BlockReason } from "@/server/usage/access";
 import { flagEmoji } from "@/core/format";
 import { shadowsocksUserSecret, trojanPassword } from "@/core/credentials";
-import { ss2022KeyBytes, type InboundProtocol, type InboundTransport } from "@/core/inbound-protocols";
+import { INBOUND_DEFAULTS, ss2022KeyBytes, type InboundProtocol, type InboundTransport } from "@/core/inbound-protocols";
 
 export interface SubscriptionEntry {
   routeId: string;
@@ -35,10 +35,10 @@ export interface SubscriptionEntry {
   ssServerKey?: string | null;
 }
 
-const protocolOf = (e: SubscriptionEntry): InboundProtocol => e.protocol ?? "vless";
+const protocolOf = (e: SubscriptionEntry): InboundProtocol => e.protocol ?? INBOUND_DEFAULTS.protocol;
 /** What the app shows for the entry: the share-link fragment, the proxy name, the tag, `ps`. */
 export const lineNameOf = (e: Pick<SubscriptionEntry, "inbound" | "lineName">): string => e.lineName ?? e.inbound;
-const transportOf = (e: SubscriptionEntry): InboundTransport => e.transport ?? "tcp";
+const transportOf = (e: SubscriptionEntry): InboundTransport => e.transport ?? INBOUND_DEFAULTS.transport;
 const pathOf = (e: SubscriptionEntry) => e.path ?? "/";
 const serviceNameOf = (e: SubscriptionEntry) => e.serviceName ?? "grpc";
 /** VLESS with Vision: Reality over tcp only (server/dataplane/config.ts flowFor). */

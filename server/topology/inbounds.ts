@@ -16,31 +16,16 @@ import { NotFoundError } from "@/server/errors";
 import { randomBytes } from "node:crypto";
 import { generateRealityKeys } from "./reality";
 import type { inboundFieldsSchema } from "@/core/validation";
-import { ss2022KeyBytes, usesPath, type InboundProtocol, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
+import { INBOUND_DEFAULTS, ss2022KeyBytes, usesPath, type InboundProtocol, type InboundSettings, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
 
 type Actor = Pick<SessionOperator, "operatorId" | "username"> | null;
 
 export const DEFAULT_ROUTE_NAME = "Default";
 
-export interface NewInbound {
+export interface NewInbound extends InboundSettings {
   serverId: string;
   name: string;
   port: number;
-  /** Absent: VLESS over tcp. */
-  protocol?: InboundProtocol;
-  transport?: InboundTransport;
-  path?: string | null;
-  host?: string | null;
-  serviceName?: string | null;
-  ssMethod?: SsMethod | null;
-  security: "reality" | "tls" | "none";
-  sni: string | null;
-  realityDest?: string | null;
-  realityServerNames?: string[];
-  /** Absent: one is generated for Reality. */
-  realityShortIds?: string[];
-  tlsCertificateFile?: string | null;
-  tlsKeyFile?: string | null;
   /** Put the new inbound straight into this route (of the same cluster); absent/null = unassigned. */
   routeId?: string | null;
 }
@@ -147,8 +132,8 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
  * server key generated once for the cipher's key length (kept while the length stays).
  */
 function protocolColumns(input: Pick<NewInbound, "protocol" | "transport" | "path" | "host" | "serviceName" | "ssMethod">, before: { ssServerKey: string | null } | null) {
-  const protocol = input.protocol ?? "vless";
-  const transport = input.transport ?? "tcp";
+  const protocol = input.protocol ?? INBOUND_DEFAULTS.protocol;
+  const transport = input.transport ?? INBOUND_DEFAULTS.transport;
   const ssMethod = protocol === "shadowsocks" ? (input.ssMethod ?? null) : null;
   const keyBytes = ssMethod ? ss2022KeyBytes(ssMethod) : null;
   const kept = before?.ssServerKey && keyBytes !== null && Buffer.from(before.ssServerKey, "base64").length === keyBytes ? before.ssServerKey : null;

@@ -14,6 +14,7 @@ import styles from "../diagram.module.css";
 import type { RouteBox, RouteRowData } from "./types";
 import { useRowDrag } from "./useRowDrag";
 import { FlagText } from "@/components/ui/Flag";
+import { RouteTitle } from "../RouteTitle";
 
 export const routeDropId = (id: string) => `route-drop:${id}`;
 export const routeDragId = (id: string) => `route-drag:${id}`;
@@ -155,17 +156,7 @@ export const RouteNode = memo(function RouteNode({ data: route }: NodeProps<Rout
                 </button>
               )}
               <h3 className={`flex min-w-0 flex-1 items-center gap-1.5 truncate text-[15px] font-semibold ${panic ? "text-red-900" : "text-slate-900"}`} title={route.name}>
-                <span aria-hidden className={`tabular-nums text-xs font-normal ${panic ? "text-red-700" : "text-slate-500"}`}>
-                  {position + 1}.
-                </span>
-                {flag && (
-                  <span aria-hidden>
-                    <FlagText text={flag} />
-                  </span>
-                )}
-                <span className="truncate">
-                  <FlagText text={route.name} />
-                </span>
+                <RouteTitle route={route} position={position} panic={!!panic} />
               </h3>
               <div className="flex shrink-0 items-start gap-0.5">
                 {canEdit && (
