@@ -39,15 +39,16 @@ npx tsc --noEmit -p .
 echo "== lint"
 npx eslint . --max-warnings=0
 
+# Built before the unit tests: a few of them start the real app (the start banner, backups).
+echo "== build"
+npm run build >.tmp/build.log 2>&1 || { cat .tmp/build.log; exit 1; }
+
 echo "== starting PostgreSQL"
 pg_start "${TEST_PG_PORT:-55432}"
 echo "PostgreSQL on $PG_URL"
 
 echo "== unit and integration tests (vitest)"
 TEST_DATABASE_URL="$PG_URL" npx vitest run --reporter=default --reporter=json --outputFile=.tmp/vitest.json
-
-echo "== build"
-npm run build >.tmp/build.log 2>&1 || { cat .tmp/build.log; exit 1; }
 
 echo "== end-to-end tests (Playwright, Chromium)"
 rm -rf .tmp/e2e-data .tmp/e2e-data-pg

@@ -65,19 +65,21 @@ describe.each(testDbKinds())("servers router on %s", (kind) => {
     it("a request that fails validation changes nothing", async () => {
       const [dal] = await t.db.select().from(servers).where(eq(servers.name, "us-dal-1"));
       const before = await snapshot();
+      // Each call starts when it is awaited: started together, a refusal that came before its
+      // turn was an unhandled rejection.
       const bad = [
-        admin.servers.create({ clusterId, name: "ok", address: "bad host" }),
-        admin.servers.create({ clusterId, name: "ok", address: "1.2.3.4", coefficient: 100.1 }),
-        admin.servers.update({ serverId: dal!.id, name: "x\u0000y", address: "1.2.3.4", role: "node", coefficient: 1, capacityMbps: null }),
-        admin.inbounds.create({ serverId: dal!.id, name: "ok", port: 65536, sni: "a.com" }),
-        admin.inbounds.create({ serverId: dal!.id, name: "", port: 443, sni: "a.com" }),
-        admin.routes.create({ clusterId, name: "x".repeat(10_000) }),
-        admin.routes.create({ clusterId, name: "ok", flag: "XX" }),
-        admin.subscribers.create({ clusterId, name: "evil\u202Egnp.exe" }),
-        admin.subscribers.create({ clusterId, name: "ok", trafficLimitGb: -5 }),
+        () => admin.servers.create({ clusterId, name: "ok", address: "bad host" }),
+        () => admin.servers.create({ clusterId, name: "ok", address: "1.2.3.4", coefficient: 100.1 }),
+        () => admin.servers.update({ serverId: dal!.id, name: "x\u0000y", address: "1.2.3.4", role: "node", coefficient: 1, capacityMbps: null }),
+        () => admin.inbounds.create({ serverId: dal!.id, name: "ok", port: 65536, sni: "a.com" }),
+        () => admin.inbounds.create({ serverId: dal!.id, name: "", port: 443, sni: "a.com" }),
+        () => admin.routes.create({ clusterId, name: "x".repeat(10_000) }),
+        () => admin.routes.create({ clusterId, name: "ok", flag: "XX" }),
+        () => admin.subscribers.create({ clusterId, name: "evil\u202Egnp.exe" }),
+        () => admin.subscribers.create({ clusterId, name: "ok", trafficLimitGb: -5 }),
       ];
-      for (const p of bad) {
-        const f = await failure(p);
+      for (const call of bad) {
+        const f = await failure(call());
         expect(f.code).toBe("BAD_REQUEST");
         expect(Object.keys(f.fieldErrors).length).toBeGreaterThan(0);
       }
