@@ -9,7 +9,7 @@ import http from "node:http";
 import type net from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { fetchViaSocks, freePort, socksConnect, startV2rayClient, waitForPort, type V2rayClient } from "../e2e/vless-client";
+import { downloadUntilCut, fetchViaSocks, freePort, startV2rayClient, waitForPort, type V2rayClient } from "../e2e/vless-client";
 import { Agent } from "./agent";
 import { CoreManager } from "./core-manager";
 import { Delivery } from "./delivery";
@@ -54,21 +54,6 @@ async function startStreamTarget(): Promise<{ url: string }> {
   return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/stream` };
 }
 
-/** Downloads through the tunnel until the connection ends (or 50 MB, so a miss fails rather than hangs): the bytes that arrived. */
-async function downloadUntilCut(socksPort: number, url: string): Promise<number> {
-  const u = new URL(url);
-  const socket = await socksConnect(socksPort, u.hostname, Number(u.port));
-  return new Promise((resolve) => {
-    let bytes = 0;
-    socket.on("data", (d: Buffer) => {
-      bytes += d.length;
-      if (bytes > 50 * 1024 * 1024) socket.destroy();
-    });
-    socket.once("close", () => resolve(bytes));
-    socket.on("error", () => {});
-    socket.write(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
-  });
-}
 
 describe("traffic limits enforced by the agent with real v2ray", () => {
   const clients: V2rayClient[] = [];

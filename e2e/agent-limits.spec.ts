@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
-import { fetchViaSocks, socksConnect, startV2rayClient } from "./vless-client";
+import { downloadUntilCut, fetchViaSocks, startV2rayClient } from "./vless-client";
 import { until } from "./until";
 
 const ADMIN = { username: "limits", password: "limits-e2e-password" };
@@ -57,21 +57,6 @@ function startTargets(): Promise<{ port: number; small: string; stream: string; 
   });
 }
 
-/** Downloads through the tunnel until the connection is cut (or 50 MB, so a miss fails rather than hangs). */
-async function downloadUntilCut(socksPort: number, url: string): Promise<number> {
-  const u = new URL(url);
-  const socket = await socksConnect(socksPort, u.hostname, Number(u.port));
-  return new Promise((resolve) => {
-    let bytes = 0;
-    socket.on("data", (d: Buffer) => {
-      bytes += d.length;
-      if (bytes > 50 * 1024 * 1024) socket.destroy();
-    });
-    socket.once("close", () => resolve(bytes));
-    socket.on("error", () => {});
-    socket.write(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
-  });
-}
 
 test("a 1 MB subscriber is cut by the agent within 5 s of passing her limit, and her page says the limit is reached", async ({ browser }) => {
   expect(existsSync("/usr/bin/v2ray"), "Debian's v2ray is needed: apt-get install v2ray").toBe(true);

@@ -169,6 +169,22 @@ export function socksConnect(socksPort: number, host: string, port: number, time
   });
 }
 
+/** Downloads `url` through the tunnel until the connection ends (or 50 MB, so a miss fails rather than hangs): the bytes that arrived. */
+export async function downloadUntilCut(socksPort: number, url: string): Promise<number> {
+  const u = new URL(url);
+  const socket = await socksConnect(socksPort, u.hostname, Number(u.port));
+  return new Promise((resolve) => {
+    let bytes = 0;
+    socket.on("data", (d: Buffer) => {
+      bytes += d.length;
+      if (bytes > 50 * 1024 * 1024) socket.destroy();
+    });
+    socket.once("close", () => resolve(bytes));
+    socket.on("error", () => {});
+    socket.write(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
+  });
+}
+
 /** GET `url` (http://) through the SOCKS5 proxy; resolves with status and body. */
 export async function fetchViaSocks(socksPort: number, url: string, opts: { timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
   const u = new URL(url);
