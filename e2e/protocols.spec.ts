@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect, openNewInboundForm, test } from "./fixtures";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
-import { fetchViaSocks, freePort } from "./vless-client";
+import { fetchViaSocks, freePort, waitForPort } from "./vless-client";
 import { parseShareLink, startV2rayLinksClient, type Client } from "./share-link-client";
 import { startHttpTarget } from "../agent/test-support";
 import { Agent } from "../agent/agent";
@@ -92,6 +92,9 @@ test("an operator adds a VMess over WebSocket inbound in the form; its link carr
     cleanups.push(() => client.stop());
     const used = async () => (await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(api, "subscribers.list", { clusterId: cluster.id })).find((s) => s.id === alice.id)!.trafficUsedBytes;
     const before = await used();
+    // The link is in /sub as soon as the inbound exists; the agent's v2ray listens once it has
+    // fetched its config and started (a fetch before that is a hang-up, not a refusal).
+    await waitForPort(port, 60_000);
     const r = await fetchViaSocks(client.socksPorts[0]!, target.url);
     expect(r.status, `${client.output()}\n${log.lines.join("\n")}`).toBe(200);
     await expect.poll(used, { timeout: 60_000 }).toBeGreaterThanOrEqual(before + r.body.length);
