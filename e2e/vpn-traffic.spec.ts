@@ -435,7 +435,10 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
     await reportsArrive(api, cluster.id, 3);
     const settled = await usedBytes(api, cluster.id, alice.id);
     expect(settled).toBe(afterRestart);
-    expect(settled - beforeStop).toBeLessThan(fetchesWhileAway * target.body.length * 1.2);
+    // Counted twice would be at least twice the outage's bytes. Not tighter: the fetch made just
+    // before the panel stopped can still be folding when the count looks settled, and once was
+    // 1.33 times the outage's bytes on a fresh clone (one fetch more, not a second count).
+    expect(settled - beforeStop).toBeLessThan(2 * fetchesWhileAway * target.body.length);
   } finally {
     for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => {});
     for (const a of agents) await a.stop();
