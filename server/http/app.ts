@@ -23,7 +23,7 @@ export function createAppListener(trpcHandler: RouteHandler, fallback: (req: Inc
   const prefixes: Array<[string, RouteHandler]> = [["/api/trpc/", trpcHandler], ...machineRoutes.prefixes];
   return (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const handler = exact[url.pathname] ?? prefixes.find(([p]) => url.pathname.startsWith(p))?.[1];
+    const handler = exact[url.pathname] ?? prefixes.find(([p]) => url.pathname.startsWith(p))?.[1] ?? machineRoutes.dynamic.reduce<RouteHandler | null>((h, match) => h ?? match(req, url), null);
     if (!handler) {
       fallback(req, res);
       return;
