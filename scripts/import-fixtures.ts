@@ -29,11 +29,11 @@ const EXPIRE_2030_S = 1_893_456_000; // 2030-01-01T00:00:00Z
 const EXPIRED_2024_S = 1_704_067_200; // 2024-01-01T00:00:00Z
 
 export const FIXTURE_UUIDS = {
-  alice: "3b241101-e2bb-4255-8caf-4136c566a962",
-  bob: "9d5a8e30-4c1f-4a7e-9e0b-6f2d1c3b4a51",
-  carol: "c0a8e1f2-1111-4d2c-8a3b-0e9f8d7c6b5a",
-  dave: "d4e5f6a7-2222-4b8c-9d0e-1f2a3b4c5d6e",
-  erin: "e1e2e3e4-3333-4f5a-8b6c-7d8e9f0a1b2c",
+  anna: "3b241101-e2bb-4255-8caf-4136c566a962",
+  boris: "9d5a8e30-4c1f-4a7e-9e0b-6f2d1c3b4a51",
+  clara: "c0a8e1f2-1111-4d2c-8a3b-0e9f8d7c6b5a",
+  dmitri: "d4e5f6a7-2222-4b8c-9d0e-1f2a3b4c5d6e",
+  elena: "e1e2e3e4-3333-4f5a-8b6c-7d8e9f0a1b2c",
   frank: "f7a8b9c0-4444-4d1e-8f2a-3b4c5d6e7f80",
   grace: "a1b2c3d4-5555-4e6f-9a0b-1c2d3e4f5a6b",
   heidi: "b2c3d4e5-6666-4f70-8b1c-2d3e4f5a6b7c",
@@ -61,7 +61,7 @@ interface MarzbanFixtureUser {
 export const MARZBAN_USERS: MarzbanFixtureUser[] = [
   {
     id: 1,
-    username: "alice",
+    username: "anna",
     status: "active",
     used_traffic: 1 * GIB,
     data_limit: 10 * GIB,
@@ -72,13 +72,13 @@ export const MARZBAN_USERS: MarzbanFixtureUser[] = [
     sub_revoked_at: null,
     created_at: "2024-03-15 10:20:30.123456",
     proxies: [
-      { type: "VLESS", settings: { id: FIXTURE_UUIDS.alice, flow: "" } },
-      { type: "Trojan", settings: { password: "alice-Trojan-pass-7", flow: "" } },
+      { type: "VLESS", settings: { id: FIXTURE_UUIDS.anna, flow: "" } },
+      { type: "Trojan", settings: { password: "anna-Trojan-pass-7", flow: "" } },
     ],
   },
   {
     id: 2,
-    username: "bob",
+    username: "boris",
     status: "disabled",
     used_traffic: 0,
     data_limit: null,
@@ -88,11 +88,11 @@ export const MARZBAN_USERS: MarzbanFixtureUser[] = [
     on_hold_expire_duration: null,
     sub_revoked_at: null,
     created_at: "2024-04-01 00:00:00",
-    proxies: [{ type: "VMess", settings: { id: FIXTURE_UUIDS.bob } }],
+    proxies: [{ type: "VMess", settings: { id: FIXTURE_UUIDS.boris } }],
   },
   {
     id: 3,
-    username: "carol",
+    username: "clara",
     status: "on_hold",
     used_traffic: 0,
     data_limit: 50 * GIB,
@@ -102,11 +102,11 @@ export const MARZBAN_USERS: MarzbanFixtureUser[] = [
     on_hold_expire_duration: 30 * 86400,
     sub_revoked_at: null,
     created_at: "2024-05-01 08:00:00",
-    proxies: [{ type: "VLESS", settings: { id: FIXTURE_UUIDS.carol, flow: "xtls-rprx-vision" } }],
+    proxies: [{ type: "VLESS", settings: { id: FIXTURE_UUIDS.clara, flow: "xtls-rprx-vision" } }],
   },
   {
     id: 4,
-    username: "dave",
+    username: "dmitri",
     status: "limited",
     used_traffic: 5 * GIB,
     data_limit: 5 * GIB,
@@ -117,13 +117,13 @@ export const MARZBAN_USERS: MarzbanFixtureUser[] = [
     sub_revoked_at: "2024-06-01 00:00:00",
     created_at: "2024-05-06 12:00:00",
     proxies: [
-      { type: "VLESS", settings: { id: FIXTURE_UUIDS.dave, flow: "" } },
-      { type: "Shadowsocks", settings: { password: "dave-ss", method: "chacha20-ietf-poly1305" } },
+      { type: "VLESS", settings: { id: FIXTURE_UUIDS.dmitri, flow: "" } },
+      { type: "Shadowsocks", settings: { password: "dmitri-ss", method: "chacha20-ietf-poly1305" } },
     ],
   },
   {
     id: 5,
-    username: "erin",
+    username: "elena",
     status: "expired",
     used_traffic: 123456789,
     data_limit: 0,
@@ -133,7 +133,7 @@ export const MARZBAN_USERS: MarzbanFixtureUser[] = [
     on_hold_expire_duration: null,
     sub_revoked_at: null,
     created_at: "2023-12-01 00:00:00",
-    proxies: [{ type: "VLESS", settings: { id: FIXTURE_UUIDS.erin, flow: "" } }],
+    proxies: [{ type: "VLESS", settings: { id: FIXTURE_UUIDS.elena, flow: "" } }],
   },
 ];
 

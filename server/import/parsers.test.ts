@@ -18,10 +18,10 @@ describe("Marzban", () => {
   const expectFixtureUsers = (p: Awaited<ReturnType<typeof parseMarzban>>) => {
     expect(p.errors).toEqual([]);
     const by = Object.fromEntries(p.rows.map((r) => [r.name, r]));
-    expect(Object.keys(by)).toEqual(["alice", "bob", "carol", "dave", "erin"]);
-    expect(by.alice).toMatchObject({
-      vlessUuid: FIXTURE_UUIDS.alice,
-      trojanPassword: "alice-Trojan-pass-7",
+    expect(Object.keys(by)).toEqual(["anna", "boris", "clara", "dmitri", "elena"]);
+    expect(by.anna).toMatchObject({
+      vlessUuid: FIXTURE_UUIDS.anna,
+      trojanPassword: "anna-Trojan-pass-7",
       enabled: true,
       expiresAt: new Date("2030-01-01T00:00:00Z"),
       trafficLimitBytes: 10 * GIB,
@@ -30,15 +30,15 @@ describe("Marzban", () => {
       resetStrategy: "monthly",
       resetDay: 15,
       note: "VIP, pays yearly",
-      marzbanUsername: "alice",
+      marzbanUsername: "anna",
     });
     // VMess-only: its id is the UUID; disabled stays disabled.
-    expect(by.bob).toMatchObject({ vlessUuid: FIXTURE_UUIDS.bob, enabled: false, trafficLimitBytes: null, resetStrategy: "never" });
-    expect(by.carol).toMatchObject({ holdDays: 30, expiresAt: null, enabled: true });
+    expect(by.boris).toMatchObject({ vlessUuid: FIXTURE_UUIDS.boris, enabled: false, trafficLimitBytes: null, resetStrategy: "never" });
+    expect(by.clara).toMatchObject({ holdDays: 30, expiresAt: null, enabled: true });
     // Limited and expired stay enabled: their limit and expiry block them.
-    expect(by.dave).toMatchObject({ enabled: true, resetStrategy: "weekly", resetDay: 1, note: 'it\'s a "quote" and a back\\slash' });
-    expect(by.erin).toMatchObject({ enabled: true, expiresAt: new Date("2024-01-01T00:00:00Z"), trafficLimitBytes: null, resetStrategy: "daily" });
-    expect(p.warnings).toEqual([expect.objectContaining({ ref: "user dave", field: "proxies.shadowsocks.password" })]);
+    expect(by.dmitri).toMatchObject({ enabled: true, resetStrategy: "weekly", resetDay: 1, note: 'it\'s a "quote" and a back\\slash' });
+    expect(by.elena).toMatchObject({ enabled: true, expiresAt: new Date("2024-01-01T00:00:00Z"), trafficLimitBytes: null, resetStrategy: "daily" });
+    expect(p.warnings).toEqual([expect.objectContaining({ ref: "user dmitri", field: "proxies.shadowsocks.password" })]);
   };
 
   it("reads its SQLite database, with the signing secret", async () => {
@@ -60,12 +60,12 @@ describe("Marzban", () => {
     const p = await parseMarzban(fixture("marzban-users.json"));
     expectFixtureUsers(p);
     expect(p.marzbanSecret).toBeNull();
-    expect(p.rows[0]!.legacyKey).toBe(marzbanToken("alice", MARZBAN_SECRET, MARZBAN_TOKEN_AT_S));
+    expect(p.rows[0]!.legacyKey).toBe(marzbanToken("anna", MARZBAN_SECRET, MARZBAN_TOKEN_AT_S));
   });
 
   it("names every bad row and why: unknown status, year reset, bad UUID, huge numbers, missing fields", async () => {
     const users = [
-      { username: "ok", status: "active", proxies: { vless: { id: FIXTURE_UUIDS.alice } } },
+      { username: "ok", status: "active", proxies: { vless: { id: FIXTURE_UUIDS.anna } } },
       { username: "s", status: "frozen", proxies: {} },
       { username: "y", status: "active", data_limit_reset_strategy: "year", proxies: {} },
       { username: "u", status: "active", proxies: { vless: { id: "not-a-uuid" } } },
@@ -97,8 +97,8 @@ describe("Marzban", () => {
   });
 
   it("verifies its subscription tokens as Marzban does, and only with its secret", () => {
-    const token = marzbanToken("alice", MARZBAN_SECRET, 1_700_000_000);
-    expect(verifyMarzbanToken(token, MARZBAN_SECRET)).toEqual({ username: "alice", createdAtS: 1_700_000_000 });
+    const token = marzbanToken("anna", MARZBAN_SECRET, 1_700_000_000);
+    expect(verifyMarzbanToken(token, MARZBAN_SECRET)).toEqual({ username: "anna", createdAtS: 1_700_000_000 });
     expect(verifyMarzbanToken(token, "another secret")).toBeNull();
     expect(verifyMarzbanToken(token.slice(0, -1) + (token.endsWith("A") ? "B" : "A"), MARZBAN_SECRET)).toBeNull();
     expect(verifyMarzbanToken("short", MARZBAN_SECRET)).toBeNull();
