@@ -29,7 +29,7 @@ export const machineRoutes: {
   exact: Record<string, RouteHandler>;
   prefixes: Array<[string, RouteHandler]>;
   /** Asked last, before the dashboard: routes that depend on data (imported subscribers' old URLs). */
-  dynamic: Array<(req: IncomingMessage, url: URL) => RouteHandler | null>;
+  dynamic: Array<(req: IncomingMessage, url: URL) => RouteHandler | null | Promise<RouteHandler | null>>;
 } = {
   exact: {
     "/metrics": metricsHandler,

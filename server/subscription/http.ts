@@ -45,10 +45,14 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
  * or host; anything else goes on to the dashboard. Prefixes never start with a segment the
  * app serves (server/import/legacy.ts RESERVED_SEGMENTS), so no app route is shadowed.
  */
-export function legacySubscriptionRoute(req: IncomingMessage, url: URL): RouteHandler | null {
+export function legacySubscriptionRoute(req: IncomingMessage, url: URL): RouteHandler | null | Promise<RouteHandler | null> {
   if (req.method !== "GET" && req.method !== "HEAD") return null;
+  const service = subscriptionService();
+  if (!service) return null;
   const host = requestHost(req, { trustProxy: env().TRUST_PROXY }) ?? null;
-  return subscriptionService()?.mayServeLegacy(host, url.pathname) ? subscriptionHandler : null;
+  const decide = () => (service.mayServeLegacy(host, url.pathname) ? subscriptionHandler : null);
+  // Just after an import the index may not hold its URLs yet: read it first (rare), then decide.
+  return service.legacyMayBeStale ? service.refresh().then(decide, decide) : decide();
 }
 
 /**

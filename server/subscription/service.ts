@@ -90,6 +90,11 @@ export class SubscriptionService {
     return this.answers.answer(token, formatParam, ctx);
   }
 
+  /** Subscribers changed since the old URLs were last read: refresh() before mayServeLegacy. */
+  get legacyMayBeStale(): boolean {
+    return this.snapshot.legacyMayBeStale;
+  }
+
   /** Whether `path` on `host` may be an old subscription URL (the router asks before the dashboard). */
   mayServeLegacy(host: string | null, path: string): boolean {
     return this.snapshot.legacy.mayServe(host, path);

@@ -119,6 +119,9 @@ export class SnapshotCache {
   subscriberById(id: string): SnapshotSubscriber | undefined {
     return this.subscribersById.get(id);
   }
+  get legacyMayBeStale(): boolean {
+    return this.legacyDirty;
+  }
   /** The old subscription URLs of imported subscribers, as last loaded. */
   get legacy(): LegacyIndex {
     return this.legacyIndex;
