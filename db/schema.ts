@@ -266,6 +266,8 @@ export const subscribers = pgTable(
   (t) => [
     uniqueIndex("subscribers_token").on(t.token),
     uniqueIndex("subscribers_vless_uuid").on(t.vlessUuid),
+    // A Trojan password names its user on every inbound: two alike would be one user to the core.
+    uniqueIndex("subscribers_trojan_password").on(t.trojanPassword),
     index("subscribers_cluster").on(t.clusterId),
     index("subscribers_next_reset").on(t.nextResetAt).where(sql`${t.nextResetAt} is not null`),
     // Names are unique per cluster, case-insensitively, as route and server names are.
@@ -286,7 +288,7 @@ export const subscribers = pgTable(
     ),
     check("subscribers_hold_days", sql`${t.holdDays} is null or (${t.holdDays} > 0 and ${t.expiresAt} is null)`),
     check("subscribers_note_length", sql`${t.note} is null or char_length(${t.note}) <= 1000`),
-    check("subscribers_trojan_password", sql`${t.trojanPassword} is null or char_length(${t.trojanPassword}) between 1 and 128`),
+    check("subscribers_trojan_password_length", sql`${t.trojanPassword} is null or char_length(${t.trojanPassword}) between 1 and 128`),
     check("subscribers_device_limit", sql`${t.deviceLimit} is null or ${t.deviceLimit} between 1 and ${sql.raw(String(DEVICE_LIMIT_MAX))}`),
   ],
 );

@@ -14,6 +14,8 @@ import { publishChange } from "@/server/bus";
 import { SubscriptionService } from "@/server/subscription/service";
 import { rotateSubscriberToken } from "@/server/accounts/subscribers";
 import { FIXTURE_UUIDS, MARZBAN_SECRET, REMNAWAVE_SUB_HOST, XUI_SUB_IDS } from "@/scripts/import-fixtures";
+import { buildClusterConfigs } from "@/server/dataplane/config";
+import { renderSubscription, type SubscriptionEntry } from "@/server/subscription/formats";
 import { importSubscribers, type ImportOptions } from "./engine";
 import { marzbanToken } from "./legacy";
 
@@ -73,6 +75,11 @@ describe("import engine", () => {
       trafficResetDay: 15,
       note: "VIP, pays yearly",
     });
+    // Agents get her own Trojan password; others' stay derived (no field: older agents parse them).
+    const configs = await buildClusterConfigs(t.db, clusterId);
+    expect(configs.users.find((u) => u.id === FIXTURE_UUIDS.anna)).toEqual({ id: FIXTURE_UUIDS.anna, email: anna!.id, password: "anna-Trojan-pass-7" });
+    expect(Object.keys(configs.users.find((u) => u.id === FIXTURE_UUIDS.elena) ?? {})).toEqual([]); // expired: not in the config
+    expect(configs.users.filter((u) => "password" in u)).toHaveLength(1);
     const [clara] = await t.db.select().from(subscribers).where(eq(subscribers.name, "clara"));
     expect(clara).toMatchObject({ holdDays: 30, expiresAt: null });
     const audits = await t.db.select().from(auditLog).where(eq(auditLog.action, "subscriber.import"));
@@ -84,8 +91,8 @@ describe("import engine", () => {
 
   it("a second import of the same users names every clash and writes nothing", async () => {
     const w = await run({ source: "marzban", bytes: fixture("marzban-dump.sql") });
-    expect(w.result).toMatchObject({ imported: false, conflicts: 15, errorCount: 15 });
-    expect(w.result.errors.filter((e) => e.ref === "user anna").map((e) => e.field)).toEqual(["name", "UUID", "subscription URL"]);
+    expect(w.result).toMatchObject({ imported: false, conflicts: 16, errorCount: 16 });
+    expect(w.result.errors.filter((e) => e.ref === "user anna").map((e) => e.field)).toEqual(["name", "UUID", "trojan password", "subscription URL"]);
   });
 
   it("any token Marzban signed for the user answers exactly as /sub/<token>; others and revoked ones do not", async () => {
@@ -100,9 +107,12 @@ describe("import engine", () => {
         expect(viaOld).toEqual(viaNew);
       }
     }
-    // Trojan links carry the password she had.
-    const json = JSON.parse((await service.answer(anna!.token, "json")).body) as { routes: Array<{ link: string }> };
-    expect(json.routes.length).toBeGreaterThan(0);
+    // Trojan links carry the password she had, in every format.
+    const trojanEntry: SubscriptionEntry = { routeId: "r", route: "R", inboundId: "i", inbound: "T", server: "s", address: "203.0.113.9", port: 443, security: "tls", sni: "t.example", realityPublicKey: null, realityShortId: null, protocol: "trojan" };
+    for (const format of ["base64", "json", "clash", "singbox"] as const) {
+      const body = renderSubscription(format, anna!.vlessUuid, [trojanEntry], anna!.trojanPassword);
+      expect(format === "base64" ? Buffer.from(body, "base64").toString() : body).toContain("anna-Trojan-pass-7");
+    }
     const forged = marzbanToken("anna", "not the secret", 1_700_000_000);
     expect((await service.answerPath(null, `/sub/${forged}`, forged, null)).status).toBe(404);
     // dmitri revoked his link on 2024-06-01: a token signed before then is refused, one after works.

@@ -127,6 +127,7 @@ function checkRows(parsed: Parsed, o: ImportOptions, secretTag: string | null, e
   const names = new Map<string, string>();
   const uuids = new Map<string, string>();
   const paths = new Map<string, string>();
+  const trojans = new Map<string, string>();
   for (const row of parsed.rows) {
     const fail = (field: string, reason: string) => errors.push({ ref: row.ref, field, reason: `${field} ${reason}` });
     try {
@@ -155,8 +156,10 @@ function checkRows(parsed: Parsed, o: ImportOptions, secretTag: string | null, e
       if (dupName) throw new RowError("name", `"${row.name}" is also ${dupName} (names are unique per cluster, case-insensitively)`);
       if (row.vlessUuid && uuids.has(row.vlessUuid)) throw new RowError("UUID", `${row.vlessUuid} is also ${uuids.get(row.vlessUuid)}`);
       for (const l of links) if (paths.has(`${l.host}|${l.path}`)) throw new RowError("subscription URL", `${l.path} is also ${paths.get(`${l.host}|${l.path}`)}`);
+      if (row.trojanPassword && trojans.has(row.trojanPassword)) throw new RowError("trojan password", `is also ${trojans.get(row.trojanPassword)}'s (a Trojan password names one user)`);
       names.set(lower, row.ref);
       if (row.vlessUuid) uuids.set(row.vlessUuid, row.ref);
+      if (row.trojanPassword) trojans.set(row.trojanPassword, row.ref);
       for (const l of links) paths.set(`${l.host}|${l.path}`, row.ref);
       out.push({ row, id: randomUUID(), links });
     } catch (err) {
@@ -186,6 +189,11 @@ async function conflictsWith(db: DbOrTx, clusterId: string, rows: Checked[]): Pr
   for (const batch of chunks([...byUuid.keys()], LOOKUP_BATCH)) {
     const found = await db.select({ uuid: subscribers.vlessUuid }).from(subscribers).where(inArray(subscribers.vlessUuid, batch));
     for (const f of found) issues.push({ ref: byUuid.get(f.uuid)!.row.ref, field: "UUID", reason: `UUID ${f.uuid} belongs to a subscriber already there` });
+  }
+  const byTrojan = new Map(rows.filter((c) => c.row.trojanPassword).map((c) => [c.row.trojanPassword!, c]));
+  for (const batch of chunks([...byTrojan.keys()], LOOKUP_BATCH)) {
+    const found = await db.select({ password: subscribers.trojanPassword }).from(subscribers).where(inArray(subscribers.trojanPassword, batch));
+    for (const f of found) issues.push({ ref: byTrojan.get(f.password!)!.row.ref, field: "trojan password", reason: "trojan password belongs to a subscriber already there" });
   }
   for (const batch of chunks([...byPath.keys()], LOOKUP_BATCH)) {
     const pairs = batch.map((k) => {
