@@ -58,7 +58,7 @@ test("an operator imports each panel's export in the dialog; an old Marzban URL 
       await expect(report.getByRole("status")).toHaveText(`Ready: ${created} subscribers would be created. Nothing was written yet.`);
       await dialog.getByRole("button", { name: `Import ${created} subscribers` }).click();
       await expect(report.getByRole("status")).toHaveText(`Imported ${created} subscribers.`);
-      await dialog.getByRole("button", { name: "Close" }).click();
+      await dialog.getByRole("button", { name: "Done" }).click();
       await expect(dialog).toBeHidden();
     };
     await importFile("marzban", "marzban.sqlite3", 5);

@@ -152,7 +152,7 @@ export function ImportDialog({ clusterId, onClose, onImported }: { clusterId: st
       </div>
       <DialogActions>
         <button type="button" className={secondaryButtonClass} onClick={onClose}>
-          {report?.imported ? "Close" : "Cancel"}
+          {report?.imported ? "Done" : "Cancel"}
         </button>
         {!report?.imported && (
           <button type="button" className={ready ? secondaryButtonClass : buttonClass} disabled={pending} onClick={() => void send(true)}>
