@@ -10,7 +10,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { TRPCError } from "@trpc/server";
-import { and, eq, inArray, or } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
+import { pgArray } from "@/db/pg-array";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, legacyMarzbanSecrets, subscriberLegacyLinks, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
@@ -31,7 +32,7 @@ export const MAX_IMPORT_BYTES = 128 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 200_000;
 /** Errors listed in a report; the count says how many there were in all. */
 export const MAX_REPORTED_ISSUES = 1000;
-const INSERT_BATCH = 1000;
+const INSERT_BATCH = 5000;
 const LOOKUP_BATCH = 5000;
 const NOTE_MAX = 1000;
 const TROJAN_PASSWORD_MAX = 128;
@@ -176,34 +177,63 @@ function chunks<T>(list: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Rows that clash with what the database holds: names in the cluster, UUIDs and old URLs anywhere. */
+/** Rows that clash with what the database holds: names in the cluster, UUIDs, Trojan passwords and old URLs anywhere. */
 async function conflictsWith(db: DbOrTx, clusterId: string, rows: Checked[]): Promise<RowIssue[]> {
   const issues: RowIssue[] = [];
   const byName = new Map(rows.map((c) => [c.row.name.toLowerCase(), c]));
   const byUuid = new Map(rows.filter((c) => c.row.vlessUuid).map((c) => [c.row.vlessUuid!, c]));
+  const byTrojan = new Map(rows.filter((c) => c.row.trojanPassword).map((c) => [c.row.trojanPassword!, c]));
   const byPath = new Map(rows.flatMap((c) => c.links.map((l) => [`${l.host}|${l.path}`, c] as const)));
+  // One array parameter per lookup (pgArray): on PGlite a list of parameters costs several times as much.
   for (const batch of chunks([...byName.keys()], LOOKUP_BATCH)) {
-    const found = await db.select({ name: subscribers.name, lower: subscribers.nameLower }).from(subscribers).where(and(eq(subscribers.clusterId, clusterId), inArray(subscribers.nameLower, batch)));
+    const found = await db
+      .select({ name: subscribers.name, lower: subscribers.nameLower })
+      .from(subscribers)
+      .where(and(eq(subscribers.clusterId, clusterId), sql`${subscribers.nameLower} = any(${pgArray(batch)}::text[])`));
     for (const f of found) issues.push({ ref: byName.get(f.lower)!.row.ref, field: "name", reason: `name: a subscriber named "${f.name}" already exists in this cluster` });
   }
   for (const batch of chunks([...byUuid.keys()], LOOKUP_BATCH)) {
-    const found = await db.select({ uuid: subscribers.vlessUuid }).from(subscribers).where(inArray(subscribers.vlessUuid, batch));
+    const found = await db.select({ uuid: subscribers.vlessUuid }).from(subscribers).where(sql`${subscribers.vlessUuid} = any(${pgArray(batch)}::uuid[])`);
     for (const f of found) issues.push({ ref: byUuid.get(f.uuid)!.row.ref, field: "UUID", reason: `UUID ${f.uuid} belongs to a subscriber already there` });
   }
-  const byTrojan = new Map(rows.filter((c) => c.row.trojanPassword).map((c) => [c.row.trojanPassword!, c]));
   for (const batch of chunks([...byTrojan.keys()], LOOKUP_BATCH)) {
-    const found = await db.select({ password: subscribers.trojanPassword }).from(subscribers).where(inArray(subscribers.trojanPassword, batch));
+    const found = await db.select({ password: subscribers.trojanPassword }).from(subscribers).where(sql`${subscribers.trojanPassword} = any(${pgArray(batch)}::text[])`);
     for (const f of found) issues.push({ ref: byTrojan.get(f.password!)!.row.ref, field: "trojan password", reason: "trojan password belongs to a subscriber already there" });
   }
   for (const batch of chunks([...byPath.keys()], LOOKUP_BATCH)) {
-    const pairs = batch.map((k) => {
-      const bar = k.indexOf("|");
-      return and(eq(subscriberLegacyLinks.host, k.slice(0, bar)), eq(subscriberLegacyLinks.path, k.slice(bar + 1)));
-    });
-    const found = await db.select({ host: subscriberLegacyLinks.host, path: subscriberLegacyLinks.path }).from(subscriberLegacyLinks).where(or(...pairs));
+    const hosts = batch.map((k) => k.slice(0, k.indexOf("|")));
+    const paths = batch.map((k) => k.slice(k.indexOf("|") + 1));
+    const found = await db
+      .select({ host: subscriberLegacyLinks.host, path: subscriberLegacyLinks.path })
+      .from(subscriberLegacyLinks)
+      .where(sql`(${subscriberLegacyLinks.host}, ${subscriberLegacyLinks.path}) in (select * from unnest(${pgArray(hosts)}::text[], ${pgArray(paths)}::text[]))`);
     for (const f of found) issues.push({ ref: byPath.get(`${f.host}|${f.path}`)!.row.ref, field: "subscription URL", reason: `subscription URL ${f.path} already belongs to an imported subscriber` });
   }
   return issues;
+}
+
+/** One multi-row INSERT per batch: each column one array parameter, unnested. */
+async function insertBatch(tx: DbOrTx, clusterId: string, batch: Checked[], nowMs: number): Promise<void> {
+  const col = <T extends string | number | boolean | null>(f: (c: Checked) => T) => pgArray(batch.map(f));
+  const limits = batch.map(({ row }) => limitColumns({ trafficResetStrategy: row.resetStrategy, trafficResetDay: row.resetDay, holdDays: row.holdDays }, nowMs));
+  const at = (d: Date | null) => (d ? d.toISOString() : null);
+  await tx.execute(sql`
+    insert into ${subscribers} (id, cluster_id, name, token, vless_uuid, trojan_password, enabled, expires_at, traffic_limit_bytes,
+      traffic_up_bytes, traffic_down_bytes, traffic_used_bytes, note, traffic_reset_strategy, traffic_reset_day, next_reset_at, hold_days)
+    select v.id, ${clusterId}::uuid, v.name, v.token, v.vless, v.trojan, v.enabled, v.expires, v.lim, v.up, v.down, v.up + v.down, v.note, v.strategy, v.day, v.next_reset, v.hold
+    from unnest(
+      ${col((c) => c.id)}::uuid[], ${col((c) => c.row.name)}::text[], ${col(() => newSubscriptionToken())}::text[], ${col((c) => c.row.vlessUuid ?? randomUUID())}::uuid[],
+      ${col((c) => c.row.trojanPassword)}::text[], ${col((c) => c.row.enabled)}::boolean[], ${col((c) => at(c.row.expiresAt))}::timestamptz[],
+      ${col((c) => c.row.trafficLimitBytes)}::bigint[], ${col((c) => c.row.upBytes)}::bigint[], ${col((c) => c.row.downBytes)}::bigint[], ${col((c) => c.row.note)}::text[],
+      ${pgArray(limits.map((l) => l.trafficResetStrategy))}::text[], ${pgArray(limits.map((l) => l.trafficResetDay))}::integer[],
+      ${pgArray(limits.map((l) => at(l.nextResetAt)))}::timestamptz[], ${pgArray(limits.map((l) => l.holdDays))}::integer[]
+    ) as v(id, name, token, vless, trojan, enabled, expires, lim, up, down, note, strategy, day, next_reset, hold)`);
+  const links = batch.flatMap((c) => c.links.map((l) => ({ ...l, subscriberId: c.id })));
+  if (links.length === 0) return;
+  await tx.execute(sql`
+    insert into ${subscriberLegacyLinks} (host, path, subscriber_id, not_before)
+    select * from unnest(${pgArray(links.map((l) => l.host))}::text[], ${pgArray(links.map((l) => l.path))}::text[], ${pgArray(links.map((l) => l.subscriberId))}::uuid[],
+      ${pgArray(links.map((l) => at(l.notBefore)))}::timestamptz[])`);
 }
 
 function report(o: ImportOptions, parsed: Parsed, errors: RowIssue[], conflicts: number, checked: Checked[], imported: boolean): ImportReport {
@@ -254,28 +284,8 @@ export async function importSubscribers(db: Db, actor: Actor, o: ImportOptions):
     errors.push(...conflicts);
     if (errors.length > 0 || o.dryRun) return report(o, parsed, errors, conflicts.length, checked, false);
     const now = Date.now();
-    for (const batch of chunks(checked, INSERT_BATCH)) {
-      await tx.insert(subscribers).values(
-        batch.map(({ row, id }) => ({
-          id,
-          clusterId: o.clusterId,
-          name: row.name,
-          token: newSubscriptionToken(),
-          ...(row.vlessUuid ? { vlessUuid: row.vlessUuid } : {}),
-          trojanPassword: row.trojanPassword,
-          enabled: row.enabled,
-          expiresAt: row.expiresAt,
-          trafficLimitBytes: row.trafficLimitBytes,
-          trafficUpBytes: row.upBytes,
-          trafficDownBytes: row.downBytes,
-          trafficUsedBytes: row.upBytes + row.downBytes,
-          note: row.note,
-          ...limitColumns({ trafficResetStrategy: row.resetStrategy, trafficResetDay: row.resetDay, holdDays: row.holdDays }, now),
-        })),
-      );
-    }
-    const links = checked.flatMap((c) => c.links.map((l) => ({ ...l, subscriberId: c.id })));
-    for (const batch of chunks(links, INSERT_BATCH)) await tx.insert(subscriberLegacyLinks).values(batch);
+    for (const batch of chunks(checked, INSERT_BATCH)) await insertBatch(tx, o.clusterId, batch, now);
+    const links = checked.flatMap((c) => c.links);
     if (secret && secretTag && links.some((l) => l.host.startsWith(MARZBAN_HOST_PREFIX))) {
       const prefixes = new Set(links.filter((l) => l.host.startsWith(MARZBAN_HOST_PREFIX)).map((l) => l.path.slice(0, l.path.lastIndexOf("/") + 1)));
       for (const prefix of prefixes) await tx.insert(legacyMarzbanSecrets).values({ clusterId: o.clusterId, prefix, tag: secretTag, secret }).onConflictDoNothing();
