@@ -16,6 +16,9 @@ import { auditLog, operators, subscribers } from "@/db/schema";
 import { createApiToken } from "@/server/accounts/api-tokens";
 import { REMNAWAVE_SUB_HOST, XUI_SUB_IDS } from "@/scripts/import-fixtures";
 import { parseImportArgs } from "@/scripts/import";
+import { MAX_IMPORT_BYTES } from "@/server/import/engine";
+import { openDatabase } from "@/db/client";
+import { clusters } from "@/db/schema";
 import { startTestApp, type TestApp } from "./http-testing";
 import { trpcHttp } from "./http-testing";
 
@@ -54,6 +57,24 @@ describe("POST /api/import", () => {
     expect(((await r.json()) as { error: string }).error).toMatch(/needs the subscribers:write scope/);
     expect((await post(q, "name\nx\n", {})).status).toBe(401);
     expect((await post(q, "name\nx\n", { cookie: ownerCookie, "sec-fetch-site": "cross-site" })).status).toBe(403);
+  });
+
+  it("refuses a file over the size cap before reading it", async () => {
+    const http = await import("node:http");
+    const u = new URL(app.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        { host: u.hostname, port: u.port, method: "POST", path: `/api/import?cluster=${clusterId}&from=csv`, headers: { authorization: `Bearer ${writeToken}`, "content-length": String(MAX_IMPORT_BYTES + 1) } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
+      req.on("error", (err) => (req.destroyed ? undefined : reject(err)));
+      req.write("name\n");
+    });
+    expect(status).toBe(413);
   });
 
   it("names a bad query field", async () => {
@@ -146,5 +167,26 @@ describe("npm run import", () => {
     const again = await run(process.execPath, ["--import", "tsx", path.join(root, "scripts/import.ts"), "--from", "csv", file, "--cluster", clusterId, "--app", app.url, "--token", writeToken], { cwd: root }).catch((e: { code: number; stdout: string }) => e);
     expect((again as { code: number }).code).toBe(1);
     expect(JSON.parse((again as { stdout: string }).stdout)).toMatchObject({ imported: false, conflicts: 2 });
+  }, 60_000);
+
+  it("imports into a stopped install's data dir, and refuses one an app has open", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "rb-import-datadir-"));
+    const database = await openDatabase({ dataDir });
+    const [c] = await database.db.insert(clusters).values({ name: "Stopped" }).returning();
+    await database.close();
+    const run = promisify(execFile);
+    const args = [path.join(root, "scripts/import.ts"), "--from", "3x-ui", path.join(root, "server/import/fixtures/x-ui.db"), "--cluster", c!.id, "--data-dir", dataDir];
+    const { stdout } = await run(process.execPath, ["--import", "tsx", ...args], { cwd: root });
+    expect(JSON.parse(stdout)).toMatchObject({ imported: true, created: 3, legacyLinks: 3 });
+    const reopened = await openDatabase({ dataDir });
+    try {
+      expect((await reopened.db.select().from(subscribers)).map((s) => s.name).sort()).toEqual(["ivan", "judy", "kate"]);
+      // While open (here: by this test), the script refuses rather than open it twice.
+      const busy = await run(process.execPath, ["--import", "tsx", ...args], { cwd: root }).catch((e: { code: number; stderr: string }) => e);
+      expect((busy as { code: number }).code).toBe(1);
+      expect((busy as { stderr: string }).stderr).toMatch(/an app has .* open/);
+    } finally {
+      await reopened.close();
+    }
   }, 60_000);
 });

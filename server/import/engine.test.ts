@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditLog, clusters, legacyMarzbanSecrets, serverHealth, servers, subscriberLegacyLinks, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/server/demo/seed";
-import { openTestDatabase, type TestDatabase } from "@/db/testing";
+import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { publishChange } from "@/server/bus";
 import { SubscriptionService } from "@/server/subscription/service";
 import { rotateSubscriberToken } from "@/server/accounts/subscribers";
@@ -22,7 +22,7 @@ import { marzbanToken } from "./legacy";
 const fixture = (name: string) => new Uint8Array(readFileSync(path.join(__dirname, "fixtures", name)));
 const text = (s: string) => new Uint8Array(Buffer.from(s, "utf8"));
 
-describe("import engine", () => {
+describe.each(testDbKinds())("import engine on %s", (kind) => {
   let t: TestDatabase;
   let clusterId: string;
   let otherClusterId: string;
@@ -31,7 +31,7 @@ describe("import engine", () => {
   const count = async () => (await t.db.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.clusterId, clusterId))).length;
 
   beforeAll(async () => {
-    t = await openTestDatabase("pglite");
+    t = await openTestDatabase(kind);
     clusterId = await seedDemoCluster(t.db, "Import");
     otherClusterId = await seedDemoCluster(t.db, "Other");
     for (const s of await t.db.select().from(servers)) await t.db.update(serverHealth).set({ status: "healthy" }).where(eq(serverHealth.serverId, s.id));
