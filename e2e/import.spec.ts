@@ -79,9 +79,14 @@ test("an operator imports each panel's export in the dialog; an old Marzban URL 
     await expect(dialog.getByRole("button", { name: /^Import \d/ })).toHaveCount(0);
     await dialog.getByRole("button", { name: "Cancel" }).click();
 
-    // --- the old URLs answer as the new ones
+    // --- what came along: her note, limit and usage on her page
     const subs = await trpcQuery<Array<{ id: string; name: string; token: string | null }>>(api, "subscribers.list", { clusterId: cluster.id });
     const anna = subs.find((s) => s.name === "anna")!;
+    await page.goto(`/clusters/${cluster.id}/subscribers/${anna.id}`);
+    await expect(page.getByTestId("subscriber-note")).toHaveText("VIP, pays yearly");
+    await expect(page.getByTestId("subscriber-used")).toHaveText("1.00 GB / 10.0 GB");
+
+    // --- the old URLs answer as the new ones
     const oldMarzban = `/sub/${marzbanToken("anna", MARZBAN_SECRET, 1_712_345_678)}`;
     const oldBody = await (await api.get(`${oldMarzban}?format=json`)).text();
     expect(oldBody).toBe(await (await api.get(`/sub/${anna.token}?format=json`)).text());
