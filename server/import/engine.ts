@@ -15,6 +15,7 @@ import { pgArray } from "@/db/pg-array";
 import type { Db, DbOrTx } from "@/db/client";
 import { clusters, legacyMarzbanSecrets, subscriberLegacyLinks, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
+import { uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/changes";
 import { newSubscriptionToken } from "@/server/auth/tokens";
 import { limitColumns } from "@/server/usage/limits";
@@ -303,7 +304,16 @@ export async function importSubscribers(db: Db, actor: Actor, o: ImportOptions):
   };
   // The dry run reads only; a real run checks and writes in one transaction, so a clash
   // appearing meanwhile fails the whole run instead of half of it.
-  const out = o.dryRun ? await run(db) : await db.transaction(run);
+  let out: ImportReport;
+  try {
+    out = o.dryRun ? await run(db) : await db.transaction(run);
+  } catch (err) {
+    // Checked inside the transaction, so only a write committed meanwhile (another import, a
+    // new subscriber) can clash here: nothing of this run was written.
+    const index = uniqueViolation(err);
+    if (index) throw new TRPCError({ code: "CONFLICT", message: `A subscriber added meanwhile clashes with this file (${index === true ? "a unique value" : index}); nothing was written: run it again to see which rows` });
+    throw err;
+  }
   return out.imported ? written(out, { kind: "subscribers", clusterId: o.clusterId }) : written(out);
 }
 
