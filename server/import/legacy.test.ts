@@ -40,6 +40,9 @@ describe("legacy prefixes", () => {
     expect(ix.mayServe("sub.example.com", "/abc")).toBe(true);
     expect(ix.resolve("SUB.example.com", "/abc")).toBe("s1");
     expect(ix.mayServe("panel.example.com", "/abc")).toBe(false);
+    // The old host's other root paths stay the app's, should the dashboard be served there too.
+    expect(ix.mayServe("sub.example.com", "/login")).toBe(false);
+    expect(ix.mayServe("sub.example.com", "/")).toBe(false);
     expect(ix.resolve("panel.example.com", "/abc")).toBeNull();
     expect(ix.mayServe("anything", "/old/xyz")).toBe(true);
     expect(ix.resolve(null, "/old/xyz")).toBe("s2");

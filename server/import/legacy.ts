@@ -135,7 +135,10 @@ export class LegacyIndex {
   /** Whether a request for `path` on `host` may be an old URL (the router's cheap first check). */
   mayServe(host: string | null, path: string): boolean {
     const prefix = path.slice(0, path.lastIndexOf("/") + 1);
-    return this.prefixes.has(prefix) || (prefix === "/" && host !== null && this.rootHosts.has(host.toLowerCase()));
+    if (this.prefixes.has(prefix)) return true;
+    // At a host's root only the exact old URLs: were the dashboard served on that host too,
+    // its own pages (/login, /clusters) stay its own (no key is a reserved name).
+    return prefix === "/" && host !== null && this.rootHosts.has(host.toLowerCase()) && this.links.has(`${host.toLowerCase()}|${path}`);
   }
 
   /** The subscriber an old URL belongs to, or null. */
