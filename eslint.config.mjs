@@ -18,14 +18,15 @@ export const serverLayers = {
   alerts: ["auth"],
   assignments: ["auth"],
   usage: ["alerts", "auth"],
+  import: ["auth", "usage"],
   monitoring: ["alerts", "auth", "balancer", "usage"],
-  subscription: ["assignments", "auth", "balancer", "http", "usage"],
+  subscription: ["assignments", "auth", "balancer", "http", "import", "usage"],
   topology: ["assignments", "auth", "monitoring", "subscription", "usage"],
   accounts: ["assignments", "auth", "subscription", "usage"],
   demo: ["auth", "monitoring", "topology"],
   dataplane: ["alerts", "auth", "http", "monitoring", "subscription", "usage"],
-  api: ["accounts", "alerts", "assignments", "auth", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
-  fuzz: ["accounts", "alerts", "api", "assignments", "auth", "balancer", "dataplane", "demo", "http", "monitoring", "subscription", "topology", "usage"],
+  api: ["accounts", "alerts", "assignments", "auth", "dataplane", "demo", "http", "import", "monitoring", "subscription", "topology", "usage"],
+  fuzz: ["accounts", "alerts", "api", "assignments", "auth", "balancer", "dataplane", "demo", "http", "import", "monitoring", "subscription", "topology", "usage"],
 };
 
 /** One no-restricted-imports block per folder of serverLayers: every folder it may not import. */

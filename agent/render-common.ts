@@ -49,7 +49,7 @@ export class ClientList {
       case "id":
         return this.users.map((u) => (this.flow ? { id: u.id, email: u.email, level: 0, flow: this.flow } : { id: u.id, email: u.email, level: 0 }));
       case "trojan":
-        return this.users.map((u) => ({ password: trojanPassword(u.id), email: u.email, level: 0 }));
+        return this.users.map((u) => ({ password: u.password ?? trojanPassword(u.id), email: u.email, level: 0 }));
       case "ss-aead":
         return this.users.map((u) => ({ password: shadowsocksUserSecret(u.id, c.method), method: c.method, email: u.email, level: 0 }));
       case "ss-2022":

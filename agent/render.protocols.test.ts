@@ -108,6 +108,16 @@ describe("Xray renderings against XTLS/Xray-examples", () => {
     expect(get(ours, "settings.clients.0")).toEqual({ password: shadowsocksUserSecret(IDS.alice, "chacha20-ietf-poly1305"), method: "chacha20-ietf-poly1305", email: "sub-alice", level: 0 });
   });
 
+  it("Trojan: a subscriber's own password (imported from another panel) replaces the derived one", () => {
+    const users = [{ id: IDS.alice, email: "sub-alice", password: "kept-from-marzban" }, USERS[1]!];
+    const r = renderXray(agentConfig({ inbounds: [inbound({ id: IDS.inTls, port: 443, security: "tls", protocol: "trojan", tls: TLS })], users }), { apiPort: 10085 });
+    const clients = JSON.parse(JSON.stringify((r.json.inbounds as Array<{ settings: { clients: unknown[] } }>)[1]!.settings.clients));
+    expect(clients).toEqual([
+      { password: "kept-from-marzban", email: "sub-alice", level: 0 },
+      { password: trojanPassword(IDS.bob), email: "sub-bob", level: 0 },
+    ]);
+  });
+
   it("Trojan over tcp with TLS (Trojan-TCP-TLS minimal), and with Reality (its realitySettings as VLESS-TCP-XTLS-Vision-REALITY's)", () => {
     const tls = xrayOf(inbound({ id: IDS.inTls, port: 443, security: "tls", protocol: "trojan", tls: TLS }));
     const ex = check("trojan-tcp-tls.jsonc", tls);

@@ -248,6 +248,12 @@ export const agentUserSchema = z
     id: z.uuid(),
     /** Stable key of the subscriber in the core's counters: its Routeboard id. */
     email: z.string().min(1).max(128),
+    /**
+     * The Trojan password the subscriber kept from another panel (server/import); absent =
+     * derived from `id` (core/credentials.ts). Sent only for such subscribers, so configs
+     * without imported Trojan passwords stay readable by agents from before the field.
+     */
+    password: z.string().min(1).max(128).optional(),
   })
   .strict();
 

@@ -55,7 +55,7 @@ export function diffSortedUsers(before: readonly AgentUser[], after: readonly Ag
       added.push(a!);
       j++;
     } else {
-      if (b!.id !== a!.id) {
+      if (b!.id !== a!.id || b!.password !== a!.password) {
         removed.push(b!);
         added.push(a!);
       }

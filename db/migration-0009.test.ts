@@ -54,6 +54,7 @@ describe.each(testDbKinds())("migration 0009 on a database with duplicate subscr
       "subscribers_next_reset",
       "subscribers_pkey",
       "subscribers_token",
+      "subscribers_trojan_password",
       "subscribers_vless_uuid",
     ]);
   });

@@ -252,12 +252,22 @@ export const subscribers = pgTable(
     holdDays: integer("hold_days"),
     /** How many devices (x-hwid) may fetch the subscription (core/devices.ts); null = no limit. */
     deviceLimit: integer("device_limit"),
+    /** The operator's note (imported from another panel's note/comment/description). */
+    note: text("note"),
+    /**
+     * The Trojan password the subscriber had on another panel (server/import): kept so their
+     * app keeps working; null = derived from vless_uuid (core/credentials.ts). Cleared by a
+     * key rotation, like the UUID it stands beside.
+     */
+    trojanPassword: text("trojan_password"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex("subscribers_token").on(t.token),
     uniqueIndex("subscribers_vless_uuid").on(t.vlessUuid),
+    // A Trojan password names its user on every inbound: two alike would be one user to the core.
+    uniqueIndex("subscribers_trojan_password").on(t.trojanPassword),
     index("subscribers_cluster").on(t.clusterId),
     index("subscribers_next_reset").on(t.nextResetAt).where(sql`${t.nextResetAt} is not null`),
     // Names are unique per cluster, case-insensitively, as route and server names are.
@@ -277,8 +287,53 @@ export const subscribers = pgTable(
       sql`case ${t.trafficResetStrategy} when 'weekly' then ${t.trafficResetDay} between 1 and 7 when 'monthly' then ${t.trafficResetDay} between 1 and 31 else ${t.trafficResetDay} is null end`,
     ),
     check("subscribers_hold_days", sql`${t.holdDays} is null or (${t.holdDays} > 0 and ${t.expiresAt} is null)`),
+    check("subscribers_note_length", sql`${t.note} is null or char_length(${t.note}) <= 1000`),
+    check("subscribers_trojan_password_length", sql`${t.trojanPassword} is null or char_length(${t.trojanPassword}) between 1 and 128`),
     check("subscribers_device_limit", sql`${t.deviceLimit} is null or ${t.deviceLimit} between 1 and ${sql.raw(String(DEVICE_LIMIT_MAX))}`),
   ],
+);
+
+/**
+ * Old subscription URLs of imported subscribers (server/import): `GET <path>` on `host` (or on
+ * any host when host is "") answers exactly as `/sub/<token>` of the subscriber. `path` is
+ * the whole path as the old panel served it ("/sub/<token>", "/<shortUuid>"). A Marzban
+ * link carries a token the panel signed at the time it was shown, so its users have many
+ * valid tokens: for those the row is keyed by "marzban:<secret tag>:<username>" and the
+ * token is checked against the secret in legacy_marzban_secrets (server/import/legacy.ts).
+ */
+export const subscriberLegacyLinks = pgTable(
+  "subscriber_legacy_links",
+  {
+    host: text("host").notNull().default(""),
+    path: text("path").notNull(),
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => subscribers.id, { onDelete: "cascade" }),
+    /** Marzban: tokens signed before this (the user's "revoke subscription") are refused. */
+    notBefore: ts("not_before"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.host, t.path] }),
+    index("subscriber_legacy_links_subscriber").on(t.subscriberId),
+    check("subscriber_legacy_links_path", sql`char_length(${t.path}) between 2 and 512 and left(${t.path}, 1) = '/'`),
+    check("subscriber_legacy_links_host", sql`char_length(${t.host}) <= 253`),
+  ],
+);
+
+/** The secret a Marzban panel signed its subscription tokens with, per path prefix (see above). */
+export const legacyMarzbanSecrets = pgTable(
+  "legacy_marzban_secrets",
+  {
+    clusterId: uuid("cluster_id")
+      .notNull()
+      .references(() => clusters.id, { onDelete: "cascade" }),
+    prefix: text("prefix").notNull(),
+    /** sha256(secret) in hex, first 12 digits: the key part naming this secret. */
+    tag: text("tag").notNull(),
+    secret: text("secret").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.prefix, t.tag] })],
 );
 
 /**

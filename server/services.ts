@@ -2,6 +2,7 @@
  * Background services of an app instance and the machine-facing HTTP routes they own.
  * Each domain registers here: the subscription endpoint, agent reports, metrics, prober.
  */
+import type { IncomingMessage } from "node:http";
 import type { RouteHandler } from "@/server/http/util";
 import { agentReportHandler } from "@/server/dataplane/report-http";
 import { agentHeartbeatHandler, heartbeatBatcher } from "@/server/dataplane/heartbeat-http";
@@ -17,21 +18,29 @@ import { instanceId } from "@/server/bus";
 import { env } from "@/server/env";
 import { AlertWorker, alertWorker, setAlertWorker } from "@/server/alerts/worker";
 import { checkSubscriberBlocks } from "@/server/usage/block-alerts";
-import { metricsHandler, subscriptionHandler } from "@/server/subscription/http";
+import { legacySubscriptionRoute, metricsHandler, subscriptionHandler } from "@/server/subscription/http";
+import { importHandler } from "@/server/api/import-http";
 import { SubscriptionService, setSubscriptionService, subscriptionService } from "@/server/subscription/service";
 import { UsageResetJob } from "@/server/usage/reset-job";
 import { loopbackUrl, startLiveDemo, type LiveDemo } from "@/server/demo/live";
 import { logger } from "@/server/logger";
 
-export const machineRoutes: { exact: Record<string, RouteHandler>; prefixes: Array<[string, RouteHandler]> } = {
+export const machineRoutes: {
+  exact: Record<string, RouteHandler>;
+  prefixes: Array<[string, RouteHandler]>;
+  /** Asked last, before the dashboard: routes that depend on data (imported subscribers' old URLs). */
+  dynamic: Array<(req: IncomingMessage, url: URL) => RouteHandler | null | Promise<RouteHandler | null>>;
+} = {
   exact: {
     "/metrics": metricsHandler,
     "/api/agent/report": agentReportHandler,
     "/api/agent/config": agentConfigHandler,
     "/api/agent/heartbeat": agentHeartbeatHandler,
     "/api/backup": backupHandler,
+    "/api/import": importHandler,
   },
   prefixes: [["/sub/", subscriptionHandler]],
+  dynamic: [legacySubscriptionRoute],
 };
 
 interface Running {

@@ -82,6 +82,14 @@ export function SubscriberDetail({ clusterId, subscriberId, tab: initialTab }: {
               <dt className="text-slate-500">Devices</dt>
               <dd data-testid="subscriber-device-limit">{s.deviceLimit === null ? "no limit" : `at most ${s.deviceLimit}`}</dd>
             </div>
+            {s.note && (
+              <div className="flex gap-1">
+                <dt className="text-slate-500">Note</dt>
+                <dd data-testid="subscriber-note" className="whitespace-pre-line">
+                  {s.note}
+                </dd>
+              </div>
+            )}
           </dl>
 
           <div role="tablist" aria-label="Subscriber pages" className="mt-5 flex gap-1 overflow-x-auto border-b border-slate-200">

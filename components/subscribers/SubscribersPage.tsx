@@ -3,12 +3,13 @@ import { useClusterChanges } from "@/components/live/useClusterChanges";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useDeferredValue, useEffect, useState } from "react";
 import { useCanEdit, useDashboardOrigin } from "@/components/AppShell";
-import { buttonClass } from "@/components/ui/Field";
+import { buttonClass, secondaryButtonClass } from "@/components/ui/Field";
 import type { SubscriberSortKey } from "@/core/validation";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import type { SubscriberListRow } from "@/server/accounts/subscriber-list";
 import { BulkDialog, type BulkKind } from "./BulkDialog";
+import { ImportDialog } from "./ImportDialog";
 import { BulkToolbar } from "./BulkToolbar";
 import { nextSort, type SortState } from "./list-view";
 import { SubscriberDialogs, type DialogState } from "./SubscriberDialogs";
@@ -33,6 +34,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const [allMatching, setAllMatching] = useState(false);
   const [bulk, setBulk] = useState<BulkKind | null>(null);
   const [dialog, setDialog] = useState<DialogState>(null);
+  const [importing, setImporting] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const filter = { search: deferred || undefined, status: filters.status || undefined, online: filters.online || undefined };
   // Another browser's change shows at once; usage, "online now" and "last seen" move with
@@ -106,9 +108,14 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
             <p className="text-sm text-slate-500">Each subscriber’s VPN app fetches one line per route from their subscription link.</p>
           </div>
           {canEdit && (
-            <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "new" })}>
-              <span aria-hidden="true">+</span> New subscriber
-            </button>
+            <div className="flex gap-2">
+              <button type="button" className={secondaryButtonClass} onClick={() => setImporting(true)}>
+                Import
+              </button>
+              <button type="button" className={buttonClass} onClick={() => setDialog({ kind: "new" })}>
+                <span aria-hidden="true">+</span> New subscriber
+              </button>
+            </div>
           )}
         </div>
         <SubscriberFilters
@@ -192,6 +199,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
         />
       )}
       <SubscriberDialogs clusterId={clusterId} dialog={dialog} setDialog={setDialog} />
+      {importing && <ImportDialog clusterId={clusterId} onClose={() => setImporting(false)} onImported={() => void refresh()} />}
     </>
   );
 }

@@ -165,6 +165,8 @@ export interface SubscriberListRow {
   holdDays: number | null;
   /** Devices that may fetch the subscription (core/devices.ts); null = no limit. */
   deviceLimit: number | null;
+  /** The operator's note (imported from another panel). */
+  note: string | null;
   trafficUsedBytes: number;
   trafficUpBytes: number;
   trafficDownBytes: number;
@@ -257,6 +259,7 @@ function listRow(s: typeof subscribers.$inferSelect, routes: RouteChoice[] | nul
     nextResetAt: s.nextResetAt,
     holdDays: s.holdDays,
     deviceLimit: s.deviceLimit,
+    note: s.note,
     trafficUsedBytes: s.trafficUsedBytes,
     trafficUpBytes: s.trafficUpBytes,
     trafficDownBytes: s.trafficDownBytes,

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import { and, desc, eq, ilike } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { clusters, subscriberDevices, subscribers } from "@/db/schema";
+import { clusters, subscriberDevices, subscriberLegacyLinks, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { fieldError, foreignKeyViolation, uniqueViolation } from "@/server/db-errors";
 import { written, type Actor, type Written } from "@/server/changes";
@@ -199,7 +199,10 @@ export async function rotateSubscriberToken(db: Db, actor: Actor, input: { subsc
   const token = newSubscriptionToken();
   const clusterId = await db.transaction(async (tx) => {
     const before = await lockSubscriber(tx, input.subscriberId);
-    await tx.update(subscribers).set({ token, vlessUuid: randomUUID(), updatedAt: new Date() }).where(eq(subscribers.id, before.id));
+    // An imported subscriber's own Trojan password and old panel's URLs go with the key: they
+    // are the same leaked secret under another name (server/import).
+    await tx.update(subscribers).set({ token, vlessUuid: randomUUID(), trojanPassword: null, updatedAt: new Date() }).where(eq(subscribers.id, before.id));
+    await tx.delete(subscriberLegacyLinks).where(eq(subscriberLegacyLinks.subscriberId, before.id));
     // Devices that fetched with the old link may be whoever it leaked to: they would keep
     // places under the device limit. The subscriber's own apps are counted again at their
     // first fetch with the new link.

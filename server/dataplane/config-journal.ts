@@ -188,6 +188,9 @@ export class ClusterJournal {
     // A delta as large as half the users is no cheaper to send or apply than the whole list.
     if (merged.added.length + merged.removed.length > Math.max(MAX_JOURNALED_USERS, this.cluster.users.length / 2)) return null;
     // Rebuilt in the config's key order: jsonb hands keys back in its own order.
-    return { addedJson: JSON.stringify(merged.added.map((u) => ({ id: u.id, email: u.email }))), removedJson: JSON.stringify(merged.removed.map((u) => u.email)) };
+    return {
+      addedJson: JSON.stringify(merged.added.map((u) => (u.password ? { id: u.id, email: u.email, password: u.password } : { id: u.id, email: u.email }))),
+      removedJson: JSON.stringify(merged.removed.map((u) => u.email)),
+    };
   }
 }

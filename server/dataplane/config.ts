@@ -168,11 +168,17 @@ const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve)
 const userColumns = {
   id: subscribers.id,
   vlessUuid: subscribers.vlessUuid,
+  trojanPassword: subscribers.trojanPassword,
   enabled: subscribers.enabled,
   expiresAt: subscribers.expiresAt,
   trafficLimitBytes: subscribers.trafficLimitBytes,
   trafficUsedBytes: subscribers.trafficUsedBytes,
 };
+
+/** A subscriber as agents see it: the password only where one was kept (agents from before it parse strictly). */
+function agentUser(s: { id: string; vlessUuid: string; trojanPassword: string | null }): AgentUser {
+  return s.trojanPassword ? { id: s.vlessUuid, email: s.id, password: s.trojanPassword } : { id: s.vlessUuid, email: s.id };
+}
 
 /** Builds the config of every server of one cluster from the database. */
 export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs = Date.now()): Promise<ClusterConfigs> {
@@ -196,7 +202,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
   let nextExpiryMs: number | null = null;
   for (const s of subscriberRows) {
     if (!mayConnect(s, nowMs)) continue;
-    users.push({ id: s.vlessUuid, email: s.id });
+    users.push(agentUser(s));
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   // Already in id order; sorted again in the order agents rebuild deltas in (code units), so
@@ -293,7 +299,7 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
   const joining: AgentUser[] = [];
   for (const s of rows) {
     if (!s.enabled || !mayConnect(s, nowMs)) continue;
-    joining.push({ id: s.vlessUuid, email: s.id });
+    joining.push(agentUser(s));
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   joining.sort(byEmail);
@@ -304,7 +310,7 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
     const before = previous.users[positionOf(previous.users, email)];
     const was = before?.email === email ? before : undefined;
     const now = joiningByEmail.get(email);
-    if (was && now && was.id === now.id) continue;
+    if (was && now && was.id === now.id && was.password === now.password) continue;
     if (was) removed.push(was);
     if (now) added.push(now);
   }

@@ -24,17 +24,30 @@ export function createAppListener(trpcHandler: RouteHandler, fallback: (req: Inc
   return (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     const handler = exact[url.pathname] ?? prefixes.find(([p]) => url.pathname.startsWith(p))?.[1];
-    if (!handler) {
-      fallback(req, res);
-      return;
-    }
-    // Machine answers: set first, so a handler that must can still override them.
-    for (const [name, value] of Object.entries(securityHeaders())) res.setHeader(name, value);
-    res.setHeader("content-security-policy", MACHINE_CSP);
-    Promise.resolve(handler(req, res, url)).catch((err: unknown) => {
-      logger().error({ err, path: url.pathname }, "request failed");
-      if (!res.headersSent) sendText(res, 500, "Internal error\n");
-      else res.end();
-    });
+    if (handler) return serve(handler, req, res, url);
+    // Routes that depend on data (old subscription URLs): asked last; the rest is the dashboard's.
+    const dynamic = machineRoutes.dynamic.map((match) => match(req, url));
+    if (dynamic.every((d) => d === null)) return fallback(req, res);
+    Promise.all(dynamic)
+      .then((found) => {
+        const h = found.find((d) => d !== null);
+        if (h) serve(h, req, res, url);
+        else fallback(req, res);
+      })
+      .catch((err: unknown) => {
+        logger().error({ err, path: url.pathname }, "request failed");
+        if (!res.headersSent) sendText(res, 500, "Internal error\n");
+      });
   };
+}
+
+function serve(handler: RouteHandler, req: IncomingMessage, res: ServerResponse, url: URL) {
+  // Machine answers: set first, so a handler that must can still override them.
+  for (const [name, value] of Object.entries(securityHeaders())) res.setHeader(name, value);
+  res.setHeader("content-security-policy", MACHINE_CSP);
+  Promise.resolve(handler(req, res, url)).catch((err: unknown) => {
+    logger().error({ err, path: url.pathname }, "request failed");
+    if (!res.headersSent) sendText(res, 500, "Internal error\n");
+    else res.end();
+  });
 }

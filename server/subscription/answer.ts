@@ -210,7 +210,7 @@ export class Answerer {
       body = await this.renderPage(sub, entries, sub.vlessUuid, origin, lang, null);
       for (const k of d.bodies.keys()) if (k.startsWith("html ")) d.bodies.delete(k);
     } else {
-      body = renderSubscription(format, sub.vlessUuid, entries);
+      body = renderSubscription(format, sub.vlessUuid, entries, sub.trojanPassword ?? null);
     }
     d.bodies.set(key, { subscribersVersion: snapshot.subscribersVersion, body, headers });
     requests.inc({ outcome: snapshot.stale ? "stale" : "ok" });
@@ -283,7 +283,7 @@ export class Answerer {
       limitBytes: sub.trafficLimitBytes,
       expiresAt: sub.expiresAt,
       blocked,
-      links: entries.map((e) => ({ name: lineNameOf(e), link: shareLink(uuid, e) })),
+      links: entries.map((e) => ({ name: lineNameOf(e), link: shareLink(uuid, e, uuid === sub.vlessUuid ? (sub.trojanPassword ?? null) : null) })),
     });
   }
 

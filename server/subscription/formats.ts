@@ -117,8 +117,8 @@ function linkTail(e: SubscriptionEntry): string {
 }
 
 /** `trojan://<password>@<address>:<port>?...#<name>`: the same parameters as `vless://`. */
-export function trojanShareLink(uuid: string, e: SubscriptionEntry): string {
-  return `trojan://${trojanPassword(uuid)}@${cachedTail(e)}`;
+export function trojanShareLink(uuid: string, e: SubscriptionEntry, trojan: string | null = null): string {
+  return `trojan://${encodeURIComponent(trojan ?? trojanPassword(uuid))}@${cachedTail(e)}`;
 }
 
 /**
@@ -159,14 +159,14 @@ export function vmessShareLink(uuid: string, e: SubscriptionEntry): string {
 }
 
 /** The entry's share link for the subscriber, whatever its protocol. */
-export function shareLink(uuid: string, e: SubscriptionEntry): string {
+export function shareLink(uuid: string, e: SubscriptionEntry, trojan: string | null = null): string {
   switch (protocolOf(e)) {
     case "vless":
       return vlessShareLink(uuid, e);
     case "vmess":
       return vmessShareLink(uuid, e);
     case "trojan":
-      return trojanShareLink(uuid, e);
+      return trojanShareLink(uuid, e, trojan);
     case "shadowsocks":
       return shadowsocksShareLink(uuid, e);
   }
@@ -192,7 +192,7 @@ function tailBytes(e: SubscriptionEntry): Buffer {
  * joined string and no second UTF-8 pass per answer. The same bytes as encoding the joined
  * links, since every part ends and begins with an ASCII character.
  */
-export function renderBase64(uuid: string, entries: readonly SubscriptionEntry[]): string {
+export function renderBase64(uuid: string, entries: readonly SubscriptionEntry[], trojan: string | null = null): string {
   const n = entries.length;
   if (n === 0) return "";
   const id = Buffer.from(uuid, "utf8");
@@ -204,7 +204,7 @@ export function renderBase64(uuid: string, entries: readonly SubscriptionEntry[]
   for (let i = 0; i < n; i++) {
     const e = entries[i]!;
     whole[i] = protocolOf(e) !== "vless";
-    tails[i] = whole[i] ? Buffer.from(shareLink(uuid, e), "utf8") : tailBytes(e);
+    tails[i] = whole[i] ? Buffer.from(shareLink(uuid, e, trojan), "utf8") : tailBytes(e);
     size += tails[i]!.length + (whole[i] ? 0 : VLESS_PREFIX.length + id.length);
   }
   const out = Buffer.allocUnsafe(size);
@@ -224,7 +224,7 @@ export function renderBase64(uuid: string, entries: readonly SubscriptionEntry[]
   return out.toString("base64");
 }
 
-export function renderJson(uuid: string, entries: readonly SubscriptionEntry[]): string {
+export function renderJson(uuid: string, entries: readonly SubscriptionEntry[], trojan: string | null = null): string {
   return JSON.stringify({
     routes: entries.map((e) => ({
       routeId: e.routeId,
@@ -240,7 +240,7 @@ export function renderJson(uuid: string, entries: readonly SubscriptionEntry[]):
       protocol: protocolOf(e),
       transport: transportOf(e),
       security: e.security,
-      link: shareLink(uuid, e),
+      link: shareLink(uuid, e, trojan),
     })),
   });
 }
@@ -287,7 +287,7 @@ const y = (s: string | number | boolean) =>
   typeof s === "string" ? JSON.stringify(s).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`) : String(s);
 
 /** The lines of one mihomo proxy (MetaCubeX/mihomo adapter/outbound option structs). */
-function clashProxy(uuid: string, e: SubscriptionEntry, name: string): string[] {
+function clashProxy(uuid: string, e: SubscriptionEntry, name: string, trojan: string | null): string[] {
   const protocol = protocolOf(e);
   const t = transportOf(e);
   const lines = [`  - name: ${y(name)}`];
@@ -295,7 +295,7 @@ function clashProxy(uuid: string, e: SubscriptionEntry, name: string): string[] 
   lines.push(`    type: ${type}`, `    server: ${y(e.address)}`, `    port: ${e.port}`);
   if (protocol === "vless" || protocol === "vmess") lines.push(`    uuid: ${y(uuid)}`);
   if (protocol === "vmess") lines.push("    alterId: 0", "    cipher: auto");
-  if (protocol === "trojan") lines.push(`    password: ${y(trojanPassword(uuid))}`);
+  if (protocol === "trojan") lines.push(`    password: ${y(trojan ?? trojanPassword(uuid))}`);
   if (protocol === "shadowsocks") {
     lines.push(`    cipher: ${y(e.ssMethod ?? "aes-256-gcm")}`, `    password: ${y(ssPassword(uuid, e))}`, "    udp: true");
     return lines;
@@ -332,10 +332,10 @@ function clashProxy(uuid: string, e: SubscriptionEntry, name: string): string[] 
   return lines;
 }
 
-export function renderClash(uuid: string, entries: readonly SubscriptionEntry[]): string {
+export function renderClash(uuid: string, entries: readonly SubscriptionEntry[], trojan: string | null = null): string {
   const names = proxyNames(entries);
   const lines = ["mixed-port: 7890", "allow-lan: false", "mode: rule", "log-level: warning", "proxies:"];
-  entries.forEach((e, i) => lines.push(...clashProxy(uuid, e, names[i]!)));
+  entries.forEach((e, i) => lines.push(...clashProxy(uuid, e, names[i]!, trojan)));
   if (entries.length === 0) lines[lines.length - 1] = "proxies: []";
   lines.push("proxy-groups:", `  - name: ${y(CLASH_GROUP)}`, "    type: select", "    proxies:");
   for (const n of names) lines.push(`      - ${y(n)}`);
@@ -363,7 +363,7 @@ function singboxTransport(e: SubscriptionEntry): Record<string, unknown> | null 
 /** sing-box has no XHTTP: such entries are left out of its profile (the other formats carry them). */
 export const singboxServes = (e: SubscriptionEntry) => transportOf(e) !== "xhttp";
 
-function singboxOutbound(uuid: string, e: SubscriptionEntry, tag: string): Record<string, unknown> {
+function singboxOutbound(uuid: string, e: SubscriptionEntry, tag: string, trojan: string | null): Record<string, unknown> {
   const protocol = protocolOf(e);
   if (protocol === "shadowsocks") return { type: "shadowsocks", tag, server: e.address, server_port: e.port, method: e.ssMethod ?? "aes-256-gcm", password: ssPassword(uuid, e) };
   const transport = singboxTransport(e);
@@ -372,7 +372,7 @@ function singboxOutbound(uuid: string, e: SubscriptionEntry, tag: string): Recor
     tag,
     server: e.address,
     server_port: e.port,
-    ...(protocol === "trojan" ? { password: trojanPassword(uuid) } : { uuid }),
+    ...(protocol === "trojan" ? { password: trojan ?? trojanPassword(uuid) } : { uuid }),
     ...(protocol === "vmess" ? { security: "auto", alter_id: 0 } : {}),
     ...(visionOf(e) ? { flow: "xtls-rprx-vision" } : {}),
     ...(e.security === "none"
@@ -389,10 +389,10 @@ function singboxOutbound(uuid: string, e: SubscriptionEntry, tag: string): Recor
   };
 }
 
-export function renderSingbox(uuid: string, allEntries: readonly SubscriptionEntry[]): string {
+export function renderSingbox(uuid: string, allEntries: readonly SubscriptionEntry[], trojan: string | null = null): string {
   const entries = allEntries.filter(singboxServes);
   const names = proxyNames(entries);
-  const outbounds: unknown[] = entries.map((e, i) => singboxOutbound(uuid, e, names[i]!));
+  const outbounds: unknown[] = entries.map((e, i) => singboxOutbound(uuid, e, names[i]!, trojan));
   outbounds.unshift({ type: "selector", tag: SINGBOX_SELECTOR, outbounds: [...names, "direct"] });
   outbounds.push({ type: "direct", tag: "direct" });
   return JSON.stringify(
@@ -433,16 +433,17 @@ export const CONTENT_TYPES: Record<SubscriptionFormat, string> = {
   singbox: "application/json; charset=utf-8",
 };
 
-export function renderSubscription(format: SubscriptionFormat, uuid: string, entries: readonly SubscriptionEntry[]): string {
+/** `trojan`: the subscriber's own Trojan password (kept from another panel), else derived from `uuid`. */
+export function renderSubscription(format: SubscriptionFormat, uuid: string, entries: readonly SubscriptionEntry[], trojan: string | null = null): string {
   switch (format) {
     case "base64":
-      return renderBase64(uuid, entries);
+      return renderBase64(uuid, entries, trojan);
     case "json":
-      return renderJson(uuid, entries);
+      return renderJson(uuid, entries, trojan);
     case "clash":
-      return renderClash(uuid, entries);
+      return renderClash(uuid, entries, trojan);
     case "singbox":
-      return renderSingbox(uuid, entries);
+      return renderSingbox(uuid, entries, trojan);
   }
 }
 

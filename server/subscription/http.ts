@@ -18,13 +18,15 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
     sendText(res, 503, "Starting up\n", { "retry-after": "1" });
     return;
   }
+  // The last segment: /sub/<token>, or an imported subscriber's old URL (legacySubscriptionRoute).
   let token: string;
   try {
-    token = decodeURIComponent(url.pathname.slice("/sub/".length));
+    token = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1));
   } catch {
     token = "";
   }
-  const answer = await service.answer(token, url.searchParams.get("format"), {
+  const host = requestHost(req, { trustProxy: env().TRUST_PROXY }) ?? null;
+  const answer = await service.answerPath(host, url.pathname, token, url.searchParams.get("format"), {
     userAgent: req.headers["user-agent"] ?? null,
     origin: publicOrigin(req),
     device: deviceFromHeaders(req.headers),
@@ -36,6 +38,22 @@ export const subscriptionHandler: RouteHandler = async (req, res, url) => {
   if (req.method === "HEAD") res.end();
   else res.end(answer.body, encoding);
 };
+
+/**
+ * Old subscription URLs of imported subscribers outside /sub/ (another prefix, or the root of
+ * the old panel's host): answered by subscriptionHandler when the index holds that prefix
+ * or host; anything else goes on to the dashboard. Prefixes never start with a segment the
+ * app serves (server/import/legacy.ts RESERVED_SEGMENTS), so no app route is shadowed.
+ */
+export function legacySubscriptionRoute(req: IncomingMessage, url: URL): RouteHandler | null | Promise<RouteHandler | null> {
+  if (req.method !== "GET" && req.method !== "HEAD") return null;
+  const service = subscriptionService();
+  if (!service) return null;
+  const host = requestHost(req, { trustProxy: env().TRUST_PROXY }) ?? null;
+  const decide = () => (service.mayServeLegacy(host, url.pathname) ? subscriptionHandler : null);
+  // Just after an import the index may not hold its URLs yet: read it first (rare), then decide.
+  return service.legacyMayBeStale ? service.refresh().then(decide, decide) : decide();
+}
 
 /**
  * The origin the subscriber's page builds its links from: PUBLIC_URL when set; else what

@@ -75,6 +75,31 @@ export class SubscriptionService {
     return this.answers.answer(token, formatParam, ctx);
   }
 
+  /**
+   * GET <path> that may be an imported subscriber's old subscription URL (server/import/legacy.ts):
+   * answered exactly as /sub/<their token>, or as an unknown token when it is not one.
+   * `token` is the last segment, tried as a Routeboard token first (a /sub/ path is both).
+   */
+  async answerPath(host: string | null, path: string, token: string, formatParam: string | null, ctx?: AnswerContext): Promise<SubscriptionAnswer> {
+    await this.snapshot.refresh();
+    if (!this.snapshot.subscriberByToken(token) && this.snapshot.legacy.mayServe(host, path)) {
+      const id = this.snapshot.legacy.resolve(host, path);
+      const sub = id ? this.snapshot.subscriberById(id) : undefined;
+      if (sub) token = sub.token;
+    }
+    return this.answers.answer(token, formatParam, ctx);
+  }
+
+  /** Subscribers changed since the old URLs were last read: refresh() before mayServeLegacy. */
+  get legacyMayBeStale(): boolean {
+    return this.snapshot.legacyMayBeStale;
+  }
+
+  /** Whether `path` on `host` may be an old subscription URL (the router asks before the dashboard). */
+  mayServeLegacy(host: string | null, path: string): boolean {
+    return this.snapshot.legacy.mayServe(host, path);
+  }
+
   /** What a subscriber's app gets right now, with every candidate's score: a dry run that records nothing. */
   explain(subscriberId: string): Promise<Explanation | null> {
     return this.answers.explain(subscriberId);

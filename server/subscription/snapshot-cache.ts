@@ -17,6 +17,7 @@ import type { ChangeKind } from "@/server/bus";
 import { logger } from "@/server/logger";
 import { counter, gauge } from "@/server/metrics";
 import { isRouteInPanic } from "@/core/panic";
+import { LegacyIndex, loadLegacyIndex } from "@/server/import/legacy";
 import {
   balancerMetrics,
   loadMetricsSnapshot,
@@ -52,6 +53,10 @@ export class SnapshotCache {
   private loads = new Map<string, ServerMetrics>();
   private subscribersByToken = new Map<string, SnapshotSubscriber>();
   private subscribersById = new Map<string, SnapshotSubscriber>();
+  /** Imported subscribers' old subscription URLs (server/import/legacy.ts). */
+  private legacyIndex = LegacyIndex.empty();
+  /** Read with the subscribers, but not on the traffic-only rereads (it changes only with them). */
+  private legacyDirty = true;
   private topologyVer = 0;
   private metricsVer = 0;
   private subscribersVer = 0;
@@ -114,6 +119,13 @@ export class SnapshotCache {
   subscriberById(id: string): SnapshotSubscriber | undefined {
     return this.subscribersById.get(id);
   }
+  get legacyMayBeStale(): boolean {
+    return this.legacyDirty;
+  }
+  /** The old subscription URLs of imported subscribers, as last loaded. */
+  get legacy(): LegacyIndex {
+    return this.legacyIndex;
+  }
 
   /** The server's status changed in a reload after status epoch `epoch`. */
   statusChangedSince(serverId: string | null, epoch: number): boolean {
@@ -123,7 +135,7 @@ export class SnapshotCache {
   /** A change event: marks what the next refresh reloads. */
   changed(kind: ChangeKind): void {
     if (kind === "metrics") this.dirty.metrics = true;
-    else if (kind === "subscribers") this.dirty.subscribers = true;
+    else if (kind === "subscribers") this.dirty.subscribers = this.legacyDirty = true;
     else if (kind === "traffic") this.trafficMoved = true;
     // A status change moves no inbound and no stored choice: statuses only (see the header).
     else if (kind === "health") this.dirty.health = true;
@@ -146,7 +158,7 @@ export class SnapshotCache {
       this.trafficMoved = false;
       this.dirty.subscribers = true;
     }
-    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers) return;
+    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers && !this.legacyDirty) return;
     if (this.fleet && this.isStale && this.clock() - this.lastReloadFailedAt < RETRY_RELOAD_AFTER_MS) return;
     this.reloading ??= this.reload().finally(() => {
       this.reloading = null;
@@ -156,7 +168,9 @@ export class SnapshotCache {
 
   private async reload(): Promise<void> {
     const want = { ...this.dirty };
+    const wantLegacy = this.legacyDirty;
     this.dirty = { topology: false, health: false, metrics: false, subscribers: false };
+    this.legacyDirty = false;
     try {
       const fullTopology = want.topology || !this.fleet;
       const [loadedTopology, statuses, metrics, subs] = await Promise.all([
@@ -165,7 +179,11 @@ export class SnapshotCache {
         want.metrics || want.topology ? loadMetricsSnapshot(this.db) : Promise.resolve(this.metrics),
         want.subscribers || this.subscribersByToken.size === 0 ? loadSubscribers(this.db) : Promise.resolve(this.subscribersByToken),
         this.hooks.alongside(),
-      ]);
+        wantLegacy ? loadLegacyIndex(this.db) : Promise.resolve(this.legacyIndex),
+      ]).then(([t, st, m, su, , legacy]) => {
+        this.legacyIndex = legacy;
+        return [t, st, m, su] as const;
+      });
       let topology = loadedTopology;
       if (statuses) {
         const next = withStatuses(topology, statuses);
@@ -208,6 +226,7 @@ export class SnapshotCache {
         metrics: this.dirty.metrics || want.metrics,
         subscribers: this.dirty.subscribers || want.subscribers,
       };
+      this.legacyDirty ||= wantLegacy;
       this.lastReloadFailedAt = this.clock();
       if (!this.fleet) throw err;
       if (!this.isStale) logger().warn({ err: (err as Error).message }, "snapshot reload failed; answering from the last good snapshot");

@@ -71,6 +71,8 @@ export interface SnapshotSubscriber {
   nextResetAt: Date | null;
   /** Devices that may fetch the subscription (core/devices.ts); null or absent = no limit. */
   deviceLimit?: number | null;
+  /** The Trojan password kept from another panel (server/import); null or absent = derived. */
+  trojanPassword?: string | null;
 }
 
 /** Every cluster's servers, inbounds and routes in memory: what the subscription service answers from. */
@@ -260,6 +262,7 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
         trafficDownBytes: s.trafficDownBytes,
         nextResetAt: s.nextResetAt,
         deviceLimit: s.deviceLimit,
+        trojanPassword: s.trojanPassword,
       },
     ]),
   );
