@@ -9,16 +9,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect, test } from "./fixtures";
+import { startV2rayAgent } from "./v2ray-agent";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { fetchViaSocks, freePort, waitForPort } from "./vless-client";
 import { parseShareLink, startV2rayLinksClient, type Client } from "./share-link-client";
 import { startHttpTarget } from "../agent/test-support";
-import { Agent } from "../agent/agent";
-import { CoreManager } from "../agent/core-manager";
-import { Delivery } from "../agent/delivery";
-import { memoryLog } from "../agent/log";
-import { PanelClient } from "../agent/panel";
-import { STATE_FILES } from "../agent/state";
 import { FIXTURE_UUIDS, MARZBAN_SECRET, XUI_SUB_IDS } from "../scripts/import-fixtures";
 import { marzbanToken } from "../server/import/legacy";
 
@@ -99,14 +94,8 @@ test("an operator imports each panel's export in the dialog; an old Marzban URL 
     await expect.poll(() => page.content()).toContain(`/sub/${anna.token}`);
 
     // --- a real agent serving the inbound with Debian's v2ray
-    const stateDir = path.join(work, "agent");
-    fs.mkdirSync(stateDir);
-    const log = memoryLog();
-    let agent: Agent | null = null;
-    const core = new CoreManager({ bins: { kind: "v2ray", bin: "/usr/bin/v2ray", ctl: "/usr/bin/v2ctl" }, stateDir, apiPort: await freePort(), log, onCoreExit: () => agent?.coreExited(), beforeRestart: async () => agent?.drainCounters() });
-    agent = new Agent({ panel: new PanelClient(baseURL!, server.agentToken, "e2e"), core, delivery: new Delivery(path.join(stateDir, STATE_FILES.delivery)), log, stateDir, coreVersion: "V2Ray 4.34.0", agentVersion: "e2e", reportIntervalOverrideS: 1, configWaitS: 5, minBackoffMs: 100, maxBackoffMs: 300 });
-    agent.run().catch(() => {});
-    cleanups.push(() => agent!.stop());
+    const { stop: stopAgent } = await startV2rayAgent(baseURL!, server.agentToken, path.join(work, "agent"));
+    cleanups.push(stopAgent);
 
     // --- the client built from what the OLD URL returns, with the UUID anna had on Marzban
     const answer = JSON.parse(await (await api.get(`${oldMarzban}?format=json`)).text()) as { routes: Array<{ link: string }> };

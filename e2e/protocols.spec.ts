@@ -9,16 +9,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect, openNewInboundForm, test } from "./fixtures";
+import { startV2rayAgent } from "./v2ray-agent";
 import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { fetchViaSocks, freePort, waitForPort } from "./vless-client";
 import { parseShareLink, startV2rayLinksClient, type Client } from "./share-link-client";
 import { startHttpTarget } from "../agent/test-support";
-import { Agent } from "../agent/agent";
-import { CoreManager } from "../agent/core-manager";
-import { Delivery } from "../agent/delivery";
-import { memoryLog } from "../agent/log";
-import { PanelClient } from "../agent/panel";
-import { STATE_FILES } from "../agent/state";
 
 test.setTimeout(300_000);
 
@@ -64,14 +59,8 @@ test("an operator adds a VMess over WebSocket inbound in the form; its link carr
     await expect(page.getByRole("region", { name: "Legend" })).toContainText("protocol·transport·security");
 
     // --- a real agent serving it with Debian's v2ray
-    const stateDir = path.join(work, "agent");
-    fs.mkdirSync(stateDir);
-    const log = memoryLog();
-    let agent: Agent | null = null;
-    const core = new CoreManager({ bins: { kind: "v2ray", bin: "/usr/bin/v2ray", ctl: "/usr/bin/v2ctl" }, stateDir, apiPort: await freePort(), log, onCoreExit: () => agent?.coreExited(), beforeRestart: async () => agent?.drainCounters() });
-    agent = new Agent({ panel: new PanelClient(baseURL!, server.agentToken, "e2e"), core, delivery: new Delivery(path.join(stateDir, STATE_FILES.delivery)), log, stateDir, coreVersion: "V2Ray 4.34.0", agentVersion: "e2e", reportIntervalOverrideS: 1, configWaitS: 5, minBackoffMs: 100, maxBackoffMs: 300 });
-    agent.run().catch(() => {});
-    cleanups.push(() => agent!.stop());
+    const { log, stop: stopAgent } = await startV2rayAgent(baseURL!, server.agentToken, path.join(work, "agent"));
+    cleanups.push(stopAgent);
 
     // --- the subscription's own link, followed by a v2ray client
     let link = "";
