@@ -13,6 +13,7 @@
 import { existsSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { encodeBackup, migrationTag, readDataFiles } from "../db/backup";
+import { appTarget, walkArgs } from "./cli-args";
 
 interface Args {
   out: string;
@@ -33,31 +34,18 @@ function fail(message: string, code = 1): never {
 
 export function parseBackupArgs(argv: string[], envVars: Record<string, string | undefined>): Args | { error: string } {
   const args: Partial<Args> & { force: boolean } = { force: false };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    try {
-      if (flag === "--out") args.out = value();
-      else if (flag === "--app") args.app = value();
-      else if (flag === "--token") args.token = value();
-      else if (flag === "--data-dir") args.dataDir = value();
-      else if (flag === "--force") args.force = true;
-      else return { error: `unknown flag ${flag}` };
-    } catch (err) {
-      return { error: (err as Error).message };
-    }
-  }
+  const error = walkArgs(argv, (flag, value) => {
+    if (flag === "--out") args.out = value();
+    else if (flag === "--app") args.app = value();
+    else if (flag === "--token") args.token = value();
+    else if (flag === "--data-dir") args.dataDir = value();
+    else if (flag === "--force") args.force = true;
+    else return `unknown flag ${flag}`;
+  });
+  if (error) return { error };
   if (!args.out) return { error: "--out FILE is required" };
-  if (args.dataDir && (args.app || args.token)) return { error: "--data-dir (the app stopped) and --app/--token (the app running) do not go together" };
-  if (!args.dataDir) {
-    args.token ??= envVars.ROUTEBOARD_BACKUP_TOKEN;
-    args.app ??= envVars.ROUTEBOARD_URL ?? `http://127.0.0.1:${envVars.PORT ?? 3000}`;
-    if (!args.token) return { error: "the running app needs an API token with the backup scope: --token or ROUTEBOARD_BACKUP_TOKEN (or --data-dir DIR when the app is stopped)" };
-  }
+  const target = appTarget(args, envVars, "ROUTEBOARD_BACKUP_TOKEN", "backup");
+  if (target) return { error: target };
   return args as Args;
 }
 

@@ -14,6 +14,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { appTarget, walkArgs } from "./cli-args";
 
 const SOURCES = ["marzban", "remnawave", "3x-ui", "csv"] as const;
 
@@ -43,42 +44,29 @@ function fail(message: string, code = 1): never {
 
 export function parseImportArgs(argv: string[], envVars: Record<string, string | undefined>): Args | { error: string } {
   const args: Partial<Args> & { dryRun: boolean } = { dryRun: false };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    try {
-      if (flag === "--from") {
-        const from = value();
-        if (!(SOURCES as readonly string[]).includes(from)) return { error: `--from must be one of ${SOURCES.join(", ")} (got ${from})` };
-        args.from = from as Args["from"];
-        if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--")) args.file = argv[++i];
-      } else if (flag === "--cluster") args.cluster = value();
-      else if (flag === "--dry-run") args.dryRun = true;
-      else if (flag === "--prefix") args.prefix = value();
-      else if (flag === "--host") args.host = value();
-      else if (flag === "--marzban-secret") args.marzbanSecret = value();
-      else if (flag === "--app") args.app = value();
-      else if (flag === "--token") args.token = value();
-      else if (flag === "--data-dir") args.dataDir = value();
-      else if (!flag.startsWith("--") && args.file === undefined) args.file = flag;
-      else return { error: `unknown argument ${flag}` };
-    } catch (err) {
-      return { error: (err as Error).message };
-    }
-  }
+  const error = walkArgs(argv, (flag, value, positional) => {
+    if (flag === "--from") {
+      const from = value();
+      if (!(SOURCES as readonly string[]).includes(from)) return `--from must be one of ${SOURCES.join(", ")} (got ${from})`;
+      args.from = from as Args["from"];
+      args.file = positional() ?? args.file;
+    } else if (flag === "--cluster") args.cluster = value();
+    else if (flag === "--dry-run") args.dryRun = true;
+    else if (flag === "--prefix") args.prefix = value();
+    else if (flag === "--host") args.host = value();
+    else if (flag === "--marzban-secret") args.marzbanSecret = value();
+    else if (flag === "--app") args.app = value();
+    else if (flag === "--token") args.token = value();
+    else if (flag === "--data-dir") args.dataDir = value();
+    else if (!flag.startsWith("--") && args.file === undefined) args.file = flag;
+    else return `unknown argument ${flag}`;
+  });
+  if (error) return { error };
   if (!args.from) return { error: "--from marzban|remnawave|3x-ui|csv is required" };
   if (!args.file) return { error: "the FILE to import is required (after --from SOURCE)" };
   if (!args.cluster) return { error: "--cluster ID is required (the cluster's id: its URL in the dashboard, /clusters/<id>)" };
-  if (args.dataDir && (args.app || args.token)) return { error: "--data-dir (the app stopped) and --app/--token (the app running) do not go together" };
-  if (!args.dataDir) {
-    args.token ??= envVars.ROUTEBOARD_IMPORT_TOKEN;
-    args.app ??= envVars.ROUTEBOARD_URL ?? `http://127.0.0.1:${envVars.PORT ?? 3000}`;
-    if (!args.token) return { error: "the running app needs an API token with the subscribers:write scope: --token or ROUTEBOARD_IMPORT_TOKEN (or --data-dir DIR when the app is stopped)" };
-  }
+  const target = appTarget(args, envVars, "ROUTEBOARD_IMPORT_TOKEN", "subscribers:write");
+  if (target) return { error: target };
   return args as Args;
 }
 

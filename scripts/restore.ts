@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { restoreBackup } from "../db/backup";
+import { walkArgs } from "./cli-args";
 
 const USAGE = "usage: npm run restore -- FILE --data-dir DIR [--force]\n";
 
@@ -21,16 +22,14 @@ export function parseRestoreArgs(argv: string[]): { file: string; dataDir: strin
   let file: string | undefined;
   let dataDir: string | undefined;
   let force = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--data-dir") {
-      dataDir = argv[++i];
-      if (dataDir === undefined || dataDir.startsWith("--")) return { error: "--data-dir needs a value" };
-    } else if (a === "--force") force = true;
-    else if (a.startsWith("--")) return { error: `unknown flag ${a}` };
+  const error = walkArgs(argv, (a, value) => {
+    if (a === "--data-dir") dataDir = value();
+    else if (a === "--force") force = true;
+    else if (a.startsWith("--")) return `unknown flag ${a}`;
     else if (file === undefined) file = a;
-    else return { error: `one backup file at a time (got ${file} and ${a})` };
-  }
+    else return `one backup file at a time (got ${file} and ${a})`;
+  });
+  if (error) return { error };
   if (!file) return { error: "the backup FILE is required" };
   if (!dataDir) return { error: "--data-dir DIR is required (where the app's DATA_DIR will be)" };
   return { file, dataDir, force };
