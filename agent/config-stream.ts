@@ -11,7 +11,7 @@
  * for the message; everything else by zod. A body that is not JSON is reported as such before
  * any field, as JSON.parse would.
  */
-import { agentConfigSchema, agentUserSchema, type AgentConfig, type AgentUser } from "../core/agent-wire";
+import { agentConfigSchema, agentUserSchema, sameAgentUser, type AgentConfig, type AgentUser } from "../core/agent-wire";
 import { formatZodError } from "../core/zod-format";
 
 /** Characters of users per JSON.parse: its objects are checked (and mostly dropped) while young. */
@@ -44,8 +44,9 @@ export function isAgentUser(v: unknown): v is AgentUser {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   let keys = 0;
   for (const _key in v) keys++;
-  if (keys !== 2) return false;
-  const { id, email } = v as Record<string, unknown>;
+  const { id, email, plan } = v as Record<string, unknown>;
+  // A plan (issue 27 point 2) is the one optional key; anything else goes to the schema.
+  if (keys !== 2 && !(keys === 3 && typeof plan === "string" && plan.length >= 1 && plan.length <= 64)) return false;
   if (typeof id !== "string" || !UUID.test(id) || typeof email !== "string" || email.length < EMAIL_MIN) return false;
   // zod counts code points: past the bound in UTF-16 units the schema decides (rare: emails are ids).
   return email.length <= EMAIL_MAX || agentUserSchema.shape.email.safeParse(email).success;
@@ -327,7 +328,7 @@ class ConfigBodyParser {
       // Both lists are in email order (the panel's); out of order, fewer objects are shared.
       while (this.prevAt < previous.length && previous[this.prevAt]!.email < v.email) this.prevAt++;
       const same = previous[this.prevAt];
-      if (same !== undefined && same.email === v.email && same.id === v.id) {
+      if (same !== undefined && same.email === v.email && sameAgentUser(same, v)) {
         users.push(same);
         this.prevAt++;
       } else users.push(v);
