@@ -141,6 +141,11 @@ export function SubscriberRow({
         <span className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ${badge.className}`} data-testid="subscriber-status">
           {badge.label}
         </span>
+        {row.planName && (
+          <span className="ml-1 whitespace-nowrap rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700" data-testid="subscriber-plan" title="Plan">
+            {row.planName}
+          </span>
+        )}
       </td>
       <td className={`${cell} whitespace-nowrap text-slate-600`} data-testid="subscriber-expiry">
         {expiryText(row)}
