@@ -71,7 +71,7 @@ test("a plan gives only its routes; bulk Change plan moves subscribers at their 
   await page.getByRole("toolbar", { name: "Bulk actions" }).getByRole("button", { name: "Change plan…" }).click();
   const confirm = page.getByRole("dialog", { name: "Change the plan of 2 subscribers?" });
   await confirm.getByRole("button", { name: "Change plan of 2 subscribers" }).click();
-  await expect(confirm.getByText("Choose a plan")).toBeVisible();
+  await expect(confirm.getByRole("alert").filter({ hasText: "Choose a plan" })).toBeVisible();
   await confirm.getByLabel("New plan").selectOption({ label: "Germany only" });
   await confirm.getByRole("button", { name: "Change plan of 2 subscribers" }).click();
   await expect(confirm).toBeHidden();

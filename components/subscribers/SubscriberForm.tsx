@@ -115,7 +115,8 @@ export function SubscriberForm({
     const d = plans.data.find((p) => p.isDefault);
     if (!d) return;
     setPlanId(d.id);
-    takeDefaults(d);
+    // Only into fields still empty: what the operator typed before the plans arrived stays.
+    if (limit === "" && expiry === "" && strategy === "never" && deviceLimit === "") takeDefaults(d);
     // Once, when the plans arrive (a later refetch must not overwrite what the operator typed).
   }, [plans.data]);
   const planChanged = subscriber !== undefined && planId !== "" && planId !== subscriber.planId;
