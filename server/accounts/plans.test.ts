@@ -116,9 +116,14 @@ describe.each(testDbKinds())("plans on %s", (kind) => {
       expect(links.split("\n")).toHaveLength(1);
       expect(decodeURIComponent(links)).toContain(EMPTY_PLAN_MESSAGE);
 
+      // The list's route choices follow the plan too (none stored for its only, empty route).
+      await service.flushAssignments();
+      expect((await admin.subscribers.get({ subscriberId: onUsa.id })).routes ?? []).toEqual([]);
       // Back on "USA only" (a plan change): the next fetch lists USA again.
       await admin.subscribers.update({ subscriberId: onUsa.id, name: onUsa.name, planId: (await planNamed("USA only")).id, expiresAt: null, trafficLimitGb: null });
       expect(await json(onUsa.token)).toEqual(["🇺🇸 USA"]);
+      await service.flushAssignments();
+      expect((await admin.subscribers.get({ subscriberId: onUsa.id })).routes?.map((r) => r.route)).toEqual(["🇺🇸 USA"]);
       await t.db.delete(inbounds).where(eq(inbounds.id, copy!.id));
       await t.db.delete(routes).where(eq(routes.id, later!.id));
       publishChange("topology", clusterId);

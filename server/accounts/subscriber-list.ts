@@ -9,7 +9,7 @@
 import { TRPCError } from "@trpc/server";
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { clusters, inbounds, plans, routes, servers, subscribers } from "@/db/schema";
+import { clusters, inbounds, planRoutes, plans, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { MAX_NAMED_SUBSCRIBERS, written, type Actor, type Written } from "@/server/changes";
 import { StaleDataError } from "@/server/errors";
@@ -138,16 +138,38 @@ export async function routeChoicesOf(db: DbOrTx, subscriberIds: string[]): Promi
     : [];
   const byId = new Map(details.map((d) => [d.id, d]));
   const topology: InboundRoutes = { inbounds: byId };
+  const gives = await planRoutesOf(db, [...stored.keys()]);
   for (const [subscriberId, ids] of stored) {
     out.set(
       subscriberId,
       [...choicesByRoute(topology, ids).values()]
         .map((id) => byId.get(id)!)
+        // A choice stored under a plan the subscriber has left is not what their app gets now.
+        .filter((d) => gives(subscriberId, d.routeId!))
         .sort((a, b) => a.position - b.position || a.route.localeCompare(b.route))
         .map((d) => ({ routeId: d.routeId!, route: d.route, inboundId: d.id, inbound: d.inbound, server: d.server })),
     );
   }
   return out;
+}
+
+/** Whether a subscriber's plan gives a route (all-routes plans give every route). */
+async function planRoutesOf(db: DbOrTx, subscriberIds: string[]): Promise<(subscriberId: string, routeId: string) => boolean> {
+  if (subscriberIds.length === 0) return () => true;
+  const rows = await db
+    .select({ id: subscribers.id, planId: subscribers.planId, allRoutes: plans.allRoutes })
+    .from(subscribers)
+    .innerJoin(plans, eq(plans.id, subscribers.planId))
+    .where(inArray(subscribers.id, subscriberIds));
+  const restricted = rows.filter((r) => !r.allRoutes);
+  const planIds = [...new Set(restricted.map((r) => r.planId!))];
+  const links = planIds.length ? await db.select({ planId: planRoutes.planId, routeId: planRoutes.routeId }).from(planRoutes).where(inArray(planRoutes.planId, planIds)) : [];
+  const given = new Set(links.map((l) => `${l.planId} ${l.routeId}`));
+  const planOf = new Map(restricted.map((r) => [r.id, r.planId!]));
+  return (subscriberId, routeId) => {
+    const planId = planOf.get(subscriberId);
+    return planId === undefined || given.has(`${planId} ${routeId}`);
+  };
 }
 
 export interface SubscriberListRow {
