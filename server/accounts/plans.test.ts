@@ -225,14 +225,15 @@ describe.each(testDbKinds())("plans on %s", (kind) => {
     expect((await t.db.select().from(subscribers).where(eq(subscribers.id, sub.id)))[0]!.planId).toBe(sub.planId);
 
     const usaPlan = await planNamed("USA only");
-    for (const p of [
-      viewer.plans.create({ clusterId, name: "v" }),
-      viewer.plans.update({ planId: usaPlan.id, name: "v" }),
-      viewer.plans.delete({ planId: usaPlan.id }),
-      viewer.plans.setDefault({ clusterId, planId: usaPlan.id }),
-      viewer.subscribers.bulk({ clusterId, selection: { ids: [sub.id] }, action: { kind: "setPlan", planId: usaPlan.id } }),
+    // One call at a time: each refusal is awaited as it is made.
+    for (const call of [
+      () => viewer.plans.create({ clusterId, name: "v" }),
+      () => viewer.plans.update({ planId: usaPlan.id, name: "v" }),
+      () => viewer.plans.delete({ planId: usaPlan.id }),
+      () => viewer.plans.setDefault({ clusterId, planId: usaPlan.id }),
+      () => viewer.subscribers.bulk({ clusterId, selection: { ids: [sub.id] }, action: { kind: "setPlan", planId: usaPlan.id } }),
     ]) {
-      expect((await failure(p)).code).toBe("FORBIDDEN");
+      expect((await failure(call())).code).toBe("FORBIDDEN");
     }
     // An API token with subscribers:write only may move subscribers between plans, not edit plans.
     const [ada] = await t.db.select().from(operators).where(eq(operators.username, "ada"));
