@@ -60,4 +60,4 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;--> statement-breakpoint
-CREATE TRIGGER "subscribers_plan" BEFORE INSERT ON "subscribers" FOR EACH ROW EXECUTE FUNCTION "routeboard_subscriber_plan"();
+CREATE TRIGGER "subscribers_plan" BEFORE INSERT ON "subscribers" FOR EACH ROW WHEN (NEW."plan_id" IS NULL) EXECUTE FUNCTION "routeboard_subscriber_plan"();
