@@ -223,6 +223,7 @@ export async function deletePlan(db: Db, actor: Actor, input: { planId: string; 
       const n = Number(inUse?.n ?? 0);
       if (n > 0) throw fieldError("BAD_REQUEST", "moveToPlanId", `${n} subscriber${n === 1 ? " is" : "s are"} on ${p.name}: choose a plan to move them to`);
     }
+    const routeIds = (await tx.select({ routeId: planRoutes.routeId }).from(planRoutes).where(eq(planRoutes.planId, p.id))).map((r) => r.routeId);
     await tx.delete(plans).where(eq(plans.id, p.id));
     await recordAudit(tx, actor, {
       clusterId: p.clusterId,
@@ -230,7 +231,7 @@ export async function deletePlan(db: Db, actor: Actor, input: { planId: string; 
       entityType: "plan",
       entityId: p.id,
       summary: `Deleted plan ${p.name}${target ? `, moving ${moved.length} subscriber${moved.length === 1 ? "" : "s"} to ${target.name}` : ""}`,
-      before: auditView(p, []),
+      before: auditView(p, routeIds),
       ...(target ? { after: { movedTo: target.id, moved: moved.length } } : {}),
     });
     const changes: Change[] = [topologyChange(p.clusterId)];
