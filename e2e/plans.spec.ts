@@ -4,7 +4,7 @@
  * next fetch follows; the default plan is what a new subscriber gets.
  */
 import type { APIRequestContext, Page } from "@playwright/test";
-import { trpcQuery } from "../scripts/harness/trpc";
+import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { expect, test, type TestCluster } from "./fixtures";
 
 /** The route names a subscriber's app gets now (the JSON format of /sub). */
@@ -106,4 +106,36 @@ test("a plan gives only its routes; bulk Change plan moves subscribers at their 
   await del.getByRole("button", { name: "Delete plan" }).click();
   await expect(plans.getByRole("listitem", { name: "Plan Germany only" })).toHaveCount(0);
   await expect.poll(() => subRoutes(page.request, alice)).toEqual(["🇺🇸 USA", "🇩🇪 Germany", "🇳🇱 Netherlands"]);
+
+  // The edit form moves one subscriber, keeping her own limit unless the plan's are applied.
+  await page.getByRole("button", { name: "Edit subscriber on-usa" }).click();
+  const edit = page.getByRole("dialog", { name: "Edit subscriber on-usa" });
+  await expect(edit.getByLabel("Traffic limit in GB (optional)")).toHaveValue("5");
+  await edit.getByLabel("Plan").selectOption({ label: "All routes" });
+  await edit.getByRole("checkbox", { name: /Apply the plan's limits/ }).check();
+  await edit.getByRole("button", { name: "Save subscriber" }).click();
+  await expect(edit).toBeHidden();
+  await expect(page.getByRole("row", { name: /on-usa/ }).getByTestId("subscriber-plan")).toHaveText("All routes");
+  await expect(page.getByRole("row", { name: /on-usa/ }).getByTestId("subscriber-usage")).not.toContainText("5.00 GB");
+  await expect.poll(async () => subRoutes(page.request, await tokenOf(page, cluster, "on-usa"))).toEqual(["🇺🇸 USA", "🇩🇪 Germany", "🇳🇱 Netherlands"]);
+});
+
+test("a viewer sees the plans but cannot change them", async ({ page, browser, cluster }, testInfo) => {
+  await trpcMutation(page.request, "plans.create", { clusterId: cluster.id, name: "Read only" });
+  const username = `viewer-${Math.random().toString(36).slice(2, 8)}`;
+  await trpcMutation(page.request, "operators.create", { username, password: "viewer-password", role: "viewer" });
+  const ctx = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
+  try {
+    await login(ctx.request, username, "viewer-password");
+    const viewer = await ctx.newPage();
+    await viewer.goto(`/clusters/${cluster.id}/subscribers`);
+    const plans = viewer.getByRole("list", { name: "Plans" });
+    await expect(plans.getByRole("listitem", { name: "Plan Read only" })).toContainText("No routes");
+    await expect(plans.getByRole("listitem", { name: "Plan All routes" })).toContainText("Default");
+    await expect(viewer.getByRole("button", { name: "New plan" })).toHaveCount(0);
+    await expect(viewer.getByRole("button", { name: /^(Edit|Delete) plan / })).toHaveCount(0);
+    await expect(viewer.getByRole("button", { name: /default plan$/ })).toHaveCount(0);
+  } finally {
+    await ctx.close();
+  }
 });
