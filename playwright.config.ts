@@ -18,6 +18,9 @@ function traceMode(value: string | undefined): TraceMode {
   return value as TraceMode;
 }
 
+/** Specs whose longest test took over a minute on a busy machine (fresh-clone run, 4 workers). */
+const LONG_SPECS = ["vpn-traffic.spec.ts", "monitoring.spec.ts", "auth.spec.ts", "agent-limits.spec.ts", "first-view.spec.ts", "failover.spec.ts", "two-factor.spec.ts"].map((f) => `**/${f}`);
+
 export const E2E_ADMIN = { username: "admin", password: "e2e-admin-password" };
 
 const appEnv = (port: number, extra: Record<string, string>) => ({
@@ -65,8 +68,12 @@ export default defineConfig({
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
     },
   },
+  // The specs with the longest tests (each starts apps, agents or cores of its own) are a
+  // project listed first, so workers start them first: in file order vpn-traffic (about 3
+  // minutes on a busy machine) started last and ran on alone. `--project='pglite*'` runs both.
   projects: [
-    { name: "pglite", use: { baseURL: `http://localhost:${basePort}` } },
+    { name: "pglite-long", use: { baseURL: `http://localhost:${basePort}` }, testMatch: LONG_SPECS },
+    { name: "pglite", use: { baseURL: `http://localhost:${basePort}` }, testIgnore: LONG_SPECS },
     ...(pgUrl ? [{ name: "postgres", use: { baseURL: `http://localhost:${basePort + 1}` }, grep: /@pg/ }] : []),
   ],
   webServer: [

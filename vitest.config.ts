@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { fileURLToPath } from "node:url";
 import { availableParallelism } from "node:os";
+import LongestFirstSequencer from "./scripts/vitest-sequencer";
 
 export default defineConfig({
   resolve: {
@@ -18,6 +19,8 @@ export default defineConfig({
     // hung with a worker that never started its file (idle, no database connection), so the
     // count stays at the default until that is understood.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // The longest files first, so none of them starts when the rest is done (scripts/vitest-sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     // PGlite is WebAssembly; each test file's worker compiles it anew. V8's optimising tier
     // (TurboFan) recompiles its hot functions, which a file's few hundred queries never pay
     // back: with the baseline compiler only, 24 database-heavy files took 156 s of CPU

@@ -131,7 +131,7 @@ describe("the agent with real v2ray", () => {
 
     // A user removed in the panel reaches the core by long-poll.
     panel.setConfig({ ...config, version: "v2", users: [{ id: IDS.bob, email: "sub-bob" }] });
-    await waitFor("config v2 to run", () => second.core.runningVersion === "v2", 5000);
+    await waitFor("config v2 to run", () => second.core.runningVersion === "v2");
     await waitForPort(port);
     await expect(fetchViaSocks(alice.socksPort, target.url, { timeoutMs: 5000 })).rejects.toThrow();
     await waitFor("a report on config v2", () => panel.reports.some((r) => r.configVersion === "v2"));
@@ -154,7 +154,7 @@ describe("a TLS inbound whose certificate is missing", () => {
     const tls = inbound({ id: IDS.inTls, port: tlsPort, security: "tls", tls: { certificateFile: path.join(certDir, "cert.pem"), keyFile: path.join(certDir, "key.pem") } });
     panel.setConfig({ ...v1, version: "r2", inbounds: [...v1.inbounds, tls] });
     // Not a rejected config (that would block every user change on the server): r2 runs without it.
-    const report = await waitFor("a report naming the unserved inbound", () => panel.reports.find((r) => r.configVersion === "r2" && r.unservedInbounds?.length), 5000).catch((err: Error) => {
+    const report = await waitFor("a report naming the unserved inbound", () => panel.reports.find((r) => r.configVersion === "r2" && r.unservedInbounds?.length)).catch((err: Error) => {
       throw new Error(`${err.message}\n${log.lines.join("\n")}`);
     });
     expect(report.configError).toBeNull();
@@ -163,10 +163,10 @@ describe("a TLS inbound whose certificate is missing", () => {
     // The operator puts the certificate in place: the next long-poll round picks it up.
     fs.mkdirSync(certDir);
     makeCert(certDir);
-    await waitFor("the TLS inbound to be served", () => core.servedInbounds.some((i) => i.port === tlsPort), 15_000);
+    await waitFor("the TLS inbound to be served", () => core.servedInbounds.some((i) => i.port === tlsPort));
     await waitForPort(tlsPort);
     expect(core.unserved).toEqual([]);
-    await waitFor("a report with nothing unserved", () => panel.reports.some((r) => r.configVersion === "r2" && r.unservedInbounds?.length === 0), 5000);
+    await waitFor("a report with nothing unserved", () => panel.reports.some((r) => r.configVersion === "r2" && r.unservedInbounds?.length === 0));
   }, 40_000);
 });
 
@@ -217,7 +217,7 @@ describe("report answers", () => {
     const { agent } = makeAgent(panel, stateDir, log, stubCore([t(1), t(2), t(3), t(4), t(5)]));
     await waitFor("the first report", () => panel.reports.length >= 1);
     const at429 = Date.now();
-    await waitFor("the report after Retry-After", () => panel.reports.length >= 2, 5000);
+    await waitFor("the report after Retry-After", () => panel.reports.length >= 2);
     expect(Date.now() - at429).toBeGreaterThanOrEqual(1800);
     // The same batch went out again after the 429.
     expect(panel.reports[1]!.seq).toBe(panel.reports[0]!.seq);
@@ -225,13 +225,13 @@ describe("report answers", () => {
 
     panel.nextReplies.push({ status: 400, body: { error: "users[0].up: expected number ≤ 1000000000000000" } });
     const n = panel.reports.length;
-    await waitFor("the 400 and the next batch", () => panel.reports.length >= n + 2, 5000);
+    await waitFor("the 400 and the next batch", () => panel.reports.length >= n + 2);
     expect(log.lines.some((l) => l.startsWith("error:") && l.includes("DROPPED") && l.includes("users[0].up"))).toBe(true);
     expect(panel.reports[n + 1]!.seq).toBe(panel.reports[n]!.seq! + 1);
 
     panel.nextReplies.push({ status: 200, body: { ok: true, status: "healthy", duplicate: true } });
     const m = panel.reports.length;
-    await waitFor("two more reports", () => panel.reports.length >= m + 2, 5000);
+    await waitFor("two more reports", () => panel.reports.length >= m + 2);
     const dupSeq = panel.reports[m]!.seq;
     // Delivered: never resent with the same seq.
     expect(panel.reports.slice(m + 1).every((r) => r.seq === undefined || r.seq > dupSeq!)).toBe(true);
@@ -300,6 +300,8 @@ describe("report answers", () => {
 
   it("says once that the panel is unreachable, once that it reconnected, and nothing after", async () => {
     const { stateDir, panel } = await startPanel("rb-agent-reconnect-", agentConfig({ reportIntervalS: 1 }));
+    // Retry after 1 s rather than the default 5 s (its own test is below): the outages stay short.
+    panel.downRetryAfterS = 1;
     const log = memoryLog();
     const traffic = () => new Map([["sub-alice", { up: 10, down: 10 }]]);
     makeAgent(panel, stateDir, log, stubCore(Array.from({ length: 50 }, traffic)), { heartbeatIntervalS: 0 });
@@ -308,7 +310,7 @@ describe("report answers", () => {
     for (let outage = 1; outage <= 2; outage++) {
       panel.down = true;
       const refused = panel.reportsRefusedWhileDown;
-      // Several reports and config asks fail (503, no Retry-After: 5 s apart): the outage is still said once.
+      // Several reports and config asks fail (503): the outage is still said once.
       await waitFor("two reports refused", () => panel.reportsRefusedWhileDown >= refused + 2);
       panel.down = false;
       await waitFor("reconnected to the panel", () => log.lines.filter((l) => l.includes("reconnected to the panel")).length === outage);
@@ -326,6 +328,17 @@ describe("report answers", () => {
     // Traffic read while the panel was away is said to wait, not lost, and arrives.
     expect(log.lines.some((l) => /report not delivered.*traffic batch \d+ is kept and resent/.test(l))).toBe(true);
   }, 60_000);
+
+  const BARE_REPORT = { listenerAlive: true, serviceRunning: true, usersOnline: 0, rxBps: 0, txBps: 0, cpu: 0, memory: 0, neighbours: [] };
+
+  it("waits 5 s after a 503 that names no Retry-After (never 0, a tight loop)", async () => {
+    const { panel } = await startPanel("rb-agent-503-");
+    panel.down = true;
+    const answer = await new PanelClient(panel.url, panel.token, "test").postReport(BARE_REPORT);
+    expect(answer).toMatchObject({ kind: "retry", afterS: 5, unavailable: true });
+    panel.downRetryAfterS = 1;
+    expect(await new PanelClient(panel.url, panel.token, "test").postReport(BARE_REPORT)).toMatchObject({ kind: "retry", afterS: 1, unavailable: true });
+  });
 
   it("ends with one line on a refused token", async () => {
     const { stateDir, panel } = await startPanel("rb-agent-401-");

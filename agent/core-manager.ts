@@ -16,6 +16,7 @@ import type { Log } from "./log";
 import { ClientList, type RenderOptions, type RenderedCore, type TlsFiles, type UnservedInbound } from "./render-common";
 import { renderV2ray } from "./render-v2ray";
 import { renderXray } from "./render-xray";
+import { tcpConnect } from "./checks";
 import { jsonParts, STATE_FILES, writeFileAtomic } from "./state";
 import { mergeTraffic, parseV2ctlStats, parseXrayStats, planStatsChunks, statsQueryArgs, type StatsChunk, type TrafficByEmail } from "./stats";
 import { Supervisor, type ExitInfo } from "./supervisor";
@@ -385,6 +386,9 @@ export class CoreManager {
   }
 
   private async applyUsersLive(plan: UserChange[], apiPort: number): Promise<boolean> {
+    // A core started a moment ago may not listen on its API yet: a change arriving then waits
+    // for it rather than restarting the core (and dropping every connection) for nothing.
+    if (!(await apiListening(apiPort, API_READY_WAIT_MS))) return false;
     const server = `--server=127.0.0.1:${apiPort}`;
     for (const change of plan) {
       for (let k = 0; k < change.remove.length; k += RMU_BATCH) {
@@ -542,4 +546,17 @@ export function describeTestFailure(r: RunResult): string {
     .map((l) => l.trim())
     .filter((l) => l !== "" && !/^(V2Ray|Xray) \d/.test(l) && !/^A unified platform/.test(l) && !/\[Info\]/.test(l));
   return lines.join(" ").slice(0, 3000) || `exit code ${r.code}`;
+}
+
+/** How long a live user change waits for a just-started core's API to listen. */
+const API_READY_WAIT_MS = 10_000;
+
+/** True once 127.0.0.1:`port` accepts a TCP connection, tried every 100 ms for up to `waitMs`. */
+async function apiListening(port: number, waitMs: number): Promise<boolean> {
+  const deadline = performance.now() + waitMs;
+  for (;;) {
+    if ((await tcpConnect("127.0.0.1", port, 1000)).ok) return true;
+    if (performance.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

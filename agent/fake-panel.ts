@@ -27,6 +27,8 @@ export class FakePanel {
   readonly limitBytes = new Map<string, number>();
   /** "down": every request gets 503 (the panel is away). */
   down = false;
+  /** The Retry-After (s) of those 503s; null sends none (the agent then waits its default). */
+  downRetryAfterS: number | null = null;
   /** Reports answered 503 because the panel was down. */
   reportsRefusedWhileDown = 0;
   /** Replies to the next reports, in order, before the normal handling. */
@@ -98,7 +100,7 @@ export class FakePanel {
     for await (const c of req) chunks.push(c as Buffer);
     if (this.down) {
       if (url.pathname === "/api/agent/report") this.reportsRefusedWhileDown++;
-      return this.send(res, { status: 503, body: { error: "down" } });
+      return this.send(res, { status: 503, body: { error: "down" }, headers: this.downRetryAfterS === null ? undefined : { "retry-after": String(this.downRetryAfterS) } });
     }
     if (req.headers.authorization !== `Bearer ${this.token}`) return this.send(res, { status: 401, body: { error: "bad token" } });
     if (url.pathname === "/api/agent/config" && req.method === "GET") {

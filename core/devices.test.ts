@@ -56,6 +56,11 @@ describe("device headers", () => {
     expect(cleanDeviceText("  a\u0000b\u001b[31mc\u202ed\u200b  ", 64)).toBe("ab[31mcd");
     expect(cleanDeviceText("x".repeat(500), DEVICE_ID_MAX)).toHaveLength(DEVICE_ID_MAX);
     expect(cleanDeviceText("\u0007\u0008 ", 10)).toBeNull();
+    // UTF-8 as Node hands it over (one character per byte) is decoded; Latin-1 that is not UTF-8 stays.
+    const asNodeReadsIt = (text: string) => String.fromCharCode(...new TextEncoder().encode(text));
+    expect(cleanDeviceText(asNodeReadsIt("Pixel 8 – Олег 📱"), 64)).toBe("Pixel 8 – Олег 📱");
+    expect(cleanDeviceText("caf\u00e9", 64)).toBe("café");
+    expect(cleanDeviceText("Олег", 64)).toBe("Олег");
     expect(cleanDeviceText(undefined, 10)).toBeNull();
     // Never cut inside a surrogate pair; a lone surrogate is dropped.
     expect(cleanDeviceText("😀😀😀", 2)).toBe("😀😀");

@@ -43,8 +43,32 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u20
 export function cleanDeviceText(value: string | readonly string[] | null | undefined, max: number): string | null {
   const raw = Array.isArray(value) ? value[0] : value;
   if (typeof raw !== "string") return null;
-  const cleaned = Array.from(raw.replace(UNSAFE, "").trim()).slice(0, max).join("").trim();
+  const cleaned = Array.from(utf8FromHeader(raw).replace(UNSAFE, "").trim()).slice(0, max).join("").trim();
   return cleaned === "" ? null : cleaned;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Node reads header values byte by byte as Latin-1, so an app's UTF-8 ("Pixel 8 – Олег")
+ * arrives as one character per byte. Decoded as UTF-8 when the bytes are valid UTF-8; kept
+ * as read otherwise (a real Latin-1 value, or already decoded text).
+ */
+export function utf8FromHeader(raw: string): string {
+  let high = false;
+  const bytes = new Uint8Array(raw.length);
+  for (let k = 0; k < raw.length; k++) {
+    const c = raw.charCodeAt(k);
+    if (c > 0xff) return raw;
+    if (c >= 0x80) high = true;
+    bytes[k] = c;
+  }
+  if (!high) return raw;
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return raw;
+  }
 }
 
 /** The device an app says it is, from the request headers (lower-case names, as node gives them). */

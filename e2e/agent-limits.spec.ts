@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { stopProcess } from "../scripts/harness/process";
 import { downloadUntilCut, fetchViaSocks, startV2rayClient } from "./vless-client";
 import { until } from "./until";
 
@@ -121,12 +122,7 @@ test("a 1 MB subscriber is cut by the agent within 5 s of passing her limit, and
     expect((await sub()).map((r) => r.inbound)).toEqual(["⛔ Traffic limit reached — contact your provider to renew"]);
     await page.context().close();
   } finally {
-    if (agent && agent.exitCode === null) {
-      const exited = new Promise((r) => agent!.once("exit", r));
-      agent.kill("SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (agent.exitCode === null && agent.signalCode === null) agent.kill("SIGKILL");
-    }
+    if (agent) await stopProcess(agent);
     for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => {});
     await api?.dispose();
     await app?.stop();

@@ -12,6 +12,8 @@ import { startFleet, type Fleet } from "../server/demo/fleet";
 const ADMIN = { username: "mon-admin", password: "mon-admin-password" };
 const PROBE = { intervalS: 1, timeoutS: 1, unhealthyThreshold: 2, healthyThreshold: 1 };
 const REPORT_S = 2;
+/** A report is a hang only past this: a busy machine answered the 2 s default too late and the fleet went no-data. */
+const REPORT_TIMEOUT_MS = 30_000;
 
 interface HealthServer {
   id: string;
@@ -65,7 +67,7 @@ async function demoWithFleet(name: string) {
   const c = await api.mutation<{ id: string }>("clusters.createDemo", { name });
   await fastCluster(c.id);
   const enrolled = await takeOverCluster(api, c.id);
-  const fleet = await startFleet(enrolled.plan, { appUrl: app.url, reportIntervalMs: REPORT_S * 1000 });
+  const fleet = await startFleet(enrolled.plan, { appUrl: app.url, reportIntervalMs: REPORT_S * 1000, reportTimeoutMs: REPORT_TIMEOUT_MS });
   fleets.push(fleet);
   await allHealthy(c.id, fleet, 6);
   return { clusterId: c.id, fleet, plan: enrolled.plan };
@@ -160,7 +162,7 @@ test("mesh: two of four observers failing make a server unreachable; an observer
   const enrolled = await enrolFleet(api, { servers: 5, clusterName: "mon mesh" });
   const clusterId = enrolled.clusterId;
   await fastCluster(clusterId);
-  const fleet = await startFleet(enrolled.plan, { appUrl: app.url, reportIntervalMs: REPORT_S * 1000 });
+  const fleet = await startFleet(enrolled.plan, { appUrl: app.url, reportIntervalMs: REPORT_S * 1000, reportTimeoutMs: REPORT_TIMEOUT_MS });
   fleets.push(fleet);
   const [target, o1, o2, o3, o4] = enrolled.plan.servers.map((s) => s.serverId) as [string, string, string, string, string];
   await allHealthy(clusterId, fleet, 5);

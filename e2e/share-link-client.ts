@@ -6,6 +6,7 @@
  * vless-client.ts: the test CA in SSL_CERT_FILE for v2ray, in the trojan config for trojan.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { stopProcess } from "../scripts/harness/process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -97,10 +98,8 @@ async function runClient(bin: string, args: string[], ports: number[], env: Node
   child.once("error", (err) => (out += `\nspawn failed: ${err.message}`));
   const stop = async () => {
     if (!exited) {
-      child.kill("SIGTERM");
-      const t = setTimeout(() => child.kill("SIGKILL"), 3000);
+      await stopProcess(child, 3000);
       await closed;
-      clearTimeout(t);
     }
     fs.rmSync(dir, { recursive: true, force: true });
   };

@@ -12,6 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "../scripts/harness/app";
+import { stopProcess } from "../scripts/harness/process";
 
 export { freePort };
 
@@ -111,10 +112,8 @@ export async function startV2rayClient(opts: { link: string | VlessLink; caFile?
   });
   const stop = async () => {
     if (!exited) {
-      child.kill("SIGTERM");
-      const t = setTimeout(() => child.kill("SIGKILL"), 3000);
+      await stopProcess(child, 3000);
       await exitPromise;
-      clearTimeout(t);
     }
     fs.rmSync(dir, { recursive: true, force: true });
   };

@@ -22,7 +22,7 @@ pg_start() {
   [ "$(id -u)" = 0 ] && chown postgres: "$PG_DIR"
   pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 >"$PG_DIR/initdb.log" 2>&1 || { cat "$PG_DIR/initdb.log" >&2; return 1; }
   pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
-    -o "-p $port -c listen_addresses=127.0.0.1 -k $PG_DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" start >/dev/null \
+    -o "-p $port -c listen_addresses=127.0.0.1 -k $PG_DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" start >/dev/null \
     || { cat "$PG_DIR/server.log" >&2; return 1; }
   PG_PORT=$port
   PG_URL="postgres://postgres@127.0.0.1:$port/postgres"

@@ -2,7 +2,8 @@
 import { routeFlagPrefix } from "@/core/format";
 import { protocolSummary } from "@/core/inbound-protocols";
 import { InboundKeys } from "./InboundKeys";
-import { SECURITY_LABEL, smallButton, type InboundRow as Inbound } from "./servers-view";
+import { SECURITY_LABEL, type InboundRow as Inbound } from "./servers-view";
+import { smallButton, smallDangerButton } from "@/components/ui/buttons";
 import { FlagText } from "@/components/ui/Flag";
 
 /** One inbound of a server's table; on a phone the row is a card whose cells carry their data-label. */
@@ -62,7 +63,7 @@ export function InboundRow(props: {
           <button type="button" className={smallButton} aria-label={`Edit inbound ${i.name}`} onClick={props.onEdit}>
             Edit
           </button>
-          <button type="button" className={`${smallButton} text-red-700 hover:bg-red-50`} aria-label={`Delete inbound ${i.name}`} onClick={props.onDelete}>
+          <button type="button" className={smallDangerButton} aria-label={`Delete inbound ${i.name}`} onClick={props.onDelete}>
             Delete
           </button>
         </td>

@@ -1,7 +1,8 @@
 "use client";
 import { StatusBadge } from "@/components/ui/StatusBadge";
 import { InboundRow } from "./InboundRow";
-import { capacityText, ROLE_LABEL, smallButton, type DialogState, type InboundRow as Inbound, type ServerRow } from "./servers-view";
+import { capacityText, ROLE_LABEL, type DialogState, type InboundRow as Inbound, type ServerRow } from "./servers-view";
+import { smallButton } from "@/components/ui/buttons";
 
 /** One server: its status and details, its actions, and the table of its inbounds. */
 export function ServerCard(props: {

@@ -19,7 +19,6 @@ export type DialogState =
   | { kind: "delete-inbound"; inbound: InboundRow; server: ServerRow }
   | null;
 
-export const smallButton = "rounded px-2 py-1 text-xs font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 disabled:opacity-50";
 export const ROLE_LABEL: Record<string, string> = { master: "Master", node: "Node", both: "Master + node" };
 export const SECURITY_LABEL: Record<string, string> = { reality: "Reality", tls: "TLS", none: "None" };
 

@@ -1,7 +1,7 @@
 "use client";
 import { secondaryButtonClass } from "@/components/ui/Field";
 import type { BulkKind } from "./BulkDialog";
-import { smallButton } from "./SubscriberRow";
+import { smallButton } from "@/components/ui/buttons";
 
 const ACTIONS: Array<{ kind: BulkKind; label: string; danger?: boolean }> = [
   { kind: "enable", label: "Enable" },

@@ -7,7 +7,7 @@ import type { DevicelessFetches } from "@/core/devices";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { lastSeenText } from "./list-view";
-import { smallButton } from "./SubscriberRow";
+import { smallDangerButton } from "@/components/ui/buttons";
 
 interface Device {
   id: string;
@@ -86,7 +86,7 @@ export function DevicesPanel({ clusterId, subscriberId, name, canEdit }: { clust
                 </td>
                 {canEdit && (
                   <td className="py-1.5">
-                    <button type="button" className={`${smallButton} text-red-700 hover:bg-red-50`} aria-label={`Remove device ${d.label}`} onClick={() => setRemoving(d)}>
+                    <button type="button" className={smallDangerButton} aria-label={`Remove device ${d.label}`} onClick={() => setRemoving(d)}>
                       Remove
                     </button>
                   </td>

@@ -6,8 +6,8 @@ import { formatBytes } from "./format";
 import { subscriptionLink } from "./LinkDialog";
 import { expiryText, lastSeenText, resetSchedule, statusBadge, usagePercent } from "./list-view";
 import { FlagText } from "@/components/ui/Flag";
+import { smallButton, smallDangerButton } from "@/components/ui/buttons";
 
-export const smallButton = "rounded px-1.5 py-1 text-xs font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 disabled:opacity-50";
 
 /** A per-row action; the page opens the matching dialog or runs it. */
 export type RowAction = "link" | "edit" | "toggle" | "resetUsage" | "rotate" | "delete";
@@ -79,8 +79,8 @@ function UsageCell({ row }: { row: SubscriberListRow }) {
 const cell = "px-2 py-1";
 
 function Actions({ row, origin, toggling, onAction }: { row: SubscriberListRow; origin: string; toggling: boolean; onAction: (a: RowAction) => void }) {
-  const button = (action: RowAction, label: string, text: string, extra = "") => (
-    <button type="button" className={`${smallButton} ${extra}`} aria-label={label} title={label} disabled={action === "toggle" && toggling} onClick={() => onAction(action)}>
+  const button = (action: RowAction, label: string, text: string, className = smallButton) => (
+    <button type="button" className={className} aria-label={label} title={label} disabled={action === "toggle" && toggling} onClick={() => onAction(action)}>
       {text}
     </button>
   );
@@ -96,7 +96,7 @@ function Actions({ row, origin, toggling, onAction }: { row: SubscriberListRow; 
       {button("toggle", `${row.enabled ? "Disable" : "Enable"} subscriber ${row.name}`, row.enabled ? "Disable" : "Enable")}
       {button("resetUsage", `Reset usage of ${row.name}`, "Reset")}
       {button("rotate", `Rotate link of ${row.name}`, "Rotate")}
-      {button("delete", `Delete subscriber ${row.name}`, "Delete", "text-red-700 hover:bg-red-50")}
+      {button("delete", `Delete subscriber ${row.name}`, "Delete", smallDangerButton)}
     </td>
   );
 }

@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { preparePgliteTemplates } from "../../db/pglite-template";
 import { freeLocalPorts } from "../../server/topology/local-ports";
+import { hasExited as childHasExited, stopProcess } from "./process";
 
 /** The repository root: the app is started from there. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -110,7 +111,7 @@ function installExitHook() {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
-    for (const child of running) if (child.pid && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    for (const child of running) if (child.pid && !childHasExited(child)) child.kill("SIGKILL");
   });
 }
 
@@ -140,18 +141,10 @@ export async function startApp(env: Record<string, string> = {}, opts: StartAppO
   let stdout = "";
   child.stdout?.on("data", (d: Buffer) => (stdout = (stdout + d.toString()).slice(-STDERR_TAIL)));
   const url = `http://${opts.urlHost ?? "localhost"}:${port}`;
-  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+  const hasExited = () => childHasExited(child);
 
   const stop: AppProcess["stop"] = async ({ keepData = false, graceMs = 5000 } = {}) => {
-    if (!hasExited() && child.pid) {
-      const exited = new Promise((r) => child.once("exit", r));
-      process.kill(child.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
-      if (!hasExited()) {
-        process.kill(child.pid, "SIGKILL");
-        await exited;
-      }
-    }
+    await stopProcess(child, graceMs);
     if (!keepData) rmSync(dataDir, { recursive: true, force: true });
   };
 

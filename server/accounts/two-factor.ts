@@ -16,7 +16,7 @@ import { operatorRecoveryCodes, operators, settings } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { hashPassword, verifyPassword } from "@/server/auth/password";
 import { sessionSecret } from "@/server/auth/secret";
-import type { SessionOperator } from "@/server/auth/sessions";
+import { revokeOperatorSessions, type SessionOperator } from "@/server/auth/sessions";
 import { reserveAttempt } from "@/server/auth/throttle";
 import { looksLikeRecoveryCode, newRecoveryCodes, newTotpSecret, normaliseRecoveryCode, otpauthUri, verifyTotp } from "@/server/auth/totp";
 import { written, type Written } from "@/server/changes";
@@ -82,6 +82,8 @@ export async function confirmEnrolment(db: Db, me: SessionOperator, input: { cod
       .set({ totpSecret: op.totpPendingSecret, totpPendingSecret: null, totpEnabledAt: new Date(now), totpLastStep: step })
       .where(eq(operators.id, op.id));
     await replaceRecoveryCodes(tx, op.id, codes);
+    // Sessions opened with the password alone end: whoever holds one never passed the second factor.
+    await revokeOperatorSessions(tx, op.id, me.sessionId);
     await recordAudit(tx, me, {
       clusterId: null,
       action: "operator.2fa.enrol",
@@ -183,6 +185,8 @@ export async function resetTwoFactor(db: Db, owner: SessionOperator, input: { op
     if (!op) throw new TRPCError({ code: "NOT_FOUND", message: "No such operator" });
     if (!op.totpEnabledAt) throw new TRPCError({ code: "BAD_REQUEST", message: `${op.username} has no second factor to reset` });
     await clearSecondFactor(tx, op.id);
+    // A reset follows a lost or stolen phone: the operator signs in again, and so must anyone else in their sessions.
+    await revokeOperatorSessions(tx, op.id, op.id === owner.operatorId ? owner.sessionId : undefined);
     await recordAudit(tx, owner, {
       clusterId: null,
       action: "operator.2fa.reset",

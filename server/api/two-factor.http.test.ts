@@ -52,6 +52,8 @@ describe("two-factor authentication over HTTP", () => {
   let lastStep = 0;
 
   it("enrols only once a code from the new secret is confirmed, and hands out ten recovery codes", async () => {
+    // A session opened elsewhere with the password alone, before the second factor.
+    const other = (await call("mutation", "auth.login", { username: "ada", password: PASSWORD })).session!;
     const login = await call("mutation", "auth.login", { username: "ada", password: PASSWORD });
     expect(login.data.challenge).toBeNull();
     const cookie = login.session!;
@@ -73,6 +75,9 @@ describe("two-factor authentication over HTTP", () => {
     expect(adaRecovery).toHaveLength(10);
     expect((await call("query", "twoFactor.status", undefined, cookie)).data).toMatchObject({ enabled: true, recoveryCodesLeft: 10, required: false });
     expect(await audit("operator.2fa.enrol")).toEqual(["ada turned on two-factor authentication (10 recovery codes)"]);
+    // The session that confirmed stays; the one that never passed a code is ended.
+    expect((await call("query", "clusters.list", undefined, cookie)).status).toBe(200);
+    expect((await call("query", "clusters.list", undefined, other)).status).toBe(401);
     // Nothing secret in the log or in the answer's shape beyond what was asked.
     const [row] = await app.database.db.select().from(operators).where(eq(operators.username, "ada"));
     expect(row!.totpPendingSecret).toBeNull();
@@ -158,7 +163,10 @@ describe("two-factor authentication over HTTP", () => {
     // The owner resets Vic's: Vic logs in with the password alone, and must enrol again.
     expect((await call("mutation", "operators.resetTwoFactor", { operatorId: (await app.database.db.select().from(operators).where(eq(operators.username, "vic")))[0]!.id }, ada)).status).toBe(403);
     const [vicRow] = await app.database.db.select().from(operators).where(eq(operators.username, "vic"));
+    expect((await call("query", "clusters.list", undefined, vic)).status).toBe(200);
     expect((await call("mutation", "operators.resetTwoFactor", { operatorId: vicRow!.id }, owner)).status).toBe(200);
+    // A reset follows a lost phone: every session of Vic's ends.
+    expect((await call("query", "clusters.list", undefined, vic)).status).toBe(401);
     expect(await audit("operator.2fa.reset")).toEqual(["Reset the two-factor authentication of vic"]);
     const vicAgain = await call("mutation", "auth.login", { username: "vic", password: PASSWORD });
     expect(vicAgain.data.challenge).toBeNull();

@@ -17,7 +17,7 @@ import { agentReportHandler } from "@/server/dataplane/report-http";
 import { renderMetrics } from "@/server/metrics";
 import { serveAgentRoutes, type AgentRoutesServer } from "./agent-http-testing";
 import { agentConfigHandler } from "./config-http";
-import { agentLimits } from "./rate-limit";
+import { agentLimits, type TokenBuckets } from "./rate-limit";
 import { reportBatcher } from "./report-batcher";
 import { ConfigHub, configHub } from "./config-hub";
 import { buildClusterConfigs, configBody } from "./config";
@@ -433,16 +433,31 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
     expect(JSON.stringify(health)).toContain("xray: failed to parse");
   });
 
-  it("429 with Retry-After beyond the burst; the interval refills", async () => {
-    agentLimits().reports.clear();
+  /**
+   * Sends `n` requests with the buckets' clock standing still (on a busy machine a loop took
+   * long enough to refill a token), then lets it run and empties the buckets again.
+   */
+  async function burst(buckets: TokenBuckets, n: number, send: () => Promise<Response>): Promise<{ codes: number[]; retryAfter: string | null }> {
+    buckets.clear();
+    const at = Date.now();
+    buckets.clock = () => at;
     const codes: number[] = [];
     let retryAfter: string | null = null;
-    for (let i = 0; i < 7; i++) {
-      const r = await post(srv[1]!.token, baseReport());
-      codes.push(r.status);
-      if (r.status === 429) retryAfter = r.headers.get("retry-after");
-      await r.arrayBuffer();
+    try {
+      for (let i = 0; i < n; i++) {
+        const r = await send();
+        codes.push(r.status);
+        if (r.status === 429) retryAfter = r.headers.get("retry-after");
+        await r.arrayBuffer();
+      }
+    } finally {
+      buckets.clock = Date.now;
     }
+    return { codes, retryAfter };
+  }
+
+  it("429 with Retry-After beyond the burst; the interval refills", async () => {
+    const { codes, retryAfter } = await burst(agentLimits().reports, 7, () => post(srv[1]!.token, baseReport()));
     expect(codes).toEqual([200, 200, 200, 200, 200, 429, 429]);
     expect(retryAfter).toMatch(/^\d+$/);
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
@@ -452,19 +467,11 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
   });
 
   it("config polls: an abusive loop gets 429 + Retry-After; a long-poll loop does not", async () => {
+    const { codes: statuses, retryAfter } = await burst(agentLimits().config, 22, () => get(srv[1]!.token));
     agentLimits().config.clear();
-    const statuses: number[] = [];
-    let retryAfter: string | null = null;
-    for (let i = 0; i < 22; i++) {
-      const r = await get(srv[1]!.token);
-      statuses.push(r.status);
-      if (r.status === 429) retryAfter = r.headers.get("retry-after");
-      await r.arrayBuffer();
-    }
     expect(statuses.slice(0, 20).every((s) => s === 200)).toBe(true);
     expect(statuses.slice(20)).toEqual([429, 429]);
     expect(retryAfter).toBe("1");
-    agentLimits().config.clear();
   });
 
   it("admission control: beyond a few batches in flight, 503 + Retry-After before the body is read; nothing stored", async () => {

@@ -19,6 +19,8 @@ export interface FleetOptions {
   network?: SimNetwork;
   random?: () => number;
   neighbourTimeoutMs?: number;
+  /** How long a report may take (the simulated server's default: its interval, at most 5 s). */
+  reportTimeoutMs?: number;
 }
 
 export interface Fleet {
@@ -55,6 +57,7 @@ export async function startFleet(plan: FleetPlan, opts: FleetOptions): Promise<F
         network,
         random: opts.random,
         neighbourTimeoutMs: opts.neighbourTimeoutMs,
+        reportTimeoutMs: opts.reportTimeoutMs,
         // neighbours are only known once every server is bound: first report after one interval
         reportOnStart: false,
       });

@@ -38,7 +38,7 @@ import {
 } from "./formats";
 import { DEFAULT_BRAND_TITLE } from "@/core/branding";
 import { renderSubscriberPage, subscriberPageCsp } from "./page";
-import { pageBlockMessage, pickPageLanguage, type PageLanguage } from "./page-language";
+import { pageBlockMessage, pageDeviceRefusal, pickPageLanguage, type PageLanguage } from "./page-language";
 import { formatForUserAgent, type DetectedFormat } from "./user-agent";
 import { subscriptionUrl } from "@/lib/subscription-links";
 import { entryFor, planOf, routesOfPlan, type FleetSnapshot, type SnapshotPlan, type SnapshotSubscriber } from "./snapshot";
@@ -185,9 +185,11 @@ export class Answerer {
       if (!checked.allowed) {
         // Like an expired subscriber: one entry that says why, no balancing, no assignment.
         requests.inc({ outcome: checked.reason });
-        const message = deviceRefusalMessage(checked);
-        const entries = [infoEntry(message)];
-        const body = format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, lang, { reason: { kind: checked.reason }, message }) : renderSubscription(format, INFO_UUID, entries);
+        const entries = [infoEntry(deviceRefusalMessage(checked))];
+        const body =
+          format === "html"
+            ? await this.renderPage(sub, entries, INFO_UUID, origin, lang, { reason: { kind: checked.reason }, message: pageDeviceRefusal(checked, lang) })
+            : renderSubscription(format, INFO_UUID, entries);
         // v2rayTun shows its own device-limit notice on this header (as Remnawave sends it).
         const headers = { ...this.headersFor(sub, format, vary), ...(checked.reason === "device-limit" ? { "x-hwid-limit": "true" } : {}) };
         return { status: 200, headers: this.withStale(headers), body, ascii: format === "base64" };

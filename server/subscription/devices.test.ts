@@ -77,6 +77,9 @@ describe.each(testDbKinds())("device limits on /sub on %s", (kind) => {
     await setLimit(alice.id, 1);
     expect((await fetch(alice.token, { "x-hwid": "phone-1" })).routes).toHaveLength(3);
     expect((await fetch(alice.token, { "x-hwid": "tablet-1" })).routes[0]).toMatch(/^⛔ Device limit reached \(1\)/);
+    // The subscriber's page says it in the page's language.
+    const page = await service.answer(alice.token, null, { device: deviceFromHeaders({ "x-hwid": "tablet-1" }), userAgent: "Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0", acceptLanguage: "ru-RU,ru;q=0.9" });
+    expect(page.body).toContain("⛔ Достигнут лимит устройств (1) — удалите устройство или обратитесь к провайдеру");
   });
 
   it("fetches without a device id: allowed by default, refused where the cluster says so, and only for subscribers with a limit", async () => {

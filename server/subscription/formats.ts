@@ -498,16 +498,17 @@ export function formatDayMonth(d: Date): string {
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
 }
 
-/**
- * What the app shows. A reached limit with a reset schedule renews on its own at the next
- * reset (00:00 UTC of that day); without one, when the provider raises or resets it, so the
- * message then says whom to ask.
- */
 /** The one entry a device the device limit refuses gets (core/devices.ts), in every format. */
 export function deviceRefusalMessage(r: { reason: "device-limit"; limit: number } | { reason: "no-device-id" }): string {
   if (r.reason === "no-device-id") return "⛔ This app sends no device id — use an app that does, or contact your provider";
   return `⛔ Device limit reached (${r.limit}) — remove a device or contact your provider`;
 }
+
+/**
+ * What the app shows. A reached limit with a reset schedule renews on its own at the next
+ * reset (00:00 UTC of that day); without one, when the provider raises or resets it, so the
+ * message then says whom to ask.
+ */
 
 export function blockMessage(r: BlockReason): string {
   if (r.kind === "expired") return `⛔ Subscription expired on ${formatDay(r.at)} — contact your provider to renew`;

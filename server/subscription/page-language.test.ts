@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PAGE_LANGUAGES, pageBlockMessage, pageWords, pickPageLanguage } from "./page-language";
+import { PAGE_LANGUAGES, pageBlockMessage, pageDeviceRefusal, pageWords, pickPageLanguage } from "./page-language";
 
 describe("the subscriber page's language from Accept-Language", () => {
   it("is English without a header, or for languages it does not speak", () => {
@@ -38,5 +38,11 @@ describe("the subscriber page's language from Accept-Language", () => {
     const at = new Date("2026-12-01T00:00:00Z");
     expect(pageBlockMessage({ kind: "expired", at }, "en")).toBe("⛔ Subscription expired on 1 Dec 2026 — contact your provider to renew");
     expect(pageBlockMessage({ kind: "limited", usedBytes: 2, limitBytes: 1, renewsAt: at }, "ru")).toBe("⛔ Лимит трафика исчерпан — обновится 1 декабря");
+  });
+
+  it("says why a device is refused in the page's language", () => {
+    expect(pageDeviceRefusal({ reason: "device-limit", limit: 3 }, "en")).toBe("⛔ Device limit reached (3) — remove a device or contact your provider");
+    expect(pageDeviceRefusal({ reason: "device-limit", limit: 3 }, "ru")).toBe("⛔ Достигнут лимит устройств (3) — удалите устройство или обратитесь к провайдеру");
+    for (const l of PAGE_LANGUAGES) expect(pageDeviceRefusal({ reason: "no-device-id" }, l)).toMatch(/^⛔ /);
   });
 });

@@ -68,6 +68,8 @@ export interface PageWords {
   expiredOn: (day: string) => string;
   limitRenews: (day: string) => string;
   limitContact: string;
+  deviceLimit: (limit: number) => string;
+  noDeviceId: string;
 }
 
 const WORDS: Record<PageLanguage, PageWords> = {
@@ -98,6 +100,8 @@ const WORDS: Record<PageLanguage, PageWords> = {
     expiredOn: (d) => `⛔ Subscription expired on ${d} — contact your provider to renew`,
     limitRenews: (d) => `⛔ Traffic limit reached — renews on ${d}`,
     limitContact: "⛔ Traffic limit reached — contact your provider to renew",
+    deviceLimit: (n) => `⛔ Device limit reached (${n}) — remove a device or contact your provider`,
+    noDeviceId: "⛔ This app sends no device id — use an app that does, or contact your provider",
   },
   ru: {
     titleSuffix: "подписка",
@@ -126,6 +130,8 @@ const WORDS: Record<PageLanguage, PageWords> = {
     expiredOn: (d) => `⛔ Подписка истекла ${d} — обратитесь к провайдеру, чтобы продлить`,
     limitRenews: (d) => `⛔ Лимит трафика исчерпан — обновится ${d}`,
     limitContact: "⛔ Лимит трафика исчерпан — обратитесь к провайдеру, чтобы продлить",
+    deviceLimit: (n) => `⛔ Достигнут лимит устройств (${n}) — удалите устройство или обратитесь к провайдеру`,
+    noDeviceId: "⛔ Это приложение не сообщает идентификатор устройства — используйте другое приложение или обратитесь к провайдеру",
   },
   fa: {
     titleSuffix: "اشتراک",
@@ -154,6 +160,8 @@ const WORDS: Record<PageLanguage, PageWords> = {
     expiredOn: (d) => `⛔ اشتراک در ${d} منقضی شد — برای تمدید با ارائه‌دهنده تماس بگیرید`,
     limitRenews: (d) => `⛔ حجم ترافیک به پایان رسید — در ${d} تمدید می‌شود`,
     limitContact: "⛔ حجم ترافیک به پایان رسید — برای تمدید با ارائه‌دهنده تماس بگیرید",
+    deviceLimit: (n) => `⛔ به سقف تعداد دستگاه‌ها (${n}) رسیده‌اید — یک دستگاه را حذف کنید یا با ارائه‌دهنده تماس بگیرید`,
+    noDeviceId: "⛔ این برنامه شناسهٔ دستگاه نمی‌فرستد — از برنامهٔ دیگری استفاده کنید یا با ارائه‌دهنده تماس بگیرید",
   },
   zh: {
     titleSuffix: "订阅",
@@ -182,6 +190,8 @@ const WORDS: Record<PageLanguage, PageWords> = {
     expiredOn: (d) => `⛔ 订阅已于 ${d} 到期 — 请联系服务商续订`,
     limitRenews: (d) => `⛔ 流量已用完 — 将于 ${d} 重置`,
     limitContact: "⛔ 流量已用完 — 请联系服务商续订",
+    deviceLimit: (n) => `⛔ 已达到设备数量上限（${n}）— 请移除一台设备或联系服务商`,
+    noDeviceId: "⛔ 此应用不发送设备标识 — 请换用发送设备标识的应用，或联系服务商",
   },
 };
 
@@ -193,6 +203,11 @@ export function pageWords(lang: PageLanguage): PageWords {
 export function pageDay(d: Date, lang: PageLanguage, withYear = true): string {
   if (lang === "en") return withYear ? formatDay(d) : formatDayMonth(d);
   return new Intl.DateTimeFormat(lang, { timeZone: "UTC", day: "numeric", month: "long", ...(withYear ? { year: "numeric" } : {}) }).format(d);
+}
+
+/** Why this device may not fetch (core/devices.ts), in the page's language (the apps' entry stays in English). */
+export function pageDeviceRefusal(r: { reason: "device-limit"; limit: number } | { reason: "no-device-id" }, lang: PageLanguage): string {
+  return r.reason === "device-limit" ? WORDS[lang].deviceLimit(r.limit) : WORDS[lang].noDeviceId;
 }
 
 /** Why a subscriber may not connect, in the page's language (the apps' entry stays in English). */

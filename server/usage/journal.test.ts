@@ -2,13 +2,14 @@
  * The traffic journal: a batch's per-user traffic is one journal row written with the agents'
  * seq; folds add it to subscribers' totals and to subscriber_traffic exactly once.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { openDatabase, type Database } from "@/db/client";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
+import { pgliteTemplateDir } from "@/db/pglite-template";
 import { subscriberTraffic, subscribers, trafficJournal } from "@/db/schema";
 import { adminAndViewer } from "@/server/api/testing";
 import { onChange, type ChangeEvent } from "@/server/bus";
@@ -173,6 +174,9 @@ describe("traffic journal across a restart (pglite)", () => {
   });
 
   it("a journal written but not folded is folded after a restart, exactly once", async () => {
+    // From the run's migrated copy: an initdb and every migration here cost a busy machine most of a minute.
+    const template = pgliteTemplateDir("migrated");
+    if (template) cpSync(template, dir, { recursive: true });
     database = await openDatabase({ dataDir: dir });
     const f = await fleet(database.db, "restart", 2);
     const items = [0, 1].map((s) => ({
