@@ -9,7 +9,7 @@ import { GIB, PLAN_EXPIRY_DAYS_MAX } from "@/core/validation";
 import { errorMessage, formErrors } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import type { PlanView } from "@/server/accounts/plans";
-import { smallButton } from "./SubscriberRow";
+import { smallButton, smallDangerButton } from "@/components/ui/buttons";
 
 type Strategy = PlanView["trafficResetStrategy"];
 type RouteOption = { id: string; name: string };
@@ -107,7 +107,7 @@ export function PlansPanel({ clusterId, canEdit }: { clusterId: string; canEdit:
                   </button>
                 )}
                 {!p.isDefault && (
-                  <button type="button" className={`${smallButton} text-red-700`} aria-label={`Delete plan ${p.name}`} onClick={() => setDeleting(p)}>
+                  <button type="button" className={smallDangerButton} aria-label={`Delete plan ${p.name}`} onClick={() => setDeleting(p)}>
                     Delete
                   </button>
                 )}
