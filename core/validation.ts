@@ -505,6 +505,8 @@ export const planFieldsSchema = z
   })
   .superRefine((v, ctx) => {
     if (v.allRoutes && v.routeIds.length > 0) ctx.addIssue({ code: "custom", path: ["routeIds"], message: "A plan with all routes lists no routes: untick All routes to choose them" });
+    // Stored in bytes: a limit that rounds to none would be no limit at all.
+    if (v.trafficLimitGb !== null && Math.round(v.trafficLimitGb * GIB) < 1) ctx.addIssue({ code: "custom", path: ["trafficLimitGb"], message: "Traffic limit must be at least 1 byte" });
     for (const i of subscriberLimitsIssues({ expiresAt: null, holdDays: null, trafficResetStrategy: v.trafficResetStrategy, trafficResetDay: v.trafficResetDay })) {
       ctx.addIssue({ code: "custom", path: [i.path], message: i.message });
     }

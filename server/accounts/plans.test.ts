@@ -219,6 +219,8 @@ describe.each(testDbKinds())("plans on %s", (kind) => {
     expect(f4.fieldErrors).toEqual({ planId: "No such plan in this cluster" });
     const f5 = await failure(admin.plans.create({ clusterId, name: "Cross routes", routeIds: [(await t.db.select().from(routes).where(eq(routes.clusterId, other.id)))[0]?.id ?? "00000000-0000-4000-8000-00000000dead"] }));
     expect(Object.keys(f5.fieldErrors)).toEqual(["routeIds"]);
+    const f7 = await failure(admin.plans.create({ clusterId, name: "Tiny", trafficLimitGb: 1e-12 }));
+    expect(f7.fieldErrors).toEqual({ trafficLimitGb: "Traffic limit must be at least 1 byte" });
     const f6 = await failure(admin.plans.create({ clusterId, name: "all routes" }));
     expect(f6).toMatchObject({ code: "CONFLICT", fieldErrors: { name: 'A plan named "all routes" already exists in this cluster' } });
     expect(await count()).toBe(n);
