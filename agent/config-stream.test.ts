@@ -130,8 +130,8 @@ describe("readConfigBody + checkConfig", () => {
 
 describe("isAgentUser", () => {
   it("accepts exactly what agentUserSchema accepts", () => {
-    // It checks these two fields by hand: a field added to the schema must be added there too.
-    expect(Object.keys(agentUserSchema.shape)).toEqual(["id", "email"]);
+    // It checks these fields by hand: a field added to the schema must be added there too.
+    expect(Object.keys(agentUserSchema.shape)).toEqual(["id", "email", "password", "plan"]);
     const values: unknown[] = [
       { id: IDS.alice, email: "a" },
       { email: "a", id: IDS.alice },
@@ -153,6 +153,20 @@ describe("isAgentUser", () => {
       { id: IDS.alice, email: null },
       { id: IDS.alice },
       { id: IDS.alice, email: "a", flow: "" },
+      { id: IDS.alice, email: "a", plan: "p" },
+      { id: IDS.alice, email: "a", plan: "p".repeat(64) },
+      { id: IDS.alice, email: "a", password: "s3cret" },
+      { id: IDS.alice, email: "a", password: "s".repeat(128), plan: "p" },
+      { id: IDS.alice, email: "a", password: "s".repeat(129) },
+      { id: IDS.alice, email: "a", password: "" },
+      { id: IDS.alice, email: "a", password: 7 },
+      { id: IDS.alice, email: "a", password: "😀".repeat(64) },
+      { id: IDS.alice, email: "a", password: "😀".repeat(65) },
+      { id: IDS.alice, email: "a", password: undefined },
+      { id: IDS.alice, email: "a", plan: "p".repeat(65) },
+      { id: IDS.alice, email: "a", plan: "" },
+      { id: IDS.alice, email: "a", plan: 1 },
+      { id: IDS.alice, email: "a", plan: "p", flow: "" },
       { id: IDS.alice, email: "a", id2: undefined },
       JSON.parse(`{"id":"${IDS.alice}","email":"a","__proto__":{}}`),
       null,

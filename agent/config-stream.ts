@@ -11,7 +11,7 @@
  * for the message; everything else by zod. A body that is not JSON is reported as such before
  * any field, as JSON.parse would.
  */
-import { agentConfigSchema, agentUserSchema, type AgentConfig, type AgentUser } from "../core/agent-wire";
+import { agentConfigSchema, agentUserSchema, sameAgentUser, type AgentConfig, type AgentUser } from "../core/agent-wire";
 import { formatZodError } from "../core/zod-format";
 
 /** Characters of users per JSON.parse: its objects are checked (and mostly dropped) while young. */
@@ -40,12 +40,25 @@ export interface ConfigBody {
 }
 
 /** True when `v` passes agentUserSchema, without copying it. */
+/** 1 when `key` is there and valid (or undefined, as the schema takes it), 0 when absent, null when invalid. */
+function optionalKey(v: Record<string, unknown>, key: "plan" | "password", max: number): number | null {
+  if (!Object.hasOwn(v, key)) return 0;
+  const value = v[key];
+  if (value === undefined) return 1;
+  if (typeof value !== "string" || value.length < 1) return null;
+  // zod counts code points: past the bound in UTF-16 units the schema decides.
+  return value.length <= max || agentUserSchema.shape[key].safeParse(value).success ? 1 : null;
+}
+
 export function isAgentUser(v: unknown): v is AgentUser {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
   let keys = 0;
   for (const _key in v) keys++;
-  if (keys !== 2) return false;
   const { id, email } = v as Record<string, unknown>;
+  // A plan (issue 27 point 2) and a kept Trojan password (point 1) are the optional keys.
+  const plan = optionalKey(v as Record<string, unknown>, "plan", 64);
+  const password = optionalKey(v as Record<string, unknown>, "password", 128);
+  if (plan === null || password === null || keys !== 2 + plan + password) return false;
   if (typeof id !== "string" || !UUID.test(id) || typeof email !== "string" || email.length < EMAIL_MIN) return false;
   // zod counts code points: past the bound in UTF-16 units the schema decides (rare: emails are ids).
   return email.length <= EMAIL_MAX || agentUserSchema.shape.email.safeParse(email).success;
@@ -327,7 +340,7 @@ class ConfigBodyParser {
       // Both lists are in email order (the panel's); out of order, fewer objects are shared.
       while (this.prevAt < previous.length && previous[this.prevAt]!.email < v.email) this.prevAt++;
       const same = previous[this.prevAt];
-      if (same !== undefined && same.email === v.email && same.id === v.id) {
+      if (same !== undefined && same.email === v.email && sameAgentUser(same, v)) {
         users.push(same);
         this.prevAt++;
       } else users.push(v);

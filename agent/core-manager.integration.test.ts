@@ -242,4 +242,41 @@ describe("v2ray driven by the core manager", () => {
       fs.rmSync(otherDir, { recursive: true, force: true });
     }
   }, 30_000);
+
+  it("serves a user on a plan only on the inbounds that list the plan (issue 27 point 2), and follows a plan change", async () => {
+    const planDir = tempDir("rb-agent-core4-");
+    const mgr = new CoreManager({ bins: { kind: "v2ray", ...bins }, stateDir: planDir, apiPort: await freePort(), log: memoryLog() });
+    const aPort = await freePort();
+    const bPort = await freePort();
+    const inA = { ...inbound({ id: IDS.inNone, port: aPort, security: "none" }), plans: ["plan-a"] };
+    const inB = { ...inbound({ id: IDS.inTls, port: bPort, security: "none" }), plans: ["plan-b"] };
+    const allowed = [`127.0.0.1:${portOf(target.url)}`];
+    try {
+      // alice is on plan A; bob has no plan (a plan with every route): both inbounds take him.
+      const users = [
+        { id: IDS.alice, email: "sub-alice", plan: "plan-a" },
+        { id: IDS.bob, email: "sub-bob" },
+      ];
+      expect(await mgr.apply(agentConfig({ version: "p1", inbounds: [inA, inB], users, allowedPrivateDestinations: allowed }))).toBe(true);
+      await waitForPort(aPort);
+      await waitForPort(bPort);
+      const aliceA = await client(IDS.alice, aPort, "none");
+      const aliceB = await client(IDS.alice, bPort, "none");
+      const bobB = await client(IDS.bob, bPort, "none");
+      expect(await fetchViaSocks(aliceA.socksPort, target.url)).toEqual({ status: 200, body: "hello through vless" });
+      expect(await fetchViaSocks(bobB.socksPort, target.url)).toEqual({ status: 200, body: "hello through vless" });
+      // Her own key on plan B's inbound: refused, as a stranger is.
+      await expect(fetchViaSocks(aliceB.socksPort, target.url, { timeoutMs: 5000 })).rejects.toThrow();
+
+      // Moved to plan B: now the other way round.
+      expect(await mgr.apply(agentConfig({ version: "p2", inbounds: [inA, inB], users: [{ ...users[0]!, plan: "plan-b" }, users[1]!], allowedPrivateDestinations: allowed }))).toBe(true);
+      await waitForPort(aPort);
+      await waitForPort(bPort);
+      expect(await waitFor("alice through plan B's inbound", () => fetchViaSocks(aliceB.socksPort, target.url, { timeoutMs: 5000 }).catch(() => null), 20_000)).toEqual({ status: 200, body: "hello through vless" });
+      await expect(fetchViaSocks(aliceA.socksPort, target.url, { timeoutMs: 5000 })).rejects.toThrow();
+    } finally {
+      await mgr.stop();
+      fs.rmSync(planDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

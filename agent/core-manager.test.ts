@@ -41,7 +41,7 @@ describe("live user changes (Xray)", () => {
 
   it("adds new users and removes gone ones per inbound", () => {
     const diff = diffUsers([alice], [bob]);
-    expect(diff).toEqual({ remove: ["sub-alice"], add: [bob] });
+    expect(diff).toEqual({ remove: ["sub-alice"], add: [bob], removedUsers: [alice] });
     const plan = planUserChanges(render([bob]), diff);
     expect(plan).toHaveLength(1);
     expect(plan[0]!.tag).toBe("in-8080");
@@ -51,7 +51,7 @@ describe("live user changes (Xray)", () => {
   });
   it("replaces a user whose id changed", () => {
     const diff = diffUsers([alice, bob], [{ ...alice, id: IDS.bob }, bob]);
-    expect(diff).toEqual({ remove: ["sub-alice"], add: [{ ...alice, id: IDS.bob }] });
+    expect(diff).toEqual({ remove: ["sub-alice"], add: [{ ...alice, id: IDS.bob }], removedUsers: [alice] });
     expect(planUserChanges(render([{ ...alice, id: IDS.bob }, bob]), diff)[0]!.add!.settings.clients).toHaveLength(1);
   });
   it("diffs sorted lists (the panel's order) and unsorted ones alike", () => {
@@ -65,10 +65,33 @@ describe("live user changes (Xray)", () => {
     expect({ remove: [...unsorted.remove].sort(), add: [...unsorted.add].sort((a, b) => a.email.localeCompare(b.email)) }).toEqual(want);
   });
   it("is empty when nothing changed; the shape tells a users-only change from an inbound change", () => {
-    expect(diffUsers([alice, bob], [bob, alice])).toEqual({ remove: [], add: [] });
-    expect(planUserChanges(render([alice]), { remove: [], add: [] })).toEqual([]);
+    expect(diffUsers([alice, bob], [bob, alice])).toEqual({ remove: [], add: [], removedUsers: [] });
+    expect(planUserChanges(render([alice]), { remove: [], add: [], removedUsers: [] })).toEqual([]);
     expect(shapeOf(render([alice]))).toBe(shapeOf(render([bob])));
     expect(shapeOf(render([alice]))).not.toBe(shapeOf(render([alice], 9090)));
+  });
+  it("moves a user whose plan changed between the inbounds of the two plans only (issue 27 point 2)", () => {
+    const a = { ...none, id: IDS.inNone, port: 8080, tag: "in-8080", plans: ["plan-a"] };
+    const b = { ...none, id: IDS.inTls, port: 8081, tag: "in-8081", plans: ["plan-b"] };
+    const both = (users: Array<{ id: string; email: string; plan?: string }>) => renderXray(agentConfig({ inbounds: [a, b], users }), { apiPort: 10085 }).json;
+    const onA = { ...alice, plan: "plan-a" };
+    const onB = { ...alice, plan: "plan-b" };
+    // The rendered config: alice only on plan A's inbound, bob (no plan: every route) on both.
+    const clients = (json: Record<string, unknown>) =>
+      (json.inbounds as Array<{ tag: string; settings?: { clients?: { toJSON(): Array<{ email: string }> } } }>)
+        .filter((i) => i.settings?.clients)
+        .map((i) => [i.tag, i.settings!.clients!.toJSON().map((c) => c.email)]);
+    expect(clients(both([onA, bob]))).toEqual([
+      ["in-8080", ["sub-alice", "sub-bob"]],
+      ["in-8081", ["sub-bob"]],
+    ]);
+    const diff = diffUsers([onA, bob], [onB, bob]);
+    expect(diff).toEqual({ remove: ["sub-alice"], add: [onB], removedUsers: [onA] });
+    const plan = planUserChanges(both([onB, bob]), diff, [a, b]);
+    expect(plan.map((c) => [c.tag, c.remove, c.add?.settings.clients.toJSON().map((x) => x.email) ?? null])).toEqual([
+      ["in-8080", ["sub-alice"], null],
+      ["in-8081", [], ["sub-alice"]],
+    ]);
   });
   it("writes the core config in parts that make the same JSON", () => {
     const users = Array.from({ length: 20_001 }, (_, k) => ({ id: IDS.alice, email: `u${k}` }));

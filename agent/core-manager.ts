@@ -9,7 +9,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import type { AgentConfig, AgentUser } from "../core/agent-wire";
+import { inboundServes, sameAgentUser, type AgentConfig, type AgentInbound, type AgentUser } from "../core/agent-wire";
 import { diffSortedUsers } from "../core/config-version";
 import { liveUserChanges, type CoreBinaries } from "./core-binary";
 import type { Log } from "./log";
@@ -91,30 +91,33 @@ export function shapeOf(json: Record<string, unknown>): string {
   return JSON.stringify({ ...json, inbounds: inboundsOf(json).map((i) => (i.settings?.clients ? { ...i, settings: { ...i.settings, clients: [] } } : i)) });
 }
 
-/** Users to remove (gone, or their id changed) and to add (new, or their id changed). */
+/** Users to remove (gone, or their id or plan changed) and to add (new, or their id or plan changed). */
 export interface UsersDiff {
   remove: string[];
   add: AgentUser[];
+  /** The users `remove` names, as they were: which inbounds they are on follows from their plan. */
+  removedUsers: AgentUser[];
 }
 
 export function diffUsers(before: readonly AgentUser[], after: readonly AgentUser[]): UsersDiff {
   if (sortedByEmail(before) && sortedByEmail(after)) return mergeDiff(before, after);
-  const old = new Map<string, string>();
-  for (const u of before) old.set(u.email, u.id);
+  const old = new Map<string, AgentUser>();
+  for (const u of before) old.set(u.email, u);
   const add: AgentUser[] = [];
-  const changed: string[] = [];
+  const changed: AgentUser[] = [];
   for (const u of after) {
-    const id = old.get(u.email);
-    if (id === undefined) add.push(u);
+    const was = old.get(u.email);
+    if (was === undefined) add.push(u);
     else {
       old.delete(u.email);
-      if (id !== u.id) {
-        changed.push(u.email);
+      if (!sameAgentUser(was, u)) {
+        changed.push(was);
         add.push(u);
       }
     }
   }
-  return { remove: [...old.keys(), ...changed], add };
+  const removedUsers = [...old.values(), ...changed];
+  return { remove: removedUsers.map((u) => u.email), add, removedUsers };
 }
 
 /** Strictly ascending emails: the panel sends users ordered by subscriber id, which is the email. */
@@ -126,7 +129,7 @@ function sortedByEmail(users: readonly AgentUser[]): boolean {
 /** diffUsers of two sorted lists in one walk, without a map of a million entries. */
 function mergeDiff(before: readonly AgentUser[], after: readonly AgentUser[]): UsersDiff {
   const { added, removed } = diffSortedUsers(before, after);
-  return { remove: removed.map((u) => u.email), add: added };
+  return { remove: removed.map((u) => u.email), add: added, removedUsers: removed };
 }
 
 export interface UserChange {
@@ -139,16 +142,21 @@ export interface UserChange {
 
 /**
  * The per-inbound commands that apply a users diff to a running core whose config is `after`
- * but for its users. Every inbound's clients are the config's users (render-xray.ts), so the
- * clients to add are the diff's.
+ * but for its users. An inbound's clients are the config's users its plans let in
+ * (render-xray.ts, core/agent-wire.ts inboundServes), so each inbound removes and adds only
+ * those of the diff. `panelInbounds` are the config's inbounds, by the tag the core knows.
  */
-export function planUserChanges(after: Record<string, unknown>, diff: UsersDiff): UserChange[] {
+export function planUserChanges(after: Record<string, unknown>, diff: UsersDiff, panelInbounds: readonly AgentInbound[] = []): UserChange[] {
+  const byTag = new Map(panelInbounds.map((i) => [i.tag, i]));
   const changes: UserChange[] = [];
   for (const inbound of inboundsOf(after)) {
     if (!inbound.settings?.clients) continue;
-    if (diff.remove.length === 0 && diff.add.length === 0) continue;
-    const clients = inbound.settings.clients.withUsers(diff.add);
-    changes.push({ tag: inbound.tag, remove: diff.remove, add: diff.add.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients } } : null });
+    const panel = byTag.get(inbound.tag) ?? {};
+    const remove = diff.removedUsers.filter((u) => inboundServes(panel, u)).map((u) => u.email);
+    const add = diff.add.filter((u) => inboundServes(panel, u));
+    if (remove.length === 0 && add.length === 0) continue;
+    const clients = inbound.settings.clients.withUsers(add);
+    changes.push({ tag: inbound.tag, remove, add: add.length > 0 ? { ...inbound, settings: { ...inbound.settings, clients } } : null });
   }
   return changes;
 }
@@ -306,7 +314,7 @@ export class CoreManager {
     if (diff && this.noLiveUsers === null) {
       // The core runs this config but for its users, and `adu` checks the users it adds: the
       // full test (seconds at a million users) is left for changes that need a restart.
-      const live = await this.applyUsersLive(planUserChanges(rendered.json, diff), rendered.apiPort);
+      const live = await this.applyUsersLive(planUserChanges(rendered.json, diff, config.inbounds), rendered.apiPort);
       if (live) {
         fs.renameSync(this.candidateFile, this.configFile);
         this.accept(rendered, config, shape, inbounds);

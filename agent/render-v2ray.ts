@@ -6,7 +6,7 @@
  * (its clients still connect when the link's flow is ignored; the panel is told through the
  * notes in the log).
  */
-import type { AgentConfig, AgentInbound } from "../core/agent-wire";
+import { usersOfInbound, type AgentConfig, type AgentInbound } from "../core/agent-wire";
 import { v2rayCannotServe } from "../core/inbound-protocols";
 import { assemble, chooseApiPort, commonSections, protocolSettings, tlsStream, transportStream, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
@@ -38,7 +38,7 @@ export function renderV2ray(config: AgentConfig, options: RenderOptions): Render
     }
     if (inbound.flow !== "") notes.push(`inbound ${inbound.name} (port ${inbound.port}): flow ${inbound.flow} is not supported by v2ray 4.x, served without it`);
     served.push(inbound);
-    inbounds.push({ tag: inbound.tag, port: inbound.port, ...protocolSettings(inbound, config.users, ""), streamSettings: stream });
+    inbounds.push({ tag: inbound.tag, port: inbound.port, ...protocolSettings(inbound, usersOfInbound(inbound, config.users), ""), streamSettings: stream });
   }
   const common = commonSections(config, apiPort, ["StatsService"], options);
   return { json: assemble(common, inbounds), served, unserved, notes, apiPort };

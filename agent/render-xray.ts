@@ -7,7 +7,7 @@
  * them field by field) and Xray's API docs; HandlerService is on so users can be added and
  * removed live (`xray api adu` / `rmu`).
  */
-import type { AgentConfig, AgentInbound, AgentUser } from "../core/agent-wire";
+import { usersOfInbound, type AgentConfig, type AgentInbound, type AgentUser } from "../core/agent-wire";
 import { xrayCannotServe } from "../core/inbound-protocols";
 import { assemble, chooseApiPort, commonSections, protocolSettings, tlsStream, transportStream, type EdgePlan, type RenderOptions, type RenderedCore, type UnservedInbound } from "./render-common";
 
@@ -95,7 +95,8 @@ export function renderXray(config: AgentConfig, options: RenderOptions): Rendere
       continue;
     }
     served.push(inbound);
-    inbounds.push(xrayInbound(inbound, config.users, stream));
+    // Only the users whose plan gives this inbound (issue 27 point 2).
+    inbounds.push(xrayInbound(inbound, usersOfInbound(inbound, config.users), stream));
   }
   const common = commonSections(config, apiPort, ["HandlerService", "StatsService"], options);
   common.outbounds[0]!.settings = { finalRules: xrayFinalRules(common.plan, apiPort) };

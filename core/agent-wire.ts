@@ -239,6 +239,13 @@ export const agentInboundSchema = z
       })
       .strict()
       .nullable(),
+    /**
+     * Plans (issue 27 point 2): the plans whose users this inbound also accepts, besides the
+     * users with no `plan`. Absent = only those (the panel leaves it out when it would be empty,
+     * so a cluster whose plans all give every route gets the configs it got before plans, and
+     * agents from before the field keep parsing them).
+     */
+    plans: z.array(z.string().min(1).max(64)).max(1000).optional(),
   })
   .strict();
 
@@ -254,6 +261,11 @@ export const agentUserSchema = z
      * without imported Trojan passwords stay readable by agents from before the field.
      */
     password: z.string().min(1).max(128).optional(),
+    /**
+     * The user's plan when it does not give every route (issue 27 point 2): the user is then
+     * served only on the inbounds whose `plans` list it. Absent = every inbound of the server.
+     */
+    plan: z.string().min(1).max(64).optional(),
   })
   .strict();
 
@@ -308,6 +320,23 @@ export const agentConfigSchema = z
 
 export type AgentInbound = z.infer<typeof agentInboundSchema>;
 export type AgentUser = z.infer<typeof agentUserSchema>;
+
+/** Whether an inbound serves a user: a user without a plan everywhere, one with a plan where the inbound lists it. */
+export function inboundServes(inbound: Pick<AgentInbound, "plans">, user: Pick<AgentUser, "plan">): boolean {
+  return user.plan === undefined || (inbound.plans?.includes(user.plan) ?? false);
+}
+
+/** The users an inbound serves (the same array when every user is served). */
+export function usersOfInbound(inbound: Pick<AgentInbound, "plans">, users: readonly AgentUser[]): readonly AgentUser[] {
+  let all = true;
+  for (const u of users) if (u.plan !== undefined && !inboundServes(inbound, u)) all = false;
+  return all ? users : users.filter((u) => inboundServes(inbound, u));
+}
+
+/** Two entries of the same email are the same user in the core: same id, same plan. */
+export function sameAgentUser(a: AgentUser, b: AgentUser): boolean {
+  return a.id === b.id && a.password === b.password && a.plan === b.plan;
+}
 export type AgentNeighbour = z.infer<typeof agentNeighbourSchema>;
 export type AgentConfig = z.infer<typeof agentConfigSchema>;
 

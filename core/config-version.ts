@@ -13,7 +13,7 @@
  * Node only (node:crypto): the panel and the agent import it, the browser never does.
  */
 import { createHash, type Hash } from "node:crypto";
-import type { AgentConfig, AgentConfigDelta, AgentUser } from "./agent-wire";
+import { sameAgentUser, type AgentConfig, type AgentConfigDelta, type AgentUser } from "./agent-wire";
 
 export type ConfigWithoutUsers = Omit<AgentConfig, "version" | "users">;
 
@@ -37,7 +37,7 @@ export function byEmail(a: AgentUser, b: AgentUser): number {
 /**
  * The exact difference of two users lists, both sorted by email (byEmail), in one walk: a
  * user whose id changed is removed and added again. The panel's delta journal and the
- * agent's live plan both use it.
+ * agent's live plan both use it. A user whose plan changed is removed and added again too.
  */
 export function diffSortedUsers(before: readonly AgentUser[], after: readonly AgentUser[]): { added: AgentUser[]; removed: AgentUser[] } {
   const added: AgentUser[] = [];
@@ -55,7 +55,7 @@ export function diffSortedUsers(before: readonly AgentUser[], after: readonly Ag
       added.push(a!);
       j++;
     } else {
-      if (b!.id !== a!.id || b!.password !== a!.password) {
+      if (!sameAgentUser(b!, a!)) {
         removed.push(b!);
         added.push(a!);
       }

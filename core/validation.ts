@@ -412,6 +412,8 @@ export const subscriberFilterFields = {
   search: z.string({ error: "Search must be text" }).max(200, "Search must be at most 200 characters").optional(),
   status: z.enum(SUBSCRIBER_STATUSES, { error: "Status must be active, limited, expired or disabled" }).optional(),
   online: z.boolean({ error: "Online must be true or false" }).optional(),
+  /** Only the subscribers on this plan. */
+  planId: z.uuid("Plan must be a plan's id").optional(),
 };
 
 export const subscriberPageSchema = z.object({
@@ -456,10 +458,57 @@ export const subscriberBulkSchema = z.object({
       }),
       z.object({ kind: z.literal("resetUsage") }),
       z.object({ kind: z.literal("delete") }),
+      z.object({
+        kind: z.literal("setPlan"),
+        planId: idSchema,
+        /** Also take the plan's traffic limit, reset and device limit (never the expiry); off = keep the subscribers' own. */
+        applyLimits: z.boolean({ error: "Apply the plan's limits must be true or false" }).default(false),
+      }),
     ],
-    { error: "Action must be enable, disable, extend, resetUsage or delete" },
+    { error: "Action must be enable, disable, extend, resetUsage, delete or setPlan" },
   ),
   /** How many subscribers the confirmation named; the action is refused if that changed. */
   expectedCount: z.number().int().min(0).optional(),
 });
 export type SubscriberBulkInput = z.output<typeof subscriberBulkSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Plans (issue 27 point 2): which routes a subscriber gets, and a new subscriber's defaults
+// ---------------------------------------------------------------------------------------------
+
+export const PLAN_EXPIRY_DAYS_MAX = 3650;
+export const PLAN_ROUTES_MAX = 1000;
+
+/** A plan's expiry length: days from a subscriber's creation on it; null = never expires. */
+export const planExpiryDaysSchema = z.coerce
+  .number({ error: "Expiry length must be a number of days" })
+  .int("Expiry length must be a whole number of days")
+  .refine((n) => n >= 1 && n <= PLAN_EXPIRY_DAYS_MAX, `Expiry length must be between 1 and ${PLAN_EXPIRY_DAYS_MAX} days`)
+  .nullable();
+
+/** A plan's fields, as the Plans form and API send them. */
+export const planFieldsSchema = z
+  .object({
+    name: nameSchema,
+    /** Every route of the cluster, those created later included; routeIds must then be empty. */
+    allRoutes: z.boolean({ error: "All routes must be true or false" }).default(false),
+    routeIds: z
+      .array(idSchema)
+      .max(PLAN_ROUTES_MAX, `At most ${PLAN_ROUTES_MAX} routes`)
+      .default([])
+      .transform((ids) => [...new Set(ids.map((id) => id.toLowerCase()))]),
+    trafficLimitGb: trafficLimitGbSchema.default(null),
+    expiryDays: planExpiryDaysSchema.default(null),
+    trafficResetStrategy: resetStrategySchema.default("never"),
+    trafficResetDay: resetDaySchema.default(null),
+    deviceLimit: deviceLimitSchema.default(null),
+  })
+  .superRefine((v, ctx) => {
+    if (v.allRoutes && v.routeIds.length > 0) ctx.addIssue({ code: "custom", path: ["routeIds"], message: "A plan with all routes lists no routes: untick All routes to choose them" });
+    // Stored in bytes: a limit that rounds to none would be no limit at all.
+    if (v.trafficLimitGb !== null && Math.round(v.trafficLimitGb * GIB) < 1) ctx.addIssue({ code: "custom", path: ["trafficLimitGb"], message: "Traffic limit must be at least 1 byte" });
+    for (const i of subscriberLimitsIssues({ expiresAt: null, holdDays: null, trafficResetStrategy: v.trafficResetStrategy, trafficResetDay: v.trafficResetDay })) {
+      ctx.addIssue({ code: "custom", path: [i.path], message: i.message });
+    }
+  });
+export type PlanFields = z.output<typeof planFieldsSchema>;

@@ -61,9 +61,17 @@ export const clusters = pgTable(
     devicelessFetches: text("deviceless_fetches", { enum: DEVICELESS_FETCHES }).notNull().default("allow"),
     /** The subscribers' public page brand (core/branding.ts: title, logo, support link, colours); null = neutral. */
     branding: jsonb("branding"),
+    /**
+     * The plan new subscribers get when none is named. Null only inside the insert of the
+     * cluster itself: a trigger (migration 0021, hand-written part) creates its "All routes"
+     * plan and sets it.
+     */
+    defaultPlanId: uuid("default_plan_id"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
+  // The default plan is one of the cluster's own: foreign key clusters_default_plan_same_cluster,
+  // hand-written in migration 0021 (declared here it would make the two tables' types circular).
   (t) => [uniqueIndex("clusters_name_ci").on(sql`lower(${t.name})`), check("clusters_deviceless_fetches", sql`${t.devicelessFetches} in ('allow', 'refuse')`)],
 );
 
@@ -132,6 +140,62 @@ export const routes = pgTable(
     index("routes_position").on(t.clusterId, t.position),
     check("routes_hysteresis_range", sql`${t.hysteresis} >= 0 and ${t.hysteresis} <= 10`),
     check("routes_line_name", sql`${t.lineName} in ('inbound', 'route')`),
+  ],
+);
+
+/**
+ * Plans (issue 27 point 2): which routes a subscriber gets, and the limits a subscriber created
+ * on the plan starts with. `all_routes` means every route of the cluster, those created later
+ * included (the plan migrated installs start with); otherwise the routes in plan_routes.
+ */
+export const plans = pgTable(
+  "plans",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    clusterId: uuid("cluster_id")
+      .notNull()
+      .references(() => clusters.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    allRoutes: boolean("all_routes").notNull().default(false),
+    /** Defaults for a subscriber created on this plan (or moved with "apply the plan's limits"); null = none. */
+    trafficLimitBytes: bigint("traffic_limit_bytes", { mode: "number" }),
+    /** Days from creation to expiry; null = never expires. */
+    expiryDays: integer("expiry_days"),
+    trafficResetStrategy: text("traffic_reset_strategy", { enum: ["never", "daily", "weekly", "monthly"] }).notNull().default("never"),
+    trafficResetDay: integer("traffic_reset_day"),
+    deviceLimit: integer("device_limit"),
+    version: integer("version").notNull().default(1),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    unique("plans_id_cluster").on(t.id, t.clusterId),
+    uniqueIndex("plans_name_ci").on(t.clusterId, sql`lower(${t.name})`),
+    check("plans_traffic_limit_positive", sql`${t.trafficLimitBytes} is null or ${t.trafficLimitBytes} > 0`),
+    check("plans_expiry_days", sql`${t.expiryDays} is null or ${t.expiryDays} between 1 and 3650`),
+    check("plans_reset_strategy", sql`${t.trafficResetStrategy} in ('never', 'daily', 'weekly', 'monthly')`),
+    check(
+      "plans_reset_day",
+      sql`case ${t.trafficResetStrategy} when 'weekly' then ${t.trafficResetDay} between 1 and 7 when 'monthly' then ${t.trafficResetDay} between 1 and 31 else ${t.trafficResetDay} is null end`,
+    ),
+    check("plans_device_limit", sql`${t.deviceLimit} is null or ${t.deviceLimit} between 1 and ${sql.raw(String(DEVICE_LIMIT_MAX))}`),
+  ],
+);
+
+/** The routes of a plan that is not "all routes"; a deleted route leaves its plans. */
+export const planRoutes = pgTable(
+  "plan_routes",
+  {
+    planId: uuid("plan_id").notNull(),
+    routeId: uuid("route_id").notNull(),
+    clusterId: uuid("cluster_id").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.planId, t.routeId] }),
+    // Plan and route of the same cluster, enforced by the database.
+    foreignKey({ name: "plan_routes_plan_same_cluster", columns: [t.planId, t.clusterId], foreignColumns: [plans.id, plans.clusterId] }).onDelete("cascade"),
+    foreignKey({ name: "plan_routes_route_same_cluster", columns: [t.routeId, t.clusterId], foreignColumns: [routes.id, routes.clusterId] }).onDelete("cascade"),
+    index("plan_routes_route").on(t.routeId),
   ],
 );
 
@@ -260,10 +324,21 @@ export const subscribers = pgTable(
      * key rotation, like the UUID it stands beside.
      */
     trojanPassword: text("trojan_password"),
+    /**
+     * The subscriber's plan (which routes they get). NOT NULL in the database (set by the
+     * hand-written part of migration 0021, after its backfill: declared here, the generated
+     * ADD COLUMN would fail on existing rows); an insert that names none gets the cluster's
+     * default plan from a BEFORE INSERT trigger (same migration). Readers may still treat a
+     * null as the cluster's default plan.
+     */
+    planId: uuid("plan_id"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    // A plan of the subscriber's own cluster; a plan in use cannot be deleted (no action).
+    foreignKey({ name: "subscribers_plan_same_cluster", columns: [t.planId, t.clusterId], foreignColumns: [plans.id, plans.clusterId] }),
+    index("subscribers_plan").on(t.clusterId, t.planId),
     uniqueIndex("subscribers_token").on(t.token),
     uniqueIndex("subscribers_vless_uuid").on(t.vlessUuid),
     // A Trojan password names its user on every inbound: two alike would be one user to the core.
@@ -522,8 +597,8 @@ export const configUserChanges = pgTable(
       .references(() => clusters.id, { onDelete: "cascade" }),
     fromUsers: text("from_users").notNull(),
     toUsers: text("to_users").notNull(),
-    added: jsonb("added").$type<Array<{ id: string; email: string }>>().notNull(),
-    removed: jsonb("removed").$type<Array<{ id: string; email: string }>>().notNull(),
+    added: jsonb("added").$type<Array<{ id: string; email: string; plan?: string }>>().notNull(),
+    removed: jsonb("removed").$type<Array<{ id: string; email: string; plan?: string }>>().notNull(),
     recordedAt: ts("recorded_at").notNull().defaultNow(),
   },
   (t) => [unique("config_user_changes_pair").on(t.clusterId, t.fromUsers, t.toUsers), index("config_user_changes_cluster_recent").on(t.clusterId, t.recordedAt)],

@@ -45,7 +45,10 @@ async function main() {
         realityPublicKey: "Jxq2cN1z0iMNDGgkqK4Jvz6bJZbU6mmvYhG0aGbsJ1s",
         realityShortIds: ["a1b2c3d4"],
       });
-      await db.execute(sql`insert into subscribers (cluster_id, name, token) select ${clusterId}::uuid, 'user-' || i, 'tok-${sql.raw(String(n))}-' || i from generate_series(1, ${n}) i`);
+      // On the cluster's default plan ("All routes"), named once rather than looked up per row by the trigger.
+      await db.execute(
+        sql`insert into subscribers (cluster_id, name, token, plan_id) select ${clusterId}::uuid, 'user-' || i, 'tok-${sql.raw(String(n))}-' || i, (select default_plan_id from clusters where id = ${clusterId}::uuid) from generate_series(1, ${n}) i`,
+      );
       const hub = new ConfigHub(() => Promise.resolve(db));
       try {
         const first = await hub.get(clusterId);

@@ -79,8 +79,9 @@ async function seed(db: Db, o: ScaleOptions): Promise<Seeded> {
       'kPg8iCWtnBdrVBdoVkAHh6OqAEDkTq8lLzOyC8vGKnA', 'Jxq2cN1z0iMNDGgkqK4Jvz6bJZbU6mmvYhG0aGbsJ1s', array['a1b2c3d4']
     from servers where cluster_id = ${clusterId}::uuid`);
   await db.execute(sql`
-    insert into subscribers (cluster_id, name, token, created_at)
-    select ${clusterId}::uuid, 'user-' || i, 'tok-' || i, now() - (${o.subscribers} - i) * interval '1 second'
+    insert into subscribers (cluster_id, name, token, created_at, plan_id)
+    select ${clusterId}::uuid, 'user-' || i, 'tok-' || i, now() - (${o.subscribers} - i) * interval '1 second',
+      (select default_plan_id from clusters where id = ${clusterId}::uuid)
     from generate_series(1, ${o.subscribers}) i`);
   await db.execute(sql`analyze`);
   log(`seeded ${o.subscribers} subscribers and ${o.agents} servers in ${elapsedS(t0)} s`);

@@ -52,7 +52,7 @@ async function main() {
     const t0 = performance.now();
     // i is the row number; hashes of it spread the values without a random seed.
     await db.execute(sql`
-      insert into subscribers (cluster_id, name, token, expires_at, traffic_limit_bytes, traffic_used_bytes, traffic_up_bytes, traffic_down_bytes, last_seen_at, enabled, created_at)
+      insert into subscribers (cluster_id, name, token, expires_at, traffic_limit_bytes, traffic_used_bytes, traffic_up_bytes, traffic_down_bytes, last_seen_at, enabled, created_at, plan_id)
       select ${clusterId}::uuid,
         'user-' || i || case when i % 7 = 0 then ' Smith' else '' end,
         'tok' || md5(i::text),
@@ -61,7 +61,8 @@ async function main() {
         u, u / 3, u - u / 3,
         case when i % 3 = 0 then now() - (i % 100) * interval '1 second' when i % 5 = 0 then null else now() - (i % 10000) * interval '1 minute' end,
         i % 20 <> 0,
-        now() - (${N} - i) * interval '1 minute'
+        now() - (${N} - i) * interval '1 minute',
+        (select default_plan_id from clusters where id = ${clusterId}::uuid)
       from (select i, case when i % 20 = 1 then (i % 50 + 2)::bigint * 1073741824 else (abs(hashtext(i::text)) % 40000)::bigint * 1048576 end as u
             from generate_series(1, ${N}) as i) g`);
     await db.execute(sql`

@@ -8,6 +8,7 @@ const ACTIONS: Array<{ kind: BulkKind; label: string; danger?: boolean }> = [
   { kind: "disable", label: "Disable" },
   { kind: "extend", label: "Extend expiry…" },
   { kind: "resetUsage", label: "Reset usage" },
+  { kind: "setPlan", label: "Change plan…" },
   { kind: "delete", label: "Delete", danger: true },
 ];
 

@@ -7,10 +7,24 @@ export interface FilterValues {
   search: string;
   status: SubscriberStatus | "";
   online: boolean;
+  /** Only the subscribers on this plan; "" = any. */
+  planId: string;
 }
 
 /** The search box, the status and "online now" filters, and how many subscribers match. */
-export function SubscriberFilters({ value, onChange, total, filtered }: { value: FilterValues; onChange: (next: FilterValues) => void; total: number | null; filtered: boolean }) {
+export function SubscriberFilters({
+  value,
+  onChange,
+  total,
+  filtered,
+  plans,
+}: {
+  value: FilterValues;
+  onChange: (next: FilterValues) => void;
+  total: number | null;
+  filtered: boolean;
+  plans: Array<{ id: string; name: string }>;
+}) {
   return (
     <div className="mb-3 flex flex-wrap items-center gap-3">
       <label className="sr-only" htmlFor="subscriber-search">
@@ -31,6 +45,17 @@ export function SubscriberFilters({ value, onChange, total, filtered }: { value:
           {SUBSCRIBER_STATUSES.map((s) => (
             <option key={s} value={s}>
               {STATUS_LABELS[s]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="flex items-center gap-2 text-sm text-slate-600">
+        Plan
+        <select className={inputClass} value={value.planId} onChange={(e) => onChange({ ...value, planId: e.target.value })}>
+          <option value="">All</option>
+          {plans.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
             </option>
           ))}
         </select>

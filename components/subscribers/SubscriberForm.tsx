@@ -1,6 +1,6 @@
 "use client";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
 import { z } from "zod";
 import { Dialog, FormFooter } from "@/components/ui/Dialog";
 import { Field, inputClass } from "@/components/ui/Field";
@@ -23,6 +23,19 @@ export interface SubscriberValues {
   trafficResetStrategy: Strategy;
   trafficResetDay: number | null;
   holdDays: number | null;
+  deviceLimit: number | null;
+  planId: string | null;
+}
+
+/** A plan as the form needs it: its defaults prefill a new subscriber's fields. */
+interface PlanDefaults {
+  id: string;
+  name: string;
+  isDefault: boolean;
+  trafficLimitBytes: number | null;
+  expiryDays: number | null;
+  trafficResetStrategy: Strategy;
+  trafficResetDay: number | null;
   deviceLimit: number | null;
 }
 
@@ -62,6 +75,9 @@ export function SubscriberForm({
   const [onHold, setOnHold] = useState(subscriber ? subscriber.holdDays !== null : false);
   const [holdDays, setHoldDays] = useState(subscriber?.holdDays ? String(subscriber.holdDays) : "30");
   const [deviceLimit, setDeviceLimit] = useState(subscriber?.deviceLimit ? String(subscriber.deviceLimit) : "");
+  const [planId, setPlanId] = useState(subscriber?.planId ?? "");
+  const [applyPlanLimits, setApplyPlanLimits] = useState(false);
+  const plans = useQuery(trpc.plans.list.queryOptions({ clusterId }));
   const [saved, setSaved] = useState(false);
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.subscribers.pathKey() });
@@ -84,6 +100,26 @@ export function SubscriberForm({
     }),
   );
   const mutation = subscriber ? update : create;
+
+  /** A new subscriber's fields take the chosen plan's defaults, shown before saving (then edited freely). */
+  const takeDefaults = (p: PlanDefaults) => {
+    setLimit(p.trafficLimitBytes ? String(Math.round((p.trafficLimitBytes / GIB) * 1000) / 1000) : "");
+    setExpiry(p.expiryDays ? dateInput(new Date(Date.now() + p.expiryDays * 86_400_000)) : "");
+    setStrategy(p.trafficResetStrategy);
+    setResetDay(p.trafficResetDay ? String(p.trafficResetDay) : "1");
+    setDeviceLimit(p.deviceLimit ? String(p.deviceLimit) : "");
+  };
+  // The cluster's default plan, preselected for a new subscriber once the plans are known.
+  useEffect(() => {
+    if (subscriber || planId || !plans.data) return;
+    const d = plans.data.find((p) => p.isDefault);
+    if (!d) return;
+    setPlanId(d.id);
+    // Only into fields still empty: what the operator typed before the plans arrived stays.
+    if (limit === "" && expiry === "" && strategy === "never" && deviceLimit === "") takeDefaults(d);
+    // Once, when the plans arrive (a later refetch must not overwrite what the operator typed).
+  }, [plans.data]);
+  const planChanged = subscriber !== undefined && planId !== "" && planId !== subscriber.planId;
   const { errors, general } = formErrors(mutation.error, clientErrors);
 
   const submit = (e: React.FormEvent) => {
@@ -116,8 +152,8 @@ export function SubscriberForm({
     if (Object.keys(found).length > 0) return;
     const trafficLimitGb = limit.trim() === "" ? null : Number(limit);
     const devices = deviceLimit.trim() === "" ? null : Number(deviceLimit);
-    const fields = { name, expiresAt, trafficLimitGb, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold, deviceLimit: devices };
-    if (subscriber) update.mutate({ subscriberId: subscriber.id, ...fields });
+    const fields = { name, expiresAt, trafficLimitGb, trafficResetStrategy: strategy, trafficResetDay, holdDays: hold, deviceLimit: devices, ...(planId ? { planId } : {}) };
+    if (subscriber) update.mutate({ subscriberId: subscriber.id, ...fields, applyPlanLimits: planChanged && applyPlanLimits });
     else create.mutate({ clusterId, ...fields });
   };
   const err = (k: string) => errors[k] || undefined;
@@ -141,6 +177,35 @@ export function SubscriberForm({
           />
         )}
       </Field>
+      <Field label="Plan" error={err("planId")} hint="Which routes the subscriber gets.">
+        {(p) => (
+          <select
+            {...p}
+            className={inputClass}
+            value={planId}
+            onChange={(e) => {
+              setPlanId(e.target.value);
+              clear("planId");
+              const chosen = plans.data?.find((x) => x.id === e.target.value);
+              if (!subscriber && chosen) takeDefaults(chosen);
+            }}
+          >
+            {planId === "" && <option value="">Loading plans…</option>}
+            {plans.data?.map((x) => (
+              <option key={x.id} value={x.id}>
+                {x.name}
+                {x.isDefault ? " (default)" : ""}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {planChanged && (
+        <label className="flex items-center gap-2 text-sm text-slate-700">
+          <input type="checkbox" checked={applyPlanLimits} onChange={(e) => setApplyPlanLimits(e.target.checked)} />
+          Apply the plan&apos;s limits (traffic limit, reset, device limit); otherwise the subscriber keeps their own
+        </label>
+      )}
       <label className="flex items-center gap-2 text-sm text-slate-700">
         <input
           type="checkbox"

@@ -132,10 +132,22 @@ export function SubscriberRow({
           <input type="checkbox" aria-label={`Select ${row.name}`} checked={selected} onChange={onSelect} />
         </td>
       )}
-      <td className={`${cell} max-w-[12rem] truncate font-medium text-slate-900`}>
-        <Link href={`/clusters/${clusterId}/subscribers/${row.id}`} className="hover:text-sky-700 hover:underline" title={`${row.name}: usage history, links, devices, edit and the balancer's explanation`}>
-          {row.name}
-        </Link>
+      <td className={`${cell} font-medium text-slate-900`}>
+        {/* The plan beside the name, within the name's width: the table stays 1440 px wide. */}
+        <div className="flex max-w-[12rem] min-w-0 items-center gap-1">
+          <Link
+            href={`/clusters/${clusterId}/subscribers/${row.id}`}
+            className="truncate hover:text-sky-700 hover:underline"
+            title={`${row.name}: usage history, links, devices, edit and the balancer's explanation`}
+          >
+            {row.name}
+          </Link>
+          {row.planName && (
+            <span className="max-w-[5rem] shrink-0 truncate rounded bg-slate-100 px-1.5 py-0.5 text-xs font-normal text-slate-700" data-testid="subscriber-plan" title={`Plan: ${row.planName}`}>
+              {row.planName}
+            </span>
+          )}
+        </div>
       </td>
       <td className={cell}>
         <span className={`whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ${badge.className}`} data-testid="subscriber-status">

@@ -17,6 +17,7 @@ import { SubscriberFilters, type FilterValues } from "./SubscriberFilters";
 import type { RowAction } from "./SubscriberRow";
 import { SubscriberPager, SubscriberTable } from "./SubscriberTable";
 import { FormAlert } from "@/components/ui/FormAlert";
+import { PlansPanel } from "./PlansPanel";
 
 /** The subscribers list: filters, sort, paging and selection here; the server pages. */
 export function SubscribersPage({ clusterId }: { clusterId: string }) {
@@ -24,7 +25,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const canEdit = useCanEdit();
   const origin = useDashboardOrigin();
   const queryClient = useQueryClient();
-  const [filters, setFilters] = useState<FilterValues>({ search: "", status: "", online: false });
+  const [filters, setFilters] = useState<FilterValues>({ search: "", status: "", online: false, planId: "" });
   const deferred = useDeferredValue(filters.search.trim());
   const [sort, setSort] = useState<SortState>({ key: "created", dir: "desc" });
   const [pageNo, setPageNo] = useState(1);
@@ -36,10 +37,13 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const [dialog, setDialog] = useState<DialogState>(null);
   const [importing, setImporting] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const filter = { search: deferred || undefined, status: filters.status || undefined, online: filters.online || undefined };
+  const filter = { search: deferred || undefined, status: filters.status || undefined, online: filters.online || undefined, planId: filters.planId || undefined };
   // Another browser's change shows at once; usage, "online now" and "last seen" move with
   // agent reports, refetched every 10 s.
-  useClusterChanges(clusterId, ["subscribers", "traffic"], [trpc.subscribers.pathKey()]);
+  useClusterChanges(clusterId, ["subscribers", "traffic"], [trpc.subscribers.pathKey(), trpc.plans.pathKey()]);
+  // Plans and routes are topology: another browser's edit of a plan shows at once too.
+  useClusterChanges(clusterId, ["topology"], [trpc.plans.pathKey(), trpc.topology.pathKey(), trpc.subscribers.pathKey()]);
+  const plans = useQuery(trpc.plans.list.queryOptions({ clusterId }));
   const list = useQuery({
     ...trpc.subscribers.page.queryOptions({ clusterId, ...filter, sort: sort.key, dir: sort.dir, page: pageNo, pageSize }),
     placeholderData: keepPreviousData,
@@ -50,7 +54,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
   const data = list.data;
   const rows = data?.items ?? [];
   const total = data?.total ?? 0;
-  const filtered = !!(deferred || filters.status || filters.online);
+  const filtered = !!(deferred || filters.status || filters.online || filters.planId);
   // Past the end (rows deleted meanwhile): go to the last page there is.
   const lastPage = data && data.page > data.pageCount ? data.pageCount : null;
   useEffect(() => {
@@ -118,7 +122,9 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
             </div>
           )}
         </div>
+        <PlansPanel clusterId={clusterId} canEdit={canEdit} />
         <SubscriberFilters
+          plans={plans.data ?? []}
           value={filters}
           onChange={(next) => {
             setFilters(next);
@@ -194,7 +200,7 @@ export function SubscribersPage({ clusterId }: { clusterId: string }) {
           onDone={async () => {
             setBulk(null);
             clearSelection();
-            await refresh();
+            await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: trpc.plans.pathKey() })]);
           }}
         />
       )}

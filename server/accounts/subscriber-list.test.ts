@@ -226,7 +226,8 @@ describe.each(testDbKinds())("subscribers list on %s", (kind) => {
       const [op] = await t.db.insert(operators).values({ username: `rate-${Math.random().toString(36).slice(2, 8)}`, passwordHash: "x", role: "viewer" }).returning();
       const session = (id: string) => createCaller({ ...operatorContext(t.db, op!.id, op!.username, "viewer"), operator: { sessionId: id, operatorId: op!.id, username: op!.username, role: "viewer", twoFactor: false } });
       const mine = session(`rate-a-${op!.id}`);
-      // The clock stands still (only Date), so no token comes back while the burst is spent.
+      // The clock stands still (only Date), so no token comes back while the burst is spent
+      // however slow the 60 queries are.
       vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
       try {
         for (let i = 0; i < LIST_QUERY_BURST; i++) await mine.subscribers.page({ clusterId, search: `r${i}` });

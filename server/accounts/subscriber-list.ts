@@ -9,13 +9,14 @@
 import { TRPCError } from "@trpc/server";
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "@/db/client";
-import { clusters, inbounds, routes, servers, subscribers } from "@/db/schema";
+import { clusters, inbounds, planRoutes, plans, routes, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { MAX_NAMED_SUBSCRIBERS, written, type Actor, type Written } from "@/server/changes";
 import { StaleDataError } from "@/server/errors";
 import { accessSql, blockReason, type SubscriberAccess } from "@/server/usage/access";
-import { resetUsage, type ResetStrategy } from "@/server/usage/limits";
+import { limitColumns, resetUsage, type ResetStrategy } from "@/server/usage/limits";
 import { choicesByRoute, loadAssignments, type InboundRoutes } from "@/server/assignments/store";
+import { planLimits, resolvePlan } from "./plans";
 import type { SubscriberBulkInput, SubscriberPageQuery, SubscriberStatus } from "@/core/validation";
 
 
@@ -50,6 +51,7 @@ export interface SubscriberFilter {
   search?: string;
   status?: SubscriberStatus;
   online?: boolean;
+  planId?: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -71,6 +73,7 @@ export function filterSql(clusterId: string, f: SubscriberFilter, now: Date, win
     else parts.push(sql`(${name} or ${subscribers.token} = ${q})`);
   }
   if (f.status) parts.push(statusSql(f.status, now));
+  if (f.planId) parts.push(eq(subscribers.planId, f.planId));
   if (f.online !== undefined) {
     const since = new Date(now.getTime() - windowMs);
     const online = sql`(${subscribers.lastSeenAt} is not null and ${subscribers.lastSeenAt} >= ${since})`;
@@ -135,16 +138,38 @@ export async function routeChoicesOf(db: DbOrTx, subscriberIds: string[]): Promi
     : [];
   const byId = new Map(details.map((d) => [d.id, d]));
   const topology: InboundRoutes = { inbounds: byId };
+  const gives = await planRoutesOf(db, [...stored.keys()]);
   for (const [subscriberId, ids] of stored) {
     out.set(
       subscriberId,
       [...choicesByRoute(topology, ids).values()]
         .map((id) => byId.get(id)!)
+        // A choice stored under a plan the subscriber has left is not what their app gets now.
+        .filter((d) => gives(subscriberId, d.routeId!))
         .sort((a, b) => a.position - b.position || a.route.localeCompare(b.route))
         .map((d) => ({ routeId: d.routeId!, route: d.route, inboundId: d.id, inbound: d.inbound, server: d.server })),
     );
   }
   return out;
+}
+
+/** Whether a subscriber's plan gives a route (all-routes plans give every route). */
+async function planRoutesOf(db: DbOrTx, subscriberIds: string[]): Promise<(subscriberId: string, routeId: string) => boolean> {
+  if (subscriberIds.length === 0) return () => true;
+  const rows = await db
+    .select({ id: subscribers.id, planId: subscribers.planId, allRoutes: plans.allRoutes })
+    .from(subscribers)
+    .innerJoin(plans, eq(plans.id, subscribers.planId))
+    .where(inArray(subscribers.id, subscriberIds));
+  const restricted = rows.filter((r) => !r.allRoutes);
+  const planIds = [...new Set(restricted.map((r) => r.planId!))];
+  const links = planIds.length ? await db.select({ planId: planRoutes.planId, routeId: planRoutes.routeId }).from(planRoutes).where(inArray(planRoutes.planId, planIds)) : [];
+  const given = new Set(links.map((l) => `${l.planId} ${l.routeId}`));
+  const planOf = new Map(restricted.map((r) => [r.id, r.planId!]));
+  return (subscriberId, routeId) => {
+    const planId = planOf.get(subscriberId);
+    return planId === undefined || given.has(`${planId} ${routeId}`);
+  };
 }
 
 export interface SubscriberListRow {
@@ -175,6 +200,9 @@ export interface SubscriberListRow {
   createdAt: Date;
   /** Null: no stored choice yet (the app has not fetched its subscription). */
   routes: RouteChoice[] | null;
+  planId: string | null;
+  /** The plan's name (the list's plan chip). */
+  planName: string | null;
 }
 
 export interface SubscriberPage {
@@ -230,20 +258,33 @@ async function readPage(db: DbOrTx, q: SubscriberPageQuery, opts: { showSecrets:
             .offset(fromEnd ? total - offset - limit : offset);
     if (fromEnd) rows.reverse();
   }
-  const choices = await routeChoicesOf(
-    db,
-    rows.map((r) => r.id),
-  );
+  const [choices, planNames] = await Promise.all([
+    routeChoicesOf(
+      db,
+      rows.map((r) => r.id),
+    ),
+    planNamesOf(db, q.clusterId),
+  ]);
   return {
     total,
     page: q.page,
     pageSize: q.pageSize,
     pageCount: Math.max(1, Math.ceil(total / q.pageSize)),
-    items: rows.map((s) => listRow(s, choices.get(s.id) ?? null, { showSecrets: opts.showSecrets, nowMs, windowMs })),
+    items: rows.map((s) => listRow(s, choices.get(s.id) ?? null, { showSecrets: opts.showSecrets, nowMs, windowMs, planNames })),
   };
 }
 
-function listRow(s: typeof subscribers.$inferSelect, routes: RouteChoice[] | null, opts: { showSecrets: boolean; nowMs: number; windowMs: number }): SubscriberListRow {
+/** A cluster's plan names by id (a cluster has a handful of plans). */
+async function planNamesOf(db: DbOrTx, clusterId: string): Promise<Map<string, string>> {
+  const rows = await db.select({ id: plans.id, name: plans.name }).from(plans).where(eq(plans.clusterId, clusterId));
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+function listRow(
+  s: typeof subscribers.$inferSelect,
+  routes: RouteChoice[] | null,
+  opts: { showSecrets: boolean; nowMs: number; windowMs: number; planNames: ReadonlyMap<string, string> },
+): SubscriberListRow {
   return {
     id: s.id,
     clusterId: s.clusterId,
@@ -267,6 +308,8 @@ function listRow(s: typeof subscribers.$inferSelect, routes: RouteChoice[] | nul
     online: s.lastSeenAt !== null && s.lastSeenAt.getTime() >= opts.nowMs - opts.windowMs,
     createdAt: s.createdAt,
     routes,
+    planId: s.planId,
+    planName: s.planId ? (opts.planNames.get(s.planId) ?? null) : null,
   };
 }
 
@@ -274,8 +317,14 @@ function listRow(s: typeof subscribers.$inferSelect, routes: RouteChoice[] | nul
 export async function getSubscriberRow(db: Db, subscriberId: string, opts: { showSecrets: boolean; nowMs?: number }): Promise<SubscriberListRow> {
   const [s] = await db.select().from(subscribers).where(eq(subscribers.id, subscriberId));
   if (!s) throw new TRPCError({ code: "NOT_FOUND", message: "This subscriber no longer exists" });
-  const [windowMs, choices] = await Promise.all([clusterWindowMs(db, s.clusterId), routeChoicesOf(db, [s.id])]);
-  return listRow(s, choices.get(s.id) ?? null, { showSecrets: opts.showSecrets, nowMs: opts.nowMs ?? Date.now(), windowMs });
+  const [windowMs, choices, planNames] = await Promise.all([clusterWindowMs(db, s.clusterId), routeChoicesOf(db, [s.id]), planNamesOf(db, s.clusterId)]);
+  return listRow(s, choices.get(s.id) ?? null, { showSecrets: opts.showSecrets, nowMs: opts.nowMs ?? Date.now(), windowMs, planNames });
+}
+
+/** The reset columns of a plan's reset strategy, the next reset counted from now. */
+function limitColumnsFor(strategy: ResetStrategy, day: number | null, nowMs: number) {
+  const { holdDays: _hold, ...cols } = limitColumns({ trafficResetStrategy: strategy, trafficResetDay: day, holdDays: null }, nowMs);
+  return cols;
 }
 
 /** The confirmation named a different number of subscribers than the action would touch now. */
@@ -295,6 +344,7 @@ const BULK_VERB: Record<SubscriberBulkInput["action"]["kind"], { action: string;
   extend: { action: "subscriber.bulk-extend", past: "Extended the expiry of" },
   resetUsage: { action: "subscriber.bulk-reset-usage", past: "Reset the usage of" },
   delete: { action: "subscriber.bulk-delete", past: "Deleted" },
+  setPlan: { action: "subscriber.bulk-set-plan", past: "Changed the plan of" },
 };
 
 /**
@@ -312,7 +362,29 @@ export async function bulkUpdateSubscribers(db: Db, actor: Actor, input: Subscri
     const a = input.action;
     const stamp = { updatedAt: now };
     let touched: Array<{ id: string; name: string }>;
-    if (a.kind === "enable" || a.kind === "disable") {
+    let planName = "";
+    if (a.kind === "setPlan") {
+      // A plan of this cluster only (refused naming the field); the subscribers' own limits stay
+      // unless the operator asked for the plan's (applyLimits): see README "Plans".
+      const plan = await resolvePlan(tx, input.clusterId, a.planId, "action.planId");
+      planName = plan.name;
+      const limits = planLimits(plan, now.getTime());
+      touched = await tx
+        .update(subscribers)
+        .set({
+          planId: plan.id,
+          ...(a.applyLimits
+            ? {
+                trafficLimitBytes: limits.trafficLimitBytes,
+                deviceLimit: limits.deviceLimit,
+                ...limitColumnsFor(limits.trafficResetStrategy, limits.trafficResetDay, now.getTime()),
+              }
+            : {}),
+          ...stamp,
+        })
+        .where(where)
+        .returning({ id: subscribers.id, name: subscribers.name });
+    } else if (a.kind === "enable" || a.kind === "disable") {
       touched = await tx
         .update(subscribers)
         .set({ enabled: a.kind === "enable", ...stamp })
@@ -349,10 +421,11 @@ export async function bulkUpdateSubscribers(db: Db, actor: Actor, input: Subscri
       clusterId: input.clusterId,
       action: verb.action,
       entityType: "subscriber",
-      summary: `${verb.past} ${touched.length} subscriber${touched.length === 1 ? "" : "s"}${a.kind === "extend" ? ` by ${a.days} day${a.days === 1 ? "" : "s"}` : ""}: ${names.join(", ")}${more > 0 ? ` and ${more} more` : ""}`,
+      summary: `${verb.past} ${touched.length} subscriber${touched.length === 1 ? "" : "s"}${a.kind === "extend" ? ` by ${a.days} day${a.days === 1 ? "" : "s"}` : ""}${a.kind === "setPlan" ? ` to ${planName}${a.applyLimits ? " with its limits" : ""}` : ""}: ${names.join(", ")}${more > 0 ? ` and ${more} more` : ""}`,
       after: {
         count: touched.length,
         ...(a.kind === "extend" ? { days: a.days } : {}),
+        ...(a.kind === "setPlan" ? { planId: a.planId, applyLimits: a.applyLimits } : {}),
         ...(input.selection.matching ? { matching: input.selection.matching } : {}),
         ids: touched.slice(0, 1000).map((t) => t.id),
       },

@@ -11,7 +11,8 @@ import { expiryMovedIntoPast, limitColumns, resetUsage, type ResetStrategy } fro
 import { ONLINE_INTERVALS } from "./subscriber-list";
 import { isExpired, isOverLimit } from "@/server/usage/access";
 import { newSubscriptionToken } from "@/server/auth/tokens";
-import { GIB } from "@/core/validation";
+import { GIB, subscriberLimitsIssues } from "@/core/validation";
+import { planLimits, resolvePlan } from "./plans";
 
 
 type Row = typeof subscribers.$inferSelect;
@@ -25,7 +26,27 @@ export interface SubscriberFields {
   holdDays: number | null;
   /** Devices that may fetch the subscription; null = no limit; absent on update = unchanged. */
   deviceLimit?: number | null;
+  /** The subscriber's plan; absent on update = unchanged. */
+  planId?: string;
+  /**
+   * On update: also take the plan's traffic limit, reset and device limit (over the fields
+   * above). Off by default: moving a subscriber to another plan changes their routes, not
+   * what they were sold.
+   */
+  applyPlanLimits?: boolean;
 }
+
+/**
+ * A new subscriber's fields: those left out (undefined) take the plan's defaults, those given
+ * (null included: "none") win. The expiry comes from the plan's length unless the subscriber
+ * is put on hold (the hold sets it at first use).
+ */
+export type NewSubscriberFields = Omit<SubscriberFields, "expiresAt" | "trafficLimitGb" | "trafficResetStrategy" | "trafficResetDay" | "applyPlanLimits"> & {
+  expiresAt?: Date | null;
+  trafficLimitGb?: number | null;
+  trafficResetStrategy?: ResetStrategy;
+  trafficResetDay?: number | null;
+};
 
 export const EXPIRY_IN_PAST = "Expiry must be in the future";
 
@@ -38,6 +59,7 @@ function auditView(s: Row) {
     trafficResetDay: s.trafficResetDay,
     holdDays: s.holdDays,
     deviceLimit: s.deviceLimit,
+    planId: s.planId,
     enabled: s.enabled,
   };
 }
@@ -85,6 +107,7 @@ export async function listSubscribers(db: Db, input: { clusterId: string; search
     nextResetAt: s.nextResetAt,
     usagePeriodStart: s.usagePeriodStart,
     holdDays: s.holdDays,
+    planId: s.planId,
     trafficUsedBytes: s.trafficUsedBytes,
     trafficUpBytes: s.trafficUpBytes,
     trafficDownBytes: s.trafficDownBytes,
@@ -97,20 +120,36 @@ export async function listSubscribers(db: Db, input: { clusterId: string; search
 export async function createSubscriber(
   db: Db,
   actor: Actor,
-  input: SubscriberFields & { clusterId: string },
+  input: NewSubscriberFields & { clusterId: string },
 ): Promise<Written<{ id: string; name: string; token: string }>> {
   try {
     const row = await db.transaction(async (tx) => {
+      const nowMs = Date.now();
+      const plan = await resolvePlan(tx, input.clusterId, input.planId);
+      const defaults = planLimits(plan, nowMs);
+      const fields = {
+        expiresAt: input.expiresAt !== undefined ? input.expiresAt : input.holdDays !== null ? null : defaults.expiresAt,
+        trafficLimitBytes: input.trafficLimitGb !== undefined ? limitBytes(input.trafficLimitGb) : defaults.trafficLimitBytes,
+        // The strategy and its day go together: the plan's pair, or the one given.
+        ...(input.trafficResetStrategy !== undefined
+          ? { trafficResetStrategy: input.trafficResetStrategy, trafficResetDay: input.trafficResetDay ?? null }
+          : { trafficResetStrategy: defaults.trafficResetStrategy, trafficResetDay: defaults.trafficResetDay }),
+        holdDays: input.holdDays,
+        deviceLimit: input.deviceLimit !== undefined ? input.deviceLimit : defaults.deviceLimit,
+      };
+      const issue = subscriberLimitsIssues(fields)[0];
+      if (issue) throw fieldError("BAD_REQUEST", issue.path, issue.message);
       const [s] = await tx
         .insert(subscribers)
         .values({
           clusterId: input.clusterId,
           name: input.name,
           token: newSubscriptionToken(),
-          expiresAt: input.expiresAt,
-          trafficLimitBytes: limitBytes(input.trafficLimitGb),
-          deviceLimit: input.deviceLimit ?? null,
-          ...limitColumns(input, Date.now()),
+          planId: plan.id,
+          expiresAt: fields.expiresAt,
+          trafficLimitBytes: fields.trafficLimitBytes,
+          deviceLimit: fields.deviceLimit,
+          ...limitColumns(fields, nowMs),
         })
         .returning();
       await recordAudit(tx, actor, {
@@ -135,14 +174,21 @@ export async function updateSubscriber(db: Db, actor: Actor, input: SubscriberFi
     const before = await lockSubscriber(tx, input.subscriberId);
     // An expiry already passed may be kept as it is, not moved into the past.
     if (expiryMovedIntoPast(before.expiresAt, input.expiresAt, Date.now())) throw fieldError("BAD_REQUEST", "expiresAt", EXPIRY_IN_PAST);
+    const plan = input.planId !== undefined ? await resolvePlan(tx, before.clusterId, input.planId) : null;
+    // The plan's limits only when asked for (see SubscriberFields.applyPlanLimits).
+    const fromPlan = plan && input.applyPlanLimits ? planLimits(plan, Date.now()) : null;
+    const limits = fromPlan
+      ? { trafficResetStrategy: fromPlan.trafficResetStrategy, trafficResetDay: fromPlan.trafficResetDay, holdDays: input.holdDays }
+      : { trafficResetStrategy: input.trafficResetStrategy, trafficResetDay: input.trafficResetDay, holdDays: input.holdDays };
     const [after] = await tx
       .update(subscribers)
       .set({
         name: input.name,
         expiresAt: input.expiresAt,
-        trafficLimitBytes: limitBytes(input.trafficLimitGb),
-        ...(input.deviceLimit !== undefined ? { deviceLimit: input.deviceLimit } : {}),
-        ...limitColumns(input, Date.now(), before),
+        trafficLimitBytes: fromPlan ? fromPlan.trafficLimitBytes : limitBytes(input.trafficLimitGb),
+        ...(fromPlan ? { deviceLimit: fromPlan.deviceLimit } : input.deviceLimit !== undefined ? { deviceLimit: input.deviceLimit } : {}),
+        ...(plan ? { planId: plan.id } : {}),
+        ...limitColumns(limits, Date.now(), before),
         updatedAt: new Date(),
       })
       .where(eq(subscribers.id, before.id))

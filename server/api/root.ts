@@ -9,6 +9,7 @@ import { authRouter } from "./routers/auth";
 import { balancerRouter } from "./routers/balancer";
 import { clustersRouter } from "./routers/clusters";
 import { operatorsRouter } from "./routers/operators";
+import { plansRouter } from "./routers/plans";
 import { topologyRouter } from "./routers/topology";
 import { monitoringRouter } from "./routers/monitoring";
 import { auditRouter } from "./routers/audit";
@@ -32,6 +33,7 @@ const productionRouters = {
   balancer: balancerRouter,
   clusters: clustersRouter,
   operators: operatorsRouter,
+  plans: plansRouter,
   topology: topologyRouter,
   monitoring: monitoringRouter,
   twoFactor: twoFactorRouter,

@@ -21,7 +21,7 @@ import "server-only";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { configUserChanges } from "@/db/schema";
-import type { AgentUser } from "@/core/agent-wire";
+import { sameAgentUser, type AgentUser } from "@/core/agent-wire";
 import { byEmail } from "@/core/config-version";
 import type { BuiltConfig, ClusterConfigs } from "./config";
 
@@ -79,7 +79,7 @@ export function mergeChanges(steps: readonly UserChange[]): UserChange {
   const added: AgentUser[] = [];
   const removed: AgentUser[] = [];
   for (const { before, after } of touched.values()) {
-    if (before && after && before.id === after.id) continue;
+    if (before && after && sameAgentUser(before, after)) continue;
     if (before) removed.push(before);
     if (after) added.push(after);
   }

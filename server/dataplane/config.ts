@@ -8,9 +8,9 @@
 import "server-only";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
-import { clusters, inbounds, servers, subscribers } from "@/db/schema";
+import { clusters, inbounds, planRoutes, plans, servers, subscribers } from "@/db/schema";
 import { mayConnect } from "@/server/usage/access";
-import { MAX_NEIGHBOURS, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
+import { MAX_NEIGHBOURS, sameAgentUser, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
 import { usesPath, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
 import { byEmail, legacyUsersHashInSteps, legacyVersionHasher, UsersDigest, versionHasher } from "@/core/config-version";
 
@@ -52,6 +52,8 @@ export interface ClusterConfigs {
   legacyUsersHash: () => Promise<string>;
   /** The soonest expiry of an allowed subscriber: the config changes then. */
   nextExpiryMs: number | null;
+  /** Which plan each user carries (issue 27 point 2): a patch reads subscribers, not plans. */
+  plans: PlanTags;
   /**
    * A patch's exact change from the build it patched (whose users hash is `fromUsersHash`):
    * the journal takes it instead of walking two lists of a million users.
@@ -98,6 +100,39 @@ export function configOf(c: ClusterConfigs, serverId: string): AgentConfig | nul
 }
 
 type InboundRow = typeof inbounds.$inferSelect;
+
+/**
+ * The plans of a cluster as its configs carry them (issue 27 point 2): a user on a plan that
+ * gives every route carries none and is on every inbound (as before plans); a user on any other
+ * plan carries its id and is on the inbounds whose `plans` list it (the inbounds of the plan's
+ * routes). An unknown plan id (made after this build) counts as a plan with no route until the
+ * next build: the config never grants more than the plan.
+ */
+export interface PlanTags {
+  allRoutes: ReadonlySet<string>;
+  /** For a subscriber whose plan is null (none should be: the column is NOT NULL). */
+  defaultPlanId: string | null;
+}
+
+/** The `plan` a subscriber's user carries: none for a plan that gives every route. */
+export function planTag(tags: PlanTags, planId: string | null): string | undefined {
+  const id = planId ?? tags.defaultPlanId;
+  if (id === null || tags.allRoutes.has(id)) return undefined;
+  return id;
+}
+
+/**
+ * A subscriber as agents see it: the Trojan password only where one was kept from another
+ * panel, the plan only where it does not give every route (agents from before either field
+ * parse strictly, so configs without them stay readable to them).
+ */
+function agentUser(s: { vlessUuid: string; id: string; planId: string | null; trojanPassword: string | null }, tags: PlanTags): AgentUser {
+  const user: AgentUser = { id: s.vlessUuid, email: s.id };
+  if (s.trojanPassword) user.password = s.trojanPassword;
+  const plan = planTag(tags, s.planId);
+  if (plan !== undefined) user.plan = plan;
+  return user;
+}
 
 function evenShortIds(ids: readonly string[]): string[] {
   const ok = ids.filter((id) => /^([0-9a-f]{2}){0,8}$/.test(id));
@@ -173,17 +208,16 @@ const userColumns = {
   expiresAt: subscribers.expiresAt,
   trafficLimitBytes: subscribers.trafficLimitBytes,
   trafficUsedBytes: subscribers.trafficUsedBytes,
+  planId: subscribers.planId,
 };
-
-/** A subscriber as agents see it: the password only where one was kept (agents from before it parse strictly). */
-function agentUser(s: { id: string; vlessUuid: string; trojanPassword: string | null }): AgentUser {
-  return s.trojanPassword ? { id: s.vlessUuid, email: s.id, password: s.trojanPassword } : { id: s.vlessUuid, email: s.id };
-}
 
 /** Builds the config of every server of one cluster from the database. */
 export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs = Date.now()): Promise<ClusterConfigs> {
-  const [[cluster], serverRows, inboundRows, subscriberRows] = await Promise.all([
-    db.select({ reportIntervalS: clusters.reportIntervalS, allowedPrivateDestinations: clusters.allowedPrivateDestinations }).from(clusters).where(eq(clusters.id, clusterId)),
+  const [[cluster], serverRows, inboundRows, subscriberRows, planRows, planRouteRows] = await Promise.all([
+    db
+      .select({ reportIntervalS: clusters.reportIntervalS, allowedPrivateDestinations: clusters.allowedPrivateDestinations, defaultPlanId: clusters.defaultPlanId })
+      .from(clusters)
+      .where(eq(clusters.id, clusterId)),
     db
       .select({ id: servers.id, name: servers.name, address: servers.address, enabled: servers.enabled })
       .from(servers)
@@ -195,14 +229,24 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       .from(subscribers)
       .where(and(eq(subscribers.clusterId, clusterId), eq(subscribers.enabled, true)))
       .orderBy(asc(subscribers.id)),
+    db.select({ id: plans.id, allRoutes: plans.allRoutes }).from(plans).where(eq(plans.clusterId, clusterId)),
+    db.select({ planId: planRoutes.planId, routeId: planRoutes.routeId }).from(planRoutes).where(eq(planRoutes.clusterId, clusterId)),
   ]);
-  if (!cluster) return withUsers(clusterId, nowMs, new Map(), [], UsersDigest.of([]), null);
+  const tags: PlanTags = { allRoutes: new Set(planRows.filter((p) => p.allRoutes).map((p) => p.id)), defaultPlanId: cluster?.defaultPlanId ?? null };
+  if (!cluster) return withUsers(clusterId, nowMs, new Map(), [], UsersDigest.of([]), null, tags);
+  // Per route, the plans (other than all-routes ones) that give it: its inbounds accept their users.
+  const plansOfRoute = new Map<string, string[]>();
+  for (const pr of planRouteRows) {
+    if (tags.allRoutes.has(pr.planId)) continue;
+    plansOfRoute.set(pr.routeId, [...(plansOfRoute.get(pr.routeId) ?? []), pr.planId]);
+  }
+  for (const list of plansOfRoute.values()) list.sort();
 
   const users: AgentUser[] = [];
   let nextExpiryMs: number | null = null;
   for (const s of subscriberRows) {
     if (!mayConnect(s, nowMs)) continue;
-    users.push(agentUser(s));
+    users.push(agentUser(s, tags));
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   // Already in id order; sorted again in the order agents rebuild deltas in (code units), so
@@ -224,7 +268,11 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     const rest: BuiltConfig["rest"] = {
       server: { id: s.id, name: s.name, address: s.address, enabled: s.enabled },
       reportIntervalS: cluster.reportIntervalS,
-      inbounds: (byServerInbounds.get(s.id) ?? []).map(agentInbound),
+      inbounds: (byServerInbounds.get(s.id) ?? []).map((i) => {
+        const planIds = i.routeId ? plansOfRoute.get(i.routeId) : undefined;
+        // Left out when empty: a cluster without such plans gets the configs it got before them.
+        return planIds?.length ? { ...agentInbound(i), plans: planIds } : agentInbound(i);
+      }),
       neighbours: neighboursOf(neighboursAll, s.id),
       // Left out when empty: agents from before the field parse the config strictly.
       ...(cluster.allowedPrivateDestinations.length > 0 ? { allowedPrivateDestinations: cluster.allowedPrivateDestinations } : {}),
@@ -232,11 +280,19 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     const versionWith = versionHasher(rest);
     byServer.set(s.id, { version: versionWith(digest.hash), rest, versionWith, legacyVersionWith: legacyVersionHasher(rest) });
   }
-  return withUsers(clusterId, nowMs, byServer, users, digest, nextExpiryMs);
+  return withUsers(clusterId, nowMs, byServer, users, digest, nextExpiryMs, tags);
 }
 
 /** A cluster's configs from their parts; the scheme-1 hash is made when first asked for. */
-function withUsers(clusterId: string, nowMs: number, byServer: Map<string, BuiltConfig>, users: AgentUser[], digest: UsersDigest, nextExpiryMs: number | null): ClusterConfigs {
+function withUsers(
+  clusterId: string,
+  nowMs: number,
+  byServer: Map<string, BuiltConfig>,
+  users: AgentUser[],
+  digest: UsersDigest,
+  nextExpiryMs: number | null,
+  plans: PlanTags,
+): ClusterConfigs {
   let legacyHash: Promise<string> | null = null;
   return {
     clusterId,
@@ -247,6 +303,7 @@ function withUsers(clusterId: string, nowMs: number, byServer: Map<string, Built
     usersHash: digest.hash,
     legacyUsersHash: () => (legacyHash ??= legacyUsersHashInSteps(users, yieldToEvents)),
     nextExpiryMs,
+    plans,
   };
 }
 
@@ -299,7 +356,8 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
   const joining: AgentUser[] = [];
   for (const s of rows) {
     if (!s.enabled || !mayConnect(s, nowMs)) continue;
-    joining.push(agentUser(s));
+    // Moved to another plan: the same user with another `plan`, a delta like an id change.
+    joining.push(agentUser(s, previous.plans));
     if (s.expiresAt && (nextExpiryMs === null || s.expiresAt.getTime() < nextExpiryMs)) nextExpiryMs = s.expiresAt.getTime();
   }
   joining.sort(byEmail);
@@ -310,7 +368,7 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
     const before = previous.users[positionOf(previous.users, email)];
     const was = before?.email === email ? before : undefined;
     const now = joiningByEmail.get(email);
-    if (was && now && was.id === now.id && was.password === now.password) continue;
+    if (was && now && sameAgentUser(was, now)) continue;
     if (was) removed.push(was);
     if (now) added.push(now);
   }
@@ -319,7 +377,7 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
   const digest = previous.usersDigest.patched(ids, joining);
   const byServer = new Map<string, BuiltConfig>();
   for (const [id, b] of previous.byServer) byServer.set(id, { ...b, version: b.versionWith(digest.hash) });
-  const out = withUsers(previous.clusterId, nowMs, byServer, users, digest, nextExpiryMs);
+  const out = withUsers(previous.clusterId, nowMs, byServer, users, digest, nextExpiryMs, previous.plans);
   out.patchedFrom = { fromUsersHash: previous.usersHash, added: added.sort(byEmail), removed: removed.sort(byEmail) };
   return out;
 }

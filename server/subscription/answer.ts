@@ -41,10 +41,13 @@ import { renderSubscriberPage, subscriberPageCsp } from "./page";
 import { pageBlockMessage, pageDeviceRefusal, pickPageLanguage, type PageLanguage } from "./page-language";
 import { formatForUserAgent, type DetectedFormat } from "./user-agent";
 import { subscriptionUrl } from "@/lib/subscription-links";
-import { entryFor, type FleetSnapshot, type SnapshotSubscriber } from "./snapshot";
+import { entryFor, planOf, routesOfPlan, type FleetSnapshot, type SnapshotPlan, type SnapshotSubscriber } from "./snapshot";
 import type { SnapshotCache } from "./snapshot-cache";
 
 export const ANSWER_TTL_MS = 30_000;
+
+/** The one entry of a subscriber whose plan gives no route with a server (issue 27 point 2). */
+export const EMPTY_PLAN_MESSAGE = "ℹ️ Your plan includes no servers yet — contact your provider";
 export const PROFILE_UPDATE_INTERVAL_HOURS = 12;
 
 /** What the request says besides the token and ?format. */
@@ -91,6 +94,8 @@ interface RouteSlot {
 
 /** A subscriber's decided answer: one slot per non-empty route, and its renderings. */
 interface Decided {
+  /** The plan the routes were chosen by (null: no plans known, every route). */
+  planId: string | null;
   topologyVersion: number;
   metricsVersion: number;
   /** When every route was last decided (reused under load changes for ANSWER_TTL_MS). */
@@ -190,10 +195,20 @@ export class Answerer {
         return { status: 200, headers: this.withStale(headers), body, ascii: format === "base64" };
       }
     }
+    const plan = planOf(snapshot.topology, sub);
+    if (plan && !plan.allRoutes && this.planRoutes(sub.clusterId, plan).length === 0) {
+      // A plan with no route that has a server: one entry that says so, rather than an empty
+      // (or, for some apps, broken) config. No balancing, no assignment.
+      requests.inc({ outcome: "empty_plan" });
+      const entries = [infoEntry(EMPTY_PLAN_MESSAGE)];
+      const body =
+        format === "html" ? await this.renderPage(sub, entries, INFO_UUID, origin, lang, { reason: { kind: "empty-plan" }, message: EMPTY_PLAN_MESSAGE }) : renderSubscription(format, INFO_UUID, entries);
+      return { status: 200, headers: this.withStale(this.headersFor(sub, format, vary)), body, ascii: format === "base64" };
+    }
     let d = this.decided.get(sub.id);
-    if (!d || !this.isCurrent(d, now) || d.statusEpoch !== snapshot.statusEpoch) {
+    if (!d || d.planId !== (plan?.id ?? null) || !this.isCurrent(d, now) || d.statusEpoch !== snapshot.statusEpoch) {
       const previous = this.choices.known(sub.id) ?? (await this.choices.of(sub.id));
-      d = this.bringUpToDate(sub, previous, this.clock());
+      d = this.bringUpToDate(sub, plan, previous, this.clock());
     }
     // The page's links name the origin, its words the language: one cached page per subscriber, for the last asked.
     const key = format === "html" ? `html ${lang} ${origin}` : format;
@@ -230,8 +245,10 @@ export class Answerer {
     const cluster = topology.clusters.get(sub.clusterId);
     const previous = await this.choices.of(sub.id);
     const now = this.clock();
+    // Only the routes of the subscriber's plan, as their app gets them.
+    const planRoutes = routesOfPlan(cluster?.routes ?? [], planOf(topology, sub));
     const routes = this.balancer
-      .explainForSubscriber({ userId: sub.id, routes: cluster?.routes ?? [], servers: this.snapshot.serverMetrics, previousAssignments: previous, nowMs: now })
+      .explainForSubscriber({ userId: sub.id, routes: planRoutes, servers: this.snapshot.serverMetrics, previousAssignments: previous, nowMs: now })
       .map(({ routeId, decision }) => ({
         routeId,
         route: cluster?.routes.find((r) => r.routeId === routeId)?.name ?? "",
@@ -300,13 +317,14 @@ export class Answerer {
    * The subscriber's decided answer, up to date: every route decided again when the topology
    * changed (or loads did, past ANSWER_TTL_MS), else only the routes a status change touched.
    */
-  private bringUpToDate(sub: SnapshotSubscriber, previous: Choices, now: number): Decided {
+  private bringUpToDate(sub: SnapshotSubscriber, plan: SnapshotPlan | null, previous: Choices, now: number): Decided {
     const snapshot = this.snapshot;
     const d = this.decided.get(sub.id);
-    if (!d || !this.isCurrent(d, now)) {
+    if (!d || d.planId !== (plan?.id ?? null) || !this.isCurrent(d, now)) {
       recomputed.inc({ kind: "full" });
-      const routes = this.nonEmptyRoutes(sub.clusterId);
+      const routes = this.planRoutes(sub.clusterId, plan);
       const fresh: Decided = {
+        planId: plan?.id ?? null,
         topologyVersion: snapshot.topologyVersion,
         metricsVersion: snapshot.metricsVersion,
         at: now,
@@ -371,13 +389,17 @@ export class Answerer {
     return moved;
   }
 
-  /** A cluster's non-empty routes in order: one array per topology, shared by every full decision. */
-  private nonEmptyRoutes(clusterId: string): readonly RouteInput[] {
+  /**
+   * The non-empty routes of a cluster a plan gives, in order: one array per (topology, plan),
+   * shared by every full decision of the plan's subscribers.
+   */
+  private planRoutes(clusterId: string, plan: SnapshotPlan | null): readonly RouteInput[] {
     const topology = this.snapshot.topology!;
-    let byCluster = this.routesCache.get(topology);
-    if (!byCluster) this.routesCache.set(topology, (byCluster = new Map()));
-    let routes = byCluster.get(clusterId);
-    if (!routes) byCluster.set(clusterId, (routes = (topology.clusters.get(clusterId)?.routes ?? []).filter((r) => r.inbounds.length > 0)));
+    let byPlan = this.routesCache.get(topology);
+    if (!byPlan) this.routesCache.set(topology, (byPlan = new Map()));
+    const key = `${clusterId} ${plan?.id ?? "*"}`;
+    let routes = byPlan.get(key);
+    if (!routes) byPlan.set(key, (routes = routesOfPlan(topology.clusters.get(clusterId)?.routes ?? [], plan).filter((r) => r.inbounds.length > 0)));
     return routes;
   }
 }

@@ -48,7 +48,7 @@ export interface SubscriberPageInput {
   limitBytes: number | null;
   expiresAt: Date | null;
   /** Why the subscriber (or this device: core/devices.ts) may not connect now (the page says it plainly), or null. */
-  blocked: { reason: BlockReason | { kind: "device-limit" | "no-device-id" }; message: string } | null;
+  blocked: { reason: BlockReason | { kind: "device-limit" | "no-device-id" | "empty-plan" }; message: string } | null;
   /** Share links with the names apps show for them. */
   links: Array<{ name: string; link: string }>;
 }

@@ -7,7 +7,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { readBranding, type Branding } from "@/core/branding";
-import { clusters, inbounds, routes, serverAgentState, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
+import { clusters, inbounds, planRoutes, plans, routes, serverAgentState, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
 import { effectiveStatus, isAvailable } from "@/core/status";
@@ -54,6 +54,18 @@ export interface SnapshotCluster {
   branding?: Branding | null;
   /** Non-empty and empty routes, in position order (the balancer skips empty ones). */
   routes: RouteInput[];
+  /** The plan of subscribers whose own plan is not known (null: every route). */
+  defaultPlanId?: string | null;
+}
+
+/** Which routes a plan gives (issue 27 point 2). */
+export interface SnapshotPlan {
+  id: string;
+  clusterId: string;
+  /** Every route of the cluster, those created later included. */
+  allRoutes: boolean;
+  /** The plan's routes when not allRoutes. */
+  routeIds: ReadonlySet<string>;
 }
 
 export interface SnapshotSubscriber {
@@ -73,6 +85,8 @@ export interface SnapshotSubscriber {
   deviceLimit?: number | null;
   /** The Trojan password kept from another panel (server/import); null or absent = derived. */
   trojanPassword?: string | null;
+  /** The subscriber's plan: which routes they get; null or absent = the cluster's default plan. */
+  planId?: string | null;
 }
 
 /** Every cluster's servers, inbounds and routes in memory: what the subscription service answers from. */
@@ -85,11 +99,31 @@ export interface FleetSnapshot {
   routeFlags?: Map<string, string | null>;
   /** The line name of each route that names its line itself (line_name "route"); others are absent. */
   routeLineNames?: Map<string, string>;
+  /** Every cluster's plans by id; absent (snapshots built by hand in tests) = every subscriber gets every route. */
+  plans?: Map<string, SnapshotPlan>;
+}
+
+/**
+ * The plan a subscriber is on in this topology: their own, else the cluster's default. Null
+ * when the topology knows no plans (every route). A plan id the topology does not know (made
+ * after it was loaded) is a plan with no routes until the next reload: never more than granted.
+ */
+export function planOf(topology: FleetSnapshot, sub: Pick<SnapshotSubscriber, "clusterId" | "planId">): SnapshotPlan | null {
+  if (!topology.plans) return null;
+  const id = sub.planId ?? topology.clusters.get(sub.clusterId)?.defaultPlanId ?? null;
+  if (id === null) return null;
+  return topology.plans.get(id) ?? { id, clusterId: sub.clusterId, allRoutes: false, routeIds: new Set() };
+}
+
+/** The routes of a cluster (in order) a plan gives; null plan = all of them. */
+export function routesOfPlan<R extends { routeId: string }>(routes: readonly R[], plan: SnapshotPlan | null): readonly R[] {
+  if (!plan || plan.allRoutes) return routes;
+  return routes.filter((r) => plan.routeIds.has(r.routeId));
 }
 
 export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
-  const [clusterRows, routeRows, inboundRows, serverRows] = await Promise.all([
-    db.select({ id: clusters.id, name: clusters.name, devicelessFetches: clusters.devicelessFetches, branding: clusters.branding }).from(clusters),
+  const [clusterRows, routeRows, inboundRows, serverRows, planRows, planRouteRows] = await Promise.all([
+    db.select({ id: clusters.id, name: clusters.name, devicelessFetches: clusters.devicelessFetches, branding: clusters.branding, defaultPlanId: clusters.defaultPlanId }).from(clusters),
     db.select().from(routes).orderBy(asc(routes.position), asc(routes.createdAt)),
     db.select().from(inbounds).orderBy(asc(inbounds.name)),
     db
@@ -97,9 +131,28 @@ export async function loadTopologySnapshot(db: DbOrTx): Promise<FleetSnapshot> {
       .from(servers)
       .leftJoin(serverHealth, eq(serverHealth.serverId, servers.id))
       .leftJoin(serverAgentState, eq(serverAgentState.serverId, servers.id)),
+    db.select({ id: plans.id, clusterId: plans.clusterId, allRoutes: plans.allRoutes }).from(plans),
+    db.select({ planId: planRoutes.planId, routeId: planRoutes.routeId }).from(planRoutes),
   ]);
-  const topology: FleetSnapshot = { clusters: new Map(), servers: new Map(), inbounds: new Map(), routeNames: new Map(), routeFlags: new Map(), routeLineNames: new Map() };
-  for (const c of clusterRows) topology.clusters.set(c.id, { id: c.id, name: c.name, devicelessFetches: c.devicelessFetches, branding: readBranding(c.branding), routes: [] });
+  const topology: FleetSnapshot = {
+    clusters: new Map(),
+    servers: new Map(),
+    inbounds: new Map(),
+    routeNames: new Map(),
+    routeFlags: new Map(),
+    routeLineNames: new Map(),
+    plans: new Map(),
+  };
+  for (const c of clusterRows) {
+    topology.clusters.set(c.id, { id: c.id, name: c.name, devicelessFetches: c.devicelessFetches, branding: readBranding(c.branding), routes: [], defaultPlanId: c.defaultPlanId });
+  }
+  const planRouteIds = new Map<string, Set<string>>();
+  for (const pr of planRouteRows) {
+    let set = planRouteIds.get(pr.planId);
+    if (!set) planRouteIds.set(pr.planId, (set = new Set()));
+    set.add(pr.routeId);
+  }
+  for (const p of planRows) topology.plans!.set(p.id, { id: p.id, clusterId: p.clusterId, allRoutes: p.allRoutes, routeIds: planRouteIds.get(p.id) ?? new Set() });
   for (const { server: s, status, recoveredAt, notServed } of serverRows) {
     topology.servers.set(s.id, {
       id: s.id,
@@ -263,6 +316,7 @@ export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotS
         nextResetAt: s.nextResetAt,
         deviceLimit: s.deviceLimit,
         trojanPassword: s.trojanPassword,
+        planId: s.planId,
       },
     ]),
   );

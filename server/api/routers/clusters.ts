@@ -4,6 +4,7 @@ import { clusterDeletionImpact, createCluster, deleteCluster, getCluster, listCl
 import { DEVICELESS_FETCHES } from "@/core/devices";
 import { createDemoCluster, deleteDemoCluster, forgetLiveDemoOf, liveDemoClusterId } from "@/server/demo/seed";
 import { brandingSchema } from "@/core/branding";
+import { setDefaultPlan } from "@/server/accounts/plans";
 import { allowedPrivateDestinationsSchema, idSchema, nameSchema } from "@/core/validation";
 import { adminProcedure, topologyWriteProcedure, createTRPCRouter, protectedProcedure } from "../trpc";
 
@@ -40,6 +41,11 @@ export const clustersRouter = createTRPCRouter({
   setDevicelessFetches: topologyWriteProcedure
     .input(z.object({ clusterId: idSchema, devicelessFetches: z.enum(DEVICELESS_FETCHES, { error: "Fetches without a device id must be allow or refuse" }) }))
     .mutation(({ ctx, input }) => publishAfterCommit(setDevicelessFetches(ctx.db, ctx.operator, input))),
+
+  /** The plan new subscribers get when they name none (also plans.setDefault); existing subscribers keep theirs. */
+  setDefaultPlan: topologyWriteProcedure
+    .input(z.object({ clusterId: idSchema, planId: idSchema }))
+    .mutation(({ ctx, input }) => publishAfterCommit(setDefaultPlan(ctx.db, ctx.operator, input))),
 
   /** What deleting the cluster takes with it: the confirmation dialog lists these counts. */
   deletionImpact: protectedProcedure.input(z.object({ clusterId: idSchema })).query(({ ctx, input }) => clusterDeletionImpact(ctx.db, input.clusterId)),

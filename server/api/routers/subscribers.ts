@@ -43,18 +43,48 @@ export const subscribersRouter = createTRPCRouter({
     .input(z.object({ clusterId: idSchema, search: z.string().max(200).optional() }))
     .query(({ ctx, input }) => listSubscribers(ctx.db, input, ctx.operator.role !== "viewer")),
 
+  /**
+   * A new subscriber on `planId` (absent: the cluster's default plan). Limit fields left out
+   * take the plan's defaults; given ones (null = none) win.
+   */
   create: subscribersWriteProcedure
     .input(
-      z.object({ clusterId: idSchema, ...subscriberFields, deviceLimit: deviceLimitSchema.default(null) }).superRefine((v, ctx) => {
-        if (v.expiresAt && v.expiresAt.getTime() <= Date.now()) ctx.addIssue({ code: "custom", path: ["expiresAt"], message: EXPIRY_IN_PAST });
-        refineSubscriberLimits(v, ctx);
-      }),
+      z
+        .object({
+          clusterId: idSchema,
+          name: nameSchema,
+          planId: idSchema.optional(),
+          expiresAt: expirySchema.optional(),
+          trafficLimitGb: trafficLimitGbSchema.optional(),
+          trafficResetStrategy: resetStrategySchema.optional(),
+          trafficResetDay: resetDaySchema.optional(),
+          holdDays: holdDaysSchema.default(null),
+          deviceLimit: deviceLimitSchema.optional(),
+        })
+        .superRefine((v, ctx) => {
+          if (v.expiresAt && v.expiresAt.getTime() <= Date.now()) ctx.addIssue({ code: "custom", path: ["expiresAt"], message: EXPIRY_IN_PAST });
+          // The plan's defaults are checked with the plan (createSubscriber); what was given is checked here.
+          if (v.trafficResetStrategy !== undefined || v.expiresAt !== undefined) {
+            refineSubscriberLimits({ expiresAt: v.expiresAt ?? null, holdDays: v.holdDays, trafficResetStrategy: v.trafficResetStrategy ?? "never", trafficResetDay: v.trafficResetDay ?? null }, ctx);
+          }
+        }),
     )
     .mutation(({ ctx, input }) => publishAfterCommit(createSubscriber(ctx.db, ctx.operator, input))),
 
   update: subscribersWriteProcedure
-    // Without deviceLimit the limit stays as it is: scripts written before it keep working.
-    .input(z.object({ subscriberId: idSchema, ...subscriberFields, deviceLimit: deviceLimitSchema.optional() }).superRefine(refineSubscriberLimits))
+    // Without deviceLimit (or planId) it stays as it is: scripts written before it keep working.
+    // applyPlanLimits: the plan's traffic limit, reset and device limit replace the fields'.
+    .input(
+      z
+        .object({
+          subscriberId: idSchema,
+          ...subscriberFields,
+          deviceLimit: deviceLimitSchema.optional(),
+          planId: idSchema.optional(),
+          applyPlanLimits: z.boolean({ error: "Apply the plan's limits must be true or false" }).default(false),
+        })
+        .superRefine(refineSubscriberLimits),
+    )
     .mutation(({ ctx, input }) => publishAfterCommit(updateSubscriber(ctx.db, ctx.operator, input))),
 
   setEnabled: subscribersWriteProcedure
