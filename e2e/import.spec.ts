@@ -107,7 +107,7 @@ test("an operator imports each panel's export in the dialog; an old Marzban URL 
     const used = async () => (await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(api, "subscribers.list", { clusterId: cluster.id })).find((s) => s.id === anna.id)!.trafficUsedBytes;
     const before = await used();
     expect(before).toBe(1024 ** 3); // her Marzban usage came along
-    await waitForPort(port, 60_000);
+    await waitForPort(port);
     await expect
       .poll(async () => (await fetchViaSocks(client.socksPorts[0]!, target.url).catch(() => ({ status: 0, body: "" }))).status, { timeout: 60_000 })
       .toBe(200);

@@ -83,7 +83,7 @@ test("an operator adds a VMess over WebSocket inbound in the form; its link carr
     const before = await used();
     // The link is in /sub as soon as the inbound exists; the agent's v2ray listens once it has
     // fetched its config and started (a fetch before that is a hang-up, not a refusal).
-    await waitForPort(port, 60_000);
+    await waitForPort(port);
     const r = await fetchViaSocks(client.socksPorts[0]!, target.url);
     expect(r.status, `${client.output()}\n${log.lines.join("\n")}`).toBe(200);
     await expect.poll(used, { timeout: 60_000 }).toBeGreaterThanOrEqual(before + r.body.length);

@@ -104,7 +104,7 @@ async function runClient(bin: string, args: string[], ports: number[], env: Node
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const p of ports) await waitForPort(p, 10_000, () => !exited);
+    for (const p of ports) await waitForPort(p, 60_000, () => !exited);
   } catch (err) {
     await stop();
     throw new Error(`the ${path.basename(bin)} client did not start: ${(err as Error).message}\n${out}`);

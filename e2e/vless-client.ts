@@ -56,8 +56,8 @@ export function v2rayClientConfig(link: VlessLink, socksPort: number): Record<st
 }
 
 
-/** Resolves once 127.0.0.1:port accepts connections; rejects after timeoutMs or when `alive()` turns false. */
-export async function waitForPort(port: number, timeoutMs = 10_000, alive: () => boolean = () => true): Promise<void> {
+/** Resolves once 127.0.0.1:port accepts connections; rejects after timeoutMs (a hang bound) or when `alive()` turns false. */
+export async function waitForPort(port: number, timeoutMs = 60_000, alive: () => boolean = () => true): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!alive()) throw new Error(`the process meant to listen on ${port} has exited`);
@@ -118,7 +118,7 @@ export async function startV2rayClient(opts: { link: string | VlessLink; caFile?
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitForPort(socksPort, 10_000, () => !exited);
+    await waitForPort(socksPort, 60_000, () => !exited);
   } catch (err) {
     await stop();
     throw new Error(`the v2ray client did not start: ${(err as Error).message}\n${out}`);
