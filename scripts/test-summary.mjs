@@ -1,19 +1,22 @@
-// Prints one closing line for the whole suite ("N passed, N failed") from the vitest and
-// Playwright JSON reports, so CI sees what ran.
+// Prints one closing line for the whole suite ("N passed, N failed") from the Playwright JSON
+// report and the vitest JSON reports (one per vitest process), so CI sees what ran.
+// Usage: node scripts/test-summary.mjs PLAYWRIGHT_JSON VITEST_JSON...
 import { readFileSync } from "node:fs";
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-const [vitestFile, playwrightFile] = process.argv.slice(2);
-try {
-  const v = JSON.parse(readFileSync(vitestFile, "utf8"));
-  passed += v.numPassedTests;
-  failed += v.numFailedTests;
-  skipped += v.numPendingTests + (v.numTodoTests ?? 0);
-} catch {
-  failed += 1;
-  console.error(`no vitest report at ${vitestFile}`);
+const [playwrightFile, ...vitestFiles] = process.argv.slice(2);
+for (const vitestFile of vitestFiles) {
+  try {
+    const v = JSON.parse(readFileSync(vitestFile, "utf8"));
+    passed += v.numPassedTests;
+    failed += v.numFailedTests;
+    skipped += v.numPendingTests + (v.numTodoTests ?? 0);
+  } catch {
+    failed += 1;
+    console.error(`no vitest report at ${vitestFile}`);
+  }
 }
 try {
   const p = JSON.parse(readFileSync(playwrightFile, "utf8"));
