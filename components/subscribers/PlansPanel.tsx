@@ -1,4 +1,5 @@
 "use client";
+import { ResetStrategyOptions } from "./ResetStrategyOptions";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ConfirmDialog, Dialog, FormFooter } from "@/components/ui/Dialog";
@@ -227,10 +228,7 @@ function PlanForm({ clusterId, plan, routes, onClose, onSaved }: { clusterId: st
             <Field label="Usage resets" error={err("trafficResetStrategy")}>
               {(p) => (
                 <select {...p} className={inputClass} value={strategy} onChange={(e) => setStrategy(e.target.value as Strategy)}>
-                  <option value="never">Never</option>
-                  <option value="daily">Daily</option>
-                  <option value="weekly">Weekly</option>
-                  <option value="monthly">Monthly</option>
+                  <ResetStrategyOptions />
                 </select>
               )}
             </Field>

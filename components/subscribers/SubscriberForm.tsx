@@ -1,4 +1,5 @@
 "use client";
+import { ResetStrategyOptions } from "./ResetStrategyOptions";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { z } from "zod";
@@ -278,10 +279,7 @@ export function SubscriberForm({
                   clear("trafficResetDay");
                 }}
               >
-                <option value="never">Never</option>
-                <option value="daily">Daily</option>
-                <option value="weekly">Weekly</option>
-                <option value="monthly">Monthly</option>
+                <ResetStrategyOptions />
               </select>
             )}
           </Field>
