@@ -16,9 +16,13 @@ import { hasExited as childHasExited, stopProcess } from "./process";
 /** The repository root: the app is started from there. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** A free TCP port on `host`, below the ephemeral range (see server/topology/local-ports.ts). */
+/** Ports this process has handed out: a port picked at random again (it is free until its user binds it) would clash. */
+const handedOut = new Set<number>();
+
+/** A free TCP port on `host`, below the ephemeral range (see server/topology/local-ports.ts), never one handed out before. */
 export async function freePort(host = "127.0.0.1"): Promise<number> {
-  const [port] = await freeLocalPorts(1, new Set(), host);
+  const [port] = await freeLocalPorts(1, handedOut, host);
+  handedOut.add(port!);
   return port!;
 }
 
