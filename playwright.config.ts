@@ -83,7 +83,8 @@ export default defineConfig({
       env: appEnv(basePort, { DATA_DIR: dataDir }),
       timeout: 120_000,
       reuseExistingServer: false,
-      stdout: "ignore",
+      // Warnings and errors (LOG_LEVEL=warn) show in the run: a 500 in a test names its cause.
+      stdout: "pipe",
       stderr: "pipe",
     },
     ...(pgUrl
@@ -94,7 +95,7 @@ export default defineConfig({
             env: appEnv(basePort + 1, { DATA_DIR: `${dataDir}-pg`, DATABASE_URL: pgUrl }),
             timeout: 120_000,
             reuseExistingServer: false,
-            stdout: "ignore" as const,
+            stdout: "pipe" as const,
             stderr: "pipe" as const,
           },
         ]
