@@ -218,7 +218,7 @@ interface AgentStats {
   reportErrors: Map<string, number>;
 }
 
-function countError(m: Map<string, number>, what: string) {
+function tally(m: Map<string, number>, what: string) {
   m.set(what, (m.get(what) ?? 0) + 1);
 }
 
@@ -306,7 +306,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
         a = await call(base, "GET", `/api/agent/config?wait=${WAIT_S}&delta=1&scheme=2`, { authorization: auth, "accept-encoding": "br, gzip", "if-none-match": `"${versions[k]}"` }, null, (WAIT_S + 15) * 1000);
       } catch (err) {
         if (stopping) return;
-        countError(stats.errors, (err as Error).message.replace(/\d+/g, "N"));
+        tally(stats.errors, (err as Error).message.replace(/\d+/g, "N"));
         await sleep(1000);
         continue;
       }
@@ -316,7 +316,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
         continue;
       }
       if (a.status !== 200) {
-        countError(stats.errors, `HTTP ${a.status}`);
+        tally(stats.errors, `HTTP ${a.status}`);
         await sleep(Number(a.headers["retry-after"] ?? 1) * 1000);
         continue;
       }
@@ -363,9 +363,9 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
           seqs[k] = seq;
           stats.reportsAcked++;
           acked.push({ agent: k, seq, at: performance.now() });
-        } else countError(stats.reportErrors, `HTTP ${a.status}: ${a.wire.toString().slice(0, 120)}`);
+        } else tally(stats.reportErrors, `HTTP ${a.status}: ${a.wire.toString().slice(0, 120)}`);
       } catch (err) {
-        if (!stopping) countError(stats.reportErrors, (err as Error).message.replace(/\d+/g, "N"));
+        if (!stopping) tally(stats.reportErrors, (err as Error).message.replace(/\d+/g, "N"));
       }
     }
   }
@@ -449,7 +449,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
           }
           mutationMs.push(performance.now() - sentAt);
         } catch (err) {
-          countError(mutationErrors, (err as Error).message.slice(0, 200));
+          tally(mutationErrors, (err as Error).message.slice(0, 200));
         }
       })(),
     );
@@ -486,6 +486,8 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
     deltaCheck = `${checkerDeltas.length} deltas applied to the full config hash to the last version (${config.users.length} users)`;
   }
 
+  const reads = await measureReads(admin, base, seeded, o);
+
   const times = propagation.times();
   const round = (x: number, d = 0) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null);
   const figures = {
@@ -507,6 +509,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
     healthP99Ms: round(figures.healthP99Ms, 1),
     panelRssMb: round(figures.panelRssMb),
     aims: aims(figures),
+    reads,
     details: {
       database: o.database,
       online: o.online,
@@ -531,6 +534,50 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
       loadAverage: os.loadavg().map((x) => round(x, 2)),
       cores: os.cpus().length,
     },
+  };
+}
+
+/**
+ * Point 4's reads at this size, once the changes are done (agents stopped, the app at rest):
+ * the subscribers list as the dashboard asks for it (first page, a search, sorted by usage,
+ * a filter, a late page), `/sub` for subscribers drawn across the whole table, and the
+ * diagram (topology.get, with its per-inbound user counts). Each in turn, READ_RUNS times;
+ * p50 and p99 in ms. Figures, not aims: the issue sets none for them.
+ */
+const READ_RUNS = 40;
+async function measureReads(admin: LoggedInClient, base: URL, seeded: Seeded, o: ScaleOptions) {
+  // List queries are rate-limited per session (4 a second after a burst): paced below that.
+  const LIST_GAP_MS = 300;
+  const timed = async (what: (i: number) => Promise<unknown>, gapMs = 0) => {
+    const ms: number[] = [];
+    for (let i = 0; i < READ_RUNS; i++) {
+      const s = performance.now();
+      await what(i);
+      ms.push(performance.now() - s);
+      if (gapMs > 0) await sleep(gapMs - (performance.now() - s));
+    }
+    return { p50Ms: Math.round(percentile(ms, 50)), p99Ms: Math.round(percentile(ms, 99)) };
+  };
+  const page = (input: Record<string, unknown>) => () => admin.query("subscribers.page", { clusterId: seeded.clusterId, ...input });
+  // Subscribers by row number, spread over the table (the seed's tokens are tok-<i>).
+  const spread = (i: number) => 1 + Math.floor(((i * 7919) % READ_RUNS) * (o.subscribers / READ_RUNS)) + (i % 97);
+  const subStatuses = new Map<string, number>();
+  const readSub = async (i: number) => {
+    const a = await call(base, "GET", `/sub/tok-${spread(i)}`, { "user-agent": "v2rayNG/1.9" }, null, 60_000, healthPool);
+    // A subscriber disabled during the run is answered too (not 200): counted, not hidden.
+    tally(subStatuses, String(a.status));
+  };
+  log("reads: the subscribers list, /sub and the diagram");
+  return {
+    runs: READ_RUNS,
+    listFirstPage: await timed(page({}), LIST_GAP_MS),
+    listSearch: await timed((i) => page({ search: `user-${spread(i)}` })(), LIST_GAP_MS),
+    listSortedByUsage: await timed(page({ sort: "usage", dir: "desc" }), LIST_GAP_MS),
+    listDisabled: await timed(page({ status: "disabled" }), LIST_GAP_MS),
+    listLatePage: await timed(page({ page: Math.floor(o.subscribers / 50 / 2) }), LIST_GAP_MS),
+    sub: await timed(readSub),
+    subStatuses: Object.fromEntries(subStatuses),
+    diagram: await timed(() => admin.query("topology.get", { clusterId: seeded.clusterId })),
   };
 }
 

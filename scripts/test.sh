@@ -65,7 +65,7 @@ echo "== starting PostgreSQL"
 pg_start "${TEST_PG_PORT:-55432}"
 echo "PostgreSQL on $PG_URL"
 
-echo "== unit and integration tests (vitest: the fuzz, agent and scripts files beside the rest, each shown when it ends)"
+echo "== unit and integration tests (vitest: two processes side by side, vitest.config.ts; each shown when it ends)"
 TEST_DATABASE_URL="$PG_URL" VITEST_PART=1 npx vitest run --reporter=default --reporter=json --outputFile=.tmp/vitest-1.json >.tmp/vitest-1.log 2>&1 &
 part1_pid=$!
 TEST_DATABASE_URL="$PG_URL" VITEST_PART=2 npx vitest run --reporter=default --reporter=json --outputFile=.tmp/vitest-2.json >.tmp/vitest-2.log 2>&1 &

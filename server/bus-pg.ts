@@ -87,10 +87,14 @@ export class PgChangeBus {
     this.retryMs = Math.min(this.retryMs * 2, 2000);
   }
 
+  /** The last notify sent: a pg client runs one query at a time, so each waits for the one before. */
+  private sending: Promise<unknown> = Promise.resolve();
+
   private send(e: ChangeEvent): void {
     const c = this.client;
     if (!c) return;
-    c.query("select pg_notify($1, $2)", [CHANGE_CHANNEL, JSON.stringify(e)]).catch(() => {});
+    const payload = JSON.stringify(e);
+    this.sending = this.sending.then(() => (this.client === c ? c.query("select pg_notify($1, $2)", [CHANGE_CHANNEL, payload]) : undefined)).catch(() => {});
   }
 
   async stop(): Promise<void> {

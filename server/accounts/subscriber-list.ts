@@ -258,13 +258,12 @@ async function readPage(db: DbOrTx, q: SubscriberPageQuery, opts: { showSecrets:
             .offset(fromEnd ? total - offset - limit : offset);
     if (fromEnd) rows.reverse();
   }
-  const [choices, planNames] = await Promise.all([
-    routeChoicesOf(
-      db,
-      rows.map((r) => r.id),
-    ),
-    planNamesOf(db, q.clusterId),
-  ]);
+  // One after the other: `db` is a transaction here, whose client runs one query at a time.
+  const choices = await routeChoicesOf(
+    db,
+    rows.map((r) => r.id),
+  );
+  const planNames = await planNamesOf(db, q.clusterId);
   return {
     total,
     page: q.page,

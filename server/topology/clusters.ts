@@ -170,7 +170,11 @@ export async function clusterDeletionImpact(db: DbOrTx, clusterId: string) {
   if (!cluster) throw new TRPCError({ code: "NOT_FOUND", message: "No such cluster" });
   const n = async (table: typeof servers | typeof inbounds | typeof routes | typeof subscribers) =>
     (await db.select({ n: count() }).from(table).where(eq(table.clusterId, clusterId)))[0]?.n ?? 0;
-  const [s, i, r, u] = await Promise.all([n(servers), n(inbounds), n(routes), n(subscribers)]);
+  // One after the other: `db` may be a transaction, whose client runs one query at a time.
+  const s = await n(servers);
+  const i = await n(inbounds);
+  const r = await n(routes);
+  const u = await n(subscribers);
   return { id: cluster.id, name: cluster.name, servers: s, inbounds: i, routes: r, subscribers: u };
 }
 

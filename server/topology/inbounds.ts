@@ -69,10 +69,9 @@ export async function createInbound(tx: DbOrTx, actor: Actor, input: NewInbound)
   if (!server) throw new NotFoundError("This server no longer exists");
   // Serialise inbound creation per cluster, so two first inbounds make one default route.
   await tx.select({ id: clusters.id }).from(clusters).where(eq(clusters.id, server.clusterId)).for("update");
-  const [[routeCount], [inboundCount]] = await Promise.all([
-    tx.select({ n: count() }).from(routes).where(eq(routes.clusterId, server.clusterId)),
-    tx.select({ n: count() }).from(inbounds).where(eq(inbounds.clusterId, server.clusterId)),
-  ]);
+  // One after the other: a transaction's client runs one query at a time.
+  const [routeCount] = await tx.select({ n: count() }).from(routes).where(eq(routes.clusterId, server.clusterId));
+  const [inboundCount] = await tx.select({ n: count() }).from(inbounds).where(eq(inbounds.clusterId, server.clusterId));
   let chosenRoute: { id: string; name: string } | null = null;
   if (input.routeId) {
     const [r] = await tx.select({ id: routes.id, name: routes.name, clusterId: routes.clusterId }).from(routes).where(eq(routes.id, input.routeId));
