@@ -24,7 +24,7 @@ import { logger } from "@/server/logger";
 import { foreignKeyViolation } from "@/server/db-errors";
 import { gauge } from "@/server/metrics";
 import type { AgentUser } from "@/core/agent-wire";
-import { buildClusterConfigs, patchClusterConfigs, type BuiltConfig, type ClusterConfigs } from "./config";
+import { buildClusterConfigs, patchClusterConfigs, yieldToEvents, type BuiltConfig, type ClusterConfigs } from "./config";
 import { ClusterJournal, recordUserChange } from "./config-journal";
 import { diffSortedUsers } from "@/core/config-version";
 
@@ -49,6 +49,9 @@ interface Entry {
   /** A patch waiting for the build before it: the subscribers it will re-read (more may join until it starts). */
   patch?: { ids: Set<string>; started: boolean };
 }
+
+/** Waiters answered per turn of the event loop when a change wakes a cluster's agents. */
+const WAKE_BATCH = 50;
 
 export class ConfigHub {
   private cache = new Map<string, Entry>();
@@ -238,10 +241,17 @@ export class ConfigHub {
     } catch {
       return; // database away: waiters time out with 304 and poll again
     }
+    let answered = 0;
     for (const w of [...waiters]) {
+      // Gone meanwhile (timed out, aborted, or replaced by the agent's next poll).
+      if (!waiters.has(w)) continue;
       const built = cluster.byServer.get(w.serverId);
       if (!built) this.finish(w, { kind: "gone" });
       else if (built.version !== w.version) this.finish(w, { kind: "changed", cluster, built });
+      else continue;
+      // Each answer is written (and compressed) as soon as it is due: a thousand in one turn
+      // of the event loop held every other request, /api/health among them, for that long.
+      if (++answered % WAKE_BATCH === 0) await yieldToEvents();
     }
   }
 

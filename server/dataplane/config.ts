@@ -197,7 +197,7 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
 }
 
 /** Lets the event loop answer other requests between steps of a long computation. */
-const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The columns of a subscriber that decide whether, and as whom, the config has them. */
 const userColumns = {

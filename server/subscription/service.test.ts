@@ -55,13 +55,18 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
   });
 
   it("subscription-userinfo carries the upload and download totals once traffic moved", async () => {
-    await t.db
-      .update(subscribers)
-      .set({ trafficUpBytes: 1000, trafficDownBytes: 5000, trafficUsedBytes: 6000, trafficLimitBytes: 10_000 })
-      .where(eq(subscribers.token, token));
+    const [sub] = await t.db.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.token, token));
+    // A limit is a subscriber edit: its event names the subscriber, whose row alone is read again.
+    await t.db.update(subscribers).set({ trafficLimitBytes: 10_000 }).where(eq(subscribers.token, token));
+    publishChange("subscribers", clusterId, [sub!.id]);
+    expect((await service.answer(token, null)).headers["subscription-userinfo"]).toBe("upload=0; download=0; total=10000; expire=0");
+    await t.db.update(subscribers).set({ trafficUpBytes: 1000, trafficDownBytes: 5000, trafficUsedBytes: 6000 }).where(eq(subscribers.token, token));
     publishChange("traffic", clusterId);
-    // Traffic alone re-reads the totals at most every TRAFFIC_RELOAD_MS.
+    // Traffic alone re-reads the totals at most every TRAFFIC_RELOAD_MS, in the background:
+    // the request that starts the pass does not wait for it, a later one has the figures.
     now += 10_000;
+    await service.answer(token, null);
+    await service.trafficSettled();
     const a = await service.answer(token, null);
     expect(a.headers["subscription-userinfo"]).toBe("upload=1000; download=5000; total=10000; expire=0");
     await t.db.update(subscribers).set({ trafficUpBytes: 0, trafficDownBytes: 0, trafficUsedBytes: 0, trafficLimitBytes: null }).where(eq(subscribers.token, token));
@@ -284,5 +289,52 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     expect(fetched.inboundId).toBe(explained.inboundId);
     await t.db.delete(serverMetrics).where(inArray(serverMetrics.serverId, [fra.id, ber.id]));
     publishChange("metrics", clusterId);
+  });
+
+  it("a change naming its subscribers re-reads those rows only; one naming none re-reads all", async () => {
+    const two = await t.db.select({ id: subscribers.id, token: subscribers.token }).from(subscribers).where(eq(subscribers.clusterId, clusterId)).limit(3);
+    const [a, b] = two.slice(1);
+    expect((await service.answer(a!.token, null)).status).toBe(200);
+    expect((await service.answer(b!.token, null)).status).toBe(200);
+    await t.db.update(subscribers).set({ enabled: false }).where(inArray(subscribers.id, [a!.id, b!.id]));
+    publishChange("subscribers", clusterId, [a!.id]);
+    expect((await service.answer(a!.token, null)).status).toBe(404);
+    // b's row was not read again: the change did not name it.
+    expect((await service.answer(b!.token, null)).status).toBe(200);
+    publishChange("subscribers", clusterId);
+    expect((await service.answer(b!.token, null)).status).toBe(404);
+    await t.db.update(subscribers).set({ enabled: true }).where(inArray(subscribers.id, [a!.id, b!.id]));
+    publishChange("subscribers", clusterId);
+    expect((await service.answer(b!.token, null)).status).toBe(200);
+  });
+
+  it("a named change carries a rotated token, a new subscriber and a deleted one", async () => {
+    const [a] = await t.db.select({ id: subscribers.id, token: subscribers.token }).from(subscribers).where(eq(subscribers.clusterId, clusterId)).limit(1);
+    const rotated = `rotated-${a!.token.slice(0, 20)}`;
+    await t.db.update(subscribers).set({ token: rotated }).where(eq(subscribers.id, a!.id));
+    publishChange("subscribers", clusterId, [a!.id]);
+    expect((await service.answer(a!.token, null)).status).toBe(404);
+    expect((await service.answer(rotated, null)).status).toBe(200);
+    const [added] = await t.db.insert(subscribers).values({ clusterId, name: "named-new", token: "named-new-token-1" }).returning();
+    publishChange("subscribers", clusterId, [added!.id]);
+    expect((await service.answer("named-new-token-1", null)).status).toBe(200);
+    await t.db.delete(subscribers).where(eq(subscribers.id, added!.id));
+    publishChange("subscribers", clusterId, [added!.id]);
+    expect((await service.answer("named-new-token-1", null)).status).toBe(404);
+    await t.db.update(subscribers).set({ token: a!.token }).where(eq(subscribers.id, a!.id));
+    publishChange("subscribers", clusterId, [a!.id]);
+    expect((await service.answer(a!.token, null)).status).toBe(200);
+  });
+
+  it("traffic is re-read after the clock went backwards, not only after it moved on", async () => {
+    await t.db.update(subscribers).set({ trafficUpBytes: 7, trafficDownBytes: 8, trafficUsedBytes: 15 }).where(eq(subscribers.token, token));
+    publishChange("traffic", clusterId);
+    now -= 3_600_000;
+    await service.answer(token, null);
+    await service.trafficSettled();
+    expect((await service.answer(token, null)).headers["subscription-userinfo"]).toMatch(/^upload=7; download=8; /);
+    await t.db.update(subscribers).set({ trafficUpBytes: 0, trafficDownBytes: 0, trafficUsedBytes: 0 }).where(eq(subscribers.token, token));
+    publishChange("subscribers", clusterId);
+    now += 3_600_000;
   });
 });

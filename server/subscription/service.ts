@@ -28,7 +28,7 @@ export class SubscriptionService {
     this.snapshot = new SnapshotCache(db, clock, {
       onReport: (m) => this.balancer.observeReport(m.serverId, { users: m.usersOnline, trafficBps: m.trafficBps, atMs: m.reportedAt.getTime() }),
       // Decisions do not depend on a subscriber's fields; their headers and bodies may.
-      onSubscribers: (byId) => this.answers.keepOnly(byId),
+      onSubscribers: (byId, gone) => (gone ? this.answers.forget(gone) : this.answers.keepOnly(byId)),
       alongside: () => this.choices.readSetIfUnknown(),
     });
     this.choices = new StoredChoices(db, clock, () => this.snapshot.topology);
@@ -57,12 +57,17 @@ export class SubscriptionService {
     }
     // A topology change may move inbounds other instances assigned: re-read on next use.
     if (e.kind === "topology" || e.kind === "settings") this.choices.forgetCached();
-    this.snapshot.changed(e.kind);
+    this.snapshot.changed(e.kind, e.subscriberIds);
   }
 
   /** True while the last reload failed: answers come from the last good snapshot. */
   get stale(): boolean {
     return this.snapshot.stale;
+  }
+
+  /** Resolves when the subscribers' traffic totals being re-read (in the background) are in. */
+  trafficSettled(): Promise<void> {
+    return this.snapshot.trafficSettled();
   }
 
   /** Brings the snapshot up to date if anything changed (one reload at a time). */

@@ -7,6 +7,13 @@
  * request waits for one reload, so a drag shows in the very next fetch. Load figures
  * (metrics) only move scores (answer.ts reuses decisions under them for a while).
  *
+ * Subscribers: a change that names its subscribers (at most MAX_NAMED_SUBSCRIBERS, server/changes.ts)
+ * re-reads only those rows and patches the maps; one that names none re-reads every subscriber, a
+ * page at a time. Traffic totals move with every agent report: they are re-read alone (four
+ * columns, into the kept rows) in the background, so no request waits for them, at most every
+ * TRAFFIC_RELOAD_MS and never more than a tenth of the time (at a million subscribers a pass
+ * takes seconds).
+ *
  * Status changes are not topology changes: a "health" event re-reads only the servers'
  * statuses and the inbounds each does not serve (issue 25), and stamps each changed server with a new status epoch, so answers can re-decide
  * only the routes a changed server touches (answer.ts).
@@ -24,6 +31,7 @@ import {
   loadServerStatuses,
   loadSubscribers,
   loadTopologySnapshot,
+  subscriberTrafficPages,
   withStatuses,
   type FleetSnapshot,
   type MetricsRow,
@@ -31,6 +39,8 @@ import {
 } from "./snapshot";
 
 const RETRY_RELOAD_AFTER_MS = 1_000;
+/** Subscribers waiting to be re-read beyond which the next reload reads them all instead. */
+const MAX_PATCH = 10_000;
 /** How stale subscription-userinfo's traffic figures may get while agents report. */
 export const TRAFFIC_RELOAD_MS = 5000;
 
@@ -41,8 +51,11 @@ const statusChanges = counter("routeboard_server_status_changes_total", "Server 
 export interface SnapshotHooks {
   /** A server's load report not seen before (the balancer learns peaks from each one once). */
   onReport(row: MetricsRow): void;
-  /** The subscribers were read again: whatever is kept per subscriber may drop those gone. */
-  onSubscribers(byId: ReadonlyMap<string, SnapshotSubscriber>): void;
+  /**
+   * Subscribers were read again: whatever is kept per subscriber may drop those gone, named in
+   * `gone` after a patch (every one not in `byId` after a full read).
+   */
+  onSubscribers(byId: ReadonlyMap<string, SnapshotSubscriber>, gone?: readonly string[]): void;
   /** A read run beside the reload's own, when there is one; its failure fails the reload. */
   alongside(): Promise<void> | undefined;
 }
@@ -69,6 +82,14 @@ export class SnapshotCache {
   private loadedAt = 0;
   private subscribersLoadedAt = 0;
   private trafficMoved = false;
+  /** Subscribers named by changes since the last reload: the next one re-reads only them. */
+  private pendingIds = new Set<string>();
+  /** The traffic pass under way, when one is (never awaited by a request). */
+  private trafficPass: Promise<void> | null = null;
+  private trafficReadAt = 0;
+  private trafficPassMs = 0;
+  /** Subscribers re-read while a traffic pass runs: their rows are newer than its figures. */
+  private readonly patchedDuringPass = new Set<string>();
   private panicRoutes = 0;
   private isStale = false;
 
@@ -132,19 +153,32 @@ export class SnapshotCache {
     return serverId !== null && (this.statusChangedAt.get(serverId) ?? 0) > epoch;
   }
 
-  /** A change event: marks what the next refresh reloads. */
-  changed(kind: ChangeKind): void {
+  /** A change event: marks what the next refresh reloads (only the subscribers it names, when it names them). */
+  changed(kind: ChangeKind, subscriberIds?: readonly string[]): void {
     if (kind === "metrics") this.dirty.metrics = true;
-    else if (kind === "subscribers") this.dirty.subscribers = this.legacyDirty = true;
+    else if (kind === "subscribers") {
+      this.legacyDirty = true;
+      if (subscriberIds && this.subscribersById.size > 0) this.expectSubscribers(subscriberIds);
+      else this.dirty.subscribers = true;
+    }
     else if (kind === "traffic") this.trafficMoved = true;
     // A status change moves no inbound and no stored choice: statuses only (see the header).
     else if (kind === "health") this.dirty.health = true;
     else if (kind === "topology" || kind === "settings") this.dirty.topology = true;
   }
 
-  /** A subscriber not in the snapshot may have been added since: the next refresh reads the subscribers. */
+  /** A subscriber not in the snapshot may have been added since: the next refresh reads it. */
   expectSubscriber(id: string): void {
-    this.dirty.subscribers = this.dirty.subscribers || !this.subscribersById.has(id);
+    if (!this.subscribersById.has(id)) this.expectSubscribers([id]);
+  }
+
+  private expectSubscribers(ids: readonly string[]): void {
+    if (this.dirty.subscribers) return;
+    for (const id of ids) this.pendingIds.add(id);
+    if (this.pendingIds.size > MAX_PATCH) {
+      this.dirty.subscribers = true;
+      this.pendingIds.clear();
+    }
   }
 
   /** Brings the snapshot up to date if anything changed (one reload at a time). */
@@ -154,11 +188,11 @@ export class SnapshotCache {
     if (this.reloading) await this.reloading;
     // Traffic moves with every agent report: the subscribers' totals (subscription-userinfo)
     // are re-read at most every TRAFFIC_RELOAD_MS, not once per report.
-    if (this.trafficMoved && this.clock() - this.subscribersLoadedAt >= TRAFFIC_RELOAD_MS) {
-      this.trafficMoved = false;
-      this.dirty.subscribers = true;
+    if (this.trafficMoved && !this.trafficPass && this.subscribersById.size > 0) {
+      const since = this.clock() - Math.max(this.trafficReadAt, this.subscribersLoadedAt);
+      if (since >= Math.max(TRAFFIC_RELOAD_MS, 10 * this.trafficPassMs) || since < 0) this.startTrafficPass();
     }
-    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers && !this.legacyDirty) return;
+    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers && this.pendingIds.size === 0 && !this.legacyDirty) return;
     if (this.fleet && this.isStale && this.clock() - this.lastReloadFailedAt < RETRY_RELOAD_AFTER_MS) return;
     this.reloading ??= this.reload().finally(() => {
       this.reloading = null;
@@ -166,18 +200,84 @@ export class SnapshotCache {
     await this.reloading;
   }
 
+  /** Re-reads every subscriber's traffic totals into the kept rows; answers use them from the next request on. */
+  private startTrafficPass(): void {
+    this.trafficMoved = false;
+    this.patchedDuringPass.clear();
+    const byId = this.subscribersById;
+    const startedAt = this.clock();
+    const pass = async () => {
+      let moved = false;
+      for await (const page of subscriberTrafficPages(this.db)) {
+        // Every subscriber was read again meanwhile: those figures are newer than these.
+        if (this.subscribersById !== byId) return;
+        for (const t of page) {
+          const s = byId.get(t.id);
+          if (!s || this.patchedDuringPass.has(t.id)) continue;
+          if (s.trafficUsedBytes === t.trafficUsedBytes && s.trafficUpBytes === t.trafficUpBytes && s.trafficDownBytes === t.trafficDownBytes) continue;
+          s.trafficUsedBytes = t.trafficUsedBytes;
+          s.trafficUpBytes = t.trafficUpBytes;
+          s.trafficDownBytes = t.trafficDownBytes;
+          moved = true;
+        }
+      }
+      if (moved) this.subscribersVer++;
+      reloads.inc({ part: "traffic" });
+    };
+    this.trafficPass = pass()
+      .catch((err: unknown) => {
+        // Tried again at the next request after the usual wait.
+        this.trafficMoved = true;
+        logger().warn({ err: (err as Error).message }, "reading subscribers' traffic failed; keeping the last figures");
+      })
+      .finally(() => {
+        this.trafficReadAt = startedAt;
+        this.trafficPassMs = Math.max(0, this.clock() - startedAt);
+        this.trafficPass = null;
+      });
+  }
+
+  /** Puts re-read rows in place of the kept ones; returns the ids no longer there. */
+  private patchSubscribers(ids: readonly string[], fresh: ReadonlyMap<string, SnapshotSubscriber>): string[] {
+    const byId = new Map([...fresh.values()].map((s) => [s.id, s]));
+    const gone: string[] = [];
+    for (const id of ids) {
+      const old = this.subscribersById.get(id);
+      const now = byId.get(id);
+      // A rotated token: the old one answers nothing from now on.
+      if (old && this.subscribersByToken.get(old.token) === old) this.subscribersByToken.delete(old.token);
+      if (now) {
+        this.subscribersById.set(id, now);
+        this.subscribersByToken.set(now.token, now);
+        this.patchedDuringPass.add(id);
+      } else if (old) {
+        this.subscribersById.delete(id);
+        gone.push(id);
+      }
+    }
+    return gone;
+  }
+
+  /** The traffic pass under way, if any (tests). */
+  trafficSettled(): Promise<void> {
+    return this.trafficPass ?? Promise.resolve();
+  }
+
   private async reload(): Promise<void> {
     const want = { ...this.dirty };
     const wantLegacy = this.legacyDirty;
+    const fullSubscribers = want.subscribers || this.subscribersByToken.size === 0;
+    const patchIds = fullSubscribers ? [] : [...this.pendingIds];
     this.dirty = { topology: false, health: false, metrics: false, subscribers: false };
     this.legacyDirty = false;
+    this.pendingIds.clear();
     try {
       const fullTopology = want.topology || !this.fleet;
       const [loadedTopology, statuses, metrics, subs] = await Promise.all([
         fullTopology ? loadTopologySnapshot(this.db) : Promise.resolve(this.fleet!),
         !fullTopology && want.health ? loadServerStatuses(this.db) : Promise.resolve(null),
         want.metrics || want.topology ? loadMetricsSnapshot(this.db) : Promise.resolve(this.metrics),
-        want.subscribers || this.subscribersByToken.size === 0 ? loadSubscribers(this.db) : Promise.resolve(this.subscribersByToken),
+        fullSubscribers ? loadSubscribers(this.db) : patchIds.length > 0 ? loadSubscribers(this.db, patchIds) : Promise.resolve(null),
         this.hooks.alongside(),
         wantLegacy ? loadLegacyIndex(this.db) : Promise.resolve(this.legacyIndex),
       ]).then(([t, st, m, su, , legacy]) => {
@@ -205,15 +305,19 @@ export class SnapshotCache {
       }
       if (fullTopology && topology !== this.fleet) this.topologyVer++;
       if (metrics !== this.metrics) this.metricsVer++;
-      if (subs !== this.subscribersByToken) {
+      if (subs && fullSubscribers) {
         this.subscribersLoadedAt = this.clock();
         this.subscribersById = new Map([...subs.values()].map((s) => [s.id, s]));
+        this.subscribersByToken = subs;
         this.subscribersVer++;
         this.hooks.onSubscribers(this.subscribersById);
+      } else if (subs) {
+        this.hooks.onSubscribers(this.subscribersById, this.patchSubscribers(patchIds, subs));
+        this.subscribersVer++;
+        reloads.inc({ part: "subscribers-named" });
       }
       this.fleet = topology;
       this.metrics = metrics;
-      this.subscribersByToken = subs;
       this.loads = balancerMetrics(topology, metrics);
       this.panicRoutes = countPanicRoutes(topology, this.loads);
       this.loadedAt = this.clock();
@@ -226,6 +330,7 @@ export class SnapshotCache {
         metrics: this.dirty.metrics || want.metrics,
         subscribers: this.dirty.subscribers || want.subscribers,
       };
+      if (!this.dirty.subscribers) this.expectSubscribers(patchIds);
       this.legacyDirty ||= wantLegacy;
       this.lastReloadFailedAt = this.clock();
       if (!this.fleet) throw err;

@@ -4,7 +4,7 @@
  * database in a few bulk reads and replaced whole when the change bus says it moved, so a
  * request never waits on more than one reload and never sees a half-updated picture.
  */
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, gt, inArray, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { readBranding, type Branding } from "@/core/branding";
 import { clusters, inbounds, planRoutes, plans, routes, serverAgentState, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
@@ -296,30 +296,93 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
   return out;
 }
 
-export async function loadSubscribers(db: DbOrTx): Promise<Map<string, SnapshotSubscriber>> {
-  const rows = await db.select().from(subscribers);
-  return new Map(
-    rows.map((s) => [
-      s.token,
-      {
-        id: s.id,
-        clusterId: s.clusterId,
-        name: s.name,
-        token: s.token,
-        vlessUuid: s.vlessUuid,
-        enabled: s.enabled,
-        expiresAt: s.expiresAt,
-        trafficLimitBytes: s.trafficLimitBytes,
-        trafficUsedBytes: s.trafficUsedBytes,
-        trafficUpBytes: s.trafficUpBytes,
-        trafficDownBytes: s.trafficDownBytes,
-        nextResetAt: s.nextResetAt,
-        deviceLimit: s.deviceLimit,
-        trojanPassword: s.trojanPassword,
-        planId: s.planId,
-      },
-    ]),
-  );
+/** Rows per read of a whole table's subscribers: a million are read in steps, never held twice at once. */
+export const SUBSCRIBER_PAGE = 20_000;
+
+/** The columns the snapshot keeps of a subscriber (not the note, the name's lower case and other list-only columns). */
+const snapshotColumns = {
+  id: subscribers.id,
+  clusterId: subscribers.clusterId,
+  name: subscribers.name,
+  token: subscribers.token,
+  vlessUuid: subscribers.vlessUuid,
+  enabled: subscribers.enabled,
+  expiresAt: subscribers.expiresAt,
+  trafficLimitBytes: subscribers.trafficLimitBytes,
+  trafficUsedBytes: subscribers.trafficUsedBytes,
+  trafficUpBytes: subscribers.trafficUpBytes,
+  trafficDownBytes: subscribers.trafficDownBytes,
+  nextResetAt: subscribers.nextResetAt,
+  deviceLimit: subscribers.deviceLimit,
+  trojanPassword: subscribers.trojanPassword,
+  planId: subscribers.planId,
+};
+
+/**
+ * Every row `read` gives in `id` order, SUBSCRIBER_PAGE at a time (keyset pages on the primary
+ * key: `read(after)` returns the page after that id). Pages are not one snapshot of the table: a
+ * subscriber written meanwhile is named by its change event, which the snapshot cache reads
+ * again after this.
+ */
+async function* pagesById<T extends { id: string }>(read: (after: SQL | undefined) => Promise<T[]>): AsyncGenerator<T[]> {
+  let after: string | null = null;
+  for (;;) {
+    const page = await read(after === null ? undefined : gt(subscribers.id, after));
+    if (page.length > 0) yield page;
+    if (page.length < SUBSCRIBER_PAGE) return;
+    after = page[page.length - 1]!.id;
+  }
+}
+
+/**
+ * One string per cluster and plan id, not one per subscriber row (a million rows carry a
+ * handful of distinct values: about 100 MB of copies at a million).
+ */
+function interner(): (s: string | null) => string | null {
+  const seen = new Map<string, string>();
+  return (s) => {
+    if (s === null) return null;
+    const known = seen.get(s);
+    if (known !== undefined) return known;
+    seen.set(s, s);
+    return s;
+  };
+}
+
+/** The subscribers by token: all of them, or those of `ids` that still exist. */
+export async function loadSubscribers(db: DbOrTx, ids?: readonly string[]): Promise<Map<string, SnapshotSubscriber>> {
+  const byToken = new Map<string, SnapshotSubscriber>();
+  const intern = interner();
+  const keep = (rows: SnapshotSubscriber[]) => {
+    for (const s of rows) {
+      s.clusterId = intern(s.clusterId)!;
+      s.planId = intern(s.planId ?? null);
+      byToken.set(s.token, s);
+    }
+  };
+  if (ids === undefined) {
+    const pages = pagesById((after) => db.select(snapshotColumns).from(subscribers).where(after).orderBy(asc(subscribers.id)).limit(SUBSCRIBER_PAGE));
+    for await (const page of pages) keep(page);
+    return byToken;
+  }
+  for (let k = 0; k < ids.length; k += 1000) {
+    keep(await db.select(snapshotColumns).from(subscribers).where(inArray(subscribers.id, ids.slice(k, k + 1000) as string[])));
+  }
+  return byToken;
+}
+
+/** What a traffic-only reread takes of each subscriber (subscription-userinfo and the limit). */
+export interface SubscriberTraffic {
+  id: string;
+  trafficUsedBytes: number;
+  trafficUpBytes: number;
+  trafficDownBytes: number;
+}
+
+/** Every subscriber's traffic totals, a page at a time. */
+export function subscriberTrafficPages(db: DbOrTx): AsyncGenerator<SubscriberTraffic[]> {
+  const columns = { id: subscribers.id, trafficUsedBytes: subscribers.trafficUsedBytes, trafficUpBytes: subscribers.trafficUpBytes, trafficDownBytes: subscribers.trafficDownBytes };
+  return pagesById((after) => db.select(columns).from(subscribers).where(after).orderBy(asc(subscribers.id)).limit(SUBSCRIBER_PAGE));
 }
 
 /**
