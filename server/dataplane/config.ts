@@ -198,6 +198,10 @@ export function neighboursOf(enabledById: readonly AgentNeighbour[], serverId: s
 
 /** Lets the event loop answer other requests between steps of a long computation. */
 export const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Users digested between two yields of a build (a step of 50,000 took a few hundred ms on a busy panel). */
+const DIGEST_STEP = 10_000;
+/** Servers whose configs are hashed between two yields of a build. */
+const SERVERS_PER_STEP = 25;
 
 /** The columns of a subscriber that decide whether, and as whom, the config has them. */
 const userColumns = {
@@ -252,7 +256,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
   // Already in id order; sorted again in the order agents rebuild deltas in (code units), so
   // the two never depend on how the database collates.
   users.sort(byEmail);
-  const digest = await UsersDigest.inSteps(users, yieldToEvents);
+  const digest = await UsersDigest.inSteps(users, yieldToEvents, DIGEST_STEP);
   const byServer = new Map<string, BuiltConfig>();
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {
@@ -264,7 +268,11 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     .filter((s) => s.enabled)
     .map((s) => ({ serverId: s.id, name: s.name, address: s.address, ports: (byServerInbounds.get(s.id) ?? []).map((i) => i.port) }));
 
+  let sinceYield = 0;
   for (const s of serverRows) {
+    // Each server's rest (its neighbours among them) is hashed here: a thousand servers with a
+    // thousand neighbours each held the event loop for seconds in one go.
+    if (++sinceYield % SERVERS_PER_STEP === 0) await yieldToEvents();
     const rest: BuiltConfig["rest"] = {
       server: { id: s.id, name: s.name, address: s.address, enabled: s.enabled },
       reportIntervalS: cluster.reportIntervalS,
@@ -278,7 +286,9 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
       ...(cluster.allowedPrivateDestinations.length > 0 ? { allowedPrivateDestinations: cluster.allowedPrivateDestinations } : {}),
     };
     const versionWith = versionHasher(rest);
-    byServer.set(s.id, { version: versionWith(digest.hash), rest, versionWith, legacyVersionWith: legacyVersionHasher(rest) });
+    // Scheme 1 only for agents from before scheme 2, when one asks (legacyVersion).
+    let legacyWith: ((legacyUsersHash: string) => string) | null = null;
+    byServer.set(s.id, { version: versionWith(digest.hash), rest, versionWith, legacyVersionWith: (h) => (legacyWith ??= legacyVersionHasher(rest))(h) });
   }
   return withUsers(clusterId, nowMs, byServer, users, digest, nextExpiryMs, tags);
 }

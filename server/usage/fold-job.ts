@@ -15,7 +15,7 @@ import type { Db } from "@/db/client";
 import { publishChange } from "@/server/bus";
 import { logger } from "@/server/logger";
 import { gauge } from "@/server/metrics";
-import { foldTrafficDays, foldTrafficTotals } from "./journal";
+import { foldSubscriberChanges, foldTrafficDays, foldTrafficTotals } from "./journal";
 
 /** How often journalled traffic is added to subscribers' totals (limits, "online now"). */
 export const TOTALS_EVERY_MS = 500;
@@ -99,7 +99,7 @@ export class TrafficFoldJob {
       for (;;) {
         const t = await foldTrafficTotals(db, this.totalsRows);
         for (const c of t.movedClusters) publishChange("traffic", c);
-        for (const c of new Set([...t.crossedClusters, ...t.startedClusters])) publishChange("subscribers", c);
+        for (const c of foldSubscriberChanges(t)) publishChange(c.kind, c.clusterId, c.subscriberIds);
         if (t.folded < this.totalsRows) {
           this.totalsCaughtUpAtMs = startedAtMs;
           return;

@@ -17,7 +17,8 @@ import { ReportBatcher } from "@/server/dataplane/report-batcher";
 import { TrafficFoldJob } from "./fold-job";
 import type { Db } from "@/db/client";
 import { applyReports, type ReportToApply } from "@/server/dataplane/reports";
-import { foldTrafficDays, foldTrafficJournal, foldTrafficTotals } from "./journal";
+import { foldSubscriberChanges, foldTrafficDays, foldTrafficJournal, foldTrafficTotals } from "./journal";
+import { MAX_NAMED_SUBSCRIBERS } from "@/server/changes";
 import { agentReport as report } from "@/server/monitoring/testing";
 
 
@@ -106,11 +107,33 @@ describe.each(testDbKinds())("traffic journal (%s)", (kind) => {
     }
     expect(await totals(t.db, f.sub)).toMatchObject({ down: 1200 });
     expect(events.filter((e) => e.clusterId === f.clusterId).map((e) => e.kind).sort()).toEqual(["subscribers", "traffic"]);
+    // The change names who crossed: listeners re-read that row, not a million.
+    expect(events.find((e) => e.kind === "subscribers")?.subscriberIds).toEqual([f.sub]);
     // Already over: more traffic is counted, but the limit is not "crossed" again.
     await t.db.transaction((tx) =>
       applyReports(tx, [{ server: { serverId: f.servers[0]!, clusterId: f.clusterId }, nowMs: now, report: report({ instance: "lim-agent-0", seq: 2, users: [{ email: f.sub, up: 1, down: 0 }] }) }]),
     );
     expect(await foldTrafficTotals(t.db)).toMatchObject({ folded: 1, crossedClusters: [] });
+  });
+
+  it("a fold's subscriber changes name at most MAX_NAMED_SUBSCRIBERS per cluster, else none", () => {
+    const many = Array.from({ length: MAX_NAMED_SUBSCRIBERS + 1 }, (_, k) => `s${k}`);
+    const changes = foldSubscriberChanges({
+      folded: 2,
+      movedClusters: ["a", "b", "c"],
+      crossedClusters: ["a", "b"],
+      startedClusters: ["b", "c"],
+      changedSubscribers: new Map([
+        ["a", ["s1"]],
+        ["b", many],
+        ["c", ["s2", "s3"]],
+      ]),
+    });
+    expect(changes).toEqual([
+      { kind: "subscribers", clusterId: "a", subscriberIds: ["s1"] },
+      { kind: "subscribers", clusterId: "b" },
+      { kind: "subscribers", clusterId: "c", subscriberIds: ["s2", "s3"] },
+    ]);
   });
 
   it("fold lag (/metrics): -1 before the first totals fold, then the time since the last fold that caught up started", async () => {

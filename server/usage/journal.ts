@@ -12,6 +12,7 @@ import { rowsOf } from "@/db/rows";
 import { servers, subscriberTraffic, subscribers, trafficJournal, trafficQuarantine } from "@/db/schema";
 import type { AgentReport } from "@/core/monitoring-contract";
 import { isDatabaseDown, isTransactionConflict } from "@/server/db-errors";
+import { MAX_NAMED_SUBSCRIBERS } from "@/server/changes";
 import { logger } from "@/server/logger";
 import { counter } from "@/server/metrics";
 import { emitSubscriberBlocked } from "./block-alerts";
@@ -139,7 +140,7 @@ export async function foldJournalIn(tx: DbOrTx): Promise<TotalsFold> {
     });
   } catch (err) {
     if (isDatabaseDown(err)) throw err;
-    return { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
+    return emptyFold();
   }
 }
 
@@ -150,6 +151,29 @@ export interface TotalsFold {
   crossedClusters: string[];
   /** Clusters where a subscriber on hold connected for the first time (its expiry is now set). */
   startedClusters: string[];
+  /** Per cluster of crossedClusters and startedClusters, the subscribers who crossed or started. */
+  changedSubscribers: Map<string, string[]>;
+}
+
+/**
+ * The "subscribers" changes a fold causes: per cluster where someone crossed a limit or
+ * started a hold, naming them (so listeners re-read their rows only) unless there are more
+ * than MAX_NAMED_SUBSCRIBERS.
+ */
+const emptyFold = (): TotalsFold => ({ folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [], changedSubscribers: new Map() });
+
+/** Adds fold `t` to `into` (clusters once each). */
+function mergeFold(into: TotalsFold, t: TotalsFold): void {
+  into.folded += t.folded;
+  for (const k of ["movedClusters", "crossedClusters", "startedClusters"] as const) for (const c of t[k]) if (!into[k].includes(c)) into[k].push(c);
+  for (const [c, ids] of t.changedSubscribers) into.changedSubscribers.set(c, [...(into.changedSubscribers.get(c) ?? []), ...ids]);
+}
+
+export function foldSubscriberChanges(f: TotalsFold): Array<{ kind: "subscribers"; clusterId: string; subscriberIds?: string[] }> {
+  return [...new Set([...f.crossedClusters, ...f.startedClusters])].map((clusterId) => {
+    const ids = f.changedSubscribers.get(clusterId);
+    return { kind: "subscribers", clusterId, ...(ids && ids.length > 0 && ids.length <= MAX_NAMED_SUBSCRIBERS ? { subscriberIds: ids } : {}) };
+  });
 }
 
 /**
@@ -167,11 +191,10 @@ export async function foldTrafficTotals(db: Db, maxRows = 1000): Promise<TotalsF
     if (transient(err)) throw err;
     // Some row of the step cannot be folded: fold them one by one and quarantine the culprit
     // (issue 21), so one bad batch never holds up anyone else's traffic.
-    const out: TotalsFold = { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
+    const out = emptyFold();
     await foldOneByOne(db, "totals", maxRows, async (id) => {
       const t = await db.transaction((tx) => foldTotalsStep(tx, sql`id = ${id} and not totals_folded`));
-      out.folded += t.folded;
-      for (const k of ["movedClusters", "crossedClusters", "startedClusters"] as const) for (const c of t[k]) if (!out[k].includes(c)) out[k].push(c);
+      mergeFold(out, t);
       return t.folded;
     });
     return out;
@@ -189,7 +212,7 @@ const CAP = sql.raw(`${BYTES_CAP}::numeric`);
 
 async function foldTotalsStep(tx: DbOrTx, which: SQL): Promise<TotalsFold> {
   const lock = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${TOTALS_FOLD_LOCK_KEY}) as ok`))[0];
-  if (!lock?.ok) return { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [] };
+  if (!lock?.ok) return emptyFold();
   // Sums are numeric (never overflow) and clamped to BYTES_CAP when stored.
   const res = await tx.execute<{ folded: number; moved: string[] | null; crossed: string[] | null }>(sql`
     with j as (
@@ -227,11 +250,17 @@ async function foldTotalsStep(tx: DbOrTx, which: SQL): Promise<TotalsFold> {
       array(select distinct cluster_id::text from upd) as moved,
       array(select distinct cluster_id::text from upd where crossed) as crossed,
       array(select distinct u.cluster_id::text from upd u join held h on h.id = u.id) as started,
-      array(select id::text from upd where crossed) as crossed_ids`);
-  const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null; started: string[] | null; crossed_ids: string[] | null }>(res)[0];
+      array(select id::text from upd where crossed) as crossed_ids,
+      array(select u.cluster_id::text || ' ' || u.id::text from upd u where u.crossed or u.id in (select id from held)) as changed`);
+  const row = rowsOf<{ folded: number; moved: string[] | null; crossed: string[] | null; started: string[] | null; crossed_ids: string[] | null; changed: string[] | null }>(res)[0];
+  const changedSubscribers = new Map<string, string[]>();
+  for (const pair of row?.changed ?? []) {
+    const [clusterId, id] = pair.split(" ") as [string, string];
+    changedSubscribers.set(clusterId, [...(changedSubscribers.get(clusterId) ?? []), id]);
+  }
   // Subscriber limited alerts, in this transaction (block-alerts.ts).
   await emitSubscriberBlocked(tx, row?.crossed_ids ?? [], Date.now());
-  return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [], startedClusters: row?.started ?? [] };
+  return { folded: Number(row?.folded ?? 0), movedClusters: row?.moved ?? [], crossedClusters: row?.crossed ?? [], startedClusters: row?.started ?? [], changedSubscribers };
 }
 
 /**
@@ -369,13 +398,10 @@ async function isolateJournalRow(db: Db, id: number, stage: "totals" | "days", r
  * down). Returns the journal rows whose totals were applied and the clusters concerned.
  */
 export async function foldTrafficJournal(db: Db): Promise<TotalsFold & { daysFolded: number }> {
-  const out: TotalsFold & { daysFolded: number } = { folded: 0, movedClusters: [], crossedClusters: [], startedClusters: [], daysFolded: 0 };
+  const out = { ...emptyFold(), daysFolded: 0 };
   for (;;) {
     const t = await foldTrafficTotals(db);
-    out.folded += t.folded;
-    out.movedClusters.push(...t.movedClusters.filter((c) => !out.movedClusters.includes(c)));
-    out.crossedClusters.push(...t.crossedClusters.filter((c) => !out.crossedClusters.includes(c)));
-    out.startedClusters.push(...t.startedClusters.filter((c) => !out.startedClusters.includes(c)));
+    mergeFold(out, t);
     const d = await foldTrafficDays(db);
     out.daysFolded += d;
     if (t.folded === 0 && d === 0) return out;

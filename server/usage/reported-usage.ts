@@ -12,7 +12,7 @@ import { servers, subscriberTraffic, subscribers, trafficQuarantine } from "@/db
 import { recordAudit } from "@/server/audit";
 import { written, type Actor, type Written } from "@/server/changes";
 import { emitSubscriberBlocked } from "./block-alerts";
-import { foldTrafficJournal, foldJournalIn, TRAFFIC_FOLD_LOCKS } from "./journal";
+import { foldSubscriberChanges, foldTrafficJournal, foldJournalIn, TRAFFIC_FOLD_LOCKS } from "./journal";
 import { pgArray } from "@/db/pg-array";
 
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : ((r as { rows?: T[] }).rows ?? [])) as T[];
@@ -195,6 +195,6 @@ export async function discardReportedUsage(db: Db, actor: Actor, input: DiscardI
     { kind: "subscribers", clusterId: input.clusterId },
     { kind: "traffic", clusterId: input.clusterId },
     ...f.movedClusters.filter((c) => c !== input.clusterId).map((clusterId) => ({ kind: "traffic" as const, clusterId })),
-    ...[...new Set([...f.crossedClusters, ...f.startedClusters])].filter((c) => c !== input.clusterId).map((clusterId) => ({ kind: "subscribers" as const, clusterId })),
+    ...foldSubscriberChanges(f).filter((c) => c.clusterId !== input.clusterId),
   );
 }
