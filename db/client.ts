@@ -107,14 +107,20 @@ async function openPostgres(url: string): Promise<Database> {
     throw new DatabaseOpenError(`Cannot reach the database at ${describeUrl(url)} (${describeError(err)}): check DATABASE_URL and that PostgreSQL is running`);
   }
   const db = drizzle(pool, { schema }) as unknown as Db;
+  // Its own connection: /api/health says whether the database answers, and must not wait for
+  // one of the ten the app's work holds (under a thousand agents' reports it did, for seconds).
+  const pingPool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5000 });
+  pingPool.on("error", () => {});
   return {
     db,
     kind: "postgres",
     url,
     ping: async () => {
-      await pool.query("select 1");
+      await pingPool.query("select 1");
     },
-    close: () => pool.end(),
+    close: async () => {
+      await Promise.all([pool.end(), pingPool.end()]);
+    },
   };
 }
 

@@ -50,8 +50,8 @@ interface Entry {
   patch?: { ids: Set<string>; started: boolean };
 }
 
-/** Waiters answered per turn of the event loop when a change wakes a cluster's agents. */
-const WAKE_BATCH = 50;
+/** Waiters answered per turn of the event loop when a change wakes a cluster's agents (each about 0.2 ms). */
+const WAKE_BATCH = 200;
 
 export class ConfigHub {
   private cache = new Map<string, Entry>();
