@@ -162,7 +162,7 @@ async function sendStreamed(req: IncomingMessage, res: ServerResponse, version: 
 
 /** A full config: streamed when it has many users, else one body. */
 function sendFull(req: IncomingMessage, res: ServerResponse, cluster: ClusterConfigs, built: BuiltConfig, version: string, kind?: "full"): Promise<void> {
-  if (cluster.users.length > STREAM_FROM_USERS) return sendStreamed(req, res, version, configBodyPieces(cluster, built, version, kind), cluster.users.length);
+  if (cluster.userList.length > STREAM_FROM_USERS) return sendStreamed(req, res, version, configBodyPieces(cluster, built, version, kind), cluster.userList.length);
   return sendBody(req, res, version, "full", configBody(cluster, built, version, kind));
 }
 

@@ -23,9 +23,9 @@ import { MAX_NAMED_SUBSCRIBERS } from "@/server/changes";
 import { logger } from "@/server/logger";
 import { foreignKeyViolation } from "@/server/db-errors";
 import { gauge } from "@/server/metrics";
-import type { AgentUser } from "@/core/agent-wire";
 import { buildClusterConfigs, patchClusterConfigs, yieldToEvents, type BuiltConfig, type ClusterConfigs } from "./config";
 import { ClusterJournal, recordUserChange } from "./config-journal";
+import type { UserList } from "./user-list";
 import { diffSortedUsers } from "@/core/config-version";
 
 export const WAKE_DEBOUNCE_MS = 50;
@@ -62,7 +62,7 @@ export class ConfigHub {
   private off: (() => void) | null = null;
   private closed = false;
   /** The users of this instance's newest build per cluster: the start of the next journal row. */
-  private lastUsers = new Map<string, { hash: string; users: AgentUser[] }>();
+  private lastUsers = new Map<string, { hash: string; users: UserList }>();
   private journals = new WeakMap<ClusterConfigs, Promise<ClusterJournal | null>>();
   /** Per cluster whose build was dropped by subscriber changes alone: that build and who changed. */
   private pendingPatches = new Map<string, { base: Promise<ClusterConfigs>; ids: Set<string> }>();
@@ -191,11 +191,11 @@ export class ConfigHub {
   /** Records how the users changed since this instance's previous build of the cluster. */
   private async journalUsers(db: Db, built: ClusterConfigs): Promise<void> {
     const previous = this.lastUsers.get(built.clusterId);
-    this.lastUsers.set(built.clusterId, { hash: built.usersHash, users: built.users });
+    this.lastUsers.set(built.clusterId, { hash: built.usersHash, users: built.userList });
     if (!previous || previous.hash === built.usersHash) return;
     try {
       // A patch of this instance's previous build knows its change; anything else is diffed (a walk over both lists).
-      const change = built.patchedFrom?.fromUsersHash === previous.hash ? built.patchedFrom : diffSortedUsers(previous.users, built.users);
+      const change = built.patchedFrom?.fromUsersHash === previous.hash ? built.patchedFrom : diffSortedUsers(previous.users.toArray(), built.userList.toArray());
       await recordUserChange(db, built.clusterId, previous.hash, built.usersHash, change);
     } catch (err) {
       // The cluster was deleted meanwhile: there is nobody left to hand a delta to.

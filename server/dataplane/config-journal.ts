@@ -186,7 +186,7 @@ export class ClusterJournal {
     if (path.some((e) => !byId.has(e.id))) return null;
     const merged = mergeChanges(path.map((e) => byId.get(e.id)!));
     // A delta as large as half the users is no cheaper to send or apply than the whole list.
-    if (merged.added.length + merged.removed.length > Math.max(MAX_JOURNALED_USERS, this.cluster.users.length / 2)) return null;
+    if (merged.added.length + merged.removed.length > Math.max(MAX_JOURNALED_USERS, this.cluster.userList.length / 2)) return null;
     // Rebuilt in the config's key order: jsonb hands keys back in its own order.
     return {
       addedJson: JSON.stringify(merged.added.map((u) => (u.password ? { id: u.id, email: u.email, password: u.password } : { id: u.id, email: u.email }))),

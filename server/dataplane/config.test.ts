@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { MAX_NEIGHBOURS, agentInboundSchema, type AgentNeighbour } from "@/core/agent-wire";
 import { mayConnect } from "@/server/usage/access";
 import { canonicalJson } from "@/core/config-version";
-import { agentInbound, neighboursOf, replaceUsers } from "./config";
+import { agentInbound, neighboursOf } from "./config";
+import { replaceUsers } from "./user-list";
 
 const base = {
   id: "11111111-1111-4111-8111-111111111111",

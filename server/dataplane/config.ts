@@ -12,6 +12,7 @@ import { clusters, inbounds, planRoutes, plans, servers, subscribers } from "@/d
 import { mayConnect } from "@/server/usage/access";
 import { MAX_NEIGHBOURS, sameAgentUser, type AgentConfig, type AgentInbound, type AgentNeighbour, type AgentUser } from "@/core/agent-wire";
 import { usesPath, type InboundTransport, type SsMethod } from "@/core/inbound-protocols";
+import { UserList } from "./user-list";
 import { byEmail, legacyUsersHashInSteps, legacyVersionHasher, UsersDigest, versionHasher } from "@/core/config-version";
 
 export const REALITY_FLOW = "xtls-rprx-vision";
@@ -39,8 +40,10 @@ export interface ClusterConfigs {
   clusterId: string;
   builtAtMs: number;
   byServer: Map<string, BuiltConfig>;
-  /** Every server of the cluster gets the same users, sorted by email. */
-  users: AgentUser[];
+  /** Every server of the cluster gets the same users, sorted by email, in chunks (user-list.ts). */
+  userList: UserList;
+  /** userList as one array, made on first use (tests and tools; the panel's own paths use userList). */
+  readonly users: AgentUser[];
   /** The users' scheme-2 digest (core/config-version.ts), patched per change. */
   usersDigest: UsersDigest;
   /** usersDigest.hash: the key of the config journal. */
@@ -79,9 +82,9 @@ export function* configBodyPieces(c: ClusterConfigs, b: BuiltConfig, version = b
   let piece =
     `{${kind ? `"kind":${JSON.stringify(kind)},` : ""}"version":${JSON.stringify(version)},"server":${JSON.stringify(server)},` +
     `"reportIntervalS":${reportIntervalS},"inbounds":${JSON.stringify(ibs)},"users":[`;
-  for (let k = 0; k < c.users.length; k += USERS_PER_PIECE) {
+  for (let k = 0; k < c.userList.length; k += USERS_PER_PIECE) {
     // JSON.stringify of a slice without its brackets: the same bytes as the whole list's.
-    piece += (k > 0 ? "," : "") + JSON.stringify(c.users.slice(k, k + USERS_PER_PIECE)).slice(1, -1);
+    piece += (k > 0 ? "," : "") + JSON.stringify(c.userList.slice(k, k + USERS_PER_PIECE)).slice(1, -1);
     yield piece;
     piece = "";
   }
@@ -237,7 +240,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     db.select({ planId: planRoutes.planId, routeId: planRoutes.routeId }).from(planRoutes).where(eq(planRoutes.clusterId, clusterId)),
   ]);
   const tags: PlanTags = { allRoutes: new Set(planRows.filter((p) => p.allRoutes).map((p) => p.id)), defaultPlanId: cluster?.defaultPlanId ?? null };
-  if (!cluster) return withUsers(clusterId, nowMs, new Map(), [], UsersDigest.of([]), null, tags);
+  if (!cluster) return withUsers(clusterId, nowMs, new Map(), UserList.of([]), UsersDigest.of([]), null, tags);
   // Per route, the plans (other than all-routes ones) that give it: its inbounds accept their users.
   const plansOfRoute = new Map<string, string[]>();
   for (const pr of planRouteRows) {
@@ -290,7 +293,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     let legacyWith: ((legacyUsersHash: string) => string) | null = null;
     byServer.set(s.id, { version: versionWith(digest.hash), rest, versionWith, legacyVersionWith: (h) => (legacyWith ??= legacyVersionHasher(rest))(h) });
   }
-  return withUsers(clusterId, nowMs, byServer, users, digest, nextExpiryMs, tags);
+  return withUsers(clusterId, nowMs, byServer, UserList.of(users), digest, nextExpiryMs, tags);
 }
 
 /** A cluster's configs from their parts; the scheme-1 hash is made when first asked for. */
@@ -298,58 +301,28 @@ function withUsers(
   clusterId: string,
   nowMs: number,
   byServer: Map<string, BuiltConfig>,
-  users: AgentUser[],
+  userList: UserList,
   digest: UsersDigest,
   nextExpiryMs: number | null,
   plans: PlanTags,
 ): ClusterConfigs {
   let legacyHash: Promise<string> | null = null;
+  let flat: AgentUser[] | null = null;
   return {
     clusterId,
     builtAtMs: nowMs,
     byServer,
-    users,
+    userList,
+    get users() {
+      return (flat ??= userList.toArray());
+    },
     usersDigest: digest,
     usersHash: digest.hash,
-    legacyUsersHash: () => (legacyHash ??= legacyUsersHashInSteps(users, yieldToEvents)),
+    // Only for agents from before scheme 2 (one flat copy of the users, then kept).
+    legacyUsersHash: () => (legacyHash ??= legacyUsersHashInSteps(userList.toArray(), yieldToEvents)),
     nextExpiryMs,
     plans,
   };
-}
-
-/** Where `email` is, or would go, in users sorted by email (byEmail: code units). */
-function positionOf(users: readonly AgentUser[], email: string): number {
-  let lo = 0;
-  let hi = users.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (users[mid]!.email < email) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/**
- * `users` (sorted by email) without the emails of `leaving`, with `joining` added in order; a
- * joining email already present replaces its user. A copy, so builds already handed out keep
- * their users: a binary search per named email, the unchanged runs between them copied whole
- * (a splice per change moved the array each time, and a walk looks at every user).
- */
-export function replaceUsers(users: readonly AgentUser[], leaving: Iterable<string>, joining: readonly AgentUser[]): AgentUser[] {
-  const joiningByEmail = new Map(joining.map((u) => [u.email, u]));
-  // Code-unit order, as byEmail: the positions found below only grow.
-  const named = [...new Set([...leaving, ...joiningByEmail.keys()])].sort();
-  const runs: (readonly AgentUser[])[] = [];
-  let from = 0;
-  for (const email of named) {
-    const at = positionOf(users, email);
-    runs.push(users.slice(from, at));
-    const joined = joiningByEmail.get(email);
-    if (joined) runs.push([joined]);
-    from = users[at]?.email === email ? at + 1 : at;
-  }
-  runs.push(users.slice(from));
-  return ([] as AgentUser[]).concat(...runs);
 }
 
 /**
@@ -375,14 +348,13 @@ export async function patchClusterConfigs(db: DbOrTx, previous: ClusterConfigs, 
   const removed: AgentUser[] = [];
   const joiningByEmail = new Map(joining.map((u) => [u.email, u]));
   for (const email of ids) {
-    const before = previous.users[positionOf(previous.users, email)];
-    const was = before?.email === email ? before : undefined;
+    const was = previous.userList.find(email);
     const now = joiningByEmail.get(email);
     if (was && now && sameAgentUser(was, now)) continue;
     if (was) removed.push(was);
     if (now) added.push(now);
   }
-  const users = replaceUsers(previous.users, ids, joining);
+  const users = previous.userList.replaced(ids, joining);
   // Only the buckets of these subscribers are hashed again (core/config-version.ts UsersDigest).
   const digest = previous.usersDigest.patched(ids, joining);
   const byServer = new Map<string, BuiltConfig>();
