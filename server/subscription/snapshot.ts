@@ -353,10 +353,26 @@ function interner(): (s: string | null) => string | null {
 export async function loadSubscribers(db: DbOrTx, ids?: readonly string[]): Promise<Map<string, SnapshotSubscriber>> {
   const byToken = new Map<string, SnapshotSubscriber>();
   const intern = interner();
+  // Copied into one literal shape (the answer path reads these fields on every request).
   const keep = (rows: SnapshotSubscriber[]) => {
-    for (const s of rows) {
-      s.clusterId = intern(s.clusterId)!;
-      s.planId = intern(s.planId ?? null);
+    for (const r of rows) {
+      const s: SnapshotSubscriber = {
+        id: r.id,
+        clusterId: intern(r.clusterId)!,
+        name: r.name,
+        token: r.token,
+        vlessUuid: r.vlessUuid,
+        enabled: r.enabled,
+        expiresAt: r.expiresAt,
+        trafficLimitBytes: r.trafficLimitBytes,
+        trafficUsedBytes: r.trafficUsedBytes,
+        trafficUpBytes: r.trafficUpBytes,
+        trafficDownBytes: r.trafficDownBytes,
+        nextResetAt: r.nextResetAt,
+        deviceLimit: r.deviceLimit,
+        trojanPassword: r.trojanPassword,
+        planId: intern(r.planId ?? null),
+      };
       byToken.set(s.token, s);
     }
   };
