@@ -297,7 +297,7 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
 }
 
 /** Rows per read of a whole table's subscribers: a million are read in steps, never held twice at once. */
-export const SUBSCRIBER_PAGE = 20_000;
+const SUBSCRIBER_PAGE = 20_000;
 
 /** The columns the snapshot keeps of a subscriber (not the note, the name's lower case and other list-only columns). */
 const snapshotColumns = {
@@ -324,12 +324,12 @@ const snapshotColumns = {
  * subscriber written meanwhile is named by its change event, which the snapshot cache reads
  * again after this.
  */
-async function* pagesById<T extends { id: string }>(read: (after: SQL | undefined) => Promise<T[]>): AsyncGenerator<T[]> {
+async function* pagesById<T extends { id: string }>(pageSize: number, read: (after: SQL | undefined) => Promise<T[]>): AsyncGenerator<T[]> {
   let after: string | null = null;
   for (;;) {
     const page = await read(after === null ? undefined : gt(subscribers.id, after));
     if (page.length > 0) yield page;
-    if (page.length < SUBSCRIBER_PAGE) return;
+    if (page.length < pageSize) return;
     after = page[page.length - 1]!.id;
   }
 }
@@ -350,7 +350,7 @@ function interner(): (s: string | null) => string | null {
 }
 
 /** The subscribers by token: all of them, or those of `ids` that still exist. */
-export async function loadSubscribers(db: DbOrTx, ids?: readonly string[]): Promise<Map<string, SnapshotSubscriber>> {
+export async function loadSubscribers(db: DbOrTx, ids?: readonly string[], pageSize = SUBSCRIBER_PAGE): Promise<Map<string, SnapshotSubscriber>> {
   const byToken = new Map<string, SnapshotSubscriber>();
   const intern = interner();
   // Copied into one literal shape (the answer path reads these fields on every request).
@@ -377,7 +377,7 @@ export async function loadSubscribers(db: DbOrTx, ids?: readonly string[]): Prom
     }
   };
   if (ids === undefined) {
-    const pages = pagesById((after) => db.select(snapshotColumns).from(subscribers).where(after).orderBy(asc(subscribers.id)).limit(SUBSCRIBER_PAGE));
+    const pages = pagesById(pageSize, (after) => db.select(snapshotColumns).from(subscribers).where(after).orderBy(asc(subscribers.id)).limit(pageSize));
     for await (const page of pages) keep(page);
     return byToken;
   }
@@ -396,9 +396,9 @@ export interface SubscriberTraffic {
 }
 
 /** Every subscriber's traffic totals, a page at a time. */
-export function subscriberTrafficPages(db: DbOrTx): AsyncGenerator<SubscriberTraffic[]> {
+export function subscriberTrafficPages(db: DbOrTx, pageSize = SUBSCRIBER_PAGE): AsyncGenerator<SubscriberTraffic[]> {
   const columns = { id: subscribers.id, trafficUsedBytes: subscribers.trafficUsedBytes, trafficUpBytes: subscribers.trafficUpBytes, trafficDownBytes: subscribers.trafficDownBytes };
-  return pagesById((after) => db.select(columns).from(subscribers).where(after).orderBy(asc(subscribers.id)).limit(SUBSCRIBER_PAGE));
+  return pagesById(pageSize, (after) => db.select(columns).from(subscribers).where(after).orderBy(asc(subscribers.id)).limit(pageSize));
 }
 
 /**
