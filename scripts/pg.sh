@@ -17,7 +17,7 @@ pg_as() {
 pg_start() {
   local port=${1:-55432}
   PG_BIN=$(pg_bin_dir) || { echo "PostgreSQL is not installed (apt-get install postgresql)" >&2; return 1; }
-  PG_DIR=$(mktemp -d /tmp/routeboard-pg.XXXXXX)
+  PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/routeboard-pg.XXXXXX")
   chmod 755 "$PG_DIR"
   [ "$(id -u)" = 0 ] && chown postgres: "$PG_DIR"
   pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 >"$PG_DIR/initdb.log" 2>&1 || { cat "$PG_DIR/initdb.log" >&2; return 1; }
