@@ -103,7 +103,16 @@ test("a 1 MB subscriber is cut by the agent within 5 s of passing her limit, and
       throw new Error(`${err.message}\n--- agent:\n${agentLog}`);
     });
     // Stored means answered: the ack of the report that carried it had her remaining bytes.
-    await until("carol's first bytes at the panel", 60_000, async () => (await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(api!, "subscribers.list", { clusterId: cluster.id })).find((s) => s.id === carol.id)!.trafficUsedBytes > 0);
+    // Every 500 ms: the list allows a session 4 queries a second after its first 60, and a
+    // poll refused by that limit would hide what the wait is really for.
+    await until(
+      "carol's first bytes at the panel",
+      60_000,
+      async () => (await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(api!, "subscribers.list", { clusterId: cluster.id })).find((s) => s.id === carol.id)!.trafficUsedBytes > 0,
+      500,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- agent:\n${agentLog}\n--- panel:\n${app!.stdout()}\n${app!.stderr()}`);
+    });
 
     const bytes = await downloadUntilCut(client.socksPort, targets.stream);
     expect(bytes, agentLog).toBeGreaterThan(limit / 2);
