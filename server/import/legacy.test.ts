@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { machineRoutes } from "@/server/services";
-import { LegacyIndex, RESERVED_SEGMENTS, prefixProblem } from "./legacy";
+import { LegacyIndex, MARZBAN_HOST_PREFIX, RESERVED_SEGMENTS, marzbanToken, prefixProblem } from "./legacy";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -47,5 +47,34 @@ describe("legacy prefixes", () => {
     expect(ix.mayServe("anything", "/old/xyz")).toBe(true);
     expect(ix.resolve(null, "/old/xyz")).toBe("s2");
     expect(ix.resolve(null, "/old/nope")).toBeNull();
+  });
+
+  it("replacing some subscribers' URLs leaves the others', and a key taken over moves with its new owner", () => {
+    const secret = "marzban-secret";
+    const tag = "t1";
+    const ix = new LegacyIndex(
+      [
+        { host: "", path: "/sub/a1", subscriberId: "a", notBefore: null },
+        { host: "", path: "/sub/a2", subscriberId: "a", notBefore: null },
+        { host: "", path: "/sub/b1", subscriberId: "b", notBefore: null },
+        { host: `${MARZBAN_HOST_PREFIX}${tag}`, path: "/sub/alice", subscriberId: "a", notBefore: null },
+      ],
+      [{ prefix: "/sub/", tag, secret }],
+    );
+    const token = marzbanToken("alice", secret, 1_700_000_000);
+    expect(ix.resolve(null, `/sub/${token}`)).toBe("a");
+    ix.replaceSubscribers(["a"], [{ host: "", path: "/sub/a3", subscriberId: "a", notBefore: null }]);
+    expect([ix.resolve(null, "/sub/a1"), ix.resolve(null, "/sub/a2"), ix.resolve(null, "/sub/a3"), ix.resolve(null, "/sub/b1")]).toEqual([null, null, "a", "b"]);
+    // Marzban's tokens of a were taken out with its other rows.
+    expect(ix.resolve(null, `/sub/${token}`)).toBeNull();
+    // c takes b's key over (b's row gone, c's stored): b no longer answers for it, and
+    // replacing b later does not take c's key out.
+    ix.replaceSubscribers(["b", "c"], [{ host: "", path: "/sub/b1", subscriberId: "c", notBefore: null }]);
+    expect(ix.resolve(null, "/sub/b1")).toBe("c");
+    ix.replaceSubscribers(["b"], []);
+    expect(ix.resolve(null, "/sub/b1")).toBe("c");
+    ix.replaceSubscribers(["c"], []);
+    expect(ix.resolve(null, "/sub/b1")).toBeNull();
+    expect(ix.size).toBe(1);
   });
 });

@@ -16,6 +16,7 @@
  * Marzban check is one SHA-256 per secret of that prefix and a constant-time compare.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { inArray } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { legacyMarzbanSecrets, subscriberLegacyLinks } from "@/db/schema";
 import type { ImportSource } from "./rows";
@@ -101,8 +102,18 @@ interface Link {
   notBeforeMs: number | null;
 }
 
+/** One stored old URL (a row of subscriber_legacy_links). */
+export interface LegacyLinkRow {
+  host: string;
+  path: string;
+  subscriberId: string;
+  notBefore: Date | null;
+}
+
 export class LegacyIndex {
   private readonly links = new Map<string, Link>();
+  /** Each subscriber's keys in `links`: what replaceSubscribers takes out. */
+  private readonly keysBySubscriber = new Map<string, string[]>();
   private readonly secrets = new Map<string, Array<{ tag: string; secret: string }>>();
   /** Prefixes served on every host, and hosts whose root is served: what the router asks first. */
   private readonly prefixes = new Set<string>();
@@ -112,20 +123,50 @@ export class LegacyIndex {
     return new LegacyIndex([], []);
   }
 
-  constructor(links: Array<{ host: string; path: string; subscriberId: string; notBefore: Date | null }>, secrets: Array<{ prefix: string; tag: string; secret: string }>) {
-    for (const l of links) {
-      this.links.set(`${l.host}|${l.path}`, { subscriberId: l.subscriberId, notBeforeMs: l.notBefore ? l.notBefore.getTime() : null });
-      const prefix = l.path.slice(0, l.path.lastIndexOf("/") + 1);
-      if (l.host === "" || l.host.startsWith(MARZBAN_HOST_PREFIX)) this.prefixes.add(prefix);
-      else if (prefix === "/") this.rootHosts.add(l.host);
-      else this.prefixes.add(prefix);
-    }
+  constructor(links: readonly LegacyLinkRow[], secrets: Array<{ prefix: string; tag: string; secret: string }>) {
+    for (const l of links) this.add(l);
     for (const s of secrets) {
       const list = this.secrets.get(s.prefix) ?? [];
       list.push({ tag: s.tag, secret: s.secret });
       this.secrets.set(s.prefix, list);
       this.prefixes.add(s.prefix);
     }
+  }
+
+  private add(l: LegacyLinkRow): void {
+    const key = `${l.host}|${l.path}`;
+    const before = this.links.get(key);
+    if (before) this.forgetKey(before.subscriberId, key);
+    this.links.set(key, { subscriberId: l.subscriberId, notBeforeMs: l.notBefore ? l.notBefore.getTime() : null });
+    const keys = this.keysBySubscriber.get(l.subscriberId);
+    if (keys) keys.push(key);
+    else this.keysBySubscriber.set(l.subscriberId, [key]);
+    const prefix = l.path.slice(0, l.path.lastIndexOf("/") + 1);
+    if (l.host === "" || l.host.startsWith(MARZBAN_HOST_PREFIX)) this.prefixes.add(prefix);
+    else if (prefix === "/") this.rootHosts.add(l.host);
+    else this.prefixes.add(prefix);
+  }
+
+  private forgetKey(subscriberId: string, key: string): void {
+    const keys = this.keysBySubscriber.get(subscriberId);
+    if (!keys) return;
+    const rest = keys.filter((k) => k !== key);
+    if (rest.length > 0) this.keysBySubscriber.set(subscriberId, rest);
+    else this.keysBySubscriber.delete(subscriberId);
+  }
+
+  /**
+   * These subscribers' old URLs are now `links` (their rows as stored now; none for a
+   * subscriber whose key was rotated or who was deleted): the rest of the index stays. A
+   * prefix or root host left without URLs stays in the router's first check, where it only
+   * costs a lookup that finds nothing.
+   */
+  replaceSubscribers(subscriberIds: readonly string[], links: readonly LegacyLinkRow[]): void {
+    for (const id of subscriberIds) {
+      for (const key of this.keysBySubscriber.get(id) ?? []) this.links.delete(key);
+      this.keysBySubscriber.delete(id);
+    }
+    for (const l of links) this.add(l);
   }
 
   get size(): number {
@@ -163,10 +204,21 @@ export class LegacyIndex {
   }
 }
 
+const linkColumns = { host: subscriberLegacyLinks.host, path: subscriberLegacyLinks.path, subscriberId: subscriberLegacyLinks.subscriberId, notBefore: subscriberLegacyLinks.notBefore };
+
 export async function loadLegacyIndex(db: DbOrTx): Promise<LegacyIndex> {
   const [links, secrets] = await Promise.all([
-    db.select({ host: subscriberLegacyLinks.host, path: subscriberLegacyLinks.path, subscriberId: subscriberLegacyLinks.subscriberId, notBefore: subscriberLegacyLinks.notBefore }).from(subscriberLegacyLinks),
+    db.select(linkColumns).from(subscriberLegacyLinks),
     db.select({ prefix: legacyMarzbanSecrets.prefix, tag: legacyMarzbanSecrets.tag, secret: legacyMarzbanSecrets.secret }).from(legacyMarzbanSecrets),
   ]);
   return new LegacyIndex(links, secrets);
+}
+
+/** The old URLs of these subscribers only (an edit names who it changed: LegacyIndex.replaceSubscribers). */
+export async function loadLegacyLinks(db: DbOrTx, subscriberIds: readonly string[]): Promise<LegacyLinkRow[]> {
+  const out: LegacyLinkRow[] = [];
+  for (let k = 0; k < subscriberIds.length; k += 1000) {
+    out.push(...(await db.select(linkColumns).from(subscriberLegacyLinks).where(inArray(subscriberLegacyLinks.subscriberId, subscriberIds.slice(k, k + 1000) as string[]))));
+  }
+  return out;
 }

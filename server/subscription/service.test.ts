@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
-import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscribers } from "@/db/schema";
+import { clusters, inbounds, routes, serverHealth, serverMetrics, servers, subscriberAssignments, subscriberLegacyLinks, subscribers } from "@/db/schema";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
 import { deliverRemoteChange, publishChange } from "@/server/bus";
@@ -324,6 +324,36 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     await t.db.update(subscribers).set({ token: a!.token }).where(eq(subscribers.id, a!.id));
     publishChange("subscribers", clusterId, [a!.id]);
     expect((await service.answer(a!.token, null)).status).toBe(200);
+  });
+
+  it("an edit re-reads the old URLs of the subscribers it names; an import re-reads them all", async () => {
+    const [a, b] = await t.db.select({ id: subscribers.id, token: subscribers.token }).from(subscribers).where(eq(subscribers.clusterId, clusterId)).offset(4).limit(2);
+    const served = async (path: string) => (await service.answerPath(null, path, path.split("/").pop()!, "json")).status;
+    await t.db.insert(subscriberLegacyLinks).values([
+      { host: "", path: "/old/a-key", subscriberId: a!.id },
+      { host: "", path: "/old/b-key", subscriberId: b!.id },
+    ]);
+    publishChange("subscribers", clusterId);
+    expect(await served("/old/a-key")).toBe(200);
+    expect(await served("/old/b-key")).toBe(200);
+    // A rotated key takes a's old URL with it (rotateSubscriberToken deletes the row); b's
+    // URL changed in the database too, but the edit did not name b: only a's rows are read.
+    await t.db.delete(subscriberLegacyLinks).where(eq(subscriberLegacyLinks.subscriberId, a!.id));
+    await t.db.insert(subscriberLegacyLinks).values({ host: "", path: "/old/a-new-key", subscriberId: a!.id });
+    await t.db.delete(subscriberLegacyLinks).where(eq(subscriberLegacyLinks.subscriberId, b!.id));
+    publishChange("subscribers", clusterId, [a!.id]);
+    expect(service.legacyMayBeStale).toBe(true);
+    expect(await served("/old/a-key")).toBe(404);
+    expect(await served("/old/a-new-key")).toBe(200);
+    expect(service.legacyMayBeStale).toBe(false);
+    expect(await served("/old/b-key")).toBe(200);
+    // A change naming no one (an import) reads every old URL again.
+    publishChange("subscribers", clusterId);
+    expect(await served("/old/b-key")).toBe(404);
+    expect(await served("/old/a-new-key")).toBe(200);
+    await t.db.delete(subscriberLegacyLinks);
+    publishChange("subscribers", clusterId);
+    expect(await served("/old/a-new-key")).toBe(404);
   });
 
   it("traffic is re-read after the clock went backwards, not only after it moved on", async () => {

@@ -24,7 +24,7 @@ import type { ChangeKind } from "@/server/bus";
 import { logger } from "@/server/logger";
 import { counter, gauge } from "@/server/metrics";
 import { isRouteInPanic } from "@/core/panic";
-import { LegacyIndex, loadLegacyIndex } from "@/server/import/legacy";
+import { LegacyIndex, loadLegacyIndex, loadLegacyLinks } from "@/server/import/legacy";
 import {
   balancerMetrics,
   loadMetricsSnapshot,
@@ -68,8 +68,14 @@ export class SnapshotCache {
   private subscribersById = new Map<string, SnapshotSubscriber>();
   /** Imported subscribers' old subscription URLs (server/import/legacy.ts). */
   private legacyIndex = LegacyIndex.empty();
-  /** Read with the subscribers, but not on the traffic-only rereads (it changes only with them). */
+  /**
+   * Read whole at start and after a change that names no one (an import); after an edit, only
+   * the old URLs of the subscribers it names (legacyPendingIds): an operator who imported a
+   * few hundred thousand users from another panel has as many rows here, and every edit read
+   * them all again. Not on the traffic-only rereads (it changes only with subscribers).
+   */
   private legacyDirty = true;
+  private readonly legacyPendingIds = new Set<string>();
   private topologyVer = 0;
   private metricsVer = 0;
   private subscribersVer = 0;
@@ -141,7 +147,7 @@ export class SnapshotCache {
     return this.subscribersById.get(id);
   }
   get legacyMayBeStale(): boolean {
-    return this.legacyDirty;
+    return this.legacyDirty || this.legacyPendingIds.size > 0;
   }
   /** The old subscription URLs of imported subscribers, as last loaded. */
   get legacy(): LegacyIndex {
@@ -157,7 +163,8 @@ export class SnapshotCache {
   changed(kind: ChangeKind, subscriberIds?: readonly string[]): void {
     if (kind === "metrics") this.dirty.metrics = true;
     else if (kind === "subscribers") {
-      this.legacyDirty = true;
+      if (subscriberIds) this.expectLegacy(subscriberIds);
+      else this.legacyDirty = true;
       if (subscriberIds && this.subscribersById.size > 0) this.expectSubscribers(subscriberIds);
       else this.dirty.subscribers = true;
     }
@@ -170,6 +177,15 @@ export class SnapshotCache {
   /** A subscriber not in the snapshot may have been added since: the next refresh reads it. */
   expectSubscriber(id: string): void {
     if (!this.subscribersById.has(id)) this.expectSubscribers([id]);
+  }
+
+  private expectLegacy(ids: readonly string[]): void {
+    if (this.legacyDirty) return;
+    for (const id of ids) this.legacyPendingIds.add(id);
+    if (this.legacyPendingIds.size > MAX_PATCH) {
+      this.legacyDirty = true;
+      this.legacyPendingIds.clear();
+    }
   }
 
   private expectSubscribers(ids: readonly string[]): void {
@@ -192,7 +208,7 @@ export class SnapshotCache {
       const since = this.clock() - Math.max(this.trafficReadAt, this.subscribersLoadedAt);
       if (since >= Math.max(TRAFFIC_RELOAD_MS, 10 * this.trafficPassMs) || since < 0) this.startTrafficPass();
     }
-    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers && this.pendingIds.size === 0 && !this.legacyDirty) return;
+    if (!this.dirty.topology && !this.dirty.health && !this.dirty.metrics && !this.dirty.subscribers && this.pendingIds.size === 0 && !this.legacyMayBeStale) return;
     if (this.fleet && this.isStale && this.clock() - this.lastReloadFailedAt < RETRY_RELOAD_AFTER_MS) return;
     this.reloading ??= this.reload().finally(() => {
       this.reloading = null;
@@ -266,6 +282,8 @@ export class SnapshotCache {
   private async reload(): Promise<void> {
     const want = { ...this.dirty };
     const wantLegacy = this.legacyDirty;
+    const legacyIds = wantLegacy ? [] : [...this.legacyPendingIds];
+    this.legacyPendingIds.clear();
     const fullSubscribers = want.subscribers || this.subscribersByToken.size === 0;
     const patchIds = fullSubscribers ? [] : [...this.pendingIds];
     this.dirty = { topology: false, health: false, metrics: false, subscribers: false };
@@ -279,9 +297,10 @@ export class SnapshotCache {
         want.metrics || want.topology ? loadMetricsSnapshot(this.db) : Promise.resolve(this.metrics),
         fullSubscribers ? loadSubscribers(this.db) : patchIds.length > 0 ? loadSubscribers(this.db, patchIds) : Promise.resolve(null),
         this.hooks.alongside(),
-        wantLegacy ? loadLegacyIndex(this.db) : Promise.resolve(this.legacyIndex),
+        wantLegacy ? loadLegacyIndex(this.db) : legacyIds.length > 0 ? loadLegacyLinks(this.db, legacyIds) : Promise.resolve(null),
       ]).then(([t, st, m, su, , legacy]) => {
-        this.legacyIndex = legacy;
+        if (legacy instanceof LegacyIndex) this.legacyIndex = legacy;
+        else if (legacy) this.legacyIndex.replaceSubscribers(legacyIds, legacy);
         return [t, st, m, su] as const;
       });
       let topology = loadedTopology;
@@ -332,6 +351,7 @@ export class SnapshotCache {
       };
       if (!this.dirty.subscribers) this.expectSubscribers(patchIds);
       this.legacyDirty ||= wantLegacy;
+      this.expectLegacy(legacyIds);
       this.lastReloadFailedAt = this.clock();
       if (!this.fleet) throw err;
       if (!this.isStale) logger().warn({ err: (err as Error).message }, "snapshot reload failed; answering from the last good snapshot");
