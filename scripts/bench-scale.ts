@@ -21,9 +21,14 @@
  *   wire (compressed) per agent per change; fold lag = the most an acked report waited for
  *   its traffic to reach the subscribers' totals, by the panel's bound on /metrics
  *   (routeboard_traffic_fold_lag_seconds, sampled every 500 ms); /api/health sampled every
- *   250 ms; the app's RSS from /proc every second.
+ *   250 ms from a thread of its own (healthProbe); the app's RSS from /proc every second.
+ * - BENCH_APP_FLAGS="…" passes node flags to the app (with --trace-gc its output is shown);
+ *   BENCH_APP_PROF=<folder> writes its CPU profile there.
  */
 import http from "node:http";
+import { once } from "node:events";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -104,6 +109,48 @@ async function seed(db: Db, o: ScaleOptions): Promise<Seeded> {
 
 // ---------------------------------------------------------------------------------------------
 // HTTP: node:http on keep-alive sockets, so the bytes on the wire (compressed) are counted.
+
+/**
+ * GET /api/health every 250 ms on a worker thread's own event loop and keep-alive socket. The
+ * bench's thread runs a thousand agents that decompress, parse and apply every delta, and
+ * stalls for hundreds of milliseconds at a time: a probe timed there measured those stalls
+ * beside the panel's answer (details.healthOnBenchThread, benchLoopDelayP99Ms).
+ */
+function healthProbe(appUrl: string): { stop(): Promise<{ ms: number[]; errors: number }> } {
+  const code = `
+    const { parentPort, workerData } = require("node:worker_threads");
+    const http = require("node:http");
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const ms = [];
+    let errors = 0;
+    let stopping = false;
+    parentPort.on("message", () => { stopping = true; });
+    const once = () => new Promise((resolve) => {
+      const s = performance.now();
+      const req = http.get(workerData.url + "/api/health", { agent, timeout: 10000 }, (res) => {
+        res.resume();
+        res.on("end", () => { if (res.statusCode === 200) ms.push(performance.now() - s); else errors++; resolve(); });
+      });
+      req.on("timeout", () => req.destroy(new Error("timeout")));
+      req.on("error", () => { errors++; resolve(); });
+    });
+    (async () => {
+      while (!stopping) { await once(); await new Promise((r) => setTimeout(r, 250)); }
+      agent.destroy();
+      parentPort.postMessage({ ms, errors });
+    })();
+  `;
+  const worker = new Worker(code, { eval: true, workerData: { url: appUrl } });
+  const done = once(worker, "message") as Promise<[{ ms: number[]; errors: number }]>;
+  return {
+    async stop() {
+      worker.postMessage("stop");
+      const [result] = await done;
+      await worker.terminate();
+      return result;
+    },
+  };
+}
 
 const agentPool = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 const healthPool = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -257,9 +304,9 @@ async function main() {
         port: o.port ?? undefined,
         urlHost: "127.0.0.1",
         readyTimeoutMs: 180_000,
-        output: "stderr",
+        output: process.env.BENCH_APP_FLAGS?.includes("--trace-gc") ? "inherit" : "stderr",
         // As npm run bench: BENCH_APP_PROF=<folder> writes the app's CPU profile there.
-        nodeFlags: process.env.BENCH_APP_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_APP_PROF}`] : [],
+        nodeFlags: [...(process.env.BENCH_APP_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_APP_PROF}`] : []), ...(process.env.BENCH_APP_FLAGS?.split(/\s+/).filter(Boolean) ?? [])],
       },
     );
     log(`app ready in ${elapsedS(t0)} s (pid ${app.child.pid})`);
@@ -390,7 +437,12 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
     }
   }
 
-  // /api/health every 250 ms, the app's RSS every second.
+  // /api/health every 250 ms, the app's RSS every second. The figure is the probe thread's
+  // (healthProbe); the same probe on this thread is kept beside it, with this thread's own
+  // event-loop delay, to show what a probe among the agents measures.
+  const probe = healthProbe(app.url);
+  const benchLoopDelay = monitorEventLoopDelay({ resolution: 10 });
+  benchLoopDelay.enable();
   const healthMs: number[] = [];
   let healthErrors = 0;
   async function healthLoop() {
@@ -485,6 +537,8 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
   while (performance.now() < lastReportAt) await sleep(200);
   await sleep(2000); // the last report's fold
   stopping = true;
+  const probed = await probe.stop();
+  benchLoopDelay.disable();
   clearInterval(rssTimer);
   rssMaxKb = Math.max(rssMaxKb, rssKb());
   const reportS = (performance.now() - tRun) / 1000;
@@ -514,7 +568,7 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
     propagation: { p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) },
     bytesPerAgentPerChange: stats.configBytes / o.agents / Math.max(1, propagation.changes.length),
     foldLagS: foldLags.length > 0 ? Math.max(...foldLags) : NaN,
-    healthP99Ms: percentile(healthMs, 99),
+    healthP99Ms: percentile(probed.ms, 99),
     panelRssMb: rssMaxKb / 1024,
   };
   return {
@@ -547,9 +601,11 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
       foldLagSamples: foldLags.length,
       foldLagP50S: round(percentile(foldLags, 50), 2),
       metricsErrors,
-      healthSamples: healthMs.length,
-      healthErrors,
-      healthP50Ms: round(percentile(healthMs, 50), 1),
+      healthSamples: probed.ms.length,
+      healthErrors: probed.errors,
+      healthP50Ms: round(percentile(probed.ms, 50), 1),
+      healthOnBenchThread: { p50Ms: round(percentile(healthMs, 50), 1), p99Ms: round(percentile(healthMs, 99), 1), errors: healthErrors },
+      benchLoopDelayP99Ms: round(benchLoopDelay.percentile(99) / 1e6, 1),
       runS: round(runS, 1),
       loadAverage: os.loadavg().map((x) => round(x, 2)),
       cores: os.cpus().length,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseEnv } from "./env";
+import { ConfigError, heapGrowthFlag, parseEnv } from "./env";
 
 describe("parseEnv", () => {
   it("gives defaults for an empty environment", () => {
@@ -52,6 +52,17 @@ describe("parseEnv", () => {
     }
     expect(parseEnv({}).LOG_LEVEL).toBe("info");
     expect(() => parseEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
+  });
+  it("reads ROUTEBOARD_HEAP_GROWTH_PERCENT: 100 by default, 0 for V8's own rule, nothing else", () => {
+    expect(parseEnv({}).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(100);
+    expect(parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: "" }).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(100);
+    expect(parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: "0" }).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(0);
+    expect(parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: "50" }).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(50);
+    for (const bad of ["-1", "401", "1.5", "half"]) {
+      expect(() => parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: bad })).toThrow(/^Configuration error: ROUTEBOARD_HEAP_GROWTH_PERCENT must be an integer percent in 0–400/);
+    }
+    expect(heapGrowthFlag(100)).toBe("--heap-growing-percent=100");
+    expect(heapGrowthFlag(0)).toBeNull();
   });
   it("reads ROUTEBOARD_TELEGRAM_API_URL: the real API by default, only http(s)", () => {
     expect(parseEnv({}).ROUTEBOARD_TELEGRAM_API_URL).toBe("https://api.telegram.org");
