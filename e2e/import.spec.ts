@@ -93,6 +93,18 @@ test("an operator imports each panel's export in the dialog; an old Marzban URL 
     await page.goto(oldMarzban);
     await expect.poll(() => page.content()).toContain(`/sub/${anna.token}`);
 
+    // Rotating ivan's link in the dashboard ends his old URL at once; the other imported
+    // users' old URLs stay (the edit re-reads his rows only).
+    await page.goto(`/clusters/${cluster.id}/subscribers`);
+    await page.getByRole("button", { name: "Rotate link of ivan" }).click();
+    await page.getByRole("dialog", { name: "Rotate the link of ivan?" }).getByRole("button", { name: "Rotate link" }).click();
+    const newLink = (await page.getByRole("dialog", { name: "Subscription link of ivan" }).getByTestId("subscription-link").textContent())!.trim();
+    await page.getByRole("button", { name: "Done" }).click();
+    await expect.poll(async () => (await api.get(`/sub/${XUI_SUB_IDS.ivan}`)).status()).toBe(404);
+    expect((await api.get(newLink)).status()).toBe(200);
+    expect((await api.get(`${oldMarzban}?format=json`)).status()).toBe(200);
+    expect((await api.get("/sub/leoOldToken001?format=json")).status()).toBe(200);
+
     // --- a real agent serving the inbound with Debian's v2ray
     const { stop: stopAgent } = await startV2rayAgent(baseURL!, server.agentToken, path.join(work, "agent"));
     cleanups.push(stopAgent);
