@@ -110,26 +110,45 @@ async function seed(db: Db, o: ScaleOptions): Promise<Seeded> {
 // ---------------------------------------------------------------------------------------------
 // HTTP: node:http on keep-alive sockets, so the bytes on the wire (compressed) are counted.
 
+/** The five slowest health answers, each with the panel's own database-ping figure inside it. */
+function slowestHealth(p: { ms: number[]; dbMs: number[] }): Array<{ ms: number; pingMs: number }> {
+  return p.ms
+    .map((ms, i) => ({ ms: Math.round(ms), pingMs: Math.round(p.dbMs[i] ?? NaN) }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 5);
+}
+
 /**
  * GET /api/health every 250 ms on a worker thread's own event loop and keep-alive socket. The
  * bench's thread runs a thousand agents that decompress, parse and apply every delta, and
  * stalls for hundreds of milliseconds at a time: a probe timed there measured those stalls
  * beside the panel's answer (details.healthOnBenchThread, benchLoopDelayP99Ms).
  */
-function healthProbe(appUrl: string): { stop(): Promise<{ ms: number[]; errors: number }> } {
+function healthProbe(appUrl: string): { stop(): Promise<{ ms: number[]; dbMs: number[]; errors: number }> } {
   const code = `
     const { parentPort, workerData } = require("node:worker_threads");
     const http = require("node:http");
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const ms = [];
+    const dbMs = [];
     let errors = 0;
     let stopping = false;
     parentPort.on("message", () => { stopping = true; });
     const once = () => new Promise((resolve) => {
       const s = performance.now();
       const req = http.get(workerData.url + "/api/health", { agent, timeout: 10000 }, (res) => {
-        res.resume();
-        res.on("end", () => { if (res.statusCode === 200) ms.push(performance.now() - s); else errors++; resolve(); });
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => (body += d));
+        res.on("end", () => {
+          if (res.statusCode !== 200) errors++;
+          else {
+            ms.push(performance.now() - s);
+            // The panel's own figure for its database ping (the rest is its event loop and the wire).
+            try { dbMs.push(JSON.parse(body).database.latencyMs); } catch { dbMs.push(NaN); }
+          }
+          resolve();
+        });
       });
       req.on("timeout", () => req.destroy(new Error("timeout")));
       req.on("error", () => { errors++; resolve(); });
@@ -137,11 +156,11 @@ function healthProbe(appUrl: string): { stop(): Promise<{ ms: number[]; errors: 
     (async () => {
       while (!stopping) { await once(); await new Promise((r) => setTimeout(r, 250)); }
       agent.destroy();
-      parentPort.postMessage({ ms, errors });
+      parentPort.postMessage({ ms, dbMs, errors });
     })();
   `;
   const worker = new Worker(code, { eval: true, workerData: { url: appUrl } });
-  const done = once(worker, "message") as Promise<[{ ms: number[]; errors: number }]>;
+  const done = once(worker, "message") as Promise<[{ ms: number[]; dbMs: number[]; errors: number }]>;
   return {
     async stop() {
       worker.postMessage("stop");
@@ -604,6 +623,8 @@ async function run(app: AppProcess, o: ScaleOptions, seeded: Seeded) {
       healthSamples: probed.ms.length,
       healthErrors: probed.errors,
       healthP50Ms: round(percentile(probed.ms, 50), 1),
+      healthDatabasePingP99Ms: round(percentile(probed.dbMs.filter(Number.isFinite), 99), 1),
+      healthSlowest: slowestHealth(probed),
       healthOnBenchThread: { p50Ms: round(percentile(healthMs, 50), 1), p99Ms: round(percentile(healthMs, 99), 1), errors: healthErrors },
       benchLoopDelayP99Ms: round(benchLoopDelay.percentile(99) / 1e6, 1),
       runS: round(runS, 1),
