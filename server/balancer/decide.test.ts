@@ -621,12 +621,37 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
     expect(d.explanation).toMatch(/within 25% of the best \(10\.0 Mbit\/s on in-cur\)/);
   });
 
-  it("with no reference at all (every server under RATE_MIN_USERS) the route's margin alone decides", () => {
+  it("with no reported rate anywhere (every server under RATE_MIN_USERS) the returned server's offer ÷ (1 + failBackHysteresis) is the reference", () => {
     const s = {
       cur: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 990 * MBIT, reportedUsers: 3 }),
       back: srv({ capacityOverrideBps: 1000 * MBIT, reportedUsers: 0, availableSinceMs: now - HOUR }),
     };
-    expect(decide(s).inboundId).toBe("in-back"); // 10 / 3 vs 1000 free per user
+    // 330 Mbit/s each × 1.25 ≥ 1000 free per user ÷ 4 = 250: its users get plenty where they are.
+    expect(decide(s).inboundId).toBe("in-cur");
+    expect(decide(s, { options: { ...DAMPED, failBackHysteresis: 1 } }).inboundId).toBe("in-back"); // ÷ 2 = 500 > 412
+    s.cur.reportedUsers = 4; // 247.5 × 1.25 = 309 ≥ 250: kept
+    expect(decide(s).inboundId).toBe("in-cur");
+    s.cur.reportedUsers = 3;
+    s.cur.reportedTrafficBps = 450 * MBIT; // 150 × 1.25 = 187.5 < 250, and 550 / 3 vs 1000 free per user: moved
+    expect(decide(s).inboundId).toBe("in-back");
+  });
+
+  it("an emptied server that came back draws users from a fleet that runs full, though no server is starved beside another", () => {
+    // Two full 1 Gbit/s links at 10 Mbit/s per user, and the third back an hour ago with no
+    // users: its learned peak, 1 Gbit/s, offers a newcomer 1000 Mbit/s, ÷ 4 = 250 > 10 × 1.25.
+    const s = {
+      cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 100 }),
+      other: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 100 }),
+      back: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 0, reportedUsers: 0, availableSinceMs: now - HOUR }),
+    };
+    const r = route(["cur", "other", "back"]);
+    const d = decide(s, { route: r, explain: true });
+    expect(d.inboundId).toBe("in-back");
+    expect(d.explanation).toMatch(/fail-back dwell: in-back came back 60 min ago/);
+    // Once it carries its share (in flight: 90 users at 10 Mbit/s), it offers (1000 − 900) / 91
+    // ≈ 1.1 free per user: no longer a reason to move, so the others stay.
+    const inflight = (id: string) => (id === "back" ? { users: 90, trafficBps: 900 * MBIT } : undefined);
+    expect(decide(s, { route: r, inflight }).inboundId).toBe("in-cur");
   });
 
   it("a current server whose report counts no users (only in-flight ones) counts as starved", () => {

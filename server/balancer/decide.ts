@@ -63,11 +63,15 @@
  *      reconnect, onto a server whose peak may have cooled. So for failBackDwellMs after a server
  *      came back, a user whose server works moves there only when (least-traffic) that server
  *      is starved: reported traffic per user × (1 + hysteresis) below the pool's best (servers
- *      with ≥ RATE_MIN_USERS users), the route's margin applying as usual; round-robin, which
- *      sees no traffic, needs failBackHysteresis (a 4× better score) instead. Off: still 42 pairs,
- *      but churn misses on rolling-outages and steady-mixed (fairness and churn 54 → 50); with
- *      the 4× margin for least-traffic too: 40, cooling-peaks 3 of 10 (both measured before rule
- *      1b; README).
+ *      with ≥ RATE_MIN_USERS users) or below what the server that came back offers a newcomer
+ *      (its free bandwidth per user) ÷ (1 + failBackHysteresis), the route's margin applying as
+ *      usual; round-robin, which sees no traffic, needs failBackHysteresis (a 4× better score)
+ *      instead. Off: still 42 pairs, but churn misses on rolling-outages and steady-mixed
+ *      (fairness and churn 54 → 50); with the 4× margin for least-traffic too: 40, cooling-peaks
+ *      3 of 10 (both measured before rule 1b; README). Without the offer (an emptied server that
+ *      came back has no users to report a rate, so on a full fleet nobody was starved beside
+ *      the others and its users stayed away for the dwell): every aim on 43 tuned pairs instead
+ *      of 47, above every baseline on 47 instead of 51 (README).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
@@ -167,6 +171,19 @@ function referencePerUser(pool: readonly Row[]): { bps: number; row: Row } | nul
     if (!ref || v > ref.bps) ref = { bps: v, row: r };
   }
   return ref;
+}
+
+/**
+ * Rule 4's reference rate: the pool's best reported traffic per user, or the server that came
+ * back's offer to a newcomer (free bandwidth per user) discounted by failBackHysteresis when
+ * that is higher. Without the offer an emptied server that came back counted for nothing: it
+ * has no users to report a rate, so on a fleet that ran full while it was away no server was
+ * starved beside the others, and its users stayed away for the whole dwell.
+ */
+function failBackReference(pool: readonly Row[], back: Row, failBackHysteresis: number): { bps: number; row: Row } | null {
+  const ref = referencePerUser(pool);
+  const offer = (back.out.score as number) / (1 + Math.max(0, failBackHysteresis));
+  return offer > 0 && (!ref || offer > ref.bps) ? { bps: offer, row: back } : ref;
 }
 
 function hashOf(r: Row, userId: string): number {
@@ -439,8 +456,10 @@ export function decideRoute(input: DecideInput): Decision {
         const smallerShare = spare && best.share < cur.share;
         const byFree = spare && !smallerShare;
         const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + margin);
-        // During the dwell, only a starved current server gives its users back.
-        const ref = failBack && (byFree || bySh) ? referencePerUser(pool) : null;
+        // During the dwell, only a starved current server gives its users back: starved beside
+        // the pool's best rate, or beside what the server that came back offers a newcomer
+        // (its free bandwidth per user), counted at 1 / (1 + failBackHysteresis) of it.
+        const ref = failBack && (byFree || bySh) ? failBackReference(pool, best, opts.failBackHysteresis) : null;
         const curRate = ref ? perUserBps(cur.m as ServerMetrics) : null;
         const satisfied = ref !== null && curRate !== null && curRate * (1 + hysteresis) >= ref.bps;
         // A user on a server with spare capacity gets what it wants: moving gains nothing.

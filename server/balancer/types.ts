@@ -106,7 +106,8 @@ export interface BalancerOptions {
    * Damped fail-back: for this long after a server becomes available again, moving a user
    * whose current server still works *to* it needs (least-traffic) a starved current server:
    * one whose reported traffic per user × (1 + the route's hysteresis) is below the best
-   * reported traffic per user in the pool (servers with ≥ RATE_MIN_USERS users, decide.ts);
+   * reported traffic per user in the pool (servers with ≥ RATE_MIN_USERS users, decide.ts) or
+   * below the returned server's free bandwidth per user ÷ (1 + failBackHysteresis);
    * round-robin needs failBackHysteresis instead of the route's hysteresis. New users and users
    * of a server that is down go there as usual, so it fills without reconnecting everyone it
    * lost. Default 12 h (0 turns it off: churn rises on the scenario families; README).
@@ -114,9 +115,10 @@ export interface BalancerOptions {
   failBackDwellMs: number;
   /**
    * Round-robin's stickiness margin during the fail-back dwell. Default 3 (a 4× better score).
-   * Least-traffic ignores it: it judges a fail-back move by what it gains (the starved test),
-   * and the 4× margin held users on saturated small links where a large server came back with
-   * a cooled peak (README).
+   * Least-traffic judges a fail-back move by what it gains (the starved test), and uses this
+   * only to discount what the returned server offers a newcomer there (its free bandwidth per
+   * user ÷ (1 + this)): the 4× margin on the move itself held users on saturated small links
+   * where a large server came back with a cooled peak (README).
    */
   failBackHysteresis: number;
   /**
