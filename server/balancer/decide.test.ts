@@ -627,7 +627,9 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
       back: srv({ capacityOverrideBps: 1000 * MBIT, reportedUsers: 0, availableSinceMs: now - HOUR }),
     };
     // 330 Mbit/s each × 1.25 ≥ 1000 free per user ÷ 4 = 250: its users get plenty where they are.
-    expect(decide(s).inboundId).toBe("in-cur");
+    const kept = decide(s, { explain: true });
+    expect(kept.inboundId).toBe("in-cur");
+    expect(kept.explanation).toMatch(/its users get 330 Mbit\/s each, within 25% of what in-back offers a newcomer ÷ 4 \(250 Mbit\/s\), so it is not starved/);
     expect(decide(s, { options: { ...DAMPED, failBackHysteresis: 1 } }).inboundId).toBe("in-back"); // ÷ 2 = 500 > 412
     s.cur.reportedUsers = 4; // 247.5 × 1.25 = 309 ≥ 250: kept
     expect(decide(s).inboundId).toBe("in-cur");
