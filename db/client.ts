@@ -41,10 +41,12 @@ export interface OpenOptions {
   databaseUrl?: string;
   dataDir: string;
   migrate?: boolean;
+  /** PostgreSQL only: connections of the app's pool (the health ping has one more of its own). Default 10. */
+  poolSize?: number;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const database = opts.databaseUrl ? await openPostgres(opts.databaseUrl) : await openPglite(opts.dataDir);
+  const database = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : await openPglite(opts.dataDir);
   if (opts.migrate !== false) {
     try {
       await runMigrations(database);
@@ -94,10 +96,10 @@ async function openPglite(dataDir: string): Promise<Database> {
   };
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const pg = (await import("pg")).default;
   const { drizzle } = await import("drizzle-orm/node-postgres");
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
   // An idle client dying (database restart) must not crash the process; queries will retry.
   pool.on("error", () => {});
   try {
@@ -108,7 +110,7 @@ async function openPostgres(url: string): Promise<Database> {
   }
   const db = drizzle(pool, { schema }) as unknown as Db;
   // Its own connection: /api/health says whether the database answers, and must not wait for
-  // one of the ten the app's work holds (under a thousand agents' reports it did, for seconds).
+  // one of those the app's work holds (under a thousand agents' reports it did, for seconds).
   const pingPool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5000 });
   pingPool.on("error", () => {});
   return {

@@ -15,7 +15,7 @@ export function getDatabase(): Promise<Database> {
   if (!g[GLOBAL_KEY]) {
     g[GLOBAL_KEY] = (async () => {
       const e = env();
-      return openDatabase({ databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
+      return openDatabase({ databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR, poolSize: e.DATABASE_POOL_SIZE });
     })();
     g[GLOBAL_KEY].catch(() => {
       delete g[GLOBAL_KEY];

@@ -53,6 +53,14 @@ describe("parseEnv", () => {
     expect(parseEnv({}).LOG_LEVEL).toBe("info");
     expect(() => parseEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
   });
+  it("reads DATABASE_POOL_SIZE: 10 by default, 1–200 connections", () => {
+    expect(parseEnv({}).DATABASE_POOL_SIZE).toBe(10);
+    expect(parseEnv({ DATABASE_POOL_SIZE: "" }).DATABASE_POOL_SIZE).toBe(10);
+    expect(parseEnv({ DATABASE_POOL_SIZE: "40" }).DATABASE_POOL_SIZE).toBe(40);
+    for (const bad of ["0", "201", "2.5", "many"]) {
+      expect(() => parseEnv({ DATABASE_POOL_SIZE: bad })).toThrow(/^Configuration error: DATABASE_POOL_SIZE must be an integer number of connections in 1–200/);
+    }
+  });
   it("reads ROUTEBOARD_HEAP_GROWTH_PERCENT: 100 by default, 0 for V8's own rule, nothing else", () => {
     expect(parseEnv({}).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(100);
     expect(parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: "" }).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(100);

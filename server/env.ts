@@ -27,6 +27,20 @@ const envSchema = z
       .refine((v) => v === undefined || isPostgresUrl(v), {
         message: "must look like postgres://user:password@host:5432/database",
       }),
+    /**
+     * PostgreSQL: connections in this instance's pool (its health ping has one more). Every
+     * instance holds up to this many: together they must stay under PostgreSQL's
+     * max_connections (100 by default).
+     */
+    DATABASE_POOL_SIZE: z.preprocess(
+      emptyAsUnset,
+      z.coerce
+        .number({ error: "must be an integer number of connections in 1–200" })
+        .int("must be an integer number of connections in 1–200")
+        .min(1, "must be an integer number of connections in 1–200")
+        .max(200, "must be an integer number of connections in 1–200")
+        .default(10),
+    ),
     SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
     ADMIN_USERNAME: z.preprocess(emptyAsUnset, z.string().trim().min(1).max(64).optional()),
     ADMIN_PASSWORD: z.preprocess(emptyAsUnset, z.string().min(8, "must be at least 8 characters").optional()),
