@@ -43,32 +43,22 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ TRUST_PROXY: "nginx" })).toThrow(/^Configuration error: TRUST_PROXY must be the number of proxies in front of the app/);
     expect(() => parseEnv({ TRUST_PROXY: "-1" })).toThrow(/TRUST_PROXY/);
   });
-  it("reads ROUTEBOARD_SWEEP_MS and LOG_LEVEL here, not where they are used", () => {
-    expect(parseEnv({}).ROUTEBOARD_SWEEP_MS).toBe(2000);
-    expect(parseEnv({ ROUTEBOARD_SWEEP_MS: "" }).ROUTEBOARD_SWEEP_MS).toBe(2000);
-    expect(parseEnv({ ROUTEBOARD_SWEEP_MS: "250" }).ROUTEBOARD_SWEEP_MS).toBe(250);
-    for (const bad of ["99", "60001", "1.5", "soon"]) {
-      expect(() => parseEnv({ ROUTEBOARD_SWEEP_MS: bad })).toThrow(/^Configuration error: ROUTEBOARD_SWEEP_MS must be an integer number of milliseconds in 100–60000/);
-    }
+  // Integer settings: the default when unset or empty, the values given, and a refusal naming
+  // the variable and its range for each bad value.
+  const integerSettings = [
+    { name: "ROUTEBOARD_SWEEP_MS", def: 2000, good: [["250", 250]], bad: ["99", "60001", "1.5", "soon"], says: "must be an integer number of milliseconds in 100–60000" },
+    { name: "DATABASE_POOL_SIZE", def: 10, good: [["40", 40], ["1", 1]], bad: ["0", "201", "2.5", "many"], says: "must be an integer number of connections in 1–200" },
+    { name: "ROUTEBOARD_HEAP_GROWTH_PERCENT", def: 100, good: [["0", 0], ["50", 50]], bad: ["-1", "401", "1.5", "half"], says: "must be an integer percent in 0–400 (0: V8's own rule)" },
+  ] as const;
+  it.each(integerSettings)("reads $name here, not where it is used: $def by default", ({ name, def, good, bad, says }) => {
+    expect(parseEnv({})[name]).toBe(def);
+    expect(parseEnv({ [name]: "" })[name]).toBe(def);
+    for (const [text, value] of good) expect(parseEnv({ [name]: text })[name]).toBe(value);
+    for (const b of bad) expect(() => parseEnv({ [name]: b })).toThrow(`Configuration error: ${name} ${says}`);
+  });
+  it("reads LOG_LEVEL; ROUTEBOARD_HEAP_GROWTH_PERCENT stands for V8's flag, 0 for none", () => {
     expect(parseEnv({}).LOG_LEVEL).toBe("info");
     expect(() => parseEnv({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
-  });
-  it("reads DATABASE_POOL_SIZE: 10 by default, 1–200 connections", () => {
-    expect(parseEnv({}).DATABASE_POOL_SIZE).toBe(10);
-    expect(parseEnv({ DATABASE_POOL_SIZE: "" }).DATABASE_POOL_SIZE).toBe(10);
-    expect(parseEnv({ DATABASE_POOL_SIZE: "40" }).DATABASE_POOL_SIZE).toBe(40);
-    for (const bad of ["0", "201", "2.5", "many"]) {
-      expect(() => parseEnv({ DATABASE_POOL_SIZE: bad })).toThrow(/^Configuration error: DATABASE_POOL_SIZE must be an integer number of connections in 1–200/);
-    }
-  });
-  it("reads ROUTEBOARD_HEAP_GROWTH_PERCENT: 100 by default, 0 for V8's own rule, nothing else", () => {
-    expect(parseEnv({}).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(100);
-    expect(parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: "" }).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(100);
-    expect(parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: "0" }).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(0);
-    expect(parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: "50" }).ROUTEBOARD_HEAP_GROWTH_PERCENT).toBe(50);
-    for (const bad of ["-1", "401", "1.5", "half"]) {
-      expect(() => parseEnv({ ROUTEBOARD_HEAP_GROWTH_PERCENT: bad })).toThrow(/^Configuration error: ROUTEBOARD_HEAP_GROWTH_PERCENT must be an integer percent in 0–400/);
-    }
     expect(heapGrowthFlag(100)).toBe("--heap-growing-percent=100");
     expect(heapGrowthFlag(0)).toBeNull();
   });

@@ -10,6 +10,10 @@ export class ConfigError extends Error {
 
 const emptyAsUnset = (v: unknown) => (v === "" ? undefined : v);
 
+/** An integer setting in [min, max], `def` when unset or empty; every refusal says `message`. */
+const integerSetting = (min: number, max: number, def: number, message: string) =>
+  z.preprocess(emptyAsUnset, z.coerce.number({ error: message }).int(message).min(min, message).max(max, message).default(def));
+
 const boolish = z
   .enum(["0", "1", "true", "false", "yes", "no", ""])
   .transform((v) => v === "1" || v === "true" || v === "yes");
@@ -32,15 +36,7 @@ const envSchema = z
      * instance holds up to this many: together they must stay under PostgreSQL's
      * max_connections (100 by default).
      */
-    DATABASE_POOL_SIZE: z.preprocess(
-      emptyAsUnset,
-      z.coerce
-        .number({ error: "must be an integer number of connections in 1–200" })
-        .int("must be an integer number of connections in 1–200")
-        .min(1, "must be an integer number of connections in 1–200")
-        .max(200, "must be an integer number of connections in 1–200")
-        .default(10),
-    ),
+    DATABASE_POOL_SIZE: integerSetting(1, 200, 10, "must be an integer number of connections in 1–200"),
     SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
     ADMIN_USERNAME: z.preprocess(emptyAsUnset, z.string().trim().min(1).max(64).optional()),
     ADMIN_PASSWORD: z.preprocess(emptyAsUnset, z.string().min(8, "must be at least 8 characters").optional()),
@@ -62,7 +58,7 @@ const envSchema = z
       z.coerce.number({ error: "must be the number of proxies in front of the app (0–10)" }).int("must be the number of proxies in front of the app (0–10)").min(0, "must be the number of proxies in front of the app (0–10)").max(10, "must be the number of proxies in front of the app (0–10)").default(0),
     ),
     /** How often statuses are recomputed from stored results (no-data, mesh vote). */
-    ROUTEBOARD_SWEEP_MS: z.preprocess(emptyAsUnset, z.coerce.number({ error: "must be an integer number of milliseconds in 100–60000" }).int("must be an integer number of milliseconds in 100–60000").min(100, "must be an integer number of milliseconds in 100–60000").max(60_000, "must be an integer number of milliseconds in 100–60000").default(2000)),
+    ROUTEBOARD_SWEEP_MS: integerSetting(100, 60_000, 2000, "must be an integer number of milliseconds in 100–60000"),
     /** Base URL of the Telegram Bot API that Telegram alert targets post to (tests point it at a local receiver). */
     ROUTEBOARD_TELEGRAM_API_URL: z.preprocess(
       emptyAsUnset,
@@ -83,15 +79,7 @@ const envSchema = z
      * server's heap reach about four times it: at a million subscribers the panel held about
      * 650 MB alive and 2.3–2.6 GB resident, nearly all of it garbage awaiting collection.
      */
-    ROUTEBOARD_HEAP_GROWTH_PERCENT: z.preprocess(
-      emptyAsUnset,
-      z.coerce
-        .number({ error: "must be an integer percent in 0–400 (0: V8's own rule)" })
-        .int("must be an integer percent in 0–400 (0: V8's own rule)")
-        .min(0, "must be an integer percent in 0–400 (0: V8's own rule)")
-        .max(400, "must be an integer percent in 0–400 (0: V8's own rule)")
-        .default(100),
-    ),
+    ROUTEBOARD_HEAP_GROWTH_PERCENT: integerSetting(0, 400, 100, "must be an integer percent in 0–400 (0: V8's own rule)"),
     /** How often an instance without the prober lock tries to take it (several instances). */
     ROUTEBOARD_LEADER_RETRY_MS: z.coerce.number({ error: "must be milliseconds (100–60000)" }).int().min(100, "must be milliseconds (100–60000)").max(60_000, "must be milliseconds (100–60000)").default(5000),
   })
