@@ -180,11 +180,11 @@ function referencePerUser(pool: readonly Row[]): { bps: number; row: Row } | nul
  * has no users to report a rate, so on a fleet that ran full while it was away no server was
  * starved beside the others, and its users stayed away for the whole dwell.
  */
-function failBackReference(pool: readonly Row[], back: Row, failBackHysteresis: number): { bps: number; row: Row; offer?: number } | null {
+function failBackReference(pool: readonly Row[], back: Row, failBackHysteresis: number): { bps: number; row: Row; offerDivisor?: number } | null {
   const ref = referencePerUser(pool);
   const divisor = 1 + Math.max(0, failBackHysteresis);
   const offer = (back.out.score as number) / divisor;
-  return offer > 0 && (!ref || offer > ref.bps) ? { bps: offer, row: back, offer: divisor } : ref;
+  return offer > 0 && (!ref || offer > ref.bps) ? { bps: offer, row: back, offerDivisor: divisor } : ref;
 }
 
 function hashOf(r: Row, userId: string): number {
@@ -474,9 +474,9 @@ export function decideRoute(input: DecideInput): Decision {
           why = `${label(cur.ib)} has ${mbps(cur.headroom)} Mbit/s spare, at least what one user wants (${mbps(want)} Mbit/s): its users get what they want, so moving gains nothing`;
         } else if (satisfied && ref) {
           why =
-            ref.offer === undefined
+            ref.offerDivisor === undefined
               ? `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of the best (${mbps(ref.bps)} Mbit/s on ${label(ref.row.ib)}), so it is not starved`
-              : `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of what ${label(ref.row.ib)} offers a newcomer ÷ ${ref.offer} (${mbps(ref.bps)} Mbit/s), so it is not starved`;
+              : `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of what ${label(ref.row.ib)} offers a newcomer ÷ ${ref.offerDivisor} (${mbps(ref.bps)} Mbit/s), so it is not starved`;
         } else if (byFree) {
           why = cs > 0 ? `${pct(bs / cs - 1)} more free bandwidth per user` : `spare capacity while ${label(cur.ib)} has none`;
         } else if (bySh) {
