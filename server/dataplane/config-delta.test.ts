@@ -3,8 +3,8 @@
  * reading the request. Through HTTP, on the databases, in dataplane.test.ts ("config deltas").
  */
 import { describe, expect, it } from "vitest";
-import type { AgentUser } from "@/core/agent-wire";
-import { parseDeltaFrom, pickEncoding } from "./config-http";
+import { configVersionSchema, type AgentUser } from "@/core/agent-wire";
+import { parseDeltaFrom, pickDeltaEncoding, pickEncoding } from "./config-http";
 import { mergeChanges } from "./config-journal";
 import { diffSortedUsers } from "@/core/config-version";
 
@@ -27,10 +27,26 @@ describe("config deltas: pure parts", () => {
     expect(parseDeltaFrom('"AbC_1-x"')).toBe("AbC_1-x");
     expect(parseDeltaFrom('W/"AbC"')).toBe("AbC");
     for (const bad of ["*", '"a", "b"', '"a b"', "AbC", '""']) expect(parseDeltaFrom(bad)).toEqual({ error: expect.stringMatching(/^If-None-Match: /) });
+    // Its own check is configVersionSchema's, written out for speed: they agree.
+    for (const v of ["a", "AbC_1-x", "x".repeat(128), "x".repeat(129), "a+b", "a/b", "a=", "é", "a b", "-_-", "0"]) {
+      const parsed = parseDeltaFrom(`"${v}"`);
+      expect(typeof parsed === "string", v).toBe(configVersionSchema.safeParse(v).success);
+    }
     expect(pickEncoding("gzip, deflate, br")).toBe("br");
     expect(pickEncoding("br;q=0, gzip")).toBe("gzip");
     expect(pickEncoding("identity")).toBeNull();
     expect(pickEncoding(undefined)).toBeNull();
     expect(pickEncoding("*")).toBe("br");
+  });
+
+  it("sends deltas in gzip when the agent takes it as gladly as br (its users are then deflated once per change)", () => {
+    expect(pickDeltaEncoding("br, gzip")).toBe("gzip");
+    expect(pickDeltaEncoding("gzip, deflate, br")).toBe("gzip");
+    expect(pickDeltaEncoding("*")).toBe("gzip");
+    expect(pickDeltaEncoding("br;q=1, gzip;q=0.5")).toBe("br");
+    expect(pickDeltaEncoding("br")).toBe("br");
+    expect(pickDeltaEncoding("gzip;q=0, br")).toBe("br");
+    expect(pickDeltaEncoding("identity")).toBeNull();
+    expect(pickDeltaEncoding(undefined)).toBeNull();
   });
 });

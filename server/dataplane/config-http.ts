@@ -23,13 +23,15 @@ import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { getDb } from "@/server/db";
-import { configVersionSchema, MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
+import { MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
 import { agentOrRefuse } from "./agent-auth";
 import { configBody, configBodyPieces, legacyVersion, type BuiltConfig, type ClusterConfigs } from "./config";
 import { configHub } from "./config-hub";
+import { deltaJson, type DeltaAnswer } from "./config-journal";
+import { gzipWithSharedTail, MAX_STORED_HEAD } from "./shared-gzip";
 import { agentLimits, CONFIG_BURST, CONFIG_REFILL_PER_S } from "./rate-limit";
 
 const answers = counter("routeboard_agent_config_requests_total", "GET /api/agent/config answers by outcome");
@@ -73,14 +75,27 @@ export function parseScheme(raw: string | null): 1 | 2 | { error: string } {
  */
 export function parseDeltaFrom(ifNoneMatch: string | undefined): string | null | { error: string } {
   if (ifNoneMatch === undefined || ifNoneMatch.trim() === "") return null;
-  const m = /^\s*(?:W\/)?"([^"]*)"\s*$/.exec(ifNoneMatch);
-  const version = m ? configVersionSchema.safeParse(m[1]) : null;
-  if (!version?.success) return { error: 'If-None-Match: with delta=1 it must name the one config version the agent runs, in quotes as the ETag gave it (e.g. "AbC_1-x")' };
-  return version.data;
+  // configVersionSchema's rule, written out: this runs for every poll of every agent.
+  const m = /^\s*(?:W\/)?"([A-Za-z0-9_-]{1,128})"\s*$/.exec(ifNoneMatch);
+  if (!m) return { error: 'If-None-Match: with delta=1 it must name the one config version the agent runs, in quotes as the ETag gave it (e.g. "AbC_1-x")' };
+  return m[1]!;
 }
 
-/** The encoding of the answer: br or gzip when Accept-Encoding allows it (q > 0), else none. */
-export function pickEncoding(acceptEncoding: string | undefined): "br" | "gzip" | null {
+/** Accept-Encoding values seen, and what they accept: agents send the same few, thousands of times a second. */
+const acceptedCache = new Map<string, (coding: string) => number>();
+const ACCEPTED_CACHE_MAX = 64;
+
+/** Each coding's q-value in Accept-Encoding ("*" stands for those not named; absent = 0). */
+function acceptedQuality(acceptEncoding: string | undefined): (coding: string) => number {
+  const hit = acceptedCache.get(acceptEncoding ?? "");
+  if (hit) return hit;
+  const of = parseAccepted(acceptEncoding);
+  if (acceptedCache.size >= ACCEPTED_CACHE_MAX) acceptedCache.clear();
+  acceptedCache.set(acceptEncoding ?? "", of);
+  return of;
+}
+
+function parseAccepted(acceptEncoding: string | undefined): (coding: string) => number {
   const q = new Map<string, number>();
   for (const part of (acceptEncoding ?? "").split(",")) {
     const [name, ...params] = part.trim().toLowerCase().split(";");
@@ -89,9 +104,24 @@ export function pickEncoding(acceptEncoding: string | undefined): "br" | "gzip" 
     const value = qParam === undefined ? 1 : Number(qParam.slice(2));
     q.set(name, Number.isFinite(value) ? value : 0);
   }
-  const of = (name: string) => q.get(name) ?? q.get("*") ?? 0;
+  return (coding) => q.get(coding) ?? q.get("*") ?? 0;
+}
+
+/** The encoding of the answer: br or gzip when Accept-Encoding allows it (q > 0), else none. */
+export function pickEncoding(acceptEncoding: string | undefined): "br" | "gzip" | null {
+  const of = acceptedQuality(acceptEncoding);
   if (of("br") > 0 && of("br") >= of("gzip")) return "br";
   return of("gzip") > 0 ? "gzip" : null;
+}
+
+/**
+ * The encoding of a delta: gzip whenever the agent takes it at least as gladly as br (agents
+ * send "br, gzip"), since a change's users are then deflated once for every agent it wakes
+ * (sendDelta); otherwise as pickEncoding (br compressed per answer).
+ */
+export function pickDeltaEncoding(acceptEncoding: string | undefined): "br" | "gzip" | null {
+  const of = acceptedQuality(acceptEncoding);
+  return of("gzip") > 0 && of("gzip") >= of("br") ? "gzip" : pickEncoding(acceptEncoding);
 }
 
 /** Bodies up to this size are compressed on the event loop (see encodeBody). */
@@ -168,7 +198,21 @@ function sendFull(req: IncomingMessage, res: ServerResponse, cluster: ClusterCon
 
 async function sendBody(req: IncomingMessage, res: ServerResponse, version: string, kind: "full" | "delta", body: string): Promise<void> {
   const encoding = pickEncoding(req.headers["accept-encoding"]);
-  const bytes = await encodeBody(body, encoding);
+  sendBytes(res, version, kind, encoding, await encodeBody(body, encoding));
+}
+
+/**
+ * A delta: gzip as one member of this server's head and the change's users deflated once for
+ * every agent it wakes (shared-gzip.ts); br or none as any body.
+ */
+function sendDelta(req: IncomingMessage, res: ServerResponse, version: string, delta: DeltaAnswer): Promise<void> | void {
+  const encoding = pickDeltaEncoding(req.headers["accept-encoding"]);
+  const head = Buffer.from(delta.head);
+  if (encoding !== "gzip" || head.length > MAX_STORED_HEAD) return sendBody(req, res, version, "delta", deltaJson(delta));
+  sendBytes(res, version, "delta", encoding, gzipWithSharedTail(head, delta.tail));
+}
+
+function sendBytes(res: ServerResponse, version: string, kind: "full" | "delta", encoding: "br" | "gzip" | null, bytes: Buffer): void {
   if (res.destroyed || res.writableEnded) return;
   answers.inc({ outcome: kind === "delta" ? "delta" : "config" });
   answerBytes.inc({ kind, encoding: encoding ?? "identity" }, bytes.length);
@@ -196,8 +240,8 @@ function versionIn(scheme: 1 | 2, cluster: ClusterConfigs, built: BuiltConfig): 
 async function sendConfig(req: IncomingMessage, res: ServerResponse, serverId: string, cluster: ClusterConfigs, built: BuiltConfig, delta: { from: string | null } | null, scheme: 1 | 2): Promise<void> {
   const version = await versionIn(scheme, cluster, built);
   if (!delta) return sendFull(req, res, cluster, built, version);
-  const body = delta.from === null || scheme !== 2 ? null : await configHub(getDb).deltaBody(cluster, serverId, built, delta.from);
-  if (body !== null) return sendBody(req, res, version, "delta", body);
+  const answer = delta.from === null || scheme !== 2 ? null : await configHub(getDb).deltaAnswer(cluster, serverId, built, delta.from);
+  if (answer !== null) return sendDelta(req, res, version, answer);
   return sendFull(req, res, cluster, built, version, "full");
 }
 
@@ -285,11 +329,11 @@ async function waitForChange(
 ): Promise<void> {
   const hub = configHub(getDb);
   const current = await versionIn(scheme, cluster, built);
-  const abort = new AbortController();
-  const onClose = () => abort.abort();
+  let cancel: (() => void) | null = null;
+  const onClose = () => cancel?.();
   res.on("close", onClose);
   // The hub compares builds in scheme 2 whichever scheme the agent checks: the agent runs `built`.
-  const waiting = hub.wait(agent.clusterId, agent.serverId, built.version, wait * 1000, abort.signal);
+  const waiting = hub.wait(agent.clusterId, agent.serverId, built.version, wait * 1000, (c) => (cancel = c));
   if (!waiting) {
     res.off("close", onClose);
     answers.inc({ outcome: "busy" });

@@ -24,6 +24,7 @@ import { configUserChanges } from "@/db/schema";
 import { sameAgentUser, type AgentUser } from "@/core/agent-wire";
 import { byEmail } from "@/core/config-version";
 import type { BuiltConfig, ClusterConfigs } from "./config";
+import { DeflatedTail } from "./shared-gzip";
 
 export const JOURNAL_KEEP_ROWS = 256;
 export const JOURNAL_KEEP_MS = 24 * 3600 * 1000;
@@ -86,14 +87,32 @@ export function mergeChanges(steps: readonly UserChange[]): UserChange {
   return { added: added.sort(byEmail), removed: removed.sort(byEmail) };
 }
 
-/** The JSON of a delta answer; users in the same shape as the full config's. */
-export function deltaBody(from: string, version: string, change: { addedJson: string; removedJson: string }): string {
-  return `{"kind":"delta","from":${JSON.stringify(from)},"version":${JSON.stringify(version)},"usersAdded":${change.addedJson},"usersRemoved":${change.removedJson}}`;
+/** A delta's first part, this server's own: `{"kind":"delta","from":…,"version":…`. */
+function deltaHead(from: string, version: string): string {
+  return `{"kind":"delta","from":${JSON.stringify(from)},"version":${JSON.stringify(version)}`;
+}
+
+/** A delta's last part, the same for every server behind the same change: its users, in the full config's shape. */
+function deltaTail(change: { addedJson: string; removedJson: string }): string {
+  return `,"usersAdded":${change.addedJson},"usersRemoved":${change.removedJson}}`;
+}
+
+/**
+ * A delta answer in its two parts: the JSON is head + tail.text. Every server one change
+ * behind shares the tail, compressed once (config-http.ts sends it with shared-gzip.ts).
+ */
+export interface DeltaAnswer {
+  head: string;
+  tail: DeflatedTail;
+}
+
+/** The JSON of a delta answer. */
+export function deltaJson(answer: DeltaAnswer): string {
+  return answer.head + answer.tail.text;
 }
 
 interface ReadyChange {
-  addedJson: string;
-  removedJson: string;
+  tail: DeflatedTail;
 }
 
 /** One cluster's journal as one build saw it: answers deltas to that build's users. */
@@ -143,8 +162,8 @@ export class ClusterJournal {
     return found;
   }
 
-  /** The delta body from `from` to this build for one server, or null (then the full config). */
-  async deltaFor(serverId: string, built: BuiltConfig, from: string): Promise<string | null> {
+  /** The delta from `from` to this build for one server, or null (then the full config). */
+  async deltaFor(serverId: string, built: BuiltConfig, from: string): Promise<DeltaAnswer | null> {
     const fromUsers = this.usersHashAt(serverId, built, from);
     if (fromUsers === null) return null;
     let change = this.changeCache.get(fromUsers);
@@ -155,7 +174,7 @@ export class ClusterJournal {
       change.catch(() => this.changeCache.delete(fromUsers));
     }
     const ready = await change;
-    return ready && deltaBody(from, built.version, ready);
+    return ready && { head: deltaHead(from, built.version), tail: ready.tail };
   }
 
   /** The shortest chain of edges from `fromUsers` to this build's users, merged. */
@@ -188,9 +207,7 @@ export class ClusterJournal {
     // A delta as large as half the users is no cheaper to send or apply than the whole list.
     if (merged.added.length + merged.removed.length > Math.max(MAX_JOURNALED_USERS, this.cluster.userList.length / 2)) return null;
     // Rebuilt in the config's key order: jsonb hands keys back in its own order.
-    return {
-      addedJson: JSON.stringify(merged.added.map((u) => (u.password ? { id: u.id, email: u.email, password: u.password } : { id: u.id, email: u.email }))),
-      removedJson: JSON.stringify(merged.removed.map((u) => u.email)),
-    };
+    const addedJson = JSON.stringify(merged.added.map((u) => (u.password ? { id: u.id, email: u.email, password: u.password } : { id: u.id, email: u.email })));
+    return { tail: new DeflatedTail(deltaTail({ addedJson, removedJson: JSON.stringify(merged.removed.map((u) => u.email)) })) };
   }
 }

@@ -772,6 +772,11 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       const br = await askDelta(before.version, "br");
       expect(br.raw.headers["content-encoding"]).toBe("br");
       expect(br.answer).toEqual(answer);
+      // As agents ask ("br, gzip"): gzip, the change's users deflated once for every agent (shared-gzip.ts).
+      const gz = await askDelta(before.version, "br, gzip");
+      expect(gz.raw.headers["content-encoding"]).toBe("gzip");
+      expect(gz.raw.text).toBe(raw.text);
+      expect(gz.raw.wire.length).toBeLessThan(300);
       const fullGzip = await getRaw("?delta=1&scheme=2", { "accept-encoding": "gzip" });
       expect(fullGzip.headers["content-encoding"]).toBe("gzip");
       expect(JSON.parse(fullGzip.text)).toEqual({ kind: "full", ...after });
