@@ -227,13 +227,17 @@ export class SnapshotCache {
       for await (const page of subscriberTrafficPages(this.db)) {
         // Every subscriber was read again meanwhile: those figures are newer than these.
         if (this.subscribersById !== byId) return;
-        for (const t of page) {
-          const s = byId.get(t.id);
-          if (!s || this.patchedDuringPass.has(t.id)) continue;
-          if (s.trafficUsedBytes === t.trafficUsedBytes && s.trafficUpBytes === t.trafficUpBytes && s.trafficDownBytes === t.trafficDownBytes) continue;
-          s.trafficUsedBytes = t.trafficUsedBytes;
-          s.trafficUpBytes = t.trafficUpBytes;
-          s.trafficDownBytes = t.trafficDownBytes;
+        for (let k = 0; k < page.ids.length; k++) {
+          const id = page.ids[k]!;
+          const s = byId.get(id);
+          if (!s || this.patchedDuringPass.has(id)) continue;
+          const used = page.used[k]!;
+          const up = page.up[k]!;
+          const down = page.down[k]!;
+          if (s.trafficUsedBytes === used && s.trafficUpBytes === up && s.trafficDownBytes === down) continue;
+          s.trafficUsedBytes = used;
+          s.trafficUpBytes = up;
+          s.trafficDownBytes = down;
           moved = true;
         }
       }

@@ -4,7 +4,8 @@
  * database in a few bulk reads and replaced whole when the change bus says it moved, so a
  * request never waits on more than one reload and never sees a half-updated picture.
  */
-import { asc, eq, gt, inArray, type SQL } from "drizzle-orm";
+import { asc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
+import { rowsOf } from "@/db/rows";
 import type { DbOrTx } from "@/db/client";
 import { readBranding, type Branding } from "@/core/branding";
 import { clusters, inbounds, planRoutes, plans, routes, serverAgentState, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
@@ -298,6 +299,11 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
 
 /** Rows per read of a whole table's subscribers: a million are read in steps, never held twice at once. */
 const SUBSCRIBER_PAGE = 20_000;
+/**
+ * Rows per read of the traffic totals: the pass runs while the panel serves, and the kept rows
+ * are updated a page per turn of the event loop (20,000 held it for about 70 ms at a million).
+ */
+const TRAFFIC_PAGE = 5_000;
 
 /** The columns the snapshot keeps of a subscriber (not the note, the name's lower case and other list-only columns). */
 const snapshotColumns = {
@@ -387,18 +393,66 @@ export async function loadSubscribers(db: DbOrTx, ids?: readonly string[], pageS
   return byToken;
 }
 
-/** What a traffic-only reread takes of each subscriber (subscription-userinfo and the limit). */
-export interface SubscriberTraffic {
-  id: string;
-  trafficUsedBytes: number;
-  trafficUpBytes: number;
-  trafficDownBytes: number;
+/**
+ * What a traffic-only reread takes of the subscribers (subscription-userinfo and the limit),
+ * a page of them in columns: row k is ids[k] with used[k], up[k] and down[k] bytes.
+ */
+export interface TrafficPage {
+  ids: string[];
+  used: Float64Array;
+  up: Float64Array;
+  down: Float64Array;
 }
 
-/** Every subscriber's traffic totals, a page at a time. */
-export function subscriberTrafficPages(db: DbOrTx, pageSize = SUBSCRIBER_PAGE): AsyncGenerator<SubscriberTraffic[]> {
-  const columns = { id: subscribers.id, trafficUsedBytes: subscribers.trafficUsedBytes, trafficUpBytes: subscribers.trafficUpBytes, trafficDownBytes: subscribers.trafficDownBytes };
-  return pagesById(pageSize, (after) => db.select(columns).from(subscribers).where(after).orderBy(asc(subscribers.id)).limit(pageSize));
+/**
+ * Every subscriber's traffic totals, a page at a time in id order. Each page comes as one text
+ * value ("id:used:up:down,…", string_agg) parsed here into columns: a million rows read as rows
+ * and objects (a row array, field strings, a mapped object and three parsed bigints each) were
+ * about 900 MB of short-lived objects per pass, enough to bring on a full collection of the
+ * panel's heap (hundreds of milliseconds of the event loop) by themselves.
+ */
+export async function* subscriberTrafficPages(db: DbOrTx, pageSize = TRAFFIC_PAGE): AsyncGenerator<TrafficPage> {
+  let after: string | null = null;
+  for (;;) {
+    const where = after === null ? sql`` : sql`where ${subscribers.id} > ${after}::uuid`;
+    const [row] = rowsOf<{ rows: string | null }>(
+      await db.execute(sql`
+        select string_agg(id::text || ':' || used::text || ':' || up::text || ':' || down::text, ',' order by id) as rows
+        from (select ${subscribers.id} as id, ${subscribers.trafficUsedBytes} as used, ${subscribers.trafficUpBytes} as up, ${subscribers.trafficDownBytes} as down
+              from ${subscribers} ${where} order by ${subscribers.id} limit ${pageSize}) page`),
+    );
+    const page = parseTrafficPage(row?.rows ?? "");
+    if (page.ids.length > 0) yield page;
+    if (page.ids.length < pageSize) return;
+    after = page.ids[page.ids.length - 1]!;
+  }
+}
+
+/** "id:used:up:down,…" (ids without ':' or ',', whole non-negative numbers) into columns. */
+export function parseTrafficPage(text: string): TrafficPage {
+  let n = text.length === 0 ? 0 : 1;
+  for (let i = text.indexOf(","); i !== -1; i = text.indexOf(",", i + 1)) n++;
+  const page: TrafficPage = { ids: new Array<string>(n), used: new Float64Array(n), up: new Float64Array(n), down: new Float64Array(n) };
+  let at = 0;
+  for (let k = 0; k < n; k++) {
+    const colon = text.indexOf(":", at);
+    if (colon === -1) throw new Error(`traffic page: row ${k} has no totals`);
+    page.ids[k] = text.slice(at, colon);
+    at = colon + 1;
+    for (const column of [page.used, page.up, page.down]) {
+      let value = 0;
+      let digits = 0;
+      for (; at < text.length; at++, digits++) {
+        const c = text.charCodeAt(at) - 48;
+        if (c < 0 || c > 9) break;
+        value = value * 10 + c;
+      }
+      if (digits === 0) throw new Error(`traffic page: row ${k} has a total that is not a whole number`);
+      column[k] = value;
+      at++; // past ':' or ','
+    }
+  }
+  return page;
 }
 
 /**
