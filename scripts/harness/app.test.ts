@@ -4,7 +4,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { appEnv, freePort, startApp, waitForHealth, type AppProcess } from "./app";
+import { APP_NODE_FLAGS, appEnv, freePort, startApp, waitForHealth, type AppProcess } from "./app";
+import pkg from "../../package.json" with { type: "json" };
 
 const STAND_IN = "scripts/harness/testdata/stand-in-app.ts";
 const alive = (pid: number) => {
@@ -65,6 +66,12 @@ describe("waitForHealth", () => {
   it("gives up after the timeout when nothing listens", async () => {
     const port = await freePort();
     await expect(waitForHealth(`http://127.0.0.1:${port}`, () => null, 300, 20)).rejects.toThrow(`did not answer http://127.0.0.1:${port}/api/health`);
+  });
+});
+
+describe("the app's node flags", () => {
+  it("are the ones npm start and npm run serve give it", () => {
+    for (const script of [pkg.scripts.start, pkg.scripts.serve]) expect(script).toContain(`node ${APP_NODE_FLAGS.join(" ")} --import tsx server/main.ts`);
   });
 });
 

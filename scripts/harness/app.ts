@@ -66,6 +66,16 @@ export async function waitForHealth(url: string, exited: () => string | null, ti
   }
 }
 
+/**
+ * Node flags the app runs with, as `npm start` and `npm run serve` give them (app.test.ts checks
+ * that they agree): a young generation of up to 64 MB per semi-space. With V8's 16 MB, a
+ * thousand agents' long-polls (each held about half a second) outlived two scavenges and were
+ * promoted, filling the old generation with garbage: a full collection of a million
+ * subscribers' heap every 25 s, hundreds of milliseconds of the event loop each
+ * (Performance, `bench:scale`).
+ */
+export const APP_NODE_FLAGS = ["--max-semi-space-size=64"];
+
 export interface StartAppOptions {
   /** Default: a free port. */
   port?: number;
@@ -73,7 +83,7 @@ export interface StartAppOptions {
   dataDir?: string;
   /** Host name in the returned URL (the app listens on its HOST, 0.0.0.0 by default). */
   urlHost?: string;
-  /** Node flags before `--import tsx`, e.g. --cpu-prof. */
+  /** Node flags after APP_NODE_FLAGS, before `--import tsx`, e.g. --cpu-prof. */
   nodeFlags?: string[];
   /** Entry module relative to the repository root; tests of the harness give a stand-in. */
   entry?: string;
@@ -131,7 +141,7 @@ export async function startApp(env: Record<string, string> = {}, opts: StartAppO
   // migrated and skips the initdb that costs each start about 7 s of CPU.
   const pgliteDir = path.join(dataDir, "pglite");
   if (!opts.entry && !childEnv.DATABASE_URL && !existsSync(pgliteDir)) cpSync(path.join(await preparePgliteTemplates(), "migrated", "pglite"), pgliteDir, { recursive: true });
-  const child = spawn(process.execPath, [...(opts.nodeFlags ?? []), "--import", "tsx", opts.entry ?? "server/main.ts"], {
+  const child = spawn(process.execPath, [...APP_NODE_FLAGS, ...(opts.nodeFlags ?? []), "--import", "tsx", opts.entry ?? "server/main.ts"], {
     cwd: ROOT,
     env: childEnv,
     stdio: ["ignore", output === "inherit" ? "inherit" : output === "capture" ? "pipe" : "ignore", output === "capture" ? "pipe" : "inherit"],
