@@ -110,10 +110,21 @@ async function seed(db: Db, o: ScaleOptions): Promise<Seeded> {
 // ---------------------------------------------------------------------------------------------
 // HTTP: node:http on keep-alive sockets, so the bytes on the wire (compressed) are counted.
 
-/** The five slowest health answers, each with the panel's own database-ping figure inside it. */
-function slowestHealth(p: { ms: number[]; dbMs: number[] }): Array<{ ms: number; pingMs: number }> {
+interface HealthSamples {
+  ms: number[];
+  dbMs: number[];
+  /** When each request was sent, in µs of the machine's monotonic clock (CLOCK_MONOTONIC, as the app's CPU profile times its samples). */
+  startUs: number[];
+  errors: number;
+}
+
+/**
+ * The five slowest health answers, each with the panel's own database-ping figure inside it
+ * and when it was sent (atUs: to find it in the app's profile from BENCH_APP_PROF).
+ */
+function slowestHealth(p: HealthSamples): Array<{ ms: number; pingMs: number; atUs: number }> {
   return p.ms
-    .map((ms, i) => ({ ms: Math.round(ms), pingMs: Math.round(p.dbMs[i] ?? NaN) }))
+    .map((ms, i) => ({ ms: Math.round(ms), pingMs: Math.round(p.dbMs[i] ?? NaN), atUs: p.startUs[i] ?? NaN }))
     .sort((a, b) => b.ms - a.ms)
     .slice(0, 5);
 }
@@ -124,18 +135,20 @@ function slowestHealth(p: { ms: number[]; dbMs: number[] }): Array<{ ms: number;
  * stalls for hundreds of milliseconds at a time: a probe timed there measured those stalls
  * beside the panel's answer (details.healthOnBenchThread, benchLoopDelayP99Ms).
  */
-function healthProbe(appUrl: string): { stop(): Promise<{ ms: number[]; dbMs: number[]; errors: number }> } {
+function healthProbe(appUrl: string): { stop(): Promise<HealthSamples> } {
   const code = `
     const { parentPort, workerData } = require("node:worker_threads");
     const http = require("node:http");
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const ms = [];
     const dbMs = [];
+    const startUs = [];
     let errors = 0;
     let stopping = false;
     parentPort.on("message", () => { stopping = true; });
     const once = () => new Promise((resolve) => {
       const s = performance.now();
+      const at = Number(process.hrtime.bigint() / 1000n);
       const req = http.get(workerData.url + "/api/health", { agent, timeout: 10000 }, (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -144,6 +157,7 @@ function healthProbe(appUrl: string): { stop(): Promise<{ ms: number[]; dbMs: nu
           if (res.statusCode !== 200) errors++;
           else {
             ms.push(performance.now() - s);
+            startUs.push(at);
             // The panel's own figure for its database ping (the rest is its event loop and the wire).
             try { dbMs.push(JSON.parse(body).database.latencyMs); } catch { dbMs.push(NaN); }
           }
@@ -156,11 +170,11 @@ function healthProbe(appUrl: string): { stop(): Promise<{ ms: number[]; dbMs: nu
     (async () => {
       while (!stopping) { await once(); await new Promise((r) => setTimeout(r, 250)); }
       agent.destroy();
-      parentPort.postMessage({ ms, dbMs, errors });
+      parentPort.postMessage({ ms, dbMs, startUs, errors });
     })();
   `;
   const worker = new Worker(code, { eval: true, workerData: { url: appUrl } });
-  const done = once(worker, "message") as Promise<[{ ms: number[]; dbMs: number[]; errors: number }]>;
+  const done = once(worker, "message") as Promise<[HealthSamples]>;
   return {
     async stop() {
       worker.postMessage("stop");
