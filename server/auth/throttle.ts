@@ -156,7 +156,9 @@ export async function clearFailures(db: DbOrTx, attempt: Attempt): Promise<void>
 /** A success forgets the username's (and the setup's) failures, and returns the address's slot. */
 async function release(db: Db, keys: Key[]): Promise<void> {
   await db.transaction(async (tx) => {
-    for (const k of keys) {
+    // In key order, as reserveAttempt locks them: in the keys' own order (the username's row,
+    // then the address's) a release and a concurrent reservation deadlocked on PostgreSQL.
+    for (const k of [...keys].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
       if (k.kind !== "ip") {
         await tx.delete(loginThrottle).where(eq(loginThrottle.key, k.key));
         continue;
