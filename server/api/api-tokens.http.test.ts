@@ -124,6 +124,21 @@ describe("the scope each procedure declares", () => {
   });
 });
 
+describe("the agent's routes take agent tokens only", () => {
+  it("an API token of every scope, an owner's and a viewer's session get 401 from the config (deltas and compression asked) and the report, and nothing is read or written", async () => {
+    const every = await token(["read", "subscribers:write", "topology:write", "backup"]);
+    const viewerCookie = await app.cookie("viewer");
+    for (const headers of [bearer(every), { cookie: ownerCookie }, { cookie: viewerCookie }]) {
+      const config = await fetch(`${app.url}/api/agent/config?delta=1&scheme=2&wait=1`, { headers: { ...headers, "if-none-match": '"AbC_1-x"', "accept-encoding": "br, gzip" } });
+      expect(config.status).toBe(401);
+      expect(config.headers.get("content-encoding")).toBeNull();
+      expect(await config.json()).toEqual({ error: expect.stringMatching(/agent token|bearer token/) });
+      const report = await fetch(`${app.url}/api/agent/report`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
+      expect(report.status).toBe(401);
+    }
+  });
+});
+
 describe("bearer requests", () => {
   it("skip the browser origin check, which still guards cookies", async () => {
     const crossSite = { origin: "https://evil.example", "sec-fetch-site": "cross-site" };
