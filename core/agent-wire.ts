@@ -344,12 +344,23 @@ export type AgentConfig = z.infer<typeof agentConfigSchema>;
 // Config deltas: GET /api/agent/config?delta=1 (issue 23)
 // ---------------------------------------------------------------------------
 
+/** A config version's form: 1–128 letters, digits, - and _. */
+const CONFIG_VERSION = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * Whether `s` has a config version's form: configVersionSchema's rule without a zod parse
+ * (the panel checks every poll of every agent with it).
+ */
+export function isConfigVersion(s: string): boolean {
+  return CONFIG_VERSION.test(s);
+}
+
 /** A config version as the panel writes it (ETag value); also the form If-None-Match must name with delta=1. */
 export const configVersionSchema = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9_-]+$/, { error: "expected a config version (letters, digits, - and _)" });
+  .regex(CONFIG_VERSION, { error: "expected a config version (letters, digits, - and _)" });
 
 /**
  * Only the users changed since `from` (the agent's If-None-Match): the config at `version` is

@@ -27,7 +27,7 @@ describe("config deltas: pure parts", () => {
     expect(parseDeltaFrom('"AbC_1-x"')).toBe("AbC_1-x");
     expect(parseDeltaFrom('W/"AbC"')).toBe("AbC");
     for (const bad of ["*", '"a", "b"', '"a b"', "AbC", '""']) expect(parseDeltaFrom(bad)).toEqual({ error: expect.stringMatching(/^If-None-Match: /) });
-    // Its own check is configVersionSchema's, written out for speed: they agree.
+    // Its check (isConfigVersion, no zod parse per poll) agrees with configVersionSchema.
     for (const v of ["a", "AbC_1-x", "x".repeat(128), "x".repeat(129), "a+b", "a/b", "a=", "é", "a b", "-_-", "0"]) {
       const parsed = parseDeltaFrom(`"${v}"`);
       expect(typeof parsed === "string", v).toBe(configVersionSchema.safeParse(v).success);

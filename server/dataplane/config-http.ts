@@ -23,7 +23,7 @@ import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { getDb } from "@/server/db";
-import { MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
+import { isConfigVersion, MAX_CONFIG_WAIT_S } from "@/core/agent-wire";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
@@ -75,9 +75,8 @@ export function parseScheme(raw: string | null): 1 | 2 | { error: string } {
  */
 export function parseDeltaFrom(ifNoneMatch: string | undefined): string | null | { error: string } {
   if (ifNoneMatch === undefined || ifNoneMatch.trim() === "") return null;
-  // configVersionSchema's rule, written out: this runs for every poll of every agent.
-  const m = /^\s*(?:W\/)?"([A-Za-z0-9_-]{1,128})"\s*$/.exec(ifNoneMatch);
-  if (!m) return { error: 'If-None-Match: with delta=1 it must name the one config version the agent runs, in quotes as the ETag gave it (e.g. "AbC_1-x")' };
+  const m = /^\s*(?:W\/)?"([^"]*)"\s*$/.exec(ifNoneMatch);
+  if (!m || !isConfigVersion(m[1]!)) return { error: 'If-None-Match: with delta=1 it must name the one config version the agent runs, in quotes as the ETag gave it (e.g. "AbC_1-x")' };
   return m[1]!;
 }
 
