@@ -89,6 +89,25 @@ describe("config versions, scheme 2 (users hashed per bucket)", () => {
     expect(digest.hash).toBe(UsersDigest.of(users).hash);
   });
 
+  it("packed (buckets kept as their JSON text) gives the same hashes as objects, through a chain of patches that adds, removes, changes and empties buckets", () => {
+    let users = [...usersOf(1200), { ...u(5000), password: "p\"w", plan: "plan-1" }].sort(byEmail);
+    let objects = UsersDigest.of(users);
+    let packed = UsersDigest.of(users, { packed: true });
+    expect(packed.hash).toBe(objects.hash);
+    for (let step = 0; step < 8; step++) {
+      const leaving = step === 7 ? users.map((x) => x.email) : users.filter((_, k) => (k * 5 + step) % 61 === 0).map((x) => x.email);
+      const joining = step === 7 ? [] : [...usersOf(20, 20_000 + step * 40), u(step, leaving[0]!)].sort(byEmail);
+      const gone = new Set([...leaving, ...joining.map((x) => x.email)]);
+      users = [...users.filter((x) => !gone.has(x.email)), ...joining].sort(byEmail);
+      objects = objects.patched(leaving, joining);
+      packed = packed.patched(leaving, joining);
+      expect(packed.hash, `step ${step}`).toBe(objects.hash);
+      expect(packed.hash, `step ${step}`).toBe(definedHash(users));
+    }
+    expect(users).toEqual([]);
+    expect(packed.hash).toBe(UsersDigest.of([]).hash);
+  });
+
   it("in steps: the same digest, pausing after about every `every` users", async () => {
     const users = usersOf(2500);
     let pauses = 0;

@@ -69,22 +69,24 @@ export async function legacyVersion(c: ClusterConfigs, b: BuiltConfig): Promise<
   return b.legacyVersionWith(await c.legacyUsersHash());
 }
 
-/** Users per piece of a streamed config body: about 1 MB of JSON. */
-const USERS_PER_PIECE = 10_000;
+/** Characters of users' JSON per piece of a streamed config body: about 1 MB. */
+const PIECE_CHARS = 1_000_000;
 
 /**
- * The JSON body for one server in pieces of about a megabyte (the users USERS_PER_PIECE at a
- * time), so that a million users' config is compressed and sent as it is written, never held
- * as one string (config-http.ts). `kind` "full" marks the answer to ?delta=1.
+ * The JSON body for one server in pieces of about a megabyte of users each, so that a
+ * million users' config is compressed and sent as it is written, never held as one string
+ * (config-http.ts). `kind` "full" marks the answer to ?delta=1.
  */
 export function* configBodyPieces(c: ClusterConfigs, b: BuiltConfig, version = b.version, kind?: "full"): Generator<string> {
   const { server, reportIntervalS, inbounds: ibs, neighbours, allowedPrivateDestinations: allowed } = b.rest;
   let piece =
     `{${kind ? `"kind":${JSON.stringify(kind)},` : ""}"version":${JSON.stringify(version)},"server":${JSON.stringify(server)},` +
     `"reportIntervalS":${reportIntervalS},"inbounds":${JSON.stringify(ibs)},"users":[`;
-  for (let k = 0; k < c.userList.length; k += USERS_PER_PIECE) {
-    // JSON.stringify of a slice without its brackets: the same bytes as the whole list's.
-    piece += (k > 0 ? "," : "") + JSON.stringify(c.userList.slice(k, k + USERS_PER_PIECE)).slice(1, -1);
+  let first = true;
+  for (const users of c.userList.jsonPieces(PIECE_CHARS)) {
+    // The chunks' own JSON without brackets, joined by commas: the same bytes as the whole list's.
+    piece += (first ? "" : ",") + users;
+    first = false;
     yield piece;
     piece = "";
   }
@@ -240,7 +242,7 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
     db.select({ planId: planRoutes.planId, routeId: planRoutes.routeId }).from(planRoutes).where(eq(planRoutes.clusterId, clusterId)),
   ]);
   const tags: PlanTags = { allRoutes: new Set(planRows.filter((p) => p.allRoutes).map((p) => p.id)), defaultPlanId: cluster?.defaultPlanId ?? null };
-  if (!cluster) return withUsers(clusterId, nowMs, new Map(), UserList.of([]), UsersDigest.of([]), null, tags);
+  if (!cluster) return withUsers(clusterId, nowMs, new Map(), UserList.of([]), UsersDigest.of([], { packed: true }), null, tags);
   // Per route, the plans (other than all-routes ones) that give it: its inbounds accept their users.
   const plansOfRoute = new Map<string, string[]>();
   for (const pr of planRouteRows) {
@@ -259,7 +261,8 @@ export async function buildClusterConfigs(db: DbOrTx, clusterId: string, nowMs =
   // Already in id order; sorted again in the order agents rebuild deltas in (code units), so
   // the two never depend on how the database collates.
   users.sort(byEmail);
-  const digest = await UsersDigest.inSteps(users, yieldToEvents, DIGEST_STEP);
+  // Packed: each bucket as its JSON text, not a million user objects for the collector to mark.
+  const digest = await UsersDigest.inSteps(users, yieldToEvents, DIGEST_STEP, { packed: true });
   const byServer = new Map<string, BuiltConfig>();
   const byServerInbounds = new Map<string, InboundRow[]>();
   for (const i of inboundRows) {

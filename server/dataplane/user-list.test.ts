@@ -41,16 +41,28 @@ describe("UserList", () => {
     const after = before.replaced(["000001"], [u("000001", "00000000-0000-4000-8000-000000000009")]);
     expect(before.find("000001")!.id).toBe("00000000-0000-4000-8000-000000000001");
     expect(after.find("000001")!.id).toBe("00000000-0000-4000-8000-000000000009");
-    // Chunks past the first are the same arrays (not copies).
-    const chunksOf = (l: UserList) => (l as unknown as { chunks: AgentUser[][] }).chunks;
+    // Chunks past the first are the same chunks (not copies).
+    const chunksOf = (l: UserList) => (l as unknown as { chunks: { length: number }[] }).chunks;
     expect(chunksOf(after).slice(1).every((c, k) => c === chunksOf(before)[k + 1])).toBe(true);
     expect(chunksOf(after)[0]).not.toBe(chunksOf(before)[0]);
+  });
+
+  it("its JSON pieces, joined by commas, are the whole list's JSON without brackets, whatever the piece size", () => {
+    const users = sorted(Array.from({ length: 3 * USER_CHUNK + 17 }, (_, k) => `e${String(k).padStart(6, "0")}\u00e9"`)).map((x, k) => (k % 3 ? x : { ...x, plan: "p" }));
+    const list = UserList.of(users).replaced(["e000005é\""], []);
+    const whole = JSON.stringify(list.toArray()).slice(1, -1);
+    for (const minChars of [1, 50_000, 10_000_000]) {
+      const pieces = [...list.jsonPieces(minChars)];
+      expect(pieces.join(",")).toBe(whole);
+      expect(pieces.slice(0, -1).every((p) => p.length >= minChars)).toBe(true);
+    }
+    expect([...UserList.of([]).jsonPieces(1)]).toEqual([]);
   });
 
   it("a chunk that grows past twice its size is cut again", () => {
     let list = UserList.of(sorted(["m"]));
     for (let k = 0; k < 3; k++) list = list.replaced([], sorted(Array.from({ length: USER_CHUNK }, (_, j) => `m${k}${String(j).padStart(5, "0")}`)));
-    const chunks = (list as unknown as { chunks: AgentUser[][] }).chunks;
+    const chunks = (list as unknown as { chunks: { length: number }[] }).chunks;
     expect(list.length).toBe(1 + 3 * USER_CHUNK);
     expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(2 * USER_CHUNK);
     expect(list.toArray()).toEqual([...list.toArray()].sort(byEmail));

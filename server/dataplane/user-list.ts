@@ -1,49 +1,65 @@
 /**
  * A cluster's agent users, sorted by email (code units, as byEmail), kept in chunks of about
  * CHUNK users. Immutable: a change of a few subscribers copies the chunks that hold them and
- * the list of chunks (a few hundred pointers at a million users), never the million pointers
+ * the list of chunks (a thousand pointers at a million users), never the million pointers
  * of one flat array. On a panel holding a million users, copying that array on every change
  * took 100–400 ms of the event loop under garbage collection, twice a second, and
  * /api/health and /sub waited behind it.
+ *
+ * A chunk keeps its users as their JSON text (what the config body carries), read back into
+ * objects only where a change or a lookup needs them. As objects, a user cost the garbage
+ * collector three objects to mark (the user and its two strings) on every full collection:
+ * with the digest's buckets (core/config-version.ts) half of the panel's marking at a
+ * million users, long enough for /api/health to wait behind it.
  */
 import type { AgentUser } from "@/core/agent-wire";
 
-/** Users per chunk when a list is cut; a chunk grown past twice this is cut again. */
-export const USER_CHUNK = 2048;
+/** Users per chunk when a list is cut (a chunk's text stays below V8's large-object size); a chunk grown past twice this is cut again. */
+export const USER_CHUNK = 1024;
+
+interface Chunk {
+  /** JSON.stringify of the chunk's users, in email order. */
+  readonly json: string;
+  readonly length: number;
+  /** Its first email (its key in chunkOf). */
+  readonly first: string;
+}
+
+function chunkOfUsers(users: readonly AgentUser[]): Chunk {
+  return { json: JSON.stringify(users), length: users.length, first: users[0]?.email ?? "" };
+}
+
+function usersOf(chunk: Chunk | undefined): AgentUser[] {
+  return chunk ? (JSON.parse(chunk.json) as AgentUser[]) : [];
+}
 
 export class UserList {
   private constructor(
-    private readonly chunks: readonly (readonly AgentUser[])[],
-    /** The first email of each chunk (its key in chunkOf). */
-    private readonly firsts: readonly string[],
+    private readonly chunks: readonly Chunk[],
     readonly length: number,
   ) {}
 
   /** A list of users already sorted by email. */
   static of(sorted: readonly AgentUser[]): UserList {
-    const chunks: AgentUser[][] = [];
-    for (let k = 0; k < sorted.length; k += USER_CHUNK) chunks.push(sorted.slice(k, k + USER_CHUNK));
+    const chunks: Chunk[] = [];
+    for (let k = 0; k < sorted.length; k += USER_CHUNK) chunks.push(chunkOfUsers(sorted.slice(k, k + USER_CHUNK)));
     return UserList.fromChunks(chunks);
   }
 
-  private static fromChunks(chunks: readonly (readonly AgentUser[])[]): UserList {
+  private static fromChunks(chunks: readonly Chunk[]): UserList {
     const kept = chunks.filter((c) => c.length > 0);
     let length = 0;
     for (const c of kept) length += c.length;
-    return new UserList(
-      kept,
-      kept.map((c) => c[0]!.email),
-      length,
-    );
+    return new UserList(kept, length);
   }
 
   /** The chunk that holds `email`, or where it would go: the last whose first email is not after it (0 before all). */
   private chunkOf(email: string): number {
     let lo = 0;
-    let hi = this.firsts.length;
+    let hi = this.chunks.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.firsts[mid]! <= email) lo = mid + 1;
+      if (this.chunks[mid]!.first <= email) lo = mid + 1;
       else hi = mid;
     }
     return Math.max(0, lo - 1);
@@ -51,13 +67,31 @@ export class UserList {
 
   /** The user with this email, if any. */
   find(email: string): AgentUser | undefined {
-    const chunk = this.chunks[this.chunkOf(email)] ?? [];
+    const chunk = usersOf(this.chunks[this.chunkOf(email)]);
     const u = chunk[positionOf(chunk, email)];
     return u?.email === email ? u : undefined;
   }
 
   *[Symbol.iterator](): Iterator<AgentUser> {
-    for (const c of this.chunks) yield* c;
+    for (const c of this.chunks) yield* usersOf(c);
+  }
+
+  /**
+   * The users as JSON, in pieces of whole chunks of at least `minChars` characters each (the
+   * last may be shorter): each piece is the text of a JSON array's elements without the
+   * brackets, so that the pieces joined with "," are JSON.stringify of the whole list's
+   * elements. Nothing is parsed: the config body is written from the chunks' own text.
+   */
+  *jsonPieces(minChars: number): Generator<string> {
+    let piece = "";
+    for (const c of this.chunks) {
+      piece += (piece ? "," : "") + c.json.slice(1, -1);
+      if (piece.length >= minChars) {
+        yield piece;
+        piece = "";
+      }
+    }
+    if (piece) yield piece;
   }
 
   /** Users from position `from` up to (not including) `to`, as an array. */
@@ -67,7 +101,7 @@ export class UserList {
     for (const c of this.chunks) {
       if (offset >= to) break;
       const end = offset + c.length;
-      if (end > from) out.push(...c.slice(Math.max(0, from - offset), Math.min(c.length, to - offset)));
+      if (end > from) out.push(...usersOf(c).slice(Math.max(0, from - offset), Math.min(c.length, to - offset)));
       offset = end;
     }
     return out;
@@ -75,7 +109,7 @@ export class UserList {
 
   /** Every user in one array (tests, tools, and the rare paths that diff whole lists). */
   toArray(): AgentUser[] {
-    return ([] as AgentUser[]).concat(...this.chunks);
+    return ([] as AgentUser[]).concat(...this.chunks.map(usersOf));
   }
 
   /**
@@ -93,10 +127,13 @@ export class UserList {
     for (const email of leaving) at(email).leaving.push(email);
     for (const u of joining) at(u.email).joining.push(u);
     if (byChunk.size === 0) return this;
-    const chunks: (readonly AgentUser[])[] = this.chunks.slice();
-    for (const [k, change] of byChunk) chunks[k] = replaceUsers(this.chunks[k] ?? [], change.leaving, change.joining);
-    // A chunk that grew past twice the size is cut again, so a chunk copy stays small.
-    return UserList.fromChunks(chunks.flatMap((c) => (c.length > 2 * USER_CHUNK ? UserList.of(c).chunks : [c])));
+    const chunks: Chunk[][] = this.chunks.map((c) => [c]);
+    for (const [k, change] of byChunk) {
+      const users = replaceUsers(usersOf(this.chunks[k]), change.leaving, change.joining);
+      // A chunk that grew past twice the size is cut again, so a chunk copy stays small.
+      chunks[k] = users.length > 2 * USER_CHUNK ? UserList.of(users).chunks.slice() : [chunkOfUsers(users)];
+    }
+    return UserList.fromChunks(chunks.flat());
   }
 }
 
