@@ -12,6 +12,7 @@ import { CoreManager } from "./core-manager";
 import { Delivery } from "./delivery";
 import { stderrLog } from "./log";
 import { PanelClient } from "./panel";
+import { boundHeapGrowth } from "./heap";
 import { ensureDir, STATE_FILES } from "./state";
 import { AGENT_VERSION } from "./version";
 
@@ -29,6 +30,7 @@ async function main() {
   if (parsed.kind === "error") die(parsed.message, 2);
   const options = parsed.options;
   const log = stderrLog();
+  boundHeapGrowth();
 
   try {
     ensureDir(options.stateDir);

@@ -14,7 +14,8 @@
  * serving the bodies, is this parent process; the core and its config tests are processes of
  * their own); the core's RSS is printed next to it, and the CPU seconds of the agent, of the commands it ran and of
  * the core, so a busy machine's wall times can be told from the work. Prints one JSON line
- * per phase, then a summary line.
+ * per phase, then a summary line. The child bounds its heap's growth as agent/main.ts does
+ * (agent/heap.ts); BENCH_AGENT_HEAP_GROWTH=<percent> sets another bound, 0 leaves V8's rule.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -29,6 +30,7 @@ import { coreVersion, type CoreBinaries } from "@/agent/core-binary";
 import { CoreManager } from "@/agent/core-manager";
 import type { Log } from "@/agent/log";
 import { PanelClient } from "@/agent/panel";
+import { boundHeapGrowth } from "@/agent/heap";
 import { writeJsonAtomic } from "@/agent/state";
 import { freePort } from "./harness/app";
 
@@ -113,8 +115,19 @@ function step(what: string) {
   process.stderr.write(`${what}: rss ${Math.round(m.rss / 1e6)} MB, heap ${Math.round(m.heapUsed / 1e6)} of ${Math.round(m.heapTotal / 1e6)} MB, peak ${Math.round(vmKb("self", "VmHWM") / 1024)} MB\n`);
 }
 
+/** BENCH_AGENT_HEAP_GROWTH: the agent's heap growth percent (agent/heap.ts; 0 = V8's own rule), else the agent's default. */
+function heapGrowthOption(): number | undefined {
+  const v = process.env.BENCH_AGENT_HEAP_GROWTH;
+  if (v === undefined || v === "") return undefined;
+  if (!/^\d{1,4}$/.test(v)) throw new Error(`BENCH_AGENT_HEAP_GROWTH: expected a whole percent (0 = V8's own rule), got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
 /** One run, in this (child) process: what the agent does with a config the panel serves, timed. */
 async function child(kind: Kind, panelUrl: string, stateDir: string) {
+  // As agent/main.ts does at start; BENCH_AGENT_HEAP_GROWTH=0 leaves V8's own rule (for comparison).
+  const growth = heapGrowthOption();
+  if (growth !== 0) boundHeapGrowth(growth);
   const log: Log = { info: () => {}, warn: (m) => process.stderr.write(`warn: ${m.slice(0, 300)}\n`), error: (m) => process.stderr.write(`error: ${m.slice(0, 300)}\n`) };
   const bins: CoreBinaries = kind === "xray" ? { kind, bin: FAKE_XRAY, ctl: FAKE_XRAY } : { kind, bin: "/usr/bin/v2ray", ctl: "/usr/bin/v2ctl" };
   const version = await coreVersion(bins);
@@ -214,6 +227,7 @@ async function main() {
     process.stdout.write(JSON.stringify(await child(kind, panelUrl, stateDir)));
     return;
   }
+  heapGrowthOption();
   const phases = (process.env.BENCH_PHASES ?? "xray,v2ray").split(",").map((p) => p.trim());
   const results = [];
   for (const kind of phases) {
