@@ -6,10 +6,13 @@
  * Read by V8 at every full collection, so setting it at start bounds every one after.
  */
 import v8 from "node:v8";
+import { heapGrowthFlag } from "../core/heap-growth";
 
 /** How far the heap may grow past what the last full collection kept before the next one: 50 %. */
 export const AGENT_HEAP_GROWTH_PERCENT = 50;
 
+/** Sets the bound (0: V8's own rule, nothing set). */
 export function boundHeapGrowth(percent = AGENT_HEAP_GROWTH_PERCENT): void {
-  v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+  const flag = heapGrowthFlag(percent);
+  if (flag) v8.setFlagsFromString(flag);
 }

@@ -194,7 +194,7 @@ export class UsersDigest {
   private static *steps(users: readonly AgentUser[], every: number, packed: boolean): Generator<void, UsersDigest> {
     const buckets: AgentUser[][] = Array.from({ length: USER_BUCKETS }, () => []);
     for (const u of users) buckets[bucketOf(u.email)]!.push(u);
-    const kept: Bucket[] = packed ? [] : buckets;
+    const kept: Bucket[] = packed ? new Array<Bucket>(USER_BUCKETS) : buckets;
     const digests = Buffer.allocUnsafe(USER_BUCKETS * 32);
     let sinceYield = 0;
     for (let b = 0; b < USER_BUCKETS; b++) {
@@ -203,7 +203,7 @@ export class UsersDigest {
       // the hash is the set's, whatever order the users came in.
       if (!isSortedByEmail(bucket)) bucket.sort(byEmail);
       const stored = packed ? bucketText(bucket) : bucket;
-      if (packed) kept.push(stored);
+      kept[b] = stored;
       (bucket.length === 0 ? EMPTY_BUCKET : bucketDigest(stored)).copy(digests, b * 32);
       sinceYield += bucket.length;
       if (sinceYield >= every) {

@@ -126,8 +126,7 @@ function heapGrowthOption(): number | undefined {
 /** One run, in this (child) process: what the agent does with a config the panel serves, timed. */
 async function child(kind: Kind, panelUrl: string, stateDir: string) {
   // As agent/main.ts does at start; BENCH_AGENT_HEAP_GROWTH=0 leaves V8's own rule (for comparison).
-  const growth = heapGrowthOption();
-  if (growth !== 0) boundHeapGrowth(growth);
+  boundHeapGrowth(heapGrowthOption());
   const log: Log = { info: () => {}, warn: (m) => process.stderr.write(`warn: ${m.slice(0, 300)}\n`), error: (m) => process.stderr.write(`error: ${m.slice(0, 300)}\n`) };
   const bins: CoreBinaries = kind === "xray" ? { kind, bin: FAKE_XRAY, ctl: FAKE_XRAY } : { kind, bin: "/usr/bin/v2ray", ctl: "/usr/bin/v2ctl" };
   const version = await coreVersion(bins);

@@ -100,9 +100,7 @@ function isPostgresUrl(v: string): boolean {
 }
 
 /** The V8 flag ROUTEBOARD_HEAP_GROWTH_PERCENT stands for (main.ts sets it at start), or null for V8's own rule. */
-export function heapGrowthFlag(percent: number): string | null {
-  return percent > 0 ? `--heap-growing-percent=${percent}` : null;
-}
+export { heapGrowthFlag } from "@/core/heap-growth";
 
 export function parseEnv(source: Record<string, string | undefined>): Env {
   const result = envSchema.safeParse(source);

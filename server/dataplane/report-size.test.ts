@@ -53,6 +53,18 @@ describe("report size bound: the cluster's subscriber count", () => {
     expect(counts).toBe(1);
   });
 
+  it("each cluster has its own count: a server of a small cluster never gets a large cluster's bound", async () => {
+    const [small, large] = [await clusterWith(1), await clusterWith(4)];
+    const now = Date.now();
+    const [a, b] = await Promise.all([reportLimitsFor(db, small, now), reportLimitsFor(db, large, now)]);
+    expect(a).toEqual(reportLimits(1));
+    expect(b).toEqual(reportLimits(4));
+    // A change in the large cluster moves only its own count.
+    publishChange("subscribers", large, ["00000000-0000-4000-8000-000000000003"]);
+    expect(await reportLimitsFor(db, small, now + 1)).toEqual(reportLimits(1));
+    expect(await reportLimitsFor(db, large, now + 1)).toEqual(reportLimits(5));
+  });
+
   it("past the TTL the count before answers at once while one new count runs, and the next answer has it", async () => {
     const clusterId = await clusterWith(2);
     const now = Date.now();
