@@ -21,8 +21,10 @@
  * - Servers share capacity max-min fairly (water filling) among their online users; a server in
  *   outage carries nothing. Each server reports every `reportIntervalS` (phases staggered
  *   evenly across servers, as independent agents are): average carried traffic since its last
- *   report and users online now. No report is sent while a server is down. The balancer never
- *   sees `capacityMbps`.
+ *   report and the users online at any moment since then, as an agent counts them (the users
+ *   who moved traffic in the interval, agent.ts; the users online at the report's second were
+ *   fewer, and the balancer's traffic per user higher than a real agent's). No report is sent
+ *   while a server is down. The balancer never sees `capacityMbps`.
  * - Policies see the balancer's view of availability (known up/down). The oracle additionally
  *   sees true capacities, outages and demands.
  *
@@ -99,6 +101,8 @@ interface ServerState {
   phase: number;
   carriedAccum: number;
   lastReportT: number;
+  /** Users online at any moment since the last report: what an agent counts as online. */
+  active: Set<number>;
   // oracle cache
   sorted: Float64Array | null;
 }
@@ -129,6 +133,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
     phase: Math.floor((i * R) / S),
     carriedAccum: 0,
     lastReportT: 0,
+    active: new Set(),
     sorted: null,
   }));
 
@@ -194,6 +199,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
     const st = servers[s] as ServerState;
     pos[u] = st.members.length;
     st.members.push(u);
+    st.active.add(u);
     st.dirty = true;
     st.sorted = null; // the oracle's next look must see this user, even within the same second
   };
@@ -340,6 +346,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
           if (st.trueUp) {
             st.carriedAccum = 0;
             st.lastReportT = t;
+            st.active = new Set(st.members);
           }
         } else {
           const up = k === 3;
@@ -358,7 +365,8 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
       if (st.dirty) recompute(st, t);
       const win = t - st.lastReportT;
       const traffic = win > 0 ? st.carriedAccum / win : st.carried;
-      policy.onReport?.(s, { users: st.members.length, trafficBps: traffic, atMs: t * 1000 });
+      policy.onReport?.(s, { users: st.active.size, trafficBps: traffic, atMs: t * 1000 });
+      st.active = new Set(st.members);
       st.carriedAccum = 0;
       st.lastReportT = t;
     }

@@ -118,6 +118,39 @@ describe("simulate", () => {
     expect(placed[0]! + placed[1]!).toBe(200);
     expect(Math.abs(placed[0]! - placed[1]!)).toBeLessThanOrEqual(20);
   });
+  it("a report counts the users online at any moment since the last one, as an agent does", () => {
+    // An agent's usersOnline is the users who moved traffic in the interval (agent.ts), not
+    // the users online at its end. Sessions of about 20 s on and off: nearly every user is
+    // online at some moment of a 300 s interval, about half of them at its end.
+    const sc = parseScenario({
+      ...small(),
+      durationS: 1800,
+      reportIntervalS: 300,
+      servers: [{ id: "a", capacityMbps: 10_000 }],
+      users: { ...(small().users as object), count: 200, arrival: { kind: "burst", overS: 1 }, refreshS: 3600, sessions: { meanOnS: 20, meanOffS: 20 } },
+    });
+    const reported: number[] = [];
+    const onlineAtReport: number[] = [];
+    let view: Parameters<Policy["assign"]>[3] | undefined;
+    const spy: Policy = {
+      name: "spy",
+      assign(_u, _prev, _t, v) {
+        view = v;
+        return 0;
+      },
+      onReport(_s, r) {
+        if (r.atMs === 0 || !view) return; // the first report comes before anyone arrived
+        reported.push(r.users);
+        onlineAtReport.push(view.online.reduce((n, o) => n + o, 0));
+      },
+    };
+    runPolicy(sc, buildWorkload(sc), spy, () => 0);
+    expect(reported.length).toBeGreaterThanOrEqual(4);
+    for (let i = 0; i < reported.length; i++) {
+      expect(reported[i]).toBeGreaterThanOrEqual(190);
+      expect(onlineAtReport[i]).toBeLessThan(150);
+    }
+  });
   it("max-min allocation for a newcomer", () => {
     const sorted = Float64Array.from([1, 2, 10]);
     expect(newcomerAllocation(sorted, 3, 100, false)).toBe(3);
