@@ -28,7 +28,9 @@
  * server whose capacity is a guess, the risk that the gain is not there. A move happens only
  * when every rule says the gain is worth it. The pair counts below were measured against the
  * simulator's oracle before its same-second fix (README, "Scenario families"), which lowered
- * the churn the aim allows, mostly on burst pairs; the README has the counts since.
+ * the churn the aim allows, mostly on burst pairs, and with reports that counted the users
+ * online at the report's second, not the users online during its interval as an agent counts
+ * them; the README has the counts since.
  *   1. Margin (cost of a reconnect): best > current × (1 + hysteresis), and for least-traffic an
  *      absolute gain ≥ minMoveGainBps, or — when the current server has no spare capacity — a
  *      fair share better by the same margin. Off (hysteresis 0): users move for any gain.
