@@ -42,3 +42,13 @@ export function effectiveCapacity(overrideBps: number | null, learnedPeakBps: nu
   if (overrideBps !== null && Number.isFinite(overrideBps) && overrideBps >= 0) return overrideBps;
   return Math.max(sane(learnedPeakBps), sane(floorBps));
 }
+
+/**
+ * Whether a server's capacity is known rather than only bounded from below: the operator set
+ * it, or a report showed its users held back (ServerMetrics.heldBack), so its learned peak is
+ * what the link carries.
+ */
+export function capacityShown(m: { capacityOverrideBps: number | null; heldBack?: boolean }): boolean {
+  const o = m.capacityOverrideBps;
+  return m.heldBack === true || (o !== null && Number.isFinite(o) && o >= 0);
+}

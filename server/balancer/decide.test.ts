@@ -423,7 +423,8 @@ describe("decideRoute: prior for a server with no learned peak", () => {
     const d = decideRoute(
       base({
         big: srv({ learnedPeakBps: 5000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 300 }),
-        small: srv({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 40 }),
+        // small's users were seen held back: capacities are shown, so rule 0 (fewest users) is off.
+        small: srv({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 40, heldBack: true }),
         blind: srv({ reportedUsers: 300 }),
       }),
     );
@@ -812,7 +813,8 @@ describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () 
   });
 
   it("does not hold new users, users of a server that is down, or anyone when every server is down", () => {
-    expect(decide(fleet(), { previousInboundId: null }).inboundId).toBe("in-alt");
+    // Capacities not shown (rule 0) would send a new user to the server with fewer users.
+    expect(decide(fleet(), { previousInboundId: null, options: { evenWhileBlind: false } }).inboundId).toBe("in-alt");
     const s = fleet();
     s.cur.available = false;
     expect(decide(s).inboundId).toBe("in-alt");
@@ -824,5 +826,95 @@ describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () 
   it("does not apply to round-robin routes", () => {
     const s = { cur: srv({ learnedPeakBps: 1000 * MBIT, reportedUsers: 10 }), alt: srv({ learnedPeakBps: 1000 * MBIT, reportedUsers: 2 }) };
     expect(decide(s, { route: route(["cur", "alt"], { algorithm: "round-robin" }) }).inboundId).toBe("in-alt");
+  });
+});
+
+describe("decideRoute: rule 0, first picks by users while the pool is blind", () => {
+  // By free bandwidth per user a wins (600 Mbit/s spare by its peak); b has fewer users.
+  const fleet = (over: { a?: Partial<ServerMetrics>; b?: Partial<ServerMetrics> } = {}) => ({
+    a: srv({ learnedPeakBps: 900 * MBIT, reportedTrafficBps: 300 * MBIT, reportedUsers: 200, reportedAt: 1000, ...over.a }),
+    b: srv({ learnedPeakBps: 120 * MBIT, reportedTrafficBps: 120 * MBIT, reportedUsers: 150, reportedAt: 1000, ...over.b }),
+  });
+  // 50 + 50 users arriving since the reports: at least 25 % (the default margin) of the 350 they counted.
+  const arriving = (users = 50) => (id: string) => (id === "a" || id === "b" ? { users, trafficBps: users * 2 * MBIT } : undefined);
+  const blind = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) => decideRoute(base(servers, { inflight: arriving(), ...over }));
+
+  it("a new user goes to the fewest users while no server has shown its capacity and the load has outgrown the reports, and says why", () => {
+    const d = blind(fleet());
+    expect(d).toMatchObject({ inboundId: "in-b", reason: "best" });
+    expect(d.explanation).toBe(
+      "Picked in-b: fewest users (200 vs 250 on in-a), since no server of this route has shown its capacity yet (none has held its users back, none has an override) and users have arrived since its reports (at least the route's margin of the users they counted), so every learned peak is only what its users asked for.",
+    );
+    // The candidates still show free bandwidth per user (what the rule sets aside).
+    expect(d.candidates.find((c) => c.inboundId === "in-a")?.score).toBeCloseTo((900 - 300 - 100) * MBIT / 251);
+    expect(blind(fleet(), { explain: false }).inboundId).toBe("in-b");
+  });
+
+  it("reports that still describe the load (arrivals under the route's margin of the users they counted) leave it to free bandwidth", () => {
+    expect(decideRoute(base(fleet())).inboundId).toBe("in-a"); // nothing in flight
+    expect(blind(fleet(), { inflight: arriving(43) }).inboundId).toBe("in-a"); // 86 < 87.5
+    expect(blind(fleet(), { inflight: arriving(44) }).inboundId).toBe("in-b"); // 88 ≥ 87.5
+    const wide = route(["a", "b"], { hysteresis: 0.5 });
+    expect(blind(fleet(), { route: wide }).inboundId).toBe("in-a"); // 100 < 175
+    const none = route(["a", "b"], { hysteresis: 0 });
+    expect(decideRoute(base(fleet(), { route: none })).inboundId).toBe("in-b"); // no margin: any staleness
+  });
+
+  it("counts arrivals, not departures: users leaving one server do not offset those arriving on another", () => {
+    // 90 arriving on a ≥ 87.5: blind, and b has fewer users (90 against 290). Counted net of b's
+    // 60 leaving (30), the reports would pass for current and a's larger fair share would win.
+    const inflight = (id: string) => (id === "a" ? { users: 90, trafficBps: 180 * MBIT } : id === "b" ? { users: -60, trafficBps: -120 * MBIT } : undefined);
+    expect(decideRoute(base(fleet(), { inflight })).inboundId).toBe("in-b");
+    expect(decideRoute(base(fleet(), { inflight, options: { evenWhileBlind: false } })).inboundId).toBe("in-a");
+  });
+
+  it("a held-back candidate, or an operator override, shows a capacity: free bandwidth per user decides again", () => {
+    expect(blind(fleet({ b: { heldBack: true } })).inboundId).toBe("in-a");
+    expect(blind(fleet({ b: { capacityOverrideBps: 120 * MBIT } })).inboundId).toBe("in-a");
+    // An override that is not a capacity (negative, not finite) shows nothing.
+    expect(blind(fleet({ b: { capacityOverrideBps: -1 } })).inboundId).toBe("in-b");
+    expect(blind(fleet({ b: { capacityOverrideBps: Number.NaN } })).inboundId).toBe("in-b");
+  });
+
+  it("only the pool counts: a held-back server that is down or disabled does not turn it off", () => {
+    const servers = { ...fleet(), c: srv({ available: false, heldBack: true }), d: srv({ enabled: false, heldBack: true }) };
+    expect(blind(servers).inboundId).toBe("in-b");
+  });
+
+  it("applies to a user whose server is down (a first pick), not to a user who has a working server", () => {
+    const servers = { ...fleet(), c: srv({ available: false, reportedUsers: 10 }) };
+    expect(blind(servers, { previousInboundId: "in-c" }).inboundId).toBe("in-b");
+    // A user with a server is judged by the rules that move a user: on a (spare) it stays; on b
+    // (full) a's larger fair share moves it, although a has more users.
+    expect(blind(fleet(), { previousInboundId: "in-a" }).inboundId).toBe("in-a");
+    expect(blind(fleet(), { previousInboundId: "in-b" }).inboundId).toBe("in-a");
+  });
+
+  it("equal users: the tie goes by the user's hash and says so; nothing reported and nothing in flight is blind too", () => {
+    const d = blind(fleet({ b: { reportedUsers: 200 } }));
+    expect(d.explanation).toMatch(/fewest users \(250 vs 250 on in-[ab]\) \(tie broken by user hash\)/);
+    const picks = new Set<string | null>();
+    for (let i = 0; i < 40; i++) {
+      const fresh = decideRoute(base({ a: srv(), b: srv() }, { userId: `u${i}` }));
+      expect(fresh.explanation).toMatch(/fewest users \(0 vs 0/);
+      picks.add(fresh.inboundId);
+    }
+    expect(picks).toEqual(new Set(["in-a", "in-b"]));
+  });
+
+  it("no candidate: the fallback and panic rules are untouched", () => {
+    const servers = { a: srv({ available: false }), f: srv() };
+    expect(decideRoute(base(servers, { route: route(["a"], {}, ["f"]) }))).toMatchObject({ inboundId: "in-f", reason: "fallback" });
+    expect(decideRoute(base({ a: srv({ available: false }) }))).toMatchObject({ inboundId: "in-a", reason: "panic" });
+  });
+
+  it("is off for round-robin routes and with evenWhileBlind false", () => {
+    const rr = fleet({ a: { coefficient: 4 } });
+    expect(blind(rr, { route: route(["a", "b"], { algorithm: "round-robin" }) }).inboundId).toBe("in-a");
+    expect(blind(fleet(), { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
+  });
+
+  it("decides the same with the clock gone backwards (peaks are not read)", () => {
+    expect(blind(fleet({ a: { reportedAt: 1e9 }, b: { reportedAt: 1e9 } }), { nowMs: 0 }).inboundId).toBe("in-b");
   });
 });

@@ -22,6 +22,22 @@
  *   servers that have one (the floor when none has): a blind server is guessed to be a typical
  *   one, not the best, so a heterogeneous fleet's small links are not filled like its big ones
  *   before they report.
+ * 0. A first pick while the pool is blind goes to the fewest users (least-traffic;
+ *   evenWhileBlind, on by default). A learned peak is what a server's users asked for; it is
+ *   the link's capacity only once the link held its users back (ServerMetrics.heldBack: a
+ *   report's traffic per user more than the default margin below the best any server has
+ *   reported with as many users, Balancer.observeReport) or when the operator set it. The pool
+ *   is blind while none of its candidates has shown its capacity so, and users have arrived
+ *   since its reports (in flight, at least the route's margin of the users they counted,
+ *   blindByReports). Then free bandwidth per user compares lower bounds taken at loads of
+ *   different ages (during a burst, a peak reported at 30 s beside one reported at 60 s), splits
+ *   users unevenly on links of one size, and the margin keeps that split for hours. Gain: the
+ *   even split, which no capacity could make much worse, where the balancer knows nothing; the
+ *   moves below correct it once reports show where users are held back. Cost: on links far
+ *   apart the small ones fill evenly until reports catch up, and users move off them. Without
+ *   the stale-reports test (blind whenever no capacity is shown) steady fleets with few users
+ *   per server, never marked held back, split evenly for hours and paid in churn. Measured on
+ *   tuned seeds 1–10 and validation seeds 31–70 (README, "Scenario families").
  * Moving a user who has a working inbound (stickiness). Every rule below weighs what the move
  * gains — the user's satisfaction (what it gets ÷ what it wants) and the fairness of the fleet —
  * against what it costs: a reconnect (the user's sessions drop; counted as churn), and, on a
@@ -77,7 +93,7 @@
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
-import { decayPeak, effectiveCapacity } from "./capacity";
+import { capacityShown, decayPeak, effectiveCapacity } from "./capacity";
 import { rendezvousHashFrom, rendezvousSeed } from "./hash";
 import { expectedUserBps } from "./inflight";
 import {
@@ -111,6 +127,7 @@ export function resolveOptions(o?: Partial<BalancerOptions>): BalancerOptions {
     failBackDwellMs: o.failBackDwellMs ?? DEFAULT_OPTIONS.failBackDwellMs,
     failBackHysteresis: o.failBackHysteresis ?? DEFAULT_OPTIONS.failBackHysteresis,
     keepSatisfied: o.keepSatisfied ?? DEFAULT_OPTIONS.keepSatisfied,
+    evenWhileBlind: o.evenWhileBlind ?? DEFAULT_OPTIONS.evenWhileBlind,
   };
 }
 
@@ -132,6 +149,8 @@ interface Row {
   headroom: number;
   /** least-traffic: one user's traffic here, expectedUserBps of the report. */
   perUser: number;
+  /** U: reported users plus those in flight. */
+  users: number;
 }
 
 const mbps = (bps: number): string => {
@@ -154,6 +173,16 @@ let seedValue = 0;
  * nothing about what others get.
  */
 export const RATE_MIN_USERS = 5;
+
+/**
+ * Rule 0's second test: the pool's reports describe a load it no longer carries. The users
+ * arriving since the reports (in flight) are at least the route's margin of the users they
+ * counted, so their learned peaks were taken at loads of different ages (a burst) and say
+ * little about what each link carries. Nothing reported and nothing in flight is blind too.
+ */
+export function blindByReports(reportedUsers: number, arrivingUsers: number, hysteresis: number): boolean {
+  return arrivingUsers >= reportedUsers * hysteresis;
+}
 
 /** Reported traffic per user, or null when the server reported no users. */
 function perUserBps(m: ServerMetrics): number | null {
@@ -211,7 +240,7 @@ const scratchCandidates: Row[] = [];
 
 function newRow(ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedInbound | undefined): Row {
   const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
-  return { ib, m, rs, out, rank: 0, share: 0, current: false, hash: -1, peak: 0, headroom: Number.NaN, perUser: 0 };
+  return { ib, m, rs, out, rank: 0, share: 0, current: false, hash: -1, peak: 0, headroom: Number.NaN, perUser: 0, users: 0 };
 }
 
 function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedInbound | undefined): Row {
@@ -234,6 +263,7 @@ function scratchRow(i: number, ib: RouteInbound, m: ServerMetrics | undefined, r
   r.peak = 0;
   r.headroom = Number.NaN;
   r.perUser = 0;
+  r.users = 0;
   const out = r.out;
   out.inboundId = ib.inboundId;
   out.serverId = ib.serverId;
@@ -363,6 +393,11 @@ export function decideRoute(input: DecideInput): Decision {
     if (n > 0) peerPeak = sum / n;
   }
   const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
+  // Rule 0 (a first pick while the pool is blind) is settled after the loop, which sums the
+  // reported users and the arrivals in flight.
+  const maybeBlind = lt && cur === undefined && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics));
+  let reportedUsers = 0;
+  let arrivingUsers = 0;
   for (const r of pool) {
     const m = r.m as ServerMetrics;
     const wasExcluded = r.out.excluded;
@@ -374,6 +409,9 @@ export function decideRoute(input: DecideInput): Decision {
     r.current = cur !== undefined && r.ib.serverId === currentServerId;
     const add = r.rs ? (r.rs.server as ResolvedServer).additions() : inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
     const U = Math.max(0, (m.reportedUsers || 0) + (add ? add.users : 0));
+    r.users = U;
+    reportedUsers += m.reportedUsers || 0;
+    if (add) arrivingUsers += Math.max(0, add.users);
     const T = Math.max(0, (m.reportedTrafficBps || 0) + (add ? add.trafficBps : 0));
     const div = r.current ? Math.max(U, 1) : U + 1;
     const divNote = explain ? (r.current ? `${div} (you are already counted)` : `(${U} + 1)`) : "";
@@ -412,6 +450,14 @@ export function decideRoute(input: DecideInput): Decision {
       r.out.score = s;
       r.rank = s;
       if (explain) r.out.note = `${prefix}coefficient ${coef} / ${divNote} = ${s.toFixed(4)}; users ${U}`;
+    }
+  }
+
+  const even = maybeBlind && blindByReports(reportedUsers, arrivingUsers, hysteresis);
+  if (even) {
+    for (const r of pool) {
+      r.rank = 1 / (r.users + 1);
+      r.share = 0;
     }
   }
 
@@ -524,6 +570,8 @@ export function decideRoute(input: DecideInput): Decision {
       explanation = `${lead}Every regular inbound is unavailable; using fallback ${label(best.ib)}.`;
     } else if (mode === "panic") {
       explanation = `${lead}Panic: no available inbound and no available fallback; picked ${label(best.ib)} among inbounds of enabled servers (${unit(bs)}${vs})${tie}.`;
+    } else if (even) {
+      explanation = `${lead}Picked ${label(best.ib)}: fewest users (${best.users}${runner ? ` vs ${runner.users} on ${label(runner.ib)}` : ""})${tie}, since no server of this route has shown its capacity yet (none has held its users back, none has an override) and users have arrived since its reports (at least the route's margin of the users they counted), so every learned peak is only what its users asked for.`;
     } else {
       explanation = `${lead}Picked ${label(best.ib)}: ${lt ? "most free bandwidth per user" : "lowest users per coefficient"} (${unit(bs)}${vs})${tie}.`;
     }

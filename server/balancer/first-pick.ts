@@ -9,10 +9,11 @@
  * The arithmetic is decideRoute's, in the same order (so the same floating-point values and
  * the same ties); lean.test.ts checks the two against each other, in-flight load included.
  */
-import { decayPeak, effectiveCapacity } from "./capacity";
+import { capacityShown, decayPeak, effectiveCapacity } from "./capacity";
+import { blindByReports } from "./decide";
 import { rendezvousSeed } from "./hash";
 import { expectedUserBps, type InflightLedger } from "./inflight";
-import type { BalancerOptions, ResolvedInbound, ResolvedServer, RouteInbound, RouteInput, ServerMetrics } from "./types";
+import { DEFAULT_HYSTERESIS, type BalancerOptions, type ResolvedInbound, type ResolvedServer, type RouteInbound, type RouteInput, type ServerMetrics } from "./types";
 
 /** A resolved server with its slot in the in-flight ledger and its place in the view's PeakMemo. */
 export interface FirstPickServer extends ResolvedServer {
@@ -62,6 +63,13 @@ const STRIDE = 9;
 
 export interface FirstPickTable {
   readonly leastTraffic: boolean;
+  /**
+   * Least-traffic, and no candidate has shown its capacity: while the reports are also stale
+   * (blindByReports), fewest users wins (decide.ts, rule 0).
+   */
+  readonly maybeBlind: boolean;
+  /** The route's margin, as decideRoute resolves it. */
+  readonly hysteresis: number;
   readonly inbounds: readonly RouteInbound[];
   readonly rendezvous: ResolvedInbound["rendezvous"];
   /** Each candidate's place in route.inbounds (its index in `rendezvous`). */
@@ -75,7 +83,7 @@ export interface FirstPickTable {
  * not unavailable), or null when it
  * has none: then decideRoute's fallback and panic rules apply.
  */
-export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInbound[], defaultUserBps: number): FirstPickTable | null {
+export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInbound[], defaultUserBps: number, evenWhileBlind: boolean): FirstPickTable | null {
   const idx: number[] = [];
   for (let i = 0; i < route.inbounds.length; i++) {
     const m = resolved[i]?.server?.m;
@@ -84,6 +92,7 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
   }
   if (idx.length === 0) return null;
   const data = new Float64Array(idx.length * STRIDE);
+  let shown = false;
   idx.forEach((i, j) => {
     const s = (resolved[i] as ResolvedInbound).server as FirstPickServer;
     const m = s.m as ServerMetrics;
@@ -97,9 +106,13 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
     data[o + SLOT] = s.slot;
     data[o + MEMO] = s.memoIndex;
     data[o + ARRIVAL_BPS] = expectedUserBps(m.reportedTrafficBps, m.reportedUsers, defaultUserBps);
+    if (capacityShown(m)) shown = true;
   });
+  const leastTraffic = route.algorithm !== "round-robin";
   return {
-    leastTraffic: route.algorithm !== "round-robin",
+    leastTraffic,
+    maybeBlind: leastTraffic && evenWhileBlind && !shown,
+    hysteresis: route.hysteresis !== undefined && Number.isFinite(route.hysteresis) && route.hysteresis >= 0 ? route.hysteresis : DEFAULT_HYSTERESIS,
     inbounds: idx.map((i) => route.inbounds[i] as RouteInbound),
     rendezvous: (resolved[0] as ResolvedInbound).rendezvous,
     index: Int32Array.from(idx),
@@ -144,6 +157,7 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
     if (k > 0) peerPeak = sum / k;
   }
   // The ledger's arrays are read through it: a prune writes them, never replaces them.
+  const even = t.maybeBlind && blindNow(t, ledger);
   let best = 0;
   for (let j = 0, o = 0; j < n; j++, o += STRIDE) {
     const slot = d[o + SLOT]!;
@@ -158,7 +172,10 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
     }
     const U = Math.max(0, d[o + USERS]! + addUsers);
     const div = U + 1;
-    if (lt) {
+    if (even) {
+      rank[j] = 1 / div;
+      share[j] = 0;
+    } else if (lt) {
       const T = Math.max(0, d[o + TRAFFIC]! + addTraffic);
       const ov = d[o + OVERRIDE]!;
       const C = effectiveCapacity(Number.isNaN(ov) ? null : ov, d[o + PEAK]! > 0 ? peaks[j]! : peerPeak, opts.capacityFloorBps);
@@ -188,6 +205,22 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
     }
   }
   return best;
+}
+
+/** Rule 0's stale-reports test over the table's candidates, as decideRoute sums them. */
+function blindNow(t: FirstPickTable, ledger: InflightLedger): boolean {
+  const d = t.data;
+  let reported = 0;
+  let arriving = 0;
+  for (let o = 0; o < d.length; o += STRIDE) {
+    const slot = d[o + SLOT]!;
+    reported += d[o + USERS]!;
+    if (ledger.count[slot] !== 0) {
+      ledger.pruneSlot(slot, d[o + REPORTED_AT]!);
+      if (ledger.count[slot] !== 0) arriving += Math.max(0, ledger.sumUsers[slot]!);
+    }
+  }
+  return blindByReports(reported, arriving, t.hysteresis);
 }
 
 /** The in-flight arrival of a user first-picked onto candidate j (the Balancer's recordArrival, +1). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { Balancer } from "./index";
+import { Balancer, HELD_BACK_MIN_USERS } from "./index";
 import { decideRoute } from "./decide";
 import { MBIT, route, srv } from "./testing";
 import type { RouteInput, ServerMetrics } from "./types";
@@ -61,7 +61,8 @@ describe("Balancer facade", () => {
     const routes = [route(["a", "b"])];
     const decide = (servers: Record<string, ServerMetrics>, userId: string) =>
       b.decideForSubscriber({ userId, routes, servers, previousAssignments: noPrev, nowMs: 100, explain: false })[0]?.decision;
-    const both = { a: srv({ learnedPeakBps: 1000 * MBIT, reportedAt: 0 }), b: srv({ learnedPeakBps: 200 * MBIT, reportedAt: 0 }) };
+    // a was seen holding its users back: capacities are shown, first picks go by free bandwidth.
+    const both = { a: srv({ learnedPeakBps: 1000 * MBIT, reportedAt: 0, heldBack: true }), b: srv({ learnedPeakBps: 200 * MBIT, reportedAt: 0 }) };
     expect(decide(both, "u1")?.serverId).toBe("a");
     // The operator's view changes: a is down. A new lookup, so the next first pick avoids it.
     expect(decide({ ...both, a: srv({ available: false, learnedPeakBps: 1000 * MBIT, reportedAt: 0 }) }, "u2")?.serverId).toBe("b");
@@ -158,6 +159,80 @@ const scenarioArb = fc
     const prev = s.prevIdx === -1 ? null : s.prevIdx === -2 ? "gone" : `i${s.prevIdx}`;
     return { servers, route: r, prev, userId: s.userId, nowMs: s.nowMs };
   });
+
+describe("Balancer: a burst of first picks, and a server seen holding its users back (rule 0)", () => {
+  const routes = [route(["a", "b"])];
+  // a: fewer users, and no spare by its peak; b: more users, much spare.
+  const servers = {
+    a: srv({ learnedPeakBps: 120 * MBIT, reportedTrafficBps: 120 * MBIT, reportedUsers: 100 }),
+    b: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 300 * MBIT, reportedUsers: 150 }),
+  };
+  /** n new users fetch one after another (before any new report): where they went. */
+  const burst = (b: Balancer, n: number) => {
+    const got = { a: 0, b: 0 };
+    for (let i = 0; i < n; i++) {
+      const req = { userId: `u${i}`, routes, servers, previousAssignments: noPrev, nowMs: 1000 };
+      const explained = b.explainForSubscriber(req)[0]?.decision.serverId;
+      const id = b.decideForSubscriber({ ...req, explain: false })[0]?.decision.serverId as "a" | "b";
+      expect(id).toBe(explained);
+      got[id]++;
+    }
+    return got;
+  };
+  const heldBackA = (b: Balancer) => {
+    b.observeReport("b", { users: 150, trafficBps: 300 * MBIT, atMs: 0 }); // 2 Mbit/s each: the best
+    b.observeReport("a", { users: 100, trafficBps: 120 * MBIT, atMs: 0 }); // 1.2 × 1.25 = 1.5 < 2
+  };
+
+  it("with no capacity shown, free bandwidth decides until the arrivals reach the margin of the reported users; then users even out", () => {
+    const got = burst(new Balancer(), 200);
+    // 63 arrivals ≥ 25 % of 250: the first 63 went to b by free bandwidth, then a caught up.
+    expect(Math.abs(100 + got.a - (150 + got.b))).toBeLessThanOrEqual(1);
+    expect(got.b).toBeGreaterThanOrEqual(63);
+  });
+
+  it("a report whose traffic per user is more than the default margin below the best seen marks its server: free bandwidth decides the whole burst", () => {
+    const b = new Balancer();
+    heldBackA(b);
+    expect(burst(b, 200)).toEqual({ a: 0, b: 200 });
+  });
+
+  it("within the margin, with fewer than HELD_BACK_MIN_USERS users, or from a few heavy users, nothing is marked", () => {
+    const b = new Balancer();
+    b.observeReport("b", { users: 150, trafficBps: 300 * MBIT, atMs: 0 });
+    b.observeReport("a", { users: 100, trafficBps: 160 * MBIT, atMs: 0 }); // 1.6 × 1.25 = 2: not below
+    b.observeReport("a", { users: HELD_BACK_MIN_USERS - 1, trafficBps: 1 * MBIT, atMs: 0 }); // too few users to say
+    b.observeReport("c", { users: 5, trafficBps: 500 * MBIT, atMs: 0 }); // 100 Mbit/s each, but 5 users set no reference
+    b.observeReport("a", { users: 100, trafficBps: 160 * MBIT, atMs: 0 });
+    expect(burst(b, 200).a).toBeGreaterThan(0);
+  });
+
+  it("bad reports mark nothing and set no reference; equal rates mark nothing; a clock gone backwards changes nothing", () => {
+    const b = new Balancer();
+    b.observeReport("b", { users: 150, trafficBps: Number.NaN, atMs: 0 });
+    b.observeReport("b", { users: 150, trafficBps: -1, atMs: 0 });
+    b.observeReport("b", { users: Number.NaN, trafficBps: 300 * MBIT, atMs: 0 });
+    b.observeReport("a", { users: 100, trafficBps: 120 * MBIT, atMs: 0 });
+    b.observeReport("b", { users: 100, trafficBps: 120 * MBIT, atMs: -5 }); // the same rate, an older clock
+    expect(burst(b, 200).a).toBeGreaterThan(0);
+  });
+
+  it("the first server to report is not held back beside itself; a better rate later marks it at its next report", () => {
+    const b = new Balancer();
+    b.observeReport("a", { users: 100, trafficBps: 100 * MBIT, atMs: 0 }); // 1 Mbit/s each: the best so far
+    b.observeReport("b", { users: 150, trafficBps: 450 * MBIT, atMs: 0 }); // 3 each
+    expect(burst(b, 200).a).toBeGreaterThan(0);
+    const again = new Balancer();
+    again.observeReport("a", { users: 100, trafficBps: 100 * MBIT, atMs: 0 });
+    again.observeReport("b", { users: 150, trafficBps: 450 * MBIT, atMs: 0 });
+    again.observeReport("a", { users: 100, trafficBps: 100 * MBIT, atMs: 0 });
+    expect(burst(again, 200).a).toBe(0);
+  });
+
+  it("evenWhileBlind false: free bandwidth decides the whole burst", () => {
+    expect(burst(new Balancer({ evenWhileBlind: false }), 200)).toEqual({ a: 0, b: 200 });
+  });
+});
 
 describe("properties", () => {
   it("never picks an unavailable inbound while an available (enabled) one exists", () => {

@@ -12,18 +12,19 @@ import { decideRoute, lookupServer, resolveOptions } from "./decide";
 import { firstPick, firstPickTable, PeakMemo, recordFirstPick, type FirstPickServer, type FirstPickTable } from "./first-pick";
 import { RouteRendezvous } from "./hash";
 import { expectedUserBps, InflightLedger } from "./inflight";
-import type {
-  BalancerOptions,
-  CandidateScore,
-  Load,
-  ResolvedInbound,
-  RouteDecision,
-  RouteInbound,
-  RouteInput,
-  ServerMetrics,
-  ServerMetricsLookup,
-  ServerReport,
-  SubscriberRequest,
+import {
+  DEFAULT_HYSTERESIS,
+  type BalancerOptions,
+  type CandidateScore,
+  type Load,
+  type ResolvedInbound,
+  type RouteDecision,
+  type RouteInbound,
+  type RouteInput,
+  type ServerMetrics,
+  type ServerMetricsLookup,
+  type ServerReport,
+  type SubscriberRequest,
 } from "./types";
 
 export * from "./types";
@@ -35,6 +36,15 @@ export { rendezvousHash, hash32 } from "./hash";
 /** The candidates of an unexplained decision: none (frozen, shared). */
 const NO_CANDIDATES = Object.freeze([]) as unknown as CandidateScore[];
 
+/**
+ * Users a report needs before its traffic per user says whether users are held back. The mean
+ * of n users' rates has a relative standard error of CV / √n; per-user traffic is heavy-tailed
+ * (CV about 1), so with 64 users a 25 % shortfall (the default margin) is two standard errors,
+ * not the luck of a few heavy users. With 5 users (RATE_MIN_USERS) one heavy user made a
+ * server "held back" beside another in the first minutes of most scenario families.
+ */
+export const HELD_BACK_MIN_USERS = 64;
+
 export class Balancer {
   readonly options: BalancerOptions;
   readonly inflight = new InflightLedger();
@@ -42,6 +52,10 @@ export class Balancer {
   /** Bumped whenever a learned peak changes: a view built before it is rebuilt. */
   private peaksVersion = 0;
   private view: FleetView | null = null;
+  /** The best traffic per user any server has reported with at least HELD_BACK_MIN_USERS users. */
+  private bestRateBps = 0;
+  /** Servers a report showed holding their users back (ServerMetrics.heldBack). */
+  private readonly heldBack = new Set<string>();
   private readonly rendezvous = new WeakMap<readonly RouteInbound[], RouteRendezvous>();
 
   constructor(options?: Partial<BalancerOptions>) {
@@ -53,6 +67,15 @@ export class Balancer {
     this.peaks.set(serverId, updatePeak(this.peaks.get(serverId), report.trafficBps, report.atMs, this.options.peakHalfLifeMs));
     this.peaksVersion++;
     this.inflight.prune(serverId, report.atMs);
+    // Held back: its users get less than users have been seen to get elsewhere, by more than
+    // the default margin. Then the link is full, and its peak is what it carries.
+    const users = report.users;
+    const traffic = report.trafficBps;
+    if (users >= HELD_BACK_MIN_USERS && Number.isFinite(traffic) && traffic >= 0) {
+      const rate = traffic / users;
+      if (rate > this.bestRateBps) this.bestRateBps = rate;
+      if (rate * (1 + DEFAULT_HYSTERESIS) < this.bestRateBps) this.heldBack.add(serverId);
+    }
   }
 
   /** Learned peak as of its last update (not decayed to now; the core decays it). */
@@ -91,7 +114,7 @@ export class Balancer {
   private viewOf(servers: ServerMetricsLookup): FleetView {
     const v = this.view;
     if (v && v.source === servers && v.peaksVersion === this.peaksVersion) return v;
-    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.inflight, this.rendezvous, this.options.defaultUserBps));
+    return (this.view = new FleetView(servers, this.peaksVersion, this.peaks, this.heldBack, this.inflight, this.rendezvous, this.options));
   }
 
   private decideRoutes(req: SubscriberRequest, record: boolean): RouteDecision[] {
@@ -177,10 +200,11 @@ class FleetView {
     readonly source: ServerMetricsLookup,
     readonly peaksVersion: number,
     private readonly peaks: ReadonlyMap<string, LearnedPeak>,
+    private readonly heldBack: ReadonlySet<string>,
     private readonly inflight: InflightLedger,
     /** Per route's inbound list: kept by the Balancer across views (they depend on ids only). */
     private readonly rendezvous: WeakMap<readonly RouteInbound[], RouteRendezvous>,
-    private readonly defaultUserBps: number,
+    private readonly options: BalancerOptions,
   ) {
     this.memo = new PeakMemo(source instanceof Map ? source.size : Object.keys(source).length);
   }
@@ -192,7 +216,9 @@ class FleetView {
       if (m) {
         const p = this.peaks.get(id);
         // Our peak as of the metrics' reportedAt, so the core's decay stays consistent.
-        const merged = !p || p.peakBps <= m.learnedPeakBps ? m : { ...m, learnedPeakBps: p.peakBps };
+        const higher = p !== undefined && p.peakBps > m.learnedPeakBps;
+        const held = m.heldBack !== true && this.heldBack.has(id);
+        const merged = !higher && !held ? m : { ...m, ...(higher ? { learnedPeakBps: p.peakBps } : {}), ...(held ? { heldBack: true } : {}) };
         s = new ViewServer(id, merged, this.inflight.slotOf(id), this.memoUsed++, this.memo, this.inflight);
       } else s = null;
       this.servers.set(id, s);
@@ -203,7 +229,7 @@ class FleetView {
   /** The route's first-pick table (null: no candidate, decideRoute's fallback and panic rules apply). */
   firstPickTable(route: RouteInput): FirstPickTable | null {
     const r = this.route(route);
-    if (r.table === undefined) r.table = firstPickTable(route, r.resolved, this.defaultUserBps);
+    if (r.table === undefined) r.table = firstPickTable(route, r.resolved, this.options.defaultUserBps, this.options.evenWhileBlind);
     return r.table;
   }
 

@@ -20,6 +20,8 @@ const serverArb = fc.record({
   reportedTrafficBps: fc.constantFrom(0, 5e7, 1e9, 2e10),
   reportedAt: fc.constantFrom(0, 1000, 5e8),
   availableSinceMs: fc.option(fc.constantFrom(0, 9e8, 1e9), { nil: undefined }),
+  /** Seen holding its users back (rule 0 off for a pool that has one). */
+  heldBack: fc.option(fc.constant(true), { nil: undefined }),
   /** The server's agent does not serve this inbound (ServerMetrics.unavailableInbounds). */
   inboundOut: fc.constantFrom(false, false, false, true),
 });
@@ -47,8 +49,8 @@ const routeArb = (k: number) =>
       return { servers, route, prev };
     });
 
-// The rules that move a user, each on and off (the defaults: the fail-back dwell and keepSatisfied on).
-const optionsArb = fc.constantFrom(undefined, { failBackDwellMs: 0 }, { keepSatisfied: false }, { failBackDwellMs: 0, keepSatisfied: false });
+// The rules that move a user, each on and off (the defaults: the fail-back dwell, keepSatisfied and rule 0 on).
+const optionsArb = fc.constantFrom(undefined, { failBackDwellMs: 0 }, { keepSatisfied: false }, { failBackDwellMs: 0, keepSatisfied: false }, { evenWhileBlind: false });
 
 const pick = (d: { inboundId: string | null; serverId: string | null; reason: string }) => ({ inboundId: d.inboundId, serverId: d.serverId, reason: d.reason });
 
@@ -77,11 +79,11 @@ describe("decideRoute without explain", () => {
 
   it("first picks (no current inbound) of user after user are the explained path's, ties and in-flight load included", () => {
     fc.assert(
-      fc.property(routeArb(0), fc.integer({ min: 1, max: 60 }), fc.array(fc.record({ idx: fc.nat(8), trafficBps: fc.constantFrom(0, 1e9, 3e10), atMs: fc.constantFrom(0, 2000) }), { maxLength: 6 }), (r, users, reports) => {
+      fc.property(routeArb(0), fc.integer({ min: 1, max: 60 }), fc.array(fc.record({ idx: fc.nat(8), users: fc.constantFrom(1, 100), trafficBps: fc.constantFrom(0, 1e9, 3e10), atMs: fc.constantFrom(0, 2000) }), { maxLength: 6 }), (r, users, reports) => {
         const lean = new Balancer();
         const explained = new Balancer();
         for (const rep of reports) {
-          for (const b of [lean, explained]) b.observeReport(`r0s${rep.idx}`, { users: 1, trafficBps: rep.trafficBps, atMs: rep.atMs });
+          for (const b of [lean, explained]) b.observeReport(`r0s${rep.idx}`, { users: rep.users, trafficBps: rep.trafficBps, atMs: rep.atMs });
         }
         for (let i = 0; i < users; i++) {
           const req = { userId: `u${i}`, routes: [r.route, r.route], servers: r.servers, previousAssignments: new Map<string, string>(), nowMs: 3000 + (i >> 2) };
@@ -96,11 +98,11 @@ describe("decideRoute without explain", () => {
 
   it("the facade makes the same choices, in-flight load and learned peaks included", () => {
     fc.assert(
-      fc.property(routeArb(0), fc.array(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 30 }), fc.array(fc.record({ idx: fc.nat(8), trafficBps: fc.constantFrom(0, 1e9, 3e10), atMs: fc.constantFrom(0, 2000) }), { maxLength: 6 }), (r, users, reports) => {
+      fc.property(routeArb(0), fc.array(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 30 }), fc.array(fc.record({ idx: fc.nat(8), users: fc.constantFrom(1, 100), trafficBps: fc.constantFrom(0, 1e9, 3e10), atMs: fc.constantFrom(0, 2000) }), { maxLength: 6 }), (r, users, reports) => {
         const lean = new Balancer();
         const explained = new Balancer();
         for (const rep of reports) {
-          for (const b of [lean, explained]) b.observeReport(`r0s${rep.idx}`, { users: 1, trafficBps: rep.trafficBps, atMs: rep.atMs });
+          for (const b of [lean, explained]) b.observeReport(`r0s${rep.idx}`, { users: rep.users, trafficBps: rep.trafficBps, atMs: rep.atMs });
         }
         for (const [i, userId] of users.entries()) {
           const prev = new Map(r.prev === null ? [] : [[r.route.routeId, r.prev]]);

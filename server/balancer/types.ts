@@ -49,6 +49,12 @@ export interface ServerMetrics {
    */
   availableSinceMs?: number;
   /**
+   * A report of this server showed its users held back: traffic per user more than the default
+   * hysteresis below the best any server has reported (Balancer.observeReport). Its learned
+   * peak is then what the link carries, not only what its users asked for. Absent = not seen.
+   */
+  heldBack?: boolean;
+  /**
    * This server's inbounds that are out of the choice whatever the server's health (issue 25):
    * inboundId → why (its agent does not serve it, or its port failed the listener check).
    * Never picked, not even in panic. Absent = none.
@@ -129,6 +135,16 @@ export interface BalancerOptions {
    * (false: more churn on the scenario families; README).
    */
   keepSatisfied: boolean;
+  /**
+   * Least-traffic only (decide.ts, rule 0): while the route is blind — no candidate has shown
+   * its capacity (none held back, ServerMetrics.heldBack, none with an operator override) and
+   * users have arrived since the reports (in flight: at least the route's margin of the users
+   * the reports counted) — a first pick goes to the candidate with the fewest users, arrivals
+   * included. Every learned peak is then what its users asked for at loads of different ages,
+   * and the even split is the placement no capacity could make much worse. Default true
+   * (false: first picks by free bandwidth per user always; README).
+   */
+  evenWhileBlind: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
@@ -139,6 +155,7 @@ export const DEFAULT_OPTIONS: Readonly<BalancerOptions> = Object.freeze({
   failBackDwellMs: 12 * 3600 * 1000,
   failBackHysteresis: 3,
   keepSatisfied: true,
+  evenWhileBlind: true,
 });
 
 export interface DecideInput {
