@@ -40,8 +40,8 @@ const NO_CANDIDATES = Object.freeze([]) as unknown as CandidateScore[];
  * Users a report needs before its traffic per user says whether users are held back. The mean
  * of n users' rates has a relative standard error of CV / √n; per-user traffic is heavy-tailed
  * (CV about 1), so with 64 users a 25 % shortfall (the default margin) is two standard errors,
- * not the luck of a few heavy users. With 5 users (RATE_MIN_USERS) one heavy user made a
- * server "held back" beside another in the first minutes of most scenario families.
+ * not the luck of a few heavy users. With 5 users (RATE_MIN_USERS) a few heavy users marked
+ * servers held back within minutes of the start (rolling-outages 45 and 55, steady-mixed 47).
  */
 export const HELD_BACK_MIN_USERS = 64;
 

@@ -50,7 +50,8 @@ export interface ServerMetrics {
   availableSinceMs?: number;
   /**
    * A report of this server showed its users held back: traffic per user more than the default
-   * hysteresis below the best any server has reported (Balancer.observeReport). Its learned
+   * hysteresis below the best any server has reported, both with at least HELD_BACK_MIN_USERS
+   * users (Balancer.observeReport). Its learned
    * peak is then what the link carries, not only what its users asked for. Absent = not seen.
    */
   heldBack?: boolean;
@@ -141,7 +142,7 @@ export interface BalancerOptions {
    * users have arrived since the reports (in flight: at least the route's margin of the users
    * the reports counted) — a first pick goes to the candidate with the fewest users, arrivals
    * included. Every learned peak is then what its users asked for at loads of different ages,
-   * and the even split is the placement no capacity could make much worse. Default true
+   * and the even split assumes nothing the reports do not show. Default true
    * (false: first picks by free bandwidth per user always; README).
    */
   evenWhileBlind: boolean;
