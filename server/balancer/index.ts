@@ -52,7 +52,11 @@ export class Balancer {
   /** Bumped whenever a learned peak changes: a view built before it is rebuilt. */
   private peaksVersion = 0;
   private view: FleetView | null = null;
-  /** The best traffic per user any server has reported with at least HELD_BACK_MIN_USERS users. */
+  /**
+   * The best traffic per user any server has reported with at least HELD_BACK_MIN_USERS users,
+   * over every cluster this instance serves: a higher rate in another cluster can only mark
+   * more servers held back, which turns rule 0 off and leaves the rules before it.
+   */
   private bestRateBps = 0;
   /** Servers a report showed holding their users back (ServerMetrics.heldBack). */
   private readonly heldBack = new Set<string>();
