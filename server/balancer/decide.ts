@@ -108,6 +108,7 @@ import {
   type ResolvedInbound,
   type ResolvedServer,
   type RouteInbound,
+  type RouteInput,
   type ServerMetrics,
   type ServerMetricsLookup,
 } from "./types";
@@ -174,6 +175,12 @@ let seedValue = 0;
  * nothing about what others get.
  */
 export const RATE_MIN_USERS = 5;
+
+/** The route's margin: its own hysteresis when it is a number ≥ 0, else the default. */
+export function routeHysteresis(route: RouteInput): number {
+  const h = route.hysteresis;
+  return h !== undefined && Number.isFinite(h) && h >= 0 ? h : DEFAULT_HYSTERESIS;
+}
 
 /**
  * Rule 0's second test: the pool's reports describe a load it no longer carries. The users
@@ -288,10 +295,7 @@ function beats(a: Row, b: Row, userId: string): boolean {
 export function decideRoute(input: DecideInput): Decision {
   const { userId, route, servers, previousInboundId, nowMs, inflight } = input;
   const opts = resolveOptions(input.options);
-  const hysteresis =
-    route.hysteresis !== undefined && Number.isFinite(route.hysteresis) && route.hysteresis >= 0
-      ? route.hysteresis
-      : DEFAULT_HYSTERESIS;
+  const hysteresis = routeHysteresis(route);
   const lt = route.algorithm !== "round-robin";
   const explain = input.explain !== false;
 

@@ -10,10 +10,10 @@
  * the same ties); lean.test.ts checks the two against each other, in-flight load included.
  */
 import { capacityShown, decayPeak, effectiveCapacity } from "./capacity";
-import { blindByReports } from "./decide";
+import { blindByReports, routeHysteresis } from "./decide";
 import { rendezvousSeed } from "./hash";
 import { expectedUserBps, type InflightLedger } from "./inflight";
-import { DEFAULT_HYSTERESIS, type BalancerOptions, type ResolvedInbound, type ResolvedServer, type RouteInbound, type RouteInput, type ServerMetrics } from "./types";
+import type { BalancerOptions, ResolvedInbound, ResolvedServer, RouteInbound, RouteInput, ServerMetrics } from "./types";
 
 /** A resolved server with its slot in the in-flight ledger and its place in the view's PeakMemo. */
 export interface FirstPickServer extends ResolvedServer {
@@ -112,7 +112,7 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
   return {
     leastTraffic,
     maybeBlind: leastTraffic && evenWhileBlind && !shown,
-    hysteresis: route.hysteresis !== undefined && Number.isFinite(route.hysteresis) && route.hysteresis >= 0 ? route.hysteresis : DEFAULT_HYSTERESIS,
+    hysteresis: routeHysteresis(route),
     inbounds: idx.map((i) => route.inbounds[i] as RouteInbound),
     rendezvous: (resolved[0] as ResolvedInbound).rendezvous,
     index: Int32Array.from(idx),
