@@ -333,6 +333,13 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
   let overloaded = 0;
   let onDown = 0;
 
+  /** A report's window starts at t (after a report, or when a server comes back): nothing carried yet, its online users seen. */
+  const openWindow = (st: ServerState, t: number) => {
+    st.carriedAccum = 0;
+    st.lastReportT = t;
+    st.active = new Set(st.members);
+  };
+
   for (let t = 0; t < D; t++) {
     // 1. outage truth and detection
     const ch = changes[t];
@@ -343,11 +350,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
           st.trueUp = k === 1;
           view.trueUp[s] = st.trueUp;
           st.dirty = true;
-          if (st.trueUp) {
-            st.carriedAccum = 0;
-            st.lastReportT = t;
-            st.active = new Set(st.members);
-          }
+          if (st.trueUp) openWindow(st, t);
         } else {
           const up = k === 3;
           if (st.knownUp === up) continue;
@@ -366,9 +369,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
       const win = t - st.lastReportT;
       const traffic = win > 0 ? st.carriedAccum / win : st.carried;
       policy.onReport?.(s, { users: st.active.size, trafficBps: traffic, atMs: t * 1000 });
-      st.active = new Set(st.members);
-      st.carriedAccum = 0;
-      st.lastReportT = t;
+      openWindow(st, t);
     }
     // 3. user events
     const b = buckets[t];
