@@ -829,6 +829,25 @@ describe("decideRoute: a user who gets what it wants stays (keepSatisfied)", () 
   });
 });
 
+describe("decideRoute: the explanation of a first pick when no candidate has spare to offer", () => {
+  it("says the fair share decided, not free bandwidth, when every candidate's spare is under minMoveGainBps", () => {
+    // Both full by their peaks' measure, with crumbs of spare: a's crumb is larger, b's fair share is.
+    const servers = {
+      a: srv({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 55 * MBIT, reportedUsers: 31, heldBack: true }),
+      b: srv({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 60 * MBIT, reportedUsers: 30 }),
+    };
+    const d = decideRoute(base(servers));
+    expect(d.inboundId).toBe("in-b"); // 100 / 31 = 3.23 beats 100 / 32 = 3.13, though a has 1.41 free per user against 1.29
+    expect(d.explanation).toBe("Picked in-b: largest fair share (3.23 Mbit/s per user vs 3.13 Mbit/s on in-a), since no candidate has 2.00 Mbit/s free per user to offer.");
+    expect(decideRoute(base(servers, { explain: false })).inboundId).toBe("in-b");
+  });
+
+  it("says free bandwidth when a candidate has spare above minMoveGainBps", () => {
+    const servers = { a: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 30, heldBack: true }), b: srv({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 90 * MBIT, reportedUsers: 30 }) };
+    expect(decideRoute(base(servers)).explanation).toMatch(/^Picked in-a: most free bandwidth per user \(29\.0 Mbit\/s free per user vs /);
+  });
+});
+
 describe("decideRoute: rule 0, first picks by users while the pool is blind", () => {
   // By free bandwidth per user a wins (600 Mbit/s spare by its peak); b has fewer users.
   const fleet = (over: { a?: Partial<ServerMetrics>; b?: Partial<ServerMetrics> } = {}) => ({

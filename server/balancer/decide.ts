@@ -577,6 +577,10 @@ export function decideRoute(input: DecideInput): Decision {
       explanation = `${lead}Panic: no available inbound and no available fallback; picked ${label(best.ib)} among inbounds of enabled servers (${unit(bs)}${vs})${tie}.`;
     } else if (even) {
       explanation = `${lead}Picked ${label(best.ib)}: fewest users (${best.users}${runner ? ` vs ${runner.users} on ${label(runner.ib)}` : ""})${tie}, since no server of this route has shown its capacity yet (none has held its users back, none has an override) and users have arrived since its reports (at least the route's margin of the users they counted), so every learned peak is only what its users asked for.`;
+    } else if (lt && best.rank === 0) {
+      // No candidate has minMoveGainBps spare per user: the fair share decided, not the crumbs.
+      const vsShare = runner ? ` vs ${mbps(runner.share)} Mbit/s on ${label(runner.ib)}` : "";
+      explanation = `${lead}Picked ${label(best.ib)}: largest fair share (${mbps(best.share)} Mbit/s per user${vsShare})${tie}, since no candidate has ${mbps(opts.minMoveGainBps)} Mbit/s free per user to offer.`;
     } else {
       explanation = `${lead}Picked ${label(best.ib)}: ${lt ? "most free bandwidth per user" : "lowest users per coefficient"} (${unit(bs)}${vs})${tie}.`;
     }
