@@ -522,6 +522,17 @@ export const serverMetrics = pgTable("server_metrics", {
   memory: real("memory").notNull(),
   /** Learned link capacity: peak traffic that cools down (DESIGN §2). */
   peakBps: doublePrecision("peak_bps").notNull().default(0),
+  /**
+   * The best traffic per user this server has reported with at least HELD_BACK_MIN_USERS
+   * users (0: never). Its cluster's best is what a report is compared with.
+   */
+  bestUserRateBps: doublePrecision("best_user_rate_bps").notNull().default(0),
+  /**
+   * When a report first showed this server's users held back (its users got less than its
+   * cluster's best by more than the default margin): from then its learned peak is taken as its
+   * link's capacity (balancer: ServerMetrics.heldBack). Null: not seen.
+   */
+  heldBackAt: ts("held_back_at"),
 });
 
 /**

@@ -6,6 +6,7 @@
  */
 import { E2E_ADMIN, expect, openNewInboundForm, test } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { healthyReport, postAgentReport } from "./agent-report";
 
 test.use({ viewport: { width: 1440, height: 900 } });
 
@@ -50,6 +51,21 @@ test("health page: a cluster without history says so instead of drawing empty ch
   await page.goto(`/clusters/${c.id}/health`);
   await expect(page.getByTestId("history-empty")).toContainText("No history yet");
   await expect(page.getByTestId("history-chart")).toHaveCount(0);
+});
+
+test("health page: a server whose users got less each than another's of its cluster shows its peak as its link's capacity", async ({ page }) => {
+  const c = await trpcMutation<{ id: string }>(page.request, "clusters.create", { name: `full ${Math.random().toString(36).slice(2, 8)}` });
+  const server = (name: string) => trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", { clusterId: c.id, name, address: "127.0.0.1" });
+  const roomy = await server("roomy");
+  const full = await server("full");
+  // 100 users at 2 Mbit/s each, then 100 at 1 Mbit/s each: more than the 25 % margin apart.
+  for (const [s, bps] of [[roomy, 200e6], [full, 100e6]] as const) {
+    const res = await postAgentReport(page.request, s.agentToken, healthyReport({ usersOnline: 100, rxBps: bps, txBps: bps / 10 }));
+    expect(res.status()).toBe(200);
+  }
+  await page.goto(`/clusters/${c.id}/health`);
+  await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 100 Mbit/s: the link's capacity (full");
+  await expect(page.getByRole("row", { name: "Server roomy" })).toContainText("peak 200 Mbit/s: a lower bound (never seen full)");
 });
 
 test("health page: the overrides table fits its card at 1440 px and bad probe values get field-named messages", async ({ page, cluster }) => {

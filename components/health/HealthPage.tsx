@@ -108,6 +108,13 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                                 <div className="text-slate-600">
                                   CPU {Math.round(s.report.cpu)} % · memory {Math.round(s.report.memory)} %
                                 </div>
+                                <div
+                                  className="text-slate-600"
+                                  title="The balancer takes a link's learned peak as its capacity once a report showed the link full: its users got less each than users of another server of this cluster. Until then the peak is only what users asked for."
+                                >
+                                  peak {formatBps(s.report.peakBps)}:{" "}
+                                  {s.report.heldBackAt ? `the link's capacity (full ${ago(s.report.heldBackAt, now)})` : "a lower bound (never seen full)"}
+                                </div>
                               </>
                             ) : (
                               <span className="text-slate-500">no report yet</span>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decayPeak, effectiveCapacity, updatePeak } from "./capacity";
+import { decayPeak, effectiveCapacity, HELD_BACK_MIN_USERS, LatestUserRates, reportedUserRate, updatePeak } from "./capacity";
 
 const H = 24 * 3600 * 1000;
 
@@ -32,5 +32,53 @@ describe("peak learning", () => {
     expect(effectiveCapacity(50, 1000, 100)).toBe(50);
     expect(effectiveCapacity(null, 1000, 100)).toBe(1000);
     expect(effectiveCapacity(null, 10, 100)).toBe(100);
+  });
+});
+
+describe("held back: a report against its pool's latest reports", () => {
+  const M = 1e6;
+  const MIN = 60_000;
+  it("needs HELD_BACK_MIN_USERS users and sane numbers to say anything", () => {
+    expect(reportedUserRate(HELD_BACK_MIN_USERS, 64 * M)).toBe(M);
+    expect(reportedUserRate(HELD_BACK_MIN_USERS - 1, 63 * M)).toBeNull();
+    expect(reportedUserRate(0, 0)).toBeNull();
+    for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY]) expect(reportedUserRate(100, bad)).toBeNull();
+    expect(reportedUserRate(Number.POSITIVE_INFINITY, M)).toBeNull();
+    expect(reportedUserRate(100, 0)).toBe(0); // users online, nothing carried: a rate of 0
+  });
+
+  it("marks a report more than the margin below another server's latest; not at the margin, not alone, not on equal rates", () => {
+    const r = new LatestUserRates(0.25);
+    expect(r.observe("a", 100, 200 * M, 0)).toBe(false); // alone: no reference but itself
+    expect(r.observe("b", 100, 160 * M, 0)).toBe(false); // 1.6 × 1.25 = 2: at the margin
+    expect(r.observe("c", 100, 200 * M, 0)).toBe(false); // equal to the best
+    expect(r.observe("d", 100, 159 * M, 0)).toBe(true);
+  });
+
+  it("compares with the latest reports, not the best ever: a pool whose users all ask less (night) marks nobody", () => {
+    const r = new LatestUserRates(0.25);
+    r.observe("a", 100, 300 * M, 0); // evening: 3 Mbit/s each
+    r.observe("a", 100, 100 * M, 6 * 60 * MIN); // night: 1 each
+    expect(r.observe("b", 100, 100 * M, 6 * 60 * MIN)).toBe(false);
+  });
+
+  it("a report with too few users takes its server out of the reference; one older than maxAgeMs does not count", () => {
+    const r = new LatestUserRates(0.25, 10 * MIN);
+    r.observe("a", 100, 300 * M, 0);
+    r.observe("a", 10, 30 * M, MIN); // 10 users: a says nothing now
+    expect(r.observe("b", 100, 100 * M, MIN)).toBe(false);
+    r.observe("c", 100, 300 * M, 2 * MIN);
+    expect(r.observe("b", 100, 100 * M, 12 * MIN + 1)).toBe(false); // c's report is over 10 min old
+    expect(r.observe("b", 100, 100 * M, 12 * MIN)).toBe(true); // exactly 10 min: still counts
+  });
+
+  it("a clock gone backwards: a reference from 'later' still counts; bad reports leave the reference as it was", () => {
+    const r = new LatestUserRates(0.25, 10 * MIN);
+    r.observe("a", 100, 300 * M, 60 * MIN);
+    expect(r.observe("b", 100, 100 * M, 0)).toBe(true);
+    const q = new LatestUserRates(0.25);
+    q.observe("a", 100, 300 * M, 0);
+    q.observe("b", 100, Number.NaN, 0);
+    expect(q.observe("b", 100, 100 * M, 0)).toBe(true);
   });
 });

@@ -52,3 +52,48 @@ export function capacityShown(m: { capacityOverrideBps: number | null; heldBack?
   const o = m.capacityOverrideBps;
   return m.heldBack === true || (o !== null && Number.isFinite(o) && o >= 0);
 }
+
+/**
+ * Users a report needs before its traffic per user says whether users are held back. The mean
+ * of n users' rates has a relative standard error of CV / √n; per-user traffic is heavy-tailed
+ * (CV about 1), so with 64 users a 25 % shortfall (the default margin) is two standard errors,
+ * not the luck of a few heavy users. With 5 users a few heavy users marked servers held back
+ * within minutes of the start (rolling-outages 45 and 55, steady-mixed 47).
+ */
+export const HELD_BACK_MIN_USERS = 64;
+
+/** A report's traffic per user, or null when it has too few users (or bad numbers) to say. */
+export function reportedUserRate(users: number, trafficBps: number): number | null {
+  if (!(users >= HELD_BACK_MIN_USERS) || !Number.isFinite(users) || !Number.isFinite(trafficBps) || trafficBps < 0) return null;
+  return trafficBps / users;
+}
+
+/**
+ * Held back (ServerMetrics.heldBack): a report's users get less than the users of another
+ * server of the same pool got at its latest report, by more than `margin` (the default
+ * hysteresis). Then the link is full, and its learned peak is what it carries.
+ *
+ * The reference is the pool's latest reports, not the best rate ever seen: traffic per user
+ * follows the time of day, and an evening's best would mark every server at night. Reports
+ * older than `maxAgeMs` are left out of it (the panel: a server that stopped reporting).
+ */
+export class LatestUserRates {
+  private readonly latest = new Map<string, { rateBps: number; atMs: number }>();
+  constructor(
+    private readonly margin: number,
+    private readonly maxAgeMs = Number.POSITIVE_INFINITY,
+  ) {}
+
+  /** Folds in one report; true when it shows the server's users held back. */
+  observe(serverId: string, users: number, trafficBps: number, atMs: number): boolean {
+    const rate = reportedUserRate(users, trafficBps);
+    if (rate === null) {
+      this.latest.delete(serverId);
+      return false;
+    }
+    this.latest.set(serverId, { rateBps: rate, atMs });
+    let best = 0;
+    for (const r of this.latest.values()) if (r.rateBps > best && !(atMs - r.atMs > this.maxAgeMs)) best = r.rateBps;
+    return rate * (1 + this.margin) < best;
+  }
+}

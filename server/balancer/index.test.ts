@@ -168,10 +168,10 @@ describe("Balancer: a burst of first picks, and a server seen holding its users 
     b: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 300 * MBIT, reportedUsers: 150 }),
   };
   /** n new users fetch one after another (before any new report): where they went. */
-  const burst = (b: Balancer, n: number) => {
+  const burst = (b: Balancer, n: number, fleet: Record<string, ServerMetrics> = servers) => {
     const got = { a: 0, b: 0 };
     for (let i = 0; i < n; i++) {
-      const req = { userId: `u${i}`, routes, servers, previousAssignments: noPrev, nowMs: 1000 };
+      const req = { userId: `u${i}`, routes, servers: fleet, previousAssignments: noPrev, nowMs: 1000 };
       const explained = b.explainForSubscriber(req)[0]?.decision.serverId;
       const id = b.decideForSubscriber({ ...req, explain: false })[0]?.decision.serverId as "a" | "b";
       expect(id).toBe(explained);
@@ -227,6 +227,22 @@ describe("Balancer: a burst of first picks, and a server seen holding its users 
     again.observeReport("b", { users: 150, trafficBps: 450 * MBIT, atMs: 0 });
     again.observeReport("a", { users: 100, trafficBps: 100 * MBIT, atMs: 0 });
     expect(burst(again, 200).a).toBe(0);
+  });
+
+  it("the reference is each server's latest report: a server whose rate fell with everyone's (night) is not marked", () => {
+    const b = new Balancer();
+    b.observeReport("b", { users: 150, trafficBps: 300 * MBIT, atMs: 0 }); // evening: 2 Mbit/s each
+    b.observeReport("b", { users: 150, trafficBps: 150 * MBIT, atMs: 6 * 3600_000 }); // night: 1 each
+    b.observeReport("a", { users: 100, trafficBps: 100 * MBIT, atMs: 6 * 3600_000 }); // 1 each: as b gets now
+    expect(burst(b, 200).a).toBeGreaterThan(0);
+  });
+
+  it("marksHeldBack false (the panel): reports mark nothing, ServerMetrics.heldBack (stored with the report) does", () => {
+    const b = new Balancer(undefined, { marksHeldBack: false });
+    heldBackA(b);
+    expect(burst(b, 200).a).toBeGreaterThan(0);
+    const stored = { ...servers, a: { ...servers.a, heldBack: true } };
+    expect(burst(new Balancer(undefined, { marksHeldBack: false }), 200, stored)).toEqual({ a: 0, b: 200 });
   });
 
   it("evenWhileBlind false: free bandwidth decides the whole burst", () => {

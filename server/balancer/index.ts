@@ -7,7 +7,7 @@
  *   const lines = b.decideForSubscriber({ userId, routes, servers, previousAssignments, nowMs: now });
  *   // → [{ routeId, decision }] — one entry per non-empty route, in the given order.
  */
-import { updatePeak, type LearnedPeak } from "./capacity";
+import { LatestUserRates, updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
 import { firstPick, firstPickTable, PeakMemo, recordFirstPick, type FirstPickServer, type FirstPickTable } from "./first-pick";
 import { RouteRendezvous } from "./hash";
@@ -30,20 +30,11 @@ import {
 export * from "./types";
 export { decideRoute } from "./decide";
 export { InflightLedger, expectedUserBps } from "./inflight";
-export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, type LearnedPeak } from "./capacity";
+export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, HELD_BACK_MIN_USERS, LatestUserRates, type LearnedPeak } from "./capacity";
 export { rendezvousHash, hash32 } from "./hash";
 
 /** The candidates of an unexplained decision: none (frozen, shared). */
 const NO_CANDIDATES = Object.freeze([]) as unknown as CandidateScore[];
-
-/**
- * Users a report needs before its traffic per user says whether users are held back. The mean
- * of n users' rates has a relative standard error of CV / √n; per-user traffic is heavy-tailed
- * (CV about 1), so with 64 users a 25 % shortfall (the default margin) is two standard errors,
- * not the luck of a few heavy users. With 5 users (RATE_MIN_USERS) a few heavy users marked
- * servers held back within minutes of the start (rolling-outages 45 and 55, steady-mixed 47).
- */
-export const HELD_BACK_MIN_USERS = 64;
 
 export class Balancer {
   readonly options: BalancerOptions;
@@ -52,18 +43,21 @@ export class Balancer {
   /** Bumped whenever a learned peak changes: a view built before it is rebuilt. */
   private peaksVersion = 0;
   private view: FleetView | null = null;
-  /**
-   * The best traffic per user any server has reported with at least HELD_BACK_MIN_USERS users,
-   * over every cluster this instance serves: a higher rate in another cluster can only mark
-   * more servers held back, which turns rule 0 off and leaves the rules before it.
-   */
-  private bestRateBps = 0;
+  /** Every server given to observeReport is taken as one pool (one cluster). */
+  private readonly rates = new LatestUserRates(DEFAULT_HYSTERESIS);
   /** Servers a report showed holding their users back (ServerMetrics.heldBack). */
   private readonly heldBack = new Set<string>();
   private readonly rendezvous = new WeakMap<readonly RouteInbound[], RouteRendezvous>();
+  private readonly marksHeldBack: boolean;
 
-  constructor(options?: Partial<BalancerOptions>) {
+  /**
+   * `marksHeldBack`: whether observeReport marks servers held back. The panel passes false: it
+   * stores the mark per cluster with each report (server/monitoring) and hands it over in
+   * ServerMetrics.heldBack, so every instance, and one restarted, decides alike.
+   */
+  constructor(options?: Partial<BalancerOptions>, { marksHeldBack = true }: { marksHeldBack?: boolean } = {}) {
     this.options = resolveOptions(options);
+    this.marksHeldBack = marksHeldBack;
   }
 
   /** A server's agent report: updates its learned peak and drops in-flight entries it covers. */
@@ -71,15 +65,8 @@ export class Balancer {
     this.peaks.set(serverId, updatePeak(this.peaks.get(serverId), report.trafficBps, report.atMs, this.options.peakHalfLifeMs));
     this.peaksVersion++;
     this.inflight.prune(serverId, report.atMs);
-    // Held back: its users get less than users have been seen to get elsewhere, by more than
-    // the default margin. Then the link is full, and its peak is what it carries.
-    const users = report.users;
-    const traffic = report.trafficBps;
-    if (users >= HELD_BACK_MIN_USERS && Number.isFinite(traffic) && traffic >= 0) {
-      const rate = traffic / users;
-      if (rate > this.bestRateBps) this.bestRateBps = rate;
-      if (rate * (1 + DEFAULT_HYSTERESIS) < this.bestRateBps) this.heldBack.add(serverId);
-    }
+    if (!this.marksHeldBack) return;
+    if (this.rates.observe(serverId, report.users, report.trafficBps, report.atMs)) this.heldBack.add(serverId);
   }
 
   /** Learned peak as of its last update (not decayed to now; the core decays it). */

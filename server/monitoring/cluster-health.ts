@@ -131,6 +131,8 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
             cpu: m.cpu,
             memory: m.memory,
             peakBps: m.peakBps,
+            /** When a report first showed the link full (its users held back); null: never. */
+            heldBackAt: m.heldBackAt,
           }
         : null,
       probe: h?.lastProbeAt

@@ -5,14 +5,15 @@
  * batch's transaction.
  */
 import "server-only";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { pgArray } from "@/db/pg-array";
 import { fromExcluded } from "@/db/upsert";
-import { meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
+import { clusters, meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
 import type { AgentReport } from "@/core/monitoring-contract";
 import { isHealthyReport } from "@/core/status";
-import { decayPeak, DEFAULT_PEAK_HALF_LIFE_MS } from "@/server/balancer/capacity";
+import { decayPeak, DEFAULT_PEAK_HALF_LIFE_MS, HELD_BACK_MIN_USERS, LatestUserRates } from "@/server/balancer/capacity";
+import { DEFAULT_HYSTERESIS } from "@/server/balancer/types";
 import { updateObserverLinks, type ObserverLinks } from "./mesh";
 import { HISTORY_BUCKET_MS } from "./metrics-history";
 import { recomputeServers, type RecomputeResult } from "./status";
@@ -38,10 +39,14 @@ export async function ensureHealthRows(tx: DbOrTx, serverIds: readonly string[])
 export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHealth[]): Promise<Map<string, RecomputeResult>> {
   const serverIds = [...new Set(items.map((i) => i.server.serverId))].sort(byId);
   const prevMetrics = new Map(
-    (await tx.select({ serverId: serverMetrics.serverId, peakBps: serverMetrics.peakBps, reportedAt: serverMetrics.reportedAt }).from(serverMetrics).where(inArray(serverMetrics.serverId, serverIds))).map(
-      (m) => [m.serverId, { peakBps: m.peakBps, atMs: m.reportedAt.getTime() }],
-    ),
+    (
+      await tx
+        .select({ serverId: serverMetrics.serverId, peakBps: serverMetrics.peakBps, reportedAt: serverMetrics.reportedAt, heldBackAt: serverMetrics.heldBackAt })
+        .from(serverMetrics)
+        .where(inArray(serverMetrics.serverId, serverIds))
+    ).map((m) => [m.serverId, { peakBps: m.peakBps, atMs: m.reportedAt.getTime(), heldBackAt: m.heldBackAt }]),
   );
+  const rates = await clustersUserRates(tx, [...new Set(items.map((i) => i.server.clusterId))]);
   const latest = new Map<string, typeof serverMetrics.$inferInsert>();
   const buckets = new Map<string, { serverId: string; bucketStart: Date; samples: number; users: number; trafficMax: number; trafficSum: number; rxSum: number; txSum: number; cpu: number }>();
   const everHealthy = new Set<string>();
@@ -50,7 +55,10 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     const traffic = Math.max(r.rxBps, r.txBps);
     const prev = prevMetrics.get(id);
     const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, DEFAULT_PEAK_HALF_LIFE_MS)) : traffic;
-    prevMetrics.set(id, { peakBps: peak, atMs: nowMs });
+    const heldBack = rates.get(server.clusterId)!.observe(id, r.usersOnline, traffic, nowMs);
+    // Kept once seen: the link showed what it carries (ServerMetrics.heldBack).
+    const heldBackAt = prev?.heldBackAt ?? (heldBack ? new Date(nowMs) : null);
+    prevMetrics.set(id, { peakBps: peak, atMs: nowMs, heldBackAt });
     latest.set(id, {
       serverId: id,
       reportedAt: new Date(nowMs),
@@ -62,6 +70,7 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
       cpu: r.cpu,
       memory: r.memory,
       peakBps: peak,
+      heldBackAt,
     });
     const bucketMs = Math.floor(nowMs / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS;
     const key = `${id}|${bucketMs}`;
@@ -81,7 +90,7 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     .values([...latest.values()])
     .onConflictDoUpdate({
       target: serverMetrics.serverId,
-      set: fromExcluded(serverMetrics, ["reportedAt", "listenerAlive", "serviceRunning", "usersOnline", "rxBps", "txBps", "cpu", "memory", "peakBps"]),
+      set: fromExcluded(serverMetrics, ["reportedAt", "listenerAlive", "serviceRunning", "usersOnline", "rxBps", "txBps", "cpu", "memory", "peakBps", "heldBackAt"]),
     });
   const h = serverMetricsHistory;
   await tx
@@ -126,6 +135,27 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
   const lastNow = new Map(items.map((i) => [i.server.serverId, i.nowMs]));
   return recomputeServers(tx, serverIds, (id) => lastNow.get(id)!, undefined, firstSuccess);
 }
+
+/**
+ * Per cluster, its servers' latest traffic per user (capacity.ts LatestUserRates): what a
+ * report is compared with to tell whether its users are held back. Reports older than three
+ * report intervals (the "No data" threshold), and at least 10 minutes, are left out: that
+ * server stopped reporting, and its rate is from another hour's demand.
+ */
+async function clustersUserRates(tx: DbOrTx, clusterIds: readonly string[]): Promise<Map<string, LatestUserRates>> {
+  const intervals = await tx.select({ id: clusters.id, reportIntervalS: clusters.reportIntervalS }).from(clusters).where(inArray(clusters.id, [...clusterIds]));
+  const out = new Map(clusterIds.map((c) => [c, new LatestUserRates(DEFAULT_HYSTERESIS, REFERENCE_MIN_AGE_MS)]));
+  for (const c of intervals) out.set(c.id, new LatestUserRates(DEFAULT_HYSTERESIS, Math.max(REFERENCE_MIN_AGE_MS, 3 * c.reportIntervalS * 1000)));
+  const rows = await tx
+    .select({ clusterId: servers.clusterId, serverId: serverMetrics.serverId, users: serverMetrics.usersOnline, rxBps: serverMetrics.rxBps, txBps: serverMetrics.txBps, at: serverMetrics.reportedAt })
+    .from(serverMetrics)
+    .innerJoin(servers, eq(servers.id, serverMetrics.serverId))
+    .where(and(inArray(servers.clusterId, [...clusterIds]), gte(serverMetrics.usersOnline, HELD_BACK_MIN_USERS)))
+    .orderBy(serverMetrics.reportedAt);
+  for (const m of rows) out.get(m.clusterId)!.observe(m.serverId, m.users, Math.max(m.rxBps, m.txBps), m.at.getTime());
+  return out;
+}
+const REFERENCE_MIN_AGE_MS = 10 * 60_000;
 
 /** Mesh links of every observer in the batch: read once, folded in order, written once. */
 async function storeMeshLinks(tx: DbOrTx, items: readonly ReportedHealth[], serverIds: string[]): Promise<void> {

@@ -111,6 +111,38 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     expect(await t.db.select().from(serverMetricsHistory).where(eq(serverMetricsHistory.serverId, ids[1]!))).toHaveLength(2);
   });
 
+  it("marks a server held back when its users get less than another server's of its cluster got at its latest report; kept once seen", async () => {
+    const t0 = Date.UTC(2031, 0, 1);
+    const cluster = async (name: string, n: number) => {
+      const [c] = await t.db.insert(clusters).values({ name, reportIntervalS: 10 }).returning();
+      const made: Array<{ id: string; auth: string }> = [];
+      for (let i = 0; i < n; i++) {
+        const token = `${name}-${i}-${randomUUID()}`;
+        const [srv] = await t.db.insert(servers).values({ clusterId: c!.id, name: `${name}-${i}`, address: "127.0.0.1", agentTokenHash: hashAgentToken(token) }).returning();
+        made.push({ id: srv!.id, auth: `Bearer ${token}` });
+      }
+      return made;
+    };
+    const [far] = await cluster("held-other", 1);
+    const mine = await cluster("held", 4);
+    const at = async (i: number) => (await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, mine[i]!.id)))[0]!.heldBackAt?.getTime() ?? null;
+    const say = (i: number, over: Partial<AgentReport>, nowMs: number) => send(mine[i]!.auth, JSON.stringify(report(over)), nowMs);
+    // Another cluster's users get 10 Mbit/s each: not this cluster's reference.
+    expect((await send(far!.auth, JSON.stringify(report({ usersOnline: 100, rxBps: 1000e6 })), t0)).httpStatus).toBe(200);
+    await say(0, { usersOnline: 100, rxBps: 200e6 }, t0); // 2 Mbit/s each
+    await say(1, { usersOnline: 100, rxBps: 160e6 }, t0 + 1000); // 1.6 × 1.25 = 2: within the margin
+    await say(2, { usersOnline: 63, rxBps: 1e6 }, t0 + 1000); // too few users to say
+    expect([await at(0), await at(1), await at(2)]).toEqual([null, null, null]);
+    await say(1, { usersOnline: 100, rxBps: 100e6, txBps: 150e6 }, t0 + 2000); // the larger of rx and tx: 1.5 each
+    expect(await at(1)).toBe(t0 + 2000);
+    // Kept once seen, through reports that would not mark it.
+    await say(1, { usersOnline: 10 }, t0 + 3000);
+    expect(await at(1)).toBe(t0 + 2000);
+    // Server 0's report is now over 10 minutes old (3 intervals are only 30 s): it is no reference.
+    await say(3, { usersOnline: 100, rxBps: 50e6 }, t0 + 10 * 60_000 + 1);
+    expect(await at(3)).toBeNull();
+  });
+
   it("a report saying the listener is down is unavailable, before and after a healthy one", async () => {
     const now = Date.now();
     const down = JSON.stringify(report({ listenerAlive: false }));

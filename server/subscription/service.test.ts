@@ -291,6 +291,45 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     publishChange("metrics", clusterId);
   });
 
+  it("a server stored held back with its report is held back for another instance and after a restart: a burst of new users is not evened out", async () => {
+    const de = await t.db.select().from(servers).where(inArray(servers.name, ["de-fra-1", "de-ber-1"]));
+    const fra = de.find((x) => x.name === "de-fra-1")!;
+    const ber = de.find((x) => x.name === "de-ber-1")!;
+    // Frankfurt: 1 Mbit/s per user and 936 Mbit/s spare by its peak; Berlin: 2 per user, none spare.
+    const store = async (heldBack: boolean) => {
+      const row = (serverId: string, bps: number, peakBps: number) => ({ serverId, reportedAt: new Date(now), listenerAlive: true, serviceRunning: true, usersOnline: 64, rxBps: bps, txBps: bps, cpu: 1, memory: 1, peakBps });
+      const rows = [{ ...row(fra.id, 64e6, 1000e6), heldBackAt: heldBack ? new Date(now) : null }, { ...row(ber.id, 128e6, 128e6), heldBackAt: null }];
+      for (const r of rows) await t.db.insert(serverMetrics).values(r).onConflictDoUpdate({ target: serverMetrics.serverId, set: r });
+      publishChange("metrics", clusterId);
+    };
+    /** 40 new subscribers fetch one after another on a just-started instance: Germany's servers they got. */
+    const burst = async (tag: string) => {
+      const fresh = new SubscriptionService(t.db, () => now);
+      const made = await t.db
+        .insert(subscribers)
+        .values(Array.from({ length: 40 }, (_, i) => ({ clusterId, name: `${tag}-${i}`, token: `${tag}-burst-token-${i}` })))
+        .returning();
+      const got: string[] = [];
+      for (const sub of made) {
+        const a = await fresh.answer(sub.token, "json");
+        got.push((JSON.parse(a.body) as JsonAnswer).routes.find((r) => r.route === "🇩🇪 Germany")!.server);
+      }
+      await fresh.stop();
+      await t.db.delete(subscribers).where(inArray(subscribers.id, made.map((m) => m.id)));
+      publishChange("subscribers", clusterId);
+      return got;
+    };
+    // Not held back: nothing has shown either link's capacity; once 32 users (25 % of the 128
+    // reported) arrived since the reports, the rest go to the fewer users: Berlin.
+    await store(false);
+    expect((await burst("blind")).filter((n) => n === "de-ber-1").length).toBeGreaterThan(0);
+    // Held back: Frankfurt's peak is its capacity, so its spare decides every pick.
+    await store(true);
+    expect(new Set(await burst("held"))).toEqual(new Set(["de-fra-1"]));
+    await t.db.delete(serverMetrics).where(inArray(serverMetrics.serverId, [fra.id, ber.id]));
+    publishChange("metrics", clusterId);
+  });
+
   it("a change naming its subscribers re-reads those rows only; one naming none re-reads all", async () => {
     const two = await t.db.select({ id: subscribers.id, token: subscribers.token }).from(subscribers).where(eq(subscribers.clusterId, clusterId)).limit(3);
     const [a, b] = two.slice(1);

@@ -18,7 +18,8 @@ import { SnapshotCache } from "./snapshot-cache";
 import { DeviceGate } from "./devices";
 
 export class SubscriptionService {
-  readonly balancer = new Balancer();
+  /** Held back comes with the metrics, stored per cluster with each report (reported-health.ts). */
+  readonly balancer = new Balancer(undefined, { marksHeldBack: false });
   private readonly snapshot: SnapshotCache;
   private readonly choices: StoredChoices;
   private readonly answers: Answerer;

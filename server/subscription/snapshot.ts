@@ -265,12 +265,14 @@ export interface MetricsRow {
   usersOnline: number;
   trafficBps: number;
   peakBps: number;
+  /** A report showed its users held back (server/monitoring reported-health.ts). */
+  heldBack: boolean;
 }
 
 export async function loadMetricsSnapshot(db: DbOrTx): Promise<Map<string, MetricsRow>> {
   const rows = await db.select().from(serverMetrics);
   return new Map(
-    rows.map((m) => [m.serverId, { serverId: m.serverId, reportedAt: m.reportedAt, usersOnline: m.usersOnline, trafficBps: Math.max(m.rxBps, m.txBps), peakBps: m.peakBps }]),
+    rows.map((m) => [m.serverId, { serverId: m.serverId, reportedAt: m.reportedAt, usersOnline: m.usersOnline, trafficBps: Math.max(m.rxBps, m.txBps), peakBps: m.peakBps, heldBack: m.heldBackAt !== null }]),
   );
 }
 
@@ -288,6 +290,7 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
       coefficient: s.coefficient,
       capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
       learnedPeakBps: m?.peakBps ?? 0,
+      heldBack: m?.heldBack ?? false,
       reportedUsers: m?.usersOnline ?? 0,
       reportedTrafficBps: m?.trafficBps ?? 0,
       reportedAt: m ? m.reportedAt.getTime() : Number.NEGATIVE_INFINITY,
