@@ -528,9 +528,10 @@ export const serverMetrics = pgTable("server_metrics", {
    */
   bestUserRateBps: doublePrecision("best_user_rate_bps").notNull().default(0),
   /**
-   * When a report first showed this server's users held back (its users got less than its
-   * cluster's best by more than the default margin): from then its learned peak is taken as its
-   * link's capacity (balancer: ServerMetrics.heldBack). Null: not seen.
+   * When a report last showed this server's users held back (they got less each than another
+   * server's of its cluster at its latest report, by more than the default margin): once seen,
+   * its learned peak is taken as what its link carries (balancer: ServerMetrics.heldBack).
+   * Null: never seen.
    */
   heldBackAt: ts("held_back_at"),
 });

@@ -53,7 +53,7 @@ test("health page: a cluster without history says so instead of drawing empty ch
   await expect(page.getByTestId("history-chart")).toHaveCount(0);
 });
 
-test("health page: a server whose users got less each than another's of its cluster shows its peak as its link's capacity", async ({ page }) => {
+test("health page: a server whose users got less each than another's of its cluster shows its link seen full", async ({ page }) => {
   const c = await trpcMutation<{ id: string }>(page.request, "clusters.create", { name: `full ${Math.random().toString(36).slice(2, 8)}` });
   const server = (name: string) => trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", { clusterId: c.id, name, address: "127.0.0.1" });
   const roomy = await server("roomy");
@@ -64,8 +64,8 @@ test("health page: a server whose users got less each than another's of its clus
     expect(res.status()).toBe(200);
   }
   await page.goto(`/clusters/${c.id}/health`);
-  await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 100 Mbit/s: the link's capacity (full");
-  await expect(page.getByRole("row", { name: "Server roomy" })).toContainText("peak 200 Mbit/s: a lower bound (never seen full)");
+  await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 100 Mbit/s · link last seen full");
+  await expect(page.getByRole("row", { name: "Server roomy" })).toContainText("peak 200 Mbit/s · a lower bound: link never seen full");
 });
 
 test("health page: the overrides table fits its card at 1440 px and bad probe values get field-named messages", async ({ page, cluster }) => {

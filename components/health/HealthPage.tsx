@@ -110,10 +110,10 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                                 </div>
                                 <div
                                   className="text-slate-600"
-                                  title="The balancer takes a link's learned peak as its capacity once a report showed the link full: its users got less each than users of another server of this cluster. Until then the peak is only what users asked for."
+                                  title="A report shows a link full when its users got less each than the users of another server of this cluster. Once a link was seen full, the balancer takes its learned peak as what it carries; until then the peak is only what its users asked for."
                                 >
-                                  peak {formatBps(s.report.peakBps)}:{" "}
-                                  {s.report.heldBackAt ? `the link's capacity (full ${ago(s.report.heldBackAt, now)})` : "a lower bound (never seen full)"}
+                                  peak {formatBps(s.report.peakBps)} ·{" "}
+                                  {s.report.heldBackAt ? `link last seen full ${ago(s.report.heldBackAt, now)}` : "a lower bound: link never seen full"}
                                 </div>
                               </>
                             ) : (

@@ -131,7 +131,7 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
             cpu: m.cpu,
             memory: m.memory,
             peakBps: m.peakBps,
-            /** When a report first showed the link full (its users held back); null: never. */
+            /** When a report last showed the link full (its users held back); null: never. */
             heldBackAt: m.heldBackAt,
           }
         : null,

@@ -56,8 +56,8 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     const prev = prevMetrics.get(id);
     const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, DEFAULT_PEAK_HALF_LIFE_MS)) : traffic;
     const heldBack = rates.get(server.clusterId)!.observe(id, r.usersOnline, traffic, nowMs);
-    // Kept once seen: the link showed what it carries (ServerMetrics.heldBack).
-    const heldBackAt = prev?.heldBackAt ?? (heldBack ? new Date(nowMs) : null);
+    // The last report that showed it; kept through reports that do not (ServerMetrics.heldBack).
+    const heldBackAt = heldBack ? new Date(nowMs) : (prev?.heldBackAt ?? null);
     prevMetrics.set(id, { peakBps: peak, atMs: nowMs, heldBackAt });
     latest.set(id, {
       serverId: id,

@@ -111,7 +111,7 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     expect(await t.db.select().from(serverMetricsHistory).where(eq(serverMetricsHistory.serverId, ids[1]!))).toHaveLength(2);
   });
 
-  it("marks a server held back when its users get less than another server's of its cluster got at its latest report; kept once seen", async () => {
+  it("marks a server held back when its users get less than another server's of its cluster got at its latest report; the last such report is kept", async () => {
     const t0 = Date.UTC(2031, 0, 1);
     const cluster = async (name: string, n: number) => {
       const [c] = await t.db.insert(clusters).values({ name, reportIntervalS: 10 }).returning();
@@ -135,11 +135,14 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     expect([await at(0), await at(1), await at(2)]).toEqual([null, null, null]);
     await say(1, { usersOnline: 100, rxBps: 100e6, txBps: 150e6 }, t0 + 2000); // the larger of rx and tx: 1.5 each
     expect(await at(1)).toBe(t0 + 2000);
-    // Kept once seen, through reports that would not mark it.
+    // Kept through reports that do not show it; moved on by one that does.
     await say(1, { usersOnline: 10 }, t0 + 3000);
     expect(await at(1)).toBe(t0 + 2000);
-    // Server 0's report is now over 10 minutes old (3 intervals are only 30 s): it is no reference.
-    await say(3, { usersOnline: 100, rxBps: 50e6 }, t0 + 10 * 60_000 + 1);
+    await say(1, { usersOnline: 100, rxBps: 100e6 }, t0 + 4000);
+    expect(await at(1)).toBe(t0 + 4000);
+    // Server 0's 2 Mbit/s is now over 10 minutes old (3 intervals are only 30 s): no reference.
+    // Server 1's 1 Mbit/s is, and 0.9 is within the margin of it.
+    await say(3, { usersOnline: 100, rxBps: 90e6 }, t0 + 10 * 60_000 + 1);
     expect(await at(3)).toBeNull();
   });
 
