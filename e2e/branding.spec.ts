@@ -4,8 +4,8 @@
  * brand and never the internal cluster or subscriber names; the page's own words follow the
  * browser's language (Chromium's locale per context), right to left for Persian.
  */
-import { test, expect } from "./fixtures";
-import { login, trpcMutation, trpcQuery, TrpcCallError } from "../scripts/harness/trpc";
+import { asViewer, test, expect } from "./fixtures";
+import { trpcMutation, trpcQuery, TrpcCallError } from "../scripts/harness/trpc";
 
 /** A 1×1 red PNG: the "uploaded small image" the page shows from data. */
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");
@@ -101,29 +101,22 @@ test("the subscriber page speaks the browser's language: Persian right to left, 
   }
 });
 
-test("a viewer sees the brand settings but cannot change them", async ({ page, cluster, browser }, testInfo) => {
-  const username = `viewer-${Math.random().toString(36).slice(2, 8)}`;
-  await trpcMutation(page.request, "operators.create", { username, password: "viewer-password", role: "viewer" });
+test("a viewer sees the brand settings but cannot change them", async ({ page, cluster, browser }) => {
   await trpcMutation(page.request, "clusters.setBranding", {
     clusterId: cluster.id,
     branding: { title: "Aurora VPN", logo: "", supportUrl: "", accentColor: "", backgroundColor: "", showSubscriberName: false },
   });
-  const ctx = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-  try {
-    await login(ctx.request, username, "viewer-password");
-    const p = await ctx.newPage();
+  await asViewer(page, browser, async (p) => {
     await p.goto(`/clusters/${cluster.id}/branding`);
     const form = p.getByRole("form", { name: "Subscriber page brand" });
     await expect(form.getByLabel("Title")).toHaveValue("Aurora VPN");
     await expect(form.getByRole("button", { name: "Save brand" })).toHaveCount(0);
-    const err = await trpcMutation(ctx.request, "clusters.setBranding", {
+    const err = await trpcMutation(p.request, "clusters.setBranding", {
       clusterId: cluster.id,
       branding: { title: "Viewer was here", logo: "", supportUrl: "", accentColor: "", backgroundColor: "", showSubscriberName: false },
     }).catch((e: TrpcCallError) => e);
     expect((err as TrpcCallError).status).toBe(403);
     const brand = await trpcQuery<{ branding: { title: string } }>(page.request, "clusters.get", { clusterId: cluster.id });
     expect(brand.branding.title).toBe("Aurora VPN");
-  } finally {
-    await ctx.close();
-  }
+  });
 });

@@ -5,8 +5,8 @@
  * before a change that leaves a route with no available inbound.
  */
 import type { Page } from "@playwright/test";
-import { test, expect, type TestCluster, drag, expandWarnings, routeOf } from "./fixtures";
-import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { asViewer, test, expect, type TestCluster, drag, expandWarnings, routeOf } from "./fixtures";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
 test.use({ viewport: { width: 1440, height: 900 } });
 
@@ -194,13 +194,8 @@ test("dragging a route's last available inbound out asks first; Cancel keeps it;
 });
 
 test("a viewer sees none of the risky actions", async ({ page, browser, cluster }) => {
-  const username = `viewer${Math.random().toString(36).slice(2, 8)}`;
-  const password = "viewer-password-123";
-  await trpcMutation(page.request, "operators.create", { username, password, role: "viewer" });
-  const context = await browser.newContext({ baseURL: test.info().project.use.baseURL, viewport: { width: 1440, height: 900 } });
-  try {
-    await login(context.request, username, password);
-    const viewer = await context.newPage();
+  const wide = { width: 1440, height: 900 };
+  await asViewer(page, browser, async (viewer) => {
     await viewer.goto(`/clusters/${cluster.id}/servers`);
     await expect(viewer.getByRole("region", { name: "Server de-fra-1" })).toBeVisible();
     await expect(viewer.getByRole("button", { name: /^(Disable|Enable|Delete) server/ })).toHaveCount(0);
@@ -213,9 +208,7 @@ test("a viewer sees none of the risky actions", async ({ page, browser, cluster 
     await drag(viewer, chip(viewer, "🇺🇸 Dallas"), routeBox(viewer, "🇩🇪 Germany"));
     await expect(viewer.getByRole("dialog")).toHaveCount(0);
     expect(await routeOf(page, cluster, "🇺🇸 Dallas")).toBe("🇺🇸 USA");
-  } finally {
-    await context.close();
-  }
+  }, wide);
 });
 
 test("deleting a route or a route's last available inbound names what users lose", async ({ page, cluster }) => {

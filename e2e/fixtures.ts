@@ -3,7 +3,7 @@
  * cluster of this test's own (6 servers, 4 routes with "🇯🇵 Japan" empty, 2 unassigned
  * inbounds), so tests running side by side never see each other's changes.
  */
-import { test as base, expect, type Locator, type Page } from "@playwright/test";
+import { test as base, expect, type Browser, type Locator, type Page } from "@playwright/test";
 import { E2E_ADMIN } from "../playwright.config";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 
@@ -25,6 +25,23 @@ export const test = base.extend<{ cluster: TestCluster }>({
 });
 
 export { expect, E2E_ADMIN };
+
+/**
+ * Runs `see` in a browser of its own, signed in as a new viewer operator that the admin's
+ * `page` creates; `viewer.request` calls the API as that viewer.
+ */
+export async function asViewer(page: Page, browser: Browser, see: (viewer: Page) => Promise<void>, viewport?: { width: number; height: number }): Promise<void> {
+  const username = `viewer-${Math.random().toString(36).slice(2, 8)}`;
+  const password = "viewer-password";
+  await trpcMutation(page.request, "operators.create", { username, password, role: "viewer" });
+  const ctx = await browser.newContext({ baseURL: test.info().project.use.baseURL, ...(viewport ? { viewport } : {}) });
+  try {
+    await login(ctx.request, username, password);
+    await see(await ctx.newPage());
+  } finally {
+    await ctx.close();
+  }
+}
 
 /** Unfolds the diagram's warnings panel: two or more warnings start as one summary line. */
 export async function expandWarnings(page: Page) {

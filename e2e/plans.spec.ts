@@ -4,8 +4,8 @@
  * next fetch follows; the default plan is what a new subscriber gets.
  */
 import type { APIRequestContext, Page } from "@playwright/test";
-import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
-import { expect, test, type TestCluster } from "./fixtures";
+import { trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { asViewer, expect, test, type TestCluster } from "./fixtures";
 
 /** The route names a subscriber's app gets now (the JSON format of /sub). */
 async function subRoutes(request: APIRequestContext, token: string): Promise<string[]> {
@@ -120,14 +120,9 @@ test("a plan gives only its routes; bulk Change plan moves subscribers at their 
   await expect.poll(async () => subRoutes(page.request, await tokenOf(page, cluster, "on-usa"))).toEqual(["🇺🇸 USA", "🇩🇪 Germany", "🇳🇱 Netherlands"]);
 });
 
-test("a viewer sees the plans but cannot change them", async ({ page, browser, cluster }, testInfo) => {
+test("a viewer sees the plans but cannot change them", async ({ page, browser, cluster }) => {
   await trpcMutation(page.request, "plans.create", { clusterId: cluster.id, name: "Read only" });
-  const username = `viewer-${Math.random().toString(36).slice(2, 8)}`;
-  await trpcMutation(page.request, "operators.create", { username, password: "viewer-password", role: "viewer" });
-  const ctx = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-  try {
-    await login(ctx.request, username, "viewer-password");
-    const viewer = await ctx.newPage();
+  await asViewer(page, browser, async (viewer) => {
     await viewer.goto(`/clusters/${cluster.id}/subscribers`);
     const plans = viewer.getByRole("list", { name: "Plans" });
     await expect(plans.getByRole("listitem", { name: "Plan Read only" })).toContainText("No routes");
@@ -135,7 +130,5 @@ test("a viewer sees the plans but cannot change them", async ({ page, browser, c
     await expect(viewer.getByRole("button", { name: "New plan" })).toHaveCount(0);
     await expect(viewer.getByRole("button", { name: /^(Edit|Delete) plan / })).toHaveCount(0);
     await expect(viewer.getByRole("button", { name: /default plan$/ })).toHaveCount(0);
-  } finally {
-    await ctx.close();
-  }
+  });
 });

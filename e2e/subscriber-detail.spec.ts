@@ -5,9 +5,9 @@
  * devices listed after /sub fetches with x-hwid, the one entry a device over the limit gets,
  * removal, and the cluster's rule for apps that send no device id.
  */
-import { test, expect } from "./fixtures";
+import { asViewer, test, expect } from "./fixtures";
 import { healthyReport, postAgentReport } from "./agent-report";
-import { login, TrpcCallError, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { TrpcCallError, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import type { APIRequestContext } from "@playwright/test";
 
 const MB = 1024 ** 2;
@@ -184,15 +184,10 @@ test("@pg device limits: devices listed after fetches with x-hwid, a device over
   await expect.poll(() => inbounds(page.request, dora.token)).toHaveLength(3);
 });
 
-test("a viewer sees a subscriber's devices and usage but can remove nothing, change no rule and edit nothing", async ({ page, browser, cluster }, testInfo) => {
+test("a viewer sees a subscriber's devices and usage but can remove nothing, change no rule and edit nothing", async ({ page, browser, cluster }) => {
   const dora = await trpcMutation<{ id: string; token: string }>(page.request, "subscribers.create", { clusterId: cluster.id, name: "View Vida", deviceLimit: 2 });
   expect(await inbounds(page.request, dora.token, { "x-hwid": "e2e-viewer-seen", "x-device-model": "Galaxy S24", "x-device-os": "Android", "x-ver-os": "15" })).toHaveLength(3);
-  const username = `viewer-${Math.random().toString(36).slice(2, 8)}`;
-  await trpcMutation(page.request, "operators.create", { username, password: "viewer-password", role: "viewer" });
-  const ctx = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-  try {
-    await login(ctx.request, username, "viewer-password");
-    const viewer = await ctx.newPage();
+  await asViewer(page, browser, async (viewer) => {
     await viewer.goto(`/clusters/${cluster.id}/subscribers/${dora.id}?tab=devices`);
     const row = viewer.getByRole("row", { name: "Device Galaxy S24 · Android 15" });
     await expect(row.getByTestId("device-hwid")).toHaveText("e2e-viewer-seen");
@@ -203,12 +198,10 @@ test("a viewer sees a subscriber's devices and usage but can remove nothing, cha
     await viewer.getByRole("tab", { name: "Links & QR" }).click();
     await expect(viewer.getByText("Only admins and the owner see subscription links.")).toBeVisible();
     // The API refuses what the page does not offer.
-    const devices = await trpcQuery<{ devices: Array<{ id: string }> }>(ctx.request, "subscribers.devices", { subscriberId: dora.id });
-    const refused = await trpcMutation(ctx.request, "subscribers.removeDevice", { subscriberId: dora.id, deviceId: devices.devices[0]!.id }).catch((e: TrpcCallError) => e);
+    const devices = await trpcQuery<{ devices: Array<{ id: string }> }>(viewer.request, "subscribers.devices", { subscriberId: dora.id });
+    const refused = await trpcMutation(viewer.request, "subscribers.removeDevice", { subscriberId: dora.id, deviceId: devices.devices[0]!.id }).catch((e: TrpcCallError) => e);
     expect(refused).toBeInstanceOf(TrpcCallError);
     expect((refused as TrpcCallError).status).toBe(403);
     expect((await trpcQuery<{ devices: unknown[] }>(page.request, "subscribers.devices", { subscriberId: dora.id })).devices).toHaveLength(1);
-  } finally {
-    await ctx.close();
-  }
+  });
 });
