@@ -523,11 +523,6 @@ export const serverMetrics = pgTable("server_metrics", {
   /** Learned link capacity: peak traffic that cools down (DESIGN §2). */
   peakBps: doublePrecision("peak_bps").notNull().default(0),
   /**
-   * The best traffic per user this server has reported with at least HELD_BACK_MIN_USERS
-   * users (0: never). Its cluster's best is what a report is compared with.
-   */
-  bestUserRateBps: doublePrecision("best_user_rate_bps").notNull().default(0),
-  /**
    * When a report last showed this server's users held back (they got less each than another
    * server's of its cluster at its latest report, by more than the default margin): once seen,
    * its learned peak is taken as what its link carries (balancer: ServerMetrics.heldBack).

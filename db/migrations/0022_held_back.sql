@@ -1,2 +1,1 @@
-ALTER TABLE "server_metrics" ADD COLUMN "best_user_rate_bps" double precision DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "server_metrics" ADD COLUMN "held_back_at" timestamp with time zone;

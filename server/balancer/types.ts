@@ -50,10 +50,10 @@ export interface ServerMetrics {
   availableSinceMs?: number;
   /**
    * A report of this server showed its users held back: traffic per user more than the default
-   * hysteresis below the best any server of its cluster has reported, both with at least
-   * HELD_BACK_MIN_USERS users (capacity.ts showsHeldBack; the panel stores it with the report,
-   * the simulator's Balancer marks it in observeReport). Its learned peak is then what the link
-   * carries, not only what its users asked for. Absent = not seen.
+   * hysteresis below what another server of its cluster gave at its latest report, both with at
+   * least HELD_BACK_MIN_USERS users (capacity.ts LatestUserRates; the panel stores it with the
+   * report, the simulator's Balancer marks it in observeReport). Its learned peak is then what
+   * the link carries, not only what its users asked for. Absent = not seen.
    */
   heldBack?: boolean;
   /**
