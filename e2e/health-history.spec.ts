@@ -53,19 +53,33 @@ test("health page: a cluster without history says so instead of drawing empty ch
   await expect(page.getByTestId("history-chart")).toHaveCount(0);
 });
 
-test("health page: a server whose users got less each than another's of its cluster shows its link seen full", async ({ page }) => {
+test("a server whose users got less each than another's of its cluster shows its link seen full, on the health page and in a subscriber's explanation", async ({ page }) => {
   const c = await trpcMutation<{ id: string }>(page.request, "clusters.create", { name: `full ${Math.random().toString(36).slice(2, 8)}` });
-  const server = (name: string) => trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", { clusterId: c.id, name, address: "127.0.0.1" });
-  const roomy = await server("roomy");
-  const full = await server("full");
-  // 100 users at 2 Mbit/s each, then 100 at 1 Mbit/s each: more than the 25 % margin apart.
-  for (const [s, bps] of [[roomy, 200e6], [full, 100e6]] as const) {
+  // No probes (nothing listens on these ports): the agents' reports alone make the servers healthy.
+  await trpcMutation(page.request, "monitoring.setProbeConfig", { clusterId: c.id, config: { enabled: false } });
+  const server = async (name: string, port: number) => {
+    const s = await trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", { clusterId: c.id, name, address: "127.0.0.1" });
+    const { inbound } = await trpcMutation<{ inbound: { id: string } }>(page.request, "inbounds.create", { serverId: s.id, name: `in-${name}`, port, security: "none", sni: null });
+    return { ...s, inboundId: inbound.id };
+  };
+  const roomy = await server("roomy", 24_001);
+  const full = await server("full", 24_002);
+  await trpcMutation(page.request, "routes.create", { clusterId: c.id, name: "Both", algorithm: "least-traffic", inboundIds: [roomy.inboundId, full.inboundId] });
+  const sub = await trpcMutation<{ id: string }>(page.request, "subscribers.create", { clusterId: c.id, name: "Reader" });
+  // 100 users at 3 Mbit/s each, then 100 at 1.5 Mbit/s each: more than the 25 % margin apart
+  // (both links above the 100 Mbit/s capacity floor, so their learned peaks count).
+  for (const [s, bps] of [[roomy, 300e6], [full, 150e6]] as const) {
     const res = await postAgentReport(page.request, s.agentToken, healthyReport({ usersOnline: 100, rxBps: bps, txBps: bps / 10 }));
     expect(res.status()).toBe(200);
   }
   await page.goto(`/clusters/${c.id}/health`);
-  await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 100 Mbit/s · link last seen full");
-  await expect(page.getByRole("row", { name: "Server roomy" })).toContainText("peak 200 Mbit/s · a lower bound: link never seen full");
+  await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 150 Mbit/s · link last seen full");
+  await expect(page.getByRole("row", { name: "Server roomy" })).toContainText("peak 300 Mbit/s · a lower bound: link never seen full");
+  await page.goto(`/clusters/${c.id}/subscribers/${sub.id}`);
+  await page.getByRole("tab", { name: "Explanation" }).click();
+  const route = page.getByRole("listitem", { name: "Route Both" });
+  await expect(route.getByText(/\[learned peak, link seen full\]/)).toBeVisible();
+  await expect(route.getByText(/\[learned peak, a lower bound\]/)).toBeVisible();
 });
 
 test("health page: the overrides table fits its card at 1440 px and bad probe values get field-named messages", async ({ page, cluster }) => {

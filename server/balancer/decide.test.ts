@@ -173,6 +173,18 @@ describe("decideRoute: capacity", () => {
     expect(d.candidates[0]?.note).toContain("override");
   });
 
+  it("explain says whether a learned peak is what the link carries (seen full) or a lower bound", () => {
+    const d = decideRoute(
+      base({
+        a: srv({ learnedPeakBps: 500 * MBIT, reportedTrafficBps: 400 * MBIT, reportedUsers: 100, heldBack: true }),
+        b: srv({ learnedPeakBps: 800 * MBIT, reportedTrafficBps: 400 * MBIT, reportedUsers: 100 }),
+      }),
+    );
+    const note = (id: string) => d.candidates.find((c) => c.inboundId === id)?.note;
+    expect(note("in-a")).toContain("[learned peak, link seen full]");
+    expect(note("in-b")).toContain("[learned peak, a lower bound]");
+  });
+
   it("floors the learned capacity for a new server", () => {
     const d = decideRoute(base({ a: srv() }, { options: { capacityFloorBps: 50 * MBIT } }));
     expect(d.candidates[0]?.score).toBe(50 * MBIT);

@@ -446,7 +446,9 @@ export function decideRoute(input: DecideInput): Decision {
               ? "floor"
               : unknown
                 ? "no data yet: peers' mean peak"
-                : "learned peak";
+                : m.heldBack === true
+                  ? "learned peak, link seen full"
+                  : "learned peak, a lower bound";
         r.out.note = `${prefix}${mbps(free)} Mbit/s free per user = max(C ${mbps(C)} [${cSrc}] − T ${mbps(T)}, 0) / ${divNote}; users ${U}`;
       }
     } else {
