@@ -143,9 +143,9 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
  * REFERENCE_REREAD_MS (and when the clock went backwards), which takes in other instances'
  * reports and a changed report interval. Reading it for every batch cost a fleet of 2,000
  * servers reporting every second about 4 ms a batch (bench:agent). A batch that rolls back
- * leaves its reports in it until the next read; its agents send them again. Reports older than three
- * report intervals (the "No data" threshold), and at least 10 minutes, are left out: that
- * server stopped reporting, and its rate is from another hour's demand.
+ * leaves its reports in it until the next read; its agents send them again. Reports older
+ * than three report intervals (the "No data" threshold), and at least 10 minutes, are left
+ * out: that server stopped reporting, and its rate is from another hour's demand.
  */
 async function clustersUserRates(tx: DbOrTx, items: readonly ReportedHealth[]): Promise<Map<string, LatestUserRates>> {
   const nowMs = Math.min(...items.map((i) => i.nowMs));
