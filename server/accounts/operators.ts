@@ -94,7 +94,7 @@ export async function changeOwnPassword(
   input: { currentPassword: string; newPassword: string },
   clientAddress: string,
 ): Promise<Written<{ ok: true }>> {
-  // Counted on this session: nobody else's guesses hold back a signed-in operator's own check.
+  // Counted per sign-in (its session id): nobody else's guesses hold back a signed-in operator's own check.
   const slot = await reserve(db, { kind: "login", username: me.username, address: clientAddress, device: `session-${me.sessionId}` }, "password checks");
   const [op] = await db.select().from(operators).where(eq(operators.id, me.operatorId));
   if (!op || !(await verifyPassword(op.passwordHash, input.currentPassword))) {

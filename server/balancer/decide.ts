@@ -25,20 +25,20 @@
  * 0. A first pick while the pool is blind goes to the fewest users (least-traffic;
  *   evenWhileBlind, on by default). A learned peak is what a server's users asked for; it is
  *   the link's capacity only once the link held its users back (ServerMetrics.heldBack: a
- *   report's traffic per user more than the default margin below the best any server has
- *   reported with as many users, Balancer.observeReport) or when the operator set it. The pool
- *   is blind while none of its candidates has shown its capacity so, and users have arrived
- *   since its reports (in flight, at least the route's margin of the users they counted,
- *   blindByReports). Then free bandwidth per user compares lower bounds taken at loads of
- *   different ages (during a burst, a peak reported at 30 s beside one reported at 60 s), splits
- *   users unevenly on links of one size, and the margin keeps that split for hours. Gain: the
- *   even split, which assumes nothing the reports do not show; the moves below correct it once
- *   reports show where users are held back. Cost: on links far apart the small ones fill evenly
- *   until reports catch up, and users move off them (the flash-crowd fixture: 0.964× → 0.940×
- *   the oracle). Without
- *   the stale-reports test (blind whenever no capacity is shown) steady fleets with few users
- *   per server, never marked held back, split evenly for hours and paid in churn. Measured on
- *   tuned seeds 1–10 and validation seeds 31–70 (README, "Scenario families").
+ *   report's traffic per user more than the default margin below what another server of its
+ *   cluster gave at its latest report, capacity.ts LatestUserRates) or when the operator set
+ *   it. The pool is blind while none of its candidates has shown its capacity so, and users
+ *   have arrived since its reports (in flight, at least the route's margin of the users they
+ *   counted, blindByReports). Then free bandwidth per user compares lower bounds taken at
+ *   loads of different ages (during a burst, a peak reported at 30 s beside one reported at
+ *   60 s), splits users unevenly on links of one size, and the margin keeps that split for
+ *   hours. Gain: the even split, which assumes nothing the reports do not show; the moves
+ *   below correct it once reports show where users are held back. Cost: on links far apart
+ *   the small ones fill evenly until reports catch up, and users move off them (the
+ *   flash-crowd fixture: 0.964× → 0.940× the oracle). Without the stale-reports test (blind
+ *   whenever no capacity is shown) steady fleets with few users per server, never marked held
+ *   back, split evenly for hours and paid in churn. Measured on tuned seeds 1–10 and
+ *   validation seeds 31–70 (README, "Scenario families").
  * Moving a user who has a working inbound (stickiness). Every rule below weighs what the move
  * gains — the user's satisfaction (what it gets ÷ what it wants) and the fairness of the fleet —
  * against what it costs: a reconnect (the user's sessions drop; counted as churn), and, on a

@@ -55,7 +55,7 @@ export function openChangeStreams(): Map<string, number> {
   return g[OPEN_KEY];
 }
 
-/** A place for one more stream of this session, or TOO_MANY_REQUESTS; the release is idempotent. */
+/** A place for one more stream of this sign-in (its session id), or TOO_MANY_REQUESTS; the release is idempotent. */
 function takeStreamSlot(sessionId: string): () => void {
   const open = openChangeStreams();
   const n = open.get(sessionId) ?? 0;
