@@ -6,12 +6,13 @@
  *   Markdown table (every scenario, every policy) with the aims checked per scenario.
  * --seed N (with either): every scenario played with seed N instead of its own, to see how
  *   far its figures hold beyond one draw of the users' demand and timing.
- * npm run simulate -- --families [--seeds N] [--jobs J]
+ * npm run simulate -- --families [--seeds N] [--jobs J] [--links-set]
  *   Plays every scenario family (scripts/simulator/families.ts) on seeds 1..N (default 30) and
  *   prints, per family, routeboard's and the oracle's median and worst figures, seeds 1–10
  *   (tuned on) apart from the rest (held out), and the share of (family, seed) pairs that meet
  *   every aim. The pairs are shared among J child processes (default: 2, or 1 on one core);
- *   each pair is played alone, so J changes the time taken, never the figures.
+ *   each pair is played alone, so J changes the time taken, never the figures. --links-set adds
+ *   a reading: routeboard again with every server's link capacity set, as an operator enters it.
  * npm run simulate -- --family NAME [--seed N] [--params FILE] [--emit]
  *   One family's draw for seed N (default 1), or the given parameters (a scenario without
  *   name and seed: a fixture is one), played like --scenario; --emit prints the scenario instead.
@@ -29,7 +30,7 @@ import { aimsMet, renderFamiliesReport, renderTable, type FamilyRun } from "@/sc
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "scripts/simulator/scenarios")];
 const USAGE =
-  "usage: npm run simulate -- --scenario FILE | --all [--seed N] | --families [--seeds N] [--jobs J] | --family NAME [--seed N] [--params FILE] [--emit]";
+  "usage: npm run simulate -- --scenario FILE | --all [--seed N] | --families [--seeds N] [--jobs J] [--links-set] | --family NAME [--seed N] [--params FILE] [--emit]";
 /** Seeds 1..TUNED_SEEDS are the ones the balancer was tuned on; the rest are held out. */
 const TUNED_SEEDS = 10;
 
@@ -94,11 +95,17 @@ function loadParams(arg: string): unknown {
 }
 
 type Pair = [family: string, seed: number];
+/** What a --jobs child is sent: its pairs, and whether to add the links-set reading. */
+interface Share {
+  pairs: Pair[];
+  linksSet: boolean;
+}
+
+const playPair = ([family, seed]: Pair, linksSet: boolean): FamilyRun => ({ family, seed, output: simulate(buildScenario(family, seed), { linksSet }) });
 
 /** Plays the pairs in `jobs` child processes (round-robin shares), results in the pairs' order. */
-async function playPairs(pairs: Pair[], jobs: number): Promise<FamilyRun[]> {
-  const play = ([family, seed]: Pair): FamilyRun => ({ family, seed, output: simulate(buildScenario(family, seed)) });
-  if (jobs <= 1) return pairs.map(play);
+async function playPairs(pairs: Pair[], jobs: number, linksSet: boolean): Promise<FamilyRun[]> {
+  if (jobs <= 1) return pairs.map((p) => playPair(p, linksSet));
   const shares: Pair[][] = Array.from({ length: Math.min(jobs, pairs.length) }, () => []);
   pairs.forEach((p, i) => shares[i % shares.length]!.push(p));
   const outs = await Promise.all(
@@ -109,7 +116,7 @@ async function playPairs(pairs: Pair[], jobs: number): Promise<FamilyRun[]> {
           let got: FamilyRun[] | undefined;
           child.on("message", (m) => (got = m as FamilyRun[]));
           child.on("exit", (code) => (code === 0 && got ? resolve(got) : reject(new Error(`a --jobs child exited with code ${code}`))));
-          child.send(share);
+          child.send({ pairs: share, linksSet } satisfies Share);
         }),
     ),
   );
@@ -121,8 +128,8 @@ const WORKER_FLAG = "--families-child";
 
 /** A --jobs child: plays the pairs it is sent and sends the runs back. */
 function child(): void {
-  process.once("message", (share: Pair[]) => {
-    const runs = share.map(([family, seed]) => ({ family, seed, output: simulate(buildScenario(family, seed)) }));
+  process.once("message", (share: Share) => {
+    const runs = share.pairs.map((p) => playPair(p, share.linksSet));
     process.send?.(runs, () => process.exit(0));
   });
 }
@@ -138,6 +145,7 @@ async function main(argv: string[]): Promise<void> {
   let seedArg: string | undefined;
   let seedsArg: string | undefined;
   let jobsArg: string | undefined;
+  let linksSet = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const eq = a.indexOf("=");
@@ -152,6 +160,7 @@ async function main(argv: string[]): Promise<void> {
     else if (key === "--seed") seedArg = value();
     else if (key === "--seeds") seedsArg = value();
     else if (key === "--jobs") jobsArg = value();
+    else if (key === "--links-set" && inline === undefined) linksSet = true;
     else if (a === "--") continue;
     else usage(`(unknown argument ${JSON.stringify(a)})`);
   }
@@ -159,6 +168,7 @@ async function main(argv: string[]): Promise<void> {
   if (modes !== 1) usage();
   if (seedsArg !== undefined && !families) usage("--seeds goes with --families");
   if (jobsArg !== undefined && !families) usage("--jobs goes with --families");
+  if (linksSet && !families) usage("--links-set goes with --families");
   if (seedArg !== undefined && families) usage("--families plays seeds 1..N: use --seeds N");
   if ((paramsArg !== undefined || emit) && family === undefined) usage("--params and --emit go with --family");
   const seed = seedArg === undefined ? undefined : parseIntArg("--seed", seedArg, 0, 0xffffffff);
@@ -167,7 +177,7 @@ async function main(argv: string[]): Promise<void> {
     const n = seedsArg === undefined ? 30 : parseIntArg("--seeds", seedsArg, 1, 1000);
     const jobs = jobsArg === undefined ? Math.min(2, availableParallelism()) : parseIntArg("--jobs", jobsArg, 1, 64);
     const pairs = FAMILY_NAMES.flatMap((f) => Array.from({ length: n }, (_, i): Pair => [f, i + 1]));
-    const runs = await playPairs(pairs, jobs);
+    const runs = await playPairs(pairs, jobs, linksSet);
     process.stdout.write(`${renderFamiliesReport(runs, TUNED_SEEDS)}\n`);
     return;
   }

@@ -152,6 +152,19 @@ describe("families report", () => {
       "Readings, not aims: above every baseline or within 0.001 of the best (a tie at the 3rd decimal): 2/3 (66.7 %); the oracle itself below the best baseline: 1/3 (33.3 %).",
     );
   });
+  it("adds the links-set reading (a row per family and its shares) only when the runs carry it", () => {
+    const runs: FamilyRun[] = [1, 2].map((seed) => ({ family: "f", seed, output: out({ churn: 0.2 }) }));
+    const plain = renderFamiliesReport(runs, 10);
+    expect(plain).not.toContain("links set");
+    // Learning misses churn on both pairs; with the links set it meets every aim on one.
+    const withLinks = runs.map((r, i) => ({ ...r, output: { ...r.output, linksSet: result({ churn: i === 0 ? 0.01 : 0.2 }) } }));
+    const text = renderFamiliesReport(withLinks, 10);
+    expect(text).toContain("| f | **routeboard** | 0.978 | 0.978 | 0.2000 | 0.2000 | 0 | 0/2 |");
+    expect(text).toContain("|  | routeboard, links set (a reading) | 0.978 | 0.978 | 0.1050 | 0.2000 | 0 | 1/2 |");
+    expect(text).toContain("Reading, not an aim: routeboard with every server's link capacity set (\"Link capacity\", not learned): every aim 1/2 (50.0 %); fairness and churn both 1/2 (50.0 %);");
+    // The strict aims stay routeboard's own.
+    expect(text).toContain("Pairs meeting every aim: 0/2 (0.0 %).");
+  });
   it("splits seeds into tuned and held out, with each part's table and misses", () => {
     const runs: FamilyRun[] = [1, 2, 11, 12].map((seed) => ({ family: "f", seed, output: out({ jain: seed === 12 ? 0.85 : 0.9 }) }));
     const text = renderFamiliesReport(runs, 10);

@@ -1,6 +1,6 @@
 /** Simulator entry: play one scenario with every policy and score them side by side. */
 import { buildWorkload, runPolicy, type PolicyResult } from "./engine";
-import { makePolicy, POLICY_NAMES, type PolicyName } from "./policies";
+import { makePolicy, POLICY_NAMES, routeboardPolicy, type PolicyName } from "./policies";
 import type { Scenario } from "./scenario";
 
 export { parseScenario, parseScenarioText, ScenarioError, ScenarioSchema, type Scenario } from "./scenario";
@@ -10,12 +10,16 @@ export { POLICY_NAMES, type PolicyName } from "./policies";
 export interface SimulationOutput {
   scenario: string;
   results: Record<PolicyName, PolicyResult>;
+  /** A reading, not a policy of the table: routeboard with every link's capacity set (SimulateOptions.linksSet). */
+  linksSet?: PolicyResult;
 }
 
 export interface SimulateOptions {
   /** Wall clock for decisionsPerSecond (ms). Defaults to performance.now. */
   now?: () => number;
   policies?: readonly PolicyName[];
+  /** Also play routeboard with every server's link capacity set, as an operator enters it. */
+  linksSet?: boolean;
 }
 
 export function simulate(sc: Scenario, opts: SimulateOptions = {}): SimulationOutput {
@@ -23,5 +27,7 @@ export function simulate(sc: Scenario, opts: SimulateOptions = {}): SimulationOu
   const wl = buildWorkload(sc);
   const results = {} as Record<PolicyName, PolicyResult>;
   for (const name of opts.policies ?? POLICY_NAMES) results[name] = runPolicy(sc, wl, makePolicy(name, sc), now);
-  return { scenario: sc.name, results };
+  const out: SimulationOutput = { scenario: sc.name, results };
+  if (opts.linksSet) out.linksSet = runPolicy(sc, wl, routeboardPolicy(sc, undefined, { linksSet: true }), now);
+  return out;
 }

@@ -35,8 +35,12 @@ export interface Policy {
 export const POLICY_NAMES = ["routeboard", "random", "cyclic", "fewestUsers", "oracle"] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
-/** The real core: one route with every server as an inbound. */
-export function routeboardPolicy(sc: Scenario, options?: Partial<BalancerOptions>): Policy {
+/**
+ * The real core: one route with every server as an inbound. `linksSet`: every server's link
+ * capacity is given, as an operator enters it ("Link capacity", the balancer's capacity
+ * override), instead of learned from reports.
+ */
+export function routeboardPolicy(sc: Scenario, options?: Partial<BalancerOptions>, { linksSet = false }: { linksSet?: boolean } = {}): Policy {
   const balancer = new Balancer(options);
   const route: RouteInput = {
     routeId: "route",
@@ -53,7 +57,7 @@ export function routeboardPolicy(sc: Scenario, options?: Partial<BalancerOptions
       enabled: true,
       available: true,
       coefficient: s.coefficient ?? 1,
-      capacityOverrideBps: null,
+      capacityOverrideBps: linksSet ? s.capacityMbps * 1e6 : null,
       learnedPeakBps: 0,
       reportedUsers: 0,
       reportedTrafficBps: 0,

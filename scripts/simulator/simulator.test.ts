@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseScenario, ScenarioError, simulate, type Scenario } from "./index";
 import { buildWorkload, runPolicy } from "./engine";
-import { newcomerAllocation, oraclePolicy, type Policy } from "./policies";
+import { newcomerAllocation, oraclePolicy, routeboardPolicy, type Policy } from "./policies";
 import { buildScenario } from "./families";
 
 const small = (): Record<string, unknown> => ({
@@ -117,6 +117,40 @@ describe("simulate", () => {
     runPolicy(burst, buildWorkload(burst), spy, () => 0);
     expect(placed[0]! + placed[1]!).toBe(200);
     expect(Math.abs(placed[0]! - placed[1]!)).toBeLessThanOrEqual(20);
+  });
+  it("the links-set reading gives routeboard every link's capacity, as an operator enters it", () => {
+    // 200 users within one second onto links of 100 and 900 Mbit/s: learning knows neither
+    // and splits evenly (nothing reported yet); given the links it splits by what each carries.
+    const burst = parseScenario({
+      ...small(),
+      durationS: 60,
+      servers: [
+        { id: "a", capacityMbps: 100 },
+        { id: "b", capacityMbps: 900 },
+      ],
+      users: { ...(small().users as object), count: 200, arrival: { kind: "burst", overS: 1 } },
+    });
+    const firstPicks = (policy: Policy) => {
+      const placed = [0, 0];
+      const spy: Policy = {
+        name: policy.name,
+        assign(u, prev, t, view) {
+          const s = policy.assign(u, prev, t, view);
+          if (prev < 0) placed[s] = (placed[s] as number) + 1;
+          return s;
+        },
+        onReport: (s, r) => policy.onReport?.(s, r),
+      };
+      runPolicy(burst, buildWorkload(burst), spy, () => 0);
+      return placed;
+    };
+    const learning = firstPicks(routeboardPolicy(burst));
+    expect(Math.abs(learning[0]! - learning[1]!)).toBeLessThanOrEqual(2);
+    const given = firstPicks(routeboardPolicy(burst, undefined, { linksSet: true }));
+    expect(given[0]! + given[1]!).toBe(200);
+    expect(given[1]!).toBeGreaterThanOrEqual(8 * given[0]!);
+    expect(simulate(burst).linksSet).toBeUndefined();
+    expect(simulate(burst, { linksSet: true }).linksSet?.jain).toBeGreaterThan(simulate(burst).results.routeboard.jain);
   });
   it("a report counts the users online at any moment since the last one, as an agent does", () => {
     // An agent's usersOnline is the users who moved traffic in the interval (agent.ts), not
@@ -252,6 +286,7 @@ describe("CLI families", () => {
     }
     expect(run(["--all", "--seeds", "3"]).stderr).toContain("--seeds goes with --families");
     expect(run(["--all", "--jobs", "2"]).stderr).toContain("--jobs goes with --families");
+    expect(run(["--all", "--links-set"]).stderr).toContain("--links-set goes with --families");
     expect(run(["--families", "--jobs", "0"]).stderr).toContain("--jobs: expected an integer from 1 to 64");
     expect(run(["--families", "--seed", "3"]).stderr).toContain("use --seeds N");
   });
