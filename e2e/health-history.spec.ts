@@ -53,7 +53,7 @@ test("health page: a cluster without history says so instead of drawing empty ch
   await expect(page.getByTestId("history-chart")).toHaveCount(0);
 });
 
-test("a server whose users got less each than another's of its cluster shows its link seen full, on the health page and in a subscriber's explanation", async ({ page }) => {
+test("a server whose users got less each than another's of its cluster shows its link seen full, on the health page and in a subscriber's explanation; a lower bound links to where the capacity is set, and a set capacity shows in both", async ({ page }) => {
   const c = await trpcMutation<{ id: string }>(page.request, "clusters.create", { name: `full ${Math.random().toString(36).slice(2, 8)}` });
   // No probes (nothing listens on these ports): the agents' reports alone make the servers healthy.
   await trpcMutation(page.request, "monitoring.setProbeConfig", { clusterId: c.id, config: { enabled: false } });
@@ -80,6 +80,25 @@ test("a server whose users got less each than another's of its cluster shows its
   const route = page.getByRole("listitem", { name: "Route Both" });
   await expect(route.getByText(/\[learned peak, link seen full\]/)).toBeVisible();
   await expect(route.getByText(/\[learned peak, a lower bound\]/)).toBeVisible();
+
+  // The lower bound points to where the capacity is set; once set, the health page and the
+  // explanation say the balancer uses it.
+  await page.goto(`/clusters/${c.id}/health`);
+  await page.getByRole("row", { name: "Server roomy" }).getByRole("link", { name: "set the link capacity" }).click();
+  await expect(page).toHaveURL(new RegExp(`/clusters/${c.id}/servers$`));
+  await page.getByRole("button", { name: "Edit server roomy" }).click();
+  const form = page.getByRole("dialog", { name: "Edit server roomy" });
+  await expect(form.getByText(/split evenly across such servers/)).toBeVisible();
+  await form.getByLabel("Link capacity (Mbit/s, optional)").fill("500");
+  await form.getByRole("button", { name: "Save server" }).click();
+  await expect(form).toBeHidden();
+  await page.goto(`/clusters/${c.id}/health`);
+  const roomyRow = page.getByRole("row", { name: "Server roomy" });
+  await expect(roomyRow).toContainText("peak 300 Mbit/s · link capacity set: 500 Mbit/s");
+  await expect(roomyRow.getByRole("link", { name: "set the link capacity" })).toHaveCount(0);
+  await page.goto(`/clusters/${c.id}/subscribers/${sub.id}`);
+  await page.getByRole("tab", { name: "Explanation" }).click();
+  await expect(route.getByText(/C 500 \[override\]/)).toBeVisible();
 });
 
 test("health page: the overrides table fits its card at 1440 px and bad probe values get field-named messages", async ({ page, cluster }) => {

@@ -2,6 +2,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useEffect, useRef, useState } from "react";
+import Link from "next/link";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { ago, formatBps, statusStyle } from "@/core/format";
@@ -15,6 +16,40 @@ import type { AppRouter } from "@/server/api/root";
 import { PageSkeleton } from "@/components/ui/Skeleton";
 
 type HealthServer = inferRouterOutputs<AppRouter>["monitoring"]["health"]["servers"][number];
+
+/**
+ * What the balancer knows of a server's link: the capacity the operator set, or the learned
+ * peak and whether a report ever showed the link full. Until then the peak is only a lower
+ * bound, and new users arriving together are split evenly across such servers, so the line
+ * points to where the capacity is set.
+ */
+function LinkCapacity({ clusterId, server: s, report, now }: { clusterId: string; server: HealthServer; report: NonNullable<HealthServer["report"]>; now: number }) {
+  if (s.capacityMbps !== null) {
+    return (
+      <div className="text-slate-600" title="The operator set this link's capacity: the balancer uses it instead of the learned peak.">
+        peak {formatBps(report.peakBps)} · link capacity set: {formatBps(s.capacityMbps * 1e6)}
+      </div>
+    );
+  }
+  return (
+    <div
+      className="text-slate-600"
+      title="A report shows a link full when its users got less each than the users of another server of this cluster. Once a link was seen full, the balancer takes its learned peak as what it carries; until then the peak is only what its users asked for, and new users arriving together are split evenly across such servers."
+    >
+      peak {formatBps(report.peakBps)} ·{" "}
+      {report.heldBackAt ? (
+        `link last seen full ${ago(report.heldBackAt, now)}`
+      ) : (
+        <>
+          a lower bound: link never seen full ·{" "}
+          <Link href={`/clusters/${clusterId}/servers`} className="font-medium text-sky-700 underline-offset-2 hover:underline">
+            set the link capacity
+          </Link>
+        </>
+      )}
+    </div>
+  );
+}
 
 /** The cluster's health: status per server, last report and probe, the mesh, probe settings. */
 export function HealthPage({ clusterId }: { clusterId: string }) {
@@ -108,13 +143,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                                 <div className="text-slate-600">
                                   CPU {Math.round(s.report.cpu)} % · memory {Math.round(s.report.memory)} %
                                 </div>
-                                <div
-                                  className="text-slate-600"
-                                  title="A report shows a link full when its users got less each than the users of another server of this cluster. Once a link was seen full, the balancer takes its learned peak as what it carries; until then the peak is only what its users asked for."
-                                >
-                                  peak {formatBps(s.report.peakBps)} ·{" "}
-                                  {s.report.heldBackAt ? `link last seen full ${ago(s.report.heldBackAt, now)}` : "a lower bound: link never seen full"}
-                                </div>
+                                <LinkCapacity clusterId={clusterId} server={s} report={s.report} now={now} />
                               </>
                             ) : (
                               <span className="text-slate-500">no report yet</span>

@@ -105,7 +105,7 @@ export function ServerForm({
         <Field label="Coefficient" error={err("coefficient")} hint="Weight for round-robin, 0.1–100 (2.0 takes twice the users).">
           {(p) => <input {...p} className={inputClass} inputMode="decimal" value={values.coefficient} onChange={set("coefficient")} />}
         </Field>
-        <Field label="Link capacity (Mbit/s, optional)" error={err("capacityMbps")} hint="Leave empty to learn it from observed traffic peaks.">
+        <Field label="Link capacity (Mbit/s, optional)" error={err("capacityMbps")} hint="Leave empty to learn it from traffic peaks. Until this link is seen full, its peak is only a lower bound and new users arriving together are split evenly across such servers.">
           {(p) => <input {...p} className={inputClass} inputMode="numeric" value={values.capacityMbps} onChange={set("capacityMbps")} placeholder="e.g. 1000" />}
         </Field>
         <Field

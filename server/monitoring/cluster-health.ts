@@ -116,6 +116,8 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
       name: s.name,
       address: s.address,
       enabled: s.enabled,
+      /** The link capacity the operator set (Mbit/s): the balancer uses it instead of the learned peak. */
+      capacityMbps: s.capacityMbps,
       status,
       label: STATUS_LABELS[status] ?? status,
       since: h?.statusSince ?? null,

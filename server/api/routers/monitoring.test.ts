@@ -87,6 +87,16 @@ describe("monitoring procedures (pglite)", () => {
     expect(await viewer.tooling.assignmentCounts({ clusterId: a.clusterId })).toEqual({});
   });
 
+  it("health gives each server's link capacity as the operator set it (null: learned from reports)", async () => {
+    const rows = await t.db.select().from(servers).where(eq(servers.clusterId, clusterId));
+    const [first] = rows;
+    await t.db.update(servers).set({ capacityMbps: 750 }).where(eq(servers.id, first!.id));
+    const h = await viewer.monitoring.health({ clusterId });
+    expect(h.servers.find((s) => s.id === first!.id)?.capacityMbps).toBe(750);
+    for (const r of rows.slice(1)) expect(h.servers.find((s) => s.id === r.id)?.capacityMbps).toBe(r.capacityMbps);
+    await t.db.update(servers).set({ capacityMbps: first!.capacityMbps }).where(eq(servers.id, first!.id));
+  });
+
   it("probe config: validated, audited, viewers refused; overrides and report interval", async () => {
     await expect(viewer.monitoring.setProbeConfig({ clusterId, config: {} })).rejects.toThrow(TRPCError);
     await expect(admin.monitoring.setProbeConfig({ clusterId, config: { intervalS: 0 } })).rejects.toThrow(/intervalS|≥|too small/i);
