@@ -529,6 +529,12 @@ export const serverMetrics = pgTable("server_metrics", {
    * Null: never seen.
    */
   heldBackAt: ts("held_back_at"),
+  /**
+   * The traffic of that report (bits/s): what the link carried when full. The balancer's peak
+   * for this server never counts below it, however long the quiet since (ServerMetrics.heldBackBps).
+   * Null: not known (never seen full, or seen before this was stored).
+   */
+  heldBackBps: doublePrecision("held_back_bps"),
 });
 
 /**

@@ -73,7 +73,7 @@ test("a server whose users got less each than another's of its cluster shows its
     expect(res.status()).toBe(200);
   }
   await page.goto(`/clusters/${c.id}/health`);
-  await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 150 Mbit/s · link last seen full");
+  await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 150 Mbit/s · link last seen full at 150 Mbit/s");
   await expect(page.getByRole("row", { name: "Server roomy" })).toContainText("peak 300 Mbit/s · a lower bound: link never seen full");
   await page.goto(`/clusters/${c.id}/subscribers/${sub.id}`);
   await page.getByRole("tab", { name: "Explanation" }).click();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decayPeak, effectiveCapacity, HELD_BACK_MIN_USERS, LatestUserRates, reportedUserRate, updatePeak } from "./capacity";
+import { decayPeak, effectiveCapacity, HELD_BACK_MIN_USERS, LatestUserRates, reportedUserRate, seenFullBps, updatePeak } from "./capacity";
 
 const H = 24 * 3600 * 1000;
 
@@ -27,6 +27,13 @@ describe("peak learning", () => {
     expect(updatePeak({ peakBps: 100, atMs: 0 }, Number.NaN, 0).peakBps).toBe(100);
     expect(updatePeak({ peakBps: 100, atMs: 0 }, -5, 0).peakBps).toBe(100);
     expect(updatePeak(null, Number.POSITIVE_INFINITY, 0).peakBps).toBe(0);
+  });
+  it("what a link carried when seen full counts only with the mark, and only as a positive finite rate", () => {
+    expect(seenFullBps({ heldBack: true, heldBackBps: 9e8 })).toBe(9e8);
+    expect(seenFullBps({ heldBack: false, heldBackBps: 9e8 })).toBe(0);
+    expect(seenFullBps({ heldBackBps: 9e8 })).toBe(0);
+    expect(seenFullBps({ heldBack: true })).toBe(0);
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(seenFullBps({ heldBack: true, heldBackBps: bad })).toBe(0);
   });
   it("effective capacity: override, else max(peak, floor)", () => {
     expect(effectiveCapacity(50, 1000, 100)).toBe(50);

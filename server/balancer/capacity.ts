@@ -37,6 +37,17 @@ export function updatePeak(
   return { peakBps: Math.max(t, decayed), atMs: Math.max(prev.atMs, Number.isFinite(atMs) ? atMs : prev.atMs) };
 }
 
+/**
+ * What a link carried when a report last showed it full (ServerMetrics.heldBackBps), or 0. A
+ * learned peak decays with the demand that set it; a link seen full does not shrink with the
+ * quiet hours after, so the peak the balancer uses is never below this. Without it, a link seen
+ * full on Monday counted on Friday as a known link of a sixteenth of its size (24 h half-life).
+ */
+export function seenFullBps(m: { heldBack?: boolean; heldBackBps?: number }): number {
+  const b = m.heldBackBps;
+  return m.heldBack === true && b !== undefined && Number.isFinite(b) && b > 0 ? b : 0;
+}
+
 /** Capacity C used by least-traffic: operator override, else max(learned peak, floor). */
 export function effectiveCapacity(overrideBps: number | null, learnedPeakBps: number, floorBps: number): number {
   if (overrideBps !== null && Number.isFinite(overrideBps) && overrideBps >= 0) return overrideBps;

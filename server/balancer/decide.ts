@@ -18,6 +18,11 @@
  *   round-robin    coefficient / (U + 1)  (≡ lowest (U + 1) / coefficient wins).
  *   U and T include in-flight additions. For the user's current server the user is already
  *   in U and T, so the divisor is max(U, 1) instead of U + 1.
+ *   The learned peak is decayed to now (it follows what users ask for, which cools after a
+ *   peak), but for a server seen full (ServerMetrics.heldBack) never below what its link
+ *   carried at the last report that showed it (heldBackBps): a link does not shrink in the
+ *   quiet hours after, and without this a link seen full on Monday counted on Friday as a known
+ *   link of a sixteenth of its size. Neutral on the families, which never run past a day.
  *   C of a server with no learned peak yet is the mean of the learned peaks of the pool's
  *   servers that have one (the floor when none has): a blind server is guessed to be a typical
  *   one, not the best, so a heterogeneous fleet's small links are not filled like its big ones
@@ -94,7 +99,7 @@
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
-import { capacityShown, decayPeak, effectiveCapacity } from "./capacity";
+import { capacityShown, decayPeak, effectiveCapacity, seenFullBps } from "./capacity";
 import { rendezvousHashFrom, rendezvousSeed } from "./hash";
 import { expectedUserBps } from "./inflight";
 import {
@@ -388,7 +393,7 @@ export function decideRoute(input: DecideInput): Decision {
         m.learnedPeakBps > 0
           ? r.rs
             ? (r.rs.server as ResolvedServer).decayedPeak(nowMs, opts.peakHalfLifeMs)
-            : decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs)
+            : Math.max(decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs), seenFullBps(m))
           : 0;
       if (r.peak > 0) {
         sum += r.peak;

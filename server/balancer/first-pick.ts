@@ -9,7 +9,7 @@
  * The arithmetic is decideRoute's, in the same order (so the same floating-point values and
  * the same ties); lean.test.ts checks the two against each other, in-flight load included.
  */
-import { capacityShown, decayPeak, effectiveCapacity } from "./capacity";
+import { capacityShown, decayPeak, effectiveCapacity, seenFullBps } from "./capacity";
 import { blindByReports, routeHysteresis } from "./decide";
 import { rendezvousSeed } from "./hash";
 import { expectedUserBps, type InflightLedger } from "./inflight";
@@ -34,10 +34,10 @@ export class PeakMemo {
     this.halfLifeMs = new Float64Array(n).fill(Number.NaN);
     this.value = new Float64Array(n);
   }
-  /** decayPeak(peakBps, nowMs − reportedAt, halfLifeMs) of server i. */
-  decayed(i: number, peakBps: number, reportedAt: number, nowMs: number, halfLifeMs: number): number {
+  /** decayPeak(peakBps, nowMs − reportedAt, halfLifeMs) of server i, never below seenFull (capacity.ts seenFullBps). */
+  decayed(i: number, peakBps: number, reportedAt: number, nowMs: number, halfLifeMs: number, seenFull: number): number {
     if (this.atMs[i] !== nowMs || this.halfLifeMs[i] !== halfLifeMs) {
-      this.value[i] = decayPeak(peakBps, nowMs - reportedAt, halfLifeMs);
+      this.value[i] = Math.max(decayPeak(peakBps, nowMs - reportedAt, halfLifeMs), seenFull);
       this.atMs[i] = nowMs;
       this.halfLifeMs[i] = halfLifeMs;
     }
@@ -59,7 +59,9 @@ const SLOT = 6;
 const MEMO = 7;
 /** The traffic an arrival adds in the ledger: expectedUserBps of the server's report. */
 const ARRIVAL_BPS = 8;
-const STRIDE = 9;
+/** seenFullBps(m): the peak never counts below it. */
+const SEEN_FULL = 9;
+const STRIDE = 10;
 
 export interface FirstPickTable {
   readonly leastTraffic: boolean;
@@ -100,6 +102,7 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
     data[o + USERS] = m.reportedUsers || 0;
     data[o + TRAFFIC] = m.reportedTrafficBps || 0;
     data[o + PEAK] = m.learnedPeakBps > 0 ? m.learnedPeakBps : 0;
+    data[o + SEEN_FULL] = seenFullBps(m);
     data[o + OVERRIDE] = m.capacityOverrideBps === null ? Number.NaN : m.capacityOverrideBps;
     data[o + COEF] = Number.isFinite(m.coefficient) && m.coefficient > 0 ? m.coefficient : 0;
     data[o + REPORTED_AT] = m.reportedAt;
@@ -147,7 +150,7 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
     let k = 0;
     for (let j = 0, o = 0; j < n; j++, o += STRIDE) {
       const learned = d[o + PEAK]!;
-      const p = learned > 0 ? memo.decayed(d[o + MEMO]!, learned, d[o + REPORTED_AT]!, nowMs, opts.peakHalfLifeMs) : 0;
+      const p = learned > 0 ? memo.decayed(d[o + MEMO]!, learned, d[o + REPORTED_AT]!, nowMs, opts.peakHalfLifeMs, d[o + SEEN_FULL]!) : 0;
       peaks[j] = p;
       if (p > 0) {
         sum += p;

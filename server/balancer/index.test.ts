@@ -245,6 +245,30 @@ describe("Balancer: a burst of first picks, and a server seen holding its users 
     expect(burst(new Balancer(undefined, { marksHeldBack: false }), 200, stored)).toEqual({ a: 0, b: 200 });
   });
 
+  it("a link seen full keeps what it carried then through quiet days, though its learned peak decays", () => {
+    // a carried 1 Gbit/s when seen full a week ago; the peak stored since has decayed to
+    // 1/128 of it (24 h half-life, reports all week), below b's 300 Mbit/s link seen full today.
+    const week = 7 * 24 * 3600_000;
+    const quiet = {
+      a: srv({ learnedPeakBps: (1000 * MBIT) / 128, reportedTrafficBps: 5 * MBIT, reportedUsers: 10, reportedAt: week, heldBack: true, heldBackBps: 1000 * MBIT }),
+      b: srv({ learnedPeakBps: 300 * MBIT, reportedTrafficBps: 5 * MBIT, reportedUsers: 10, reportedAt: week, heldBack: true, heldBackBps: 300 * MBIT }),
+    };
+    const first = (fleet: Record<string, ServerMetrics>) => {
+      const req = { userId: "u", routes, servers: fleet, previousAssignments: noPrev, nowMs: week + 1000 };
+      const explained = new Balancer(undefined, { marksHeldBack: false }).explainForSubscriber(req)[0]!.decision;
+      expect(new Balancer(undefined, { marksHeldBack: false }).decideForSubscriber({ ...req, explain: false })[0]!.decision.serverId).toBe(explained.serverId);
+      return explained;
+    };
+    const kept = first(quiet);
+    expect(kept.serverId).toBe("a");
+    expect(kept.candidates.find((c) => c.serverId === "a")?.note).toContain("C 1000 [learned peak, link seen full]");
+    // Without what it carried then (a report stored before it was kept), the decayed peak is all there is.
+    const { heldBackBps: _, ...bare } = quiet.a;
+    expect(first({ ...quiet, a: bare }).serverId).toBe("b");
+    // Not held back: the traffic of an old full report says nothing (the mark is what counts).
+    expect(first({ ...quiet, a: { ...quiet.a, heldBack: false } }).serverId).toBe("b");
+  });
+
   it("evenWhileBlind false: free bandwidth decides the whole burst", () => {
     expect(burst(new Balancer({ evenWhileBlind: false }), 200)).toEqual({ a: 0, b: 200 });
   });

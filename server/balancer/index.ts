@@ -7,7 +7,7 @@
  *   const lines = b.decideForSubscriber({ userId, routes, servers, previousAssignments, nowMs: now });
  *   // → [{ routeId, decision }] — one entry per non-empty route, in the given order.
  */
-import { LatestUserRates, updatePeak, type LearnedPeak } from "./capacity";
+import { LatestUserRates, seenFullBps, updatePeak, type LearnedPeak } from "./capacity";
 import { decideRoute, lookupServer, resolveOptions } from "./decide";
 import { firstPick, firstPickTable, PeakMemo, recordFirstPick, type FirstPickServer, type FirstPickTable } from "./first-pick";
 import { RouteRendezvous } from "./hash";
@@ -30,7 +30,7 @@ import {
 export * from "./types";
 export { decideRoute } from "./decide";
 export { InflightLedger, expectedUserBps } from "./inflight";
-export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, HELD_BACK_MIN_USERS, LatestUserRates, type LearnedPeak } from "./capacity";
+export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, HELD_BACK_MIN_USERS, LatestUserRates, seenFullBps, type LearnedPeak } from "./capacity";
 export { rendezvousHash, hash32 } from "./hash";
 
 /** The candidates of an unexplained decision: none (frozen, shared). */
@@ -45,8 +45,8 @@ export class Balancer {
   private view: FleetView | null = null;
   /** Every server given to observeReport is taken as one pool (one cluster). */
   private readonly rates = new LatestUserRates(DEFAULT_HYSTERESIS);
-  /** Servers a report showed holding their users back (ServerMetrics.heldBack). */
-  private readonly heldBack = new Set<string>();
+  /** Servers a report showed holding their users back: the traffic of the last such report (ServerMetrics.heldBack, heldBackBps). */
+  private readonly heldBack = new Map<string, number>();
   private readonly rendezvous = new WeakMap<readonly RouteInbound[], RouteRendezvous>();
   private readonly marksHeldBack: boolean;
 
@@ -66,7 +66,7 @@ export class Balancer {
     this.peaksVersion++;
     this.inflight.prune(serverId, report.atMs);
     if (!this.marksHeldBack) return;
-    if (this.rates.observe(serverId, report.users, report.trafficBps, report.atMs)) this.heldBack.add(serverId);
+    if (this.rates.observe(serverId, report.users, report.trafficBps, report.atMs)) this.heldBack.set(serverId, report.trafficBps);
   }
 
   /** Learned peak as of its last update (not decayed to now; the core decays it). */
@@ -167,7 +167,7 @@ class ViewServer implements FirstPickServer {
     private readonly inflight: InflightLedger,
   ) {}
   decayedPeak(nowMs: number, halfLifeMs: number): number {
-    return this.memo.decayed(this.memoIndex, this.m.learnedPeakBps, this.m.reportedAt, nowMs, halfLifeMs);
+    return this.memo.decayed(this.memoIndex, this.m.learnedPeakBps, this.m.reportedAt, nowMs, halfLifeMs, seenFullBps(this.m));
   }
   additions(): Readonly<Load> | undefined {
     return this.inflight.additionsOf(this.slot, this.m.reportedAt);
@@ -191,7 +191,7 @@ class FleetView {
     readonly source: ServerMetricsLookup,
     readonly peaksVersion: number,
     private readonly peaks: ReadonlyMap<string, LearnedPeak>,
-    private readonly heldBack: ReadonlySet<string>,
+    private readonly heldBack: ReadonlyMap<string, number>,
     private readonly inflight: InflightLedger,
     /** Per route's inbound list: kept by the Balancer across views (they depend on ids only). */
     private readonly rendezvous: WeakMap<readonly RouteInbound[], RouteRendezvous>,
@@ -208,8 +208,9 @@ class FleetView {
         const p = this.peaks.get(id);
         // Our peak as of the metrics' reportedAt, so the core's decay stays consistent.
         const higher = p !== undefined && p.peakBps > m.learnedPeakBps;
-        const held = m.heldBack !== true && this.heldBack.has(id);
-        const merged = !higher && !held ? m : { ...m, ...(higher ? { learnedPeakBps: p.peakBps } : {}), ...(held ? { heldBack: true } : {}) };
+        const heldBps = m.heldBack !== true ? this.heldBack.get(id) : undefined;
+        const held = heldBps !== undefined;
+        const merged = !higher && !held ? m : { ...m, ...(higher ? { learnedPeakBps: p.peakBps } : {}), ...(held ? { heldBack: true, heldBackBps: heldBps } : {}) };
         s = new ViewServer(id, merged, this.inflight.slotOf(id), this.memoUsed++, this.memo, this.inflight);
       } else s = null;
       this.servers.set(id, s);

@@ -22,6 +22,8 @@ const serverArb = fc.record({
   availableSinceMs: fc.option(fc.constantFrom(0, 9e8, 1e9), { nil: undefined }),
   /** Seen holding its users back (rule 0 off for a pool that has one). */
   heldBack: fc.option(fc.constant(true), { nil: undefined }),
+  /** What the link carried when last seen full: the peak never counts below it (with heldBack). */
+  heldBackBps: fc.option(fc.constantFrom(0, 1e8, 5e9, Number.NaN), { nil: undefined }),
   /** The server's agent does not serve this inbound (ServerMetrics.unavailableInbounds). */
   inboundOut: fc.constantFrom(false, false, false, true),
 });

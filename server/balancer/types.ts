@@ -57,6 +57,13 @@ export interface ServerMetrics {
    */
   heldBack?: boolean;
   /**
+   * With heldBack: the traffic of the last report that showed the users held back, what the
+   * link carried when full. The learned peak decays (it follows what users ask for, which cools
+   * after a peak); a link seen full does not shrink in the quiet hours after, so its peak counts
+   * as at least this (capacity.ts seenFullBps). Absent = not known.
+   */
+  heldBackBps?: number;
+  /**
    * This server's inbounds that are out of the choice whatever the server's health (issue 25):
    * inboundId → why (its agent does not serve it, or its port failed the listener check).
    * Never picked, not even in panic. Absent = none.
@@ -68,7 +75,7 @@ export interface ServerMetrics {
 /** A server as one decision reads it: metrics, its peak decayed to a time, its in-flight load. */
 export interface ResolvedServer {
   readonly m: ServerMetrics;
-  /** decayPeak(m.learnedPeakBps, nowMs − m.reportedAt, halfLifeMs). */
+  /** decayPeak(m.learnedPeakBps, nowMs − m.reportedAt, halfLifeMs), never below seenFullBps(m). */
   decayedPeak(nowMs: number, halfLifeMs: number): number;
   /** The in-flight additions since m.reportedAt (InflightLookup's answer for this server). */
   additions(): Readonly<Load> | undefined;

@@ -135,6 +135,8 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
             peakBps: m.peakBps,
             /** When a report last showed the link full (its users held back); null: never. */
             heldBackAt: m.heldBackAt,
+            /** What the link carried at that report (null: not known). */
+            heldBackBps: m.heldBackBps,
           }
         : null,
       probe: h?.lastProbeAt

@@ -41,10 +41,10 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
   const prevMetrics = new Map(
     (
       await tx
-        .select({ serverId: serverMetrics.serverId, peakBps: serverMetrics.peakBps, reportedAt: serverMetrics.reportedAt, heldBackAt: serverMetrics.heldBackAt })
+        .select({ serverId: serverMetrics.serverId, peakBps: serverMetrics.peakBps, reportedAt: serverMetrics.reportedAt, heldBackAt: serverMetrics.heldBackAt, heldBackBps: serverMetrics.heldBackBps })
         .from(serverMetrics)
         .where(inArray(serverMetrics.serverId, serverIds))
-    ).map((m) => [m.serverId, { peakBps: m.peakBps, atMs: m.reportedAt.getTime(), heldBackAt: m.heldBackAt }]),
+    ).map((m) => [m.serverId, { peakBps: m.peakBps, atMs: m.reportedAt.getTime(), heldBackAt: m.heldBackAt, heldBackBps: m.heldBackBps }]),
   );
   const rates = await clustersUserRates(tx, items);
   const latest = new Map<string, typeof serverMetrics.$inferInsert>();
@@ -58,7 +58,9 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     const heldBack = rates.get(server.clusterId)!.observe(id, r.usersOnline, traffic, nowMs);
     // The last report that showed it; kept through reports that do not (ServerMetrics.heldBack).
     const heldBackAt = heldBack ? new Date(nowMs) : (prev?.heldBackAt ?? null);
-    prevMetrics.set(id, { peakBps: peak, atMs: nowMs, heldBackAt });
+    // What the link carried when full: the balancer's peak for it never counts below this.
+    const heldBackBps = heldBack ? traffic : (prev?.heldBackBps ?? null);
+    prevMetrics.set(id, { peakBps: peak, atMs: nowMs, heldBackAt, heldBackBps });
     latest.set(id, {
       serverId: id,
       reportedAt: new Date(nowMs),
@@ -71,6 +73,7 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
       memory: r.memory,
       peakBps: peak,
       heldBackAt,
+      heldBackBps,
     });
     const bucketMs = Math.floor(nowMs / HISTORY_BUCKET_MS) * HISTORY_BUCKET_MS;
     const key = `${id}|${bucketMs}`;
@@ -90,7 +93,7 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     .values([...latest.values()])
     .onConflictDoUpdate({
       target: serverMetrics.serverId,
-      set: fromExcluded(serverMetrics, ["reportedAt", "listenerAlive", "serviceRunning", "usersOnline", "rxBps", "txBps", "cpu", "memory", "peakBps", "heldBackAt"]),
+      set: fromExcluded(serverMetrics, ["reportedAt", "listenerAlive", "serviceRunning", "usersOnline", "rxBps", "txBps", "cpu", "memory", "peakBps", "heldBackAt", "heldBackBps"]),
     });
   const h = serverMetricsHistory;
   await tx

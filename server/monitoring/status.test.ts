@@ -125,7 +125,8 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     };
     const [far] = await cluster("held-other", 1);
     const mine = await cluster("held", 4);
-    const at = async (i: number) => (await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, mine[i]!.id)))[0]!.heldBackAt?.getTime() ?? null;
+    const row = async (i: number) => (await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, mine[i]!.id)))[0]!;
+    const at = async (i: number) => (await row(i)).heldBackAt?.getTime() ?? null;
     const say = (i: number, over: Partial<AgentReport>, nowMs: number) => send(mine[i]!.auth, JSON.stringify(report(over)), nowMs);
     // Another cluster's users get 10 Mbit/s each: not this cluster's reference.
     expect((await send(far!.auth, JSON.stringify(report({ usersOnline: 100, rxBps: 1000e6 })), t0)).httpStatus).toBe(200);
@@ -135,11 +136,16 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     expect([await at(0), await at(1), await at(2)]).toEqual([null, null, null]);
     await say(1, { usersOnline: 100, rxBps: 100e6, txBps: 150e6 }, t0 + 2000); // the larger of rx and tx: 1.5 each
     expect(await at(1)).toBe(t0 + 2000);
+    // What the link carried when seen full is stored with the time.
+    expect((await row(1)).heldBackBps).toBe(150e6);
+    expect([(await row(0)).heldBackBps, (await row(2)).heldBackBps]).toEqual([null, null]);
     // Kept through reports that do not show it; moved on by one that does.
     await say(1, { usersOnline: 10 }, t0 + 3000);
     expect(await at(1)).toBe(t0 + 2000);
+    expect((await row(1)).heldBackBps).toBe(150e6);
     await say(1, { usersOnline: 100, rxBps: 100e6 }, t0 + 4000);
     expect(await at(1)).toBe(t0 + 4000);
+    expect((await row(1)).heldBackBps).toBe(100e6);
     // Server 0's 2 Mbit/s is now over 10 minutes old (3 intervals are only 30 s): no reference.
     // Server 1's 1 Mbit/s is, and 0.9 is within the margin of it.
     await say(3, { usersOnline: 100, rxBps: 90e6 }, t0 + 10 * 60_000 + 1);

@@ -291,14 +291,14 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     publishChange("metrics", clusterId);
   });
 
-  it("a server stored held back with its report is held back for another instance and after a restart: a burst of new users is not evened out", async () => {
+  it("a server stored held back with its report is held back for another instance and after a restart: a burst of new users is not evened out, and what its link carried then outlasts its peak's decay", async () => {
     const de = await t.db.select().from(servers).where(inArray(servers.name, ["de-fra-1", "de-ber-1"]));
     const fra = de.find((x) => x.name === "de-fra-1")!;
     const ber = de.find((x) => x.name === "de-ber-1")!;
     // Frankfurt: 1 Mbit/s per user and 936 Mbit/s spare by its peak; Berlin: 2 per user, none spare.
-    const store = async (heldBack: boolean) => {
+    const store = async (heldBack: boolean, fraPeakBps = 1000e6, heldBackBps: number | null = null) => {
       const row = (serverId: string, bps: number, peakBps: number) => ({ serverId, reportedAt: new Date(now), listenerAlive: true, serviceRunning: true, usersOnline: 64, rxBps: bps, txBps: bps, cpu: 1, memory: 1, peakBps });
-      const rows = [{ ...row(fra.id, 64e6, 1000e6), heldBackAt: heldBack ? new Date(now) : null }, { ...row(ber.id, 128e6, 128e6), heldBackAt: null }];
+      const rows = [{ ...row(fra.id, 64e6, fraPeakBps), heldBackAt: heldBack ? new Date(now) : null, heldBackBps }, { ...row(ber.id, 128e6, 128e6), heldBackAt: null, heldBackBps: null }];
       for (const r of rows) await t.db.insert(serverMetrics).values(r).onConflictDoUpdate({ target: serverMetrics.serverId, set: r });
       publishChange("metrics", clusterId);
     };
@@ -326,6 +326,12 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     // Held back: Frankfurt's peak is its capacity, so its spare decides every pick.
     await store(true);
     expect(new Set(await burst("held"))).toEqual(new Set(["de-fra-1"]));
+    // Quiet days later Frankfurt's stored peak has decayed to its 64 Mbit/s of traffic; what it
+    // carried when seen full (stored with the mark) still counts as its link.
+    await store(true, 64e6, 1000e6);
+    expect(new Set(await burst("quiet"))).toEqual(new Set(["de-fra-1"]));
+    await store(true, 64e6, null);
+    expect((await burst("decayed")).filter((n) => n === "de-ber-1").length).toBeGreaterThan(0);
     await t.db.delete(serverMetrics).where(inArray(serverMetrics.serverId, [fra.id, ber.id]));
     publishChange("metrics", clusterId);
   });

@@ -267,12 +267,14 @@ export interface MetricsRow {
   peakBps: number;
   /** A report showed its users held back (server/monitoring reported-health.ts). */
   heldBack: boolean;
+  /** What the link carried at the last report that showed it (null: not known). */
+  heldBackBps: number | null;
 }
 
 export async function loadMetricsSnapshot(db: DbOrTx): Promise<Map<string, MetricsRow>> {
   const rows = await db.select().from(serverMetrics);
   return new Map(
-    rows.map((m) => [m.serverId, { serverId: m.serverId, reportedAt: m.reportedAt, usersOnline: m.usersOnline, trafficBps: Math.max(m.rxBps, m.txBps), peakBps: m.peakBps, heldBack: m.heldBackAt !== null }]),
+    rows.map((m) => [m.serverId, { serverId: m.serverId, reportedAt: m.reportedAt, usersOnline: m.usersOnline, trafficBps: Math.max(m.rxBps, m.txBps), peakBps: m.peakBps, heldBack: m.heldBackAt !== null, heldBackBps: m.heldBackBps }]),
   );
 }
 
@@ -291,6 +293,7 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
       capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
       learnedPeakBps: m?.peakBps ?? 0,
       heldBack: m?.heldBack ?? false,
+      ...(m?.heldBackBps != null ? { heldBackBps: m.heldBackBps } : {}),
       reportedUsers: m?.usersOnline ?? 0,
       reportedTrafficBps: m?.trafficBps ?? 0,
       reportedAt: m ? m.reportedAt.getTime() : Number.NEGATIVE_INFINITY,
