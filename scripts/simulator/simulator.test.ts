@@ -91,62 +91,48 @@ describe("simulate", () => {
     }
     expect(out.results.routeboard.churn).toBeLessThan(out.results.random.churn);
   });
+  /** 200 users arriving within one second onto links a and b (Mbit/s). */
+  const burstOnto = (a: number, b: number) =>
+    parseScenario({
+      ...small(),
+      durationS: 60,
+      servers: [
+        { id: "a", capacityMbps: a },
+        { id: "b", capacityMbps: b },
+      ],
+      users: { ...(small().users as object), count: 200, arrival: { kind: "burst", overS: 1 } },
+    });
+  /** Where a policy played on the scenario put each user's first fetch, per server. */
+  const firstPicks = (sc: Scenario, policy: Policy) => {
+    const placed = [0, 0];
+    const spy: Policy = {
+      name: policy.name,
+      assign(u, prev, t, view) {
+        const s = policy.assign(u, prev, t, view);
+        if (prev < 0) placed[s] = (placed[s] as number) + 1;
+        return s;
+      },
+      onReport: (s, r) => policy.onReport?.(s, r),
+    };
+    runPolicy(sc, buildWorkload(sc), spy, () => 0);
+    return placed;
+  };
   it("the oracle sees users placed earlier in the same second (a burst is not herded onto one server)", () => {
     // 200 users arrive within one second onto two equal links: each fetch must see the ones
     // placed before it, so the oracle splits them evenly (a view refreshed once a second
     // sent them all to the first link and moved them back at their refreshes).
-    const burst = parseScenario({
-      ...small(),
-      durationS: 60,
-      servers: [
-        { id: "a", capacityMbps: 100 },
-        { id: "b", capacityMbps: 100 },
-      ],
-      users: { ...(small().users as object), count: 200, arrival: { kind: "burst", overS: 1 } },
-    });
-    const oracle = oraclePolicy(burst);
-    const placed = [0, 0];
-    const spy: Policy = {
-      name: "oracle",
-      assign(u, prev, t, view) {
-        const s = oracle.assign(u, prev, t, view);
-        if (t === 0 && prev < 0) placed[s] = (placed[s] as number) + 1;
-        return s;
-      },
-    };
-    runPolicy(burst, buildWorkload(burst), spy, () => 0);
+    const burst = burstOnto(100, 100);
+    const placed = firstPicks(burst, oraclePolicy(burst));
     expect(placed[0]! + placed[1]!).toBe(200);
     expect(Math.abs(placed[0]! - placed[1]!)).toBeLessThanOrEqual(20);
   });
   it("the links-set reading gives routeboard every link's capacity, as an operator enters it", () => {
-    // 200 users within one second onto links of 100 and 900 Mbit/s: learning knows neither
-    // and splits evenly (nothing reported yet); given the links it splits by what each carries.
-    const burst = parseScenario({
-      ...small(),
-      durationS: 60,
-      servers: [
-        { id: "a", capacityMbps: 100 },
-        { id: "b", capacityMbps: 900 },
-      ],
-      users: { ...(small().users as object), count: 200, arrival: { kind: "burst", overS: 1 } },
-    });
-    const firstPicks = (policy: Policy) => {
-      const placed = [0, 0];
-      const spy: Policy = {
-        name: policy.name,
-        assign(u, prev, t, view) {
-          const s = policy.assign(u, prev, t, view);
-          if (prev < 0) placed[s] = (placed[s] as number) + 1;
-          return s;
-        },
-        onReport: (s, r) => policy.onReport?.(s, r),
-      };
-      runPolicy(burst, buildWorkload(burst), spy, () => 0);
-      return placed;
-    };
-    const learning = firstPicks(routeboardPolicy(burst));
+    // Links of 100 and 900 Mbit/s: learning knows neither and splits evenly (nothing reported
+    // yet); given the links it splits by what each carries.
+    const burst = burstOnto(100, 900);
+    const learning = firstPicks(burst, routeboardPolicy(burst));
     expect(Math.abs(learning[0]! - learning[1]!)).toBeLessThanOrEqual(2);
-    const given = firstPicks(routeboardPolicy(burst, undefined, { linksSet: true }));
+    const given = firstPicks(burst, routeboardPolicy(burst, undefined, { linksSet: true }));
     expect(given[0]! + given[1]!).toBe(200);
     expect(given[1]!).toBeGreaterThanOrEqual(8 * given[0]!);
     expect(simulate(burst).linksSet).toBeUndefined();
