@@ -4,7 +4,7 @@
  * the servers page, the explain page and ?format=json, a new inbound created straight into a
  * route with its flag picked from a list, and the servers page following another browser.
  */
-import { E2E_ADMIN, expect, openNewInboundForm, test } from "./fixtures";
+import { asViewer, E2E_ADMIN, expect, openNewInboundForm, test } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { healthyReport, postAgentReport } from "./agent-report";
 
@@ -53,7 +53,7 @@ test("health page: a cluster without history says so instead of drawing empty ch
   await expect(page.getByTestId("history-chart")).toHaveCount(0);
 });
 
-test("a server whose users got less each than another's of its cluster shows its link seen full, on the health page and in a subscriber's explanation; a lower bound links to where the capacity is set, and a set capacity shows in both", async ({ page }) => {
+test("a server whose users got less each than another's of its cluster shows its link seen full, on the health page and in a subscriber's explanation; a lower bound links editors to where the capacity is set, and a set capacity shows in both", async ({ page, browser }) => {
   const c = await trpcMutation<{ id: string }>(page.request, "clusters.create", { name: `full ${Math.random().toString(36).slice(2, 8)}` });
   // No probes (nothing listens on these ports): the agents' reports alone make the servers healthy.
   await trpcMutation(page.request, "monitoring.setProbeConfig", { clusterId: c.id, config: { enabled: false } });
@@ -81,8 +81,15 @@ test("a server whose users got less each than another's of its cluster shows its
   await expect(route.getByText(/\[learned peak, link seen full\]/)).toBeVisible();
   await expect(route.getByText(/\[learned peak, a lower bound\]/)).toBeVisible();
 
-  // The lower bound points to where the capacity is set; once set, the health page and the
-  // explanation say the balancer uses it.
+  // The lower bound points editors to where the capacity is set (a viewer, who cannot set it,
+  // reads the same line without the link); once set, the health page and the explanation say
+  // the balancer uses it.
+  await asViewer(page, browser, async (viewer) => {
+    await viewer.goto(`/clusters/${c.id}/health`);
+    const row = viewer.getByRole("row", { name: "Server roomy" });
+    await expect(row).toContainText("a lower bound: link never seen full");
+    await expect(row.getByRole("link", { name: "set the link capacity" })).toHaveCount(0);
+  });
   await page.goto(`/clusters/${c.id}/health`);
   await page.getByRole("row", { name: "Server roomy" }).getByRole("link", { name: "set the link capacity" }).click();
   await expect(page).toHaveURL(new RegExp(`/clusters/${c.id}/servers$`));

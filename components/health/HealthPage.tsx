@@ -14,6 +14,7 @@ import { ReportedUsage } from "./ReportedUsage";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/api/root";
 import { PageSkeleton } from "@/components/ui/Skeleton";
+import { useCanEdit } from "@/components/shell/operator";
 
 type HealthServer = inferRouterOutputs<AppRouter>["monitoring"]["health"]["servers"][number];
 
@@ -24,6 +25,7 @@ type HealthServer = inferRouterOutputs<AppRouter>["monitoring"]["health"]["serve
  * points to where the capacity is set.
  */
 function LinkCapacity({ clusterId, server: s, report, now }: { clusterId: string; server: HealthServer; report: NonNullable<HealthServer["report"]>; now: number }) {
+  const canEdit = useCanEdit();
   if (s.capacityMbps !== null) {
     return (
       <div className="text-slate-600" title="The operator set this link's capacity: the balancer uses it instead of the learned peak.">
@@ -41,10 +43,15 @@ function LinkCapacity({ clusterId, server: s, report, now }: { clusterId: string
         `link last seen full${report.heldBackBps ? ` at ${formatBps(report.heldBackBps)}` : ""} ${ago(report.heldBackAt, now)}`
       ) : (
         <>
-          a lower bound: link never seen full ·{" "}
-          <Link href={`/clusters/${clusterId}/servers`} className="font-medium text-sky-700 underline-offset-2 hover:underline">
-            set the link capacity
-          </Link>
+          a lower bound: link never seen full
+          {canEdit && (
+            <>
+              {" · "}
+              <Link href={`/clusters/${clusterId}/servers`} className="font-medium text-sky-700 underline-offset-2 hover:underline">
+                set the link capacity
+              </Link>
+            </>
+          )}
         </>
       )}
     </div>
