@@ -93,6 +93,9 @@ export function withLinksSet(r: FamilyRun): FamilyRun {
   return { ...r, output: { ...r.output, results: { ...r.output.results, routeboard: linksSet } } };
 }
 
+/** Whether every run carries the links-set reading (`--links-set`). */
+const hasLinksSet = (runs: readonly FamilyRun[]): boolean => runs.length > 0 && runs.every((r) => r.output.linksSet !== undefined);
+
 const ratioOf = (o: SimulationOutput, p: PolicyName) => (o.results.oracle.jain > 0 ? o.results[p].jain / o.results.oracle.jain : 1);
 const f3 = (x: number) => x.toFixed(3);
 const f4 = (x: number) => x.toFixed(4);
@@ -110,18 +113,18 @@ export function renderFamilyTable(runs: readonly FamilyRun[]): string {
   const families = [...new Set(runs.map((r) => r.family))];
   for (const f of families) {
     const rs = runs.filter((r) => r.family === f);
-    const metBy = (xs: readonly FamilyRun[]) => xs.filter((r) => aimsMet(r.output).misses.length === 0).length;
-    const linksSet = rs.every((r) => r.output.linksSet !== undefined) ? rs.map(withLinksSet) : [];
-    const rows: Array<[name: string, xs: readonly FamilyRun[], p: PolicyName, met: string]> = [
-      ["**routeboard**", rs, "routeboard", `${metBy(rs)}/${rs.length}`],
-      ...(linksSet.length > 0 ? [["routeboard, links set (a reading)", linksSet, "routeboard", `${metBy(linksSet)}/${rs.length}`] as [string, FamilyRun[], PolicyName, string]] : []),
-      ["oracle", rs, "oracle", ""],
-    ];
-    rows.forEach(([name, xs, p, met], i) => {
+    const met = (xs: readonly FamilyRun[]) => `${xs.filter((r) => aimsMet(r.output).misses.length === 0).length}/${xs.length}`;
+    const rows: Array<[name: string, xs: readonly FamilyRun[], p: PolicyName, met: string]> = [["**routeboard**", rs, "routeboard", met(rs)]];
+    if (hasLinksSet(rs)) {
+      const given = rs.map(withLinksSet);
+      rows.push(["routeboard, links set (a reading)", given, "routeboard", met(given)]);
+    }
+    rows.push(["oracle", rs, "oracle", ""]);
+    rows.forEach(([name, xs, p, metCell], i) => {
       const ratios = xs.map((r) => ratioOf(r.output, p));
       const churns = xs.map((r) => r.output.results[p].churn);
       const down = Math.max(...xs.map((r) => r.output.results[p].onDownUserSeconds));
-      lines.push(`| ${i === 0 ? f : ""} | ${name} | ${f3(median(ratios))} | ${f3(Math.min(...ratios))} | ${f4(median(churns))} | ${f4(Math.max(...churns))} | ${down} | ${met} |`);
+      lines.push(`| ${i === 0 ? f : ""} | ${name} | ${f3(median(ratios))} | ${f3(Math.min(...ratios))} | ${f4(median(churns))} | ${f4(Math.max(...churns))} | ${down} | ${metCell} |`);
     });
   }
   return lines.join("\n");
@@ -201,7 +204,7 @@ export function renderFamiliesReport(runs: readonly FamilyRun[], tunedSeeds: num
       const m = aimsMet(r.output).misses;
       return m.length > 0 ? [`- ${r.family} seed ${r.seed}: ${m.join("; ")}`] : [];
     });
-    const reading = rs.every((r) => r.output.linksSet !== undefined) ? `\n\n${renderLinksSetReading(rs)}` : "";
+    const reading = hasLinksSet(rs) ? `\n\n${renderLinksSetReading(rs)}` : "";
     parts.push(`### ${title}\n\n${renderFamilyTable(rs)}\n\n${renderShares(aimShares(rs))}${reading}${misses.length > 0 ? `\n\nMissed:\n${misses.join("\n")}` : ""}`);
   }
   return parts.join("\n\n");

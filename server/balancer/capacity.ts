@@ -48,6 +48,11 @@ export function seenFullBps(m: { heldBack?: boolean; heldBackBps?: number }): nu
   return m.heldBack === true && b !== undefined && Number.isFinite(b) && b > 0 ? b : 0;
 }
 
+/** The peak the balancer uses: the learned one decayed by dtMs, never below `seenFull` (seenFullBps). */
+export function peakNow(peakBps: number, dtMs: number, halfLifeMs: number, seenFull: number): number {
+  return Math.max(decayPeak(peakBps, dtMs, halfLifeMs), seenFull);
+}
+
 /** Capacity C used by least-traffic: operator override, else max(learned peak, floor). */
 export function effectiveCapacity(overrideBps: number | null, learnedPeakBps: number, floorBps: number): number {
   if (overrideBps !== null && Number.isFinite(overrideBps) && overrideBps >= 0) return overrideBps;

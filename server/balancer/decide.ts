@@ -99,7 +99,7 @@
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
-import { capacityShown, decayPeak, effectiveCapacity, seenFullBps } from "./capacity";
+import { capacityShown, effectiveCapacity, peakNow, seenFullBps } from "./capacity";
 import { rendezvousHashFrom, rendezvousSeed } from "./hash";
 import { expectedUserBps } from "./inflight";
 import {
@@ -393,7 +393,7 @@ export function decideRoute(input: DecideInput): Decision {
         m.learnedPeakBps > 0
           ? r.rs
             ? (r.rs.server as ResolvedServer).decayedPeak(nowMs, opts.peakHalfLifeMs)
-            : Math.max(decayPeak(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs), seenFullBps(m))
+            : peakNow(m.learnedPeakBps, nowMs - m.reportedAt, opts.peakHalfLifeMs, seenFullBps(m))
           : 0;
       if (r.peak > 0) {
         sum += r.peak;

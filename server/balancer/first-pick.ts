@@ -9,7 +9,7 @@
  * The arithmetic is decideRoute's, in the same order (so the same floating-point values and
  * the same ties); lean.test.ts checks the two against each other, in-flight load included.
  */
-import { capacityShown, decayPeak, effectiveCapacity, seenFullBps } from "./capacity";
+import { capacityShown, effectiveCapacity, peakNow, seenFullBps } from "./capacity";
 import { blindByReports, routeHysteresis } from "./decide";
 import { rendezvousSeed } from "./hash";
 import { expectedUserBps, type InflightLedger } from "./inflight";
@@ -34,10 +34,10 @@ export class PeakMemo {
     this.halfLifeMs = new Float64Array(n).fill(Number.NaN);
     this.value = new Float64Array(n);
   }
-  /** decayPeak(peakBps, nowMs − reportedAt, halfLifeMs) of server i, never below seenFull (capacity.ts seenFullBps). */
+  /** peakNow(peakBps, nowMs − reportedAt, halfLifeMs, seenFull) of server i. */
   decayed(i: number, peakBps: number, reportedAt: number, nowMs: number, halfLifeMs: number, seenFull: number): number {
     if (this.atMs[i] !== nowMs || this.halfLifeMs[i] !== halfLifeMs) {
-      this.value[i] = Math.max(decayPeak(peakBps, nowMs - reportedAt, halfLifeMs), seenFull);
+      this.value[i] = peakNow(peakBps, nowMs - reportedAt, halfLifeMs, seenFull);
       this.atMs[i] = nowMs;
       this.halfLifeMs[i] = halfLifeMs;
     }

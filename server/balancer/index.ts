@@ -30,7 +30,7 @@ import {
 export * from "./types";
 export { decideRoute } from "./decide";
 export { InflightLedger, expectedUserBps } from "./inflight";
-export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, HELD_BACK_MIN_USERS, LatestUserRates, seenFullBps, type LearnedPeak } from "./capacity";
+export { decayPeak, updatePeak, effectiveCapacity, DEFAULT_PEAK_HALF_LIFE_MS, HELD_BACK_MIN_USERS, LatestUserRates, type LearnedPeak } from "./capacity";
 export { rendezvousHash, hash32 } from "./hash";
 
 /** The candidates of an unexplained decision: none (frozen, shared). */

@@ -293,7 +293,7 @@ export function balancerMetrics(topology: FleetSnapshot, metrics: ReadonlyMap<st
       capacityOverrideBps: s.capacityMbps ? s.capacityMbps * 1e6 : null,
       learnedPeakBps: m?.peakBps ?? 0,
       heldBack: m?.heldBack ?? false,
-      ...(m?.heldBackBps != null ? { heldBackBps: m.heldBackBps } : {}),
+      heldBackBps: m?.heldBackBps ?? 0, // 0: not known (seenFullBps counts only a positive rate)
       reportedUsers: m?.usersOnline ?? 0,
       reportedTrafficBps: m?.trafficBps ?? 0,
       reportedAt: m ? m.reportedAt.getTime() : Number.NEGATIVE_INFINITY,
