@@ -1,7 +1,8 @@
 /**
  * The wire contract between the panel and the agent on every VPN server (DESIGN §3, §6):
  * - `GET /api/agent/config`: what the server's core must serve (agentConfigSchema);
- * - `POST /api/agent/report`: health, load and per-user traffic (agentReportSchema).
+ * - `POST /api/agent/report`: health, load and per-user traffic (agentReportSchema);
+ * - `POST /api/agent/heartbeat`: alive, and every LOAD_INTERVAL_S the load (heartbeatBodySchema).
  * The panel, the agent and the fleet simulator all validate with these schemas, so a field
  * is named the same everywhere. Browser-safe: zod only, no Node imports.
  *
@@ -382,3 +383,24 @@ export type AgentConfigDelta = z.infer<typeof agentConfigDeltaSchema>;
 
 /** What `?delta=1` answers: a delta, or the whole config marked "full" (old agents never ask, and get it unmarked). */
 export const agentConfigAnswerSchema = z.discriminatedUnion("kind", [agentConfigDeltaSchema, agentConfigSchema.extend({ kind: z.literal("full") }).strict()]);
+
+/**
+ * What a heartbeat may carry (core/heartbeat.ts): an empty body, or the server's load measured
+ * by the agent over the last LOAD_INTERVAL_S: the users who moved traffic in that window and
+ * the traffic's rate, counted as a report counts them. The balancer reads it as it reads a
+ * report's load, six times as often at the default report interval; health, accounting and
+ * "No data" stay with reports.
+ */
+export const heartbeatLoadSchema = z
+  .object({
+    usersOnline: z.int().min(0).max(PG_INT_MAX),
+    rxBps: z.number().min(0).max(MAX_BPS),
+    txBps: z.number().min(0).max(MAX_BPS),
+  })
+  .strict();
+export type HeartbeatLoad = z.infer<typeof heartbeatLoadSchema>;
+
+export const heartbeatBodySchema = z.object({ load: heartbeatLoadSchema.optional() }).strict();
+export type HeartbeatBody = z.infer<typeof heartbeatBodySchema>;
+/** A heartbeat body is a few numbers; anything longer is refused before parsing (413). */
+export const MAX_HEARTBEAT_BODY_BYTES = 1024;

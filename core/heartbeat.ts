@@ -1,8 +1,8 @@
 /**
  * The fast failover path of DESIGN §3 (issue 24): pure rules, the clock is an input.
  *
- * An agent sends a tiny heartbeat (POST /api/agent/heartbeat, no body) every
- * HEARTBEAT_INTERVAL_S. The panel:
+ * An agent sends a tiny heartbeat (POST /api/agent/heartbeat) every HEARTBEAT_INTERVAL_S,
+ * with no body, or with the load it measured over the last LOAD_INTERVAL_S. The panel:
  *  - counts a server `late` once it has been silent for more than LATE_AFTER_MISSED intervals
  *    and starts fast probes (bare TCP connects to its probe port, FAST_PROBE_TIMEOUT_MS);
  *  - counts it `suspect` after SUSPECT_AFTER_MISSED intervals (6 s by default);
@@ -17,6 +17,16 @@
  */
 
 export const HEARTBEAT_INTERVAL_S = 2;
+/**
+ * How often an agent measures its load (users who moved traffic, rx and tx rates) and sends it
+ * in its next heartbeat (core/agent-wire.ts heartbeatLoadSchema). The balancer's view of a
+ * burst is this old at most, instead of one report interval (60 s by default): on the
+ * scenario families, fresh load is what tells a small link from a large one before users are
+ * put on it (README, "Scenario families"). Ten seconds, not every heartbeat: the users online
+ * are the users who moved traffic in the window, and a 2-s window misses those between two
+ * packets; each measurement is one read of the core's counters.
+ */
+export const LOAD_INTERVAL_S = 10;
 /** Silent for more than this many intervals: fast probes start. */
 export const LATE_AFTER_MISSED = 1.5;
 /** Silent for more than this many intervals: suspect (confirmation can move users). */
