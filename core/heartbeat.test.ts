@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
+  balancerLoad,
   FAST_PROBE_CONFIRMATIONS,
   heartbeatLostNow,
   heartbeatPhase,
   heartbeatSilenceMs,
   isPanelBlind,
+  LOAD_CURRENT_MS,
+  LOAD_INTERVAL_S,
+  loadsCurrent,
   lossConfirmed,
   stallGraceUntil,
   startGraceUntil,
@@ -166,5 +170,26 @@ describe("heartbeatLostNow and the status rule", () => {
     const r = computeServerStatus({ ...base(), lastHeartbeatAtMs: NOW - 8000, heartbeatLostAtMs: NOW - 500 }, NOW - 60_000);
     expect(r.status).toBe("no-data");
     expect(r.reason).toMatch(/No heartbeat for 0 s/);
+  });
+});
+
+describe("balancerLoad: loads while they are current, else the report", () => {
+  const report = { atMs: NOW, users: 300, trafficBps: 600e6 };
+  const load = (ageMs: number) => ({ atMs: NOW - ageMs, users: 120, trafficBps: 700e6 });
+  it("a load up to LOAD_CURRENT_MS older than the report is the figure", () => {
+    expect(balancerLoad(report, load(0))).toEqual(load(0));
+    expect(balancerLoad(report, load(LOAD_CURRENT_MS))).toEqual(load(LOAD_CURRENT_MS));
+    expect(balancerLoad(report, { ...report, atMs: NOW + 5_000, users: 7 }).users).toBe(7);
+  });
+  it("loads that stopped before the report, or never came, give the report", () => {
+    expect(balancerLoad(report, load(LOAD_CURRENT_MS + 1))).toBe(report);
+    expect(balancerLoad(report, null)).toBe(report);
+    expect(balancerLoad(report, { ...load(0), atMs: Number.NaN })).toBe(report);
+  });
+  it("loadsCurrent: null and non-finite times are not current; the clock going backwards is", () => {
+    expect(loadsCurrent(null, NOW)).toBe(false);
+    expect(loadsCurrent(Number.NEGATIVE_INFINITY, NOW)).toBe(false);
+    expect(loadsCurrent(NOW, NOW - 3_600_000)).toBe(true);
+    expect(LOAD_CURRENT_MS).toBe(3 * LOAD_INTERVAL_S * 1000);
   });
 });

@@ -156,3 +156,58 @@ export function heartbeatLostNow(lastHeartbeatAtMs: number | null | undefined, l
   if (!Number.isFinite(lastHeartbeatAtMs) || !Number.isFinite(lostAtMs)) return false;
   return lostAtMs > lastHeartbeatAtMs;
 }
+
+/**
+ * A server's loads (heartbeats) stay current this long after the last one arrived; while they
+ * do, they are its balancing figures and a report's are not (balancerLoad). Three load
+ * intervals: one lost heartbeat does not hand the balancer a report's figures.
+ */
+export const LOAD_CURRENT_MS = 3 * LOAD_INTERVAL_S * 1000;
+
+/** One load figure: users who moved traffic in its window, its traffic (bits/s), when it arrived. */
+export interface LoadFigure {
+  atMs: number;
+  users: number;
+  trafficBps: number;
+}
+
+/**
+ * Whether loads are still arriving as of `atMs` (e.g. a report's time): the last one came at
+ * most LOAD_CURRENT_MS before it. A load from the future (clocks of two panel instances) is
+ * current.
+ */
+export function loadsCurrent(loadAtMs: number | null, atMs: number): boolean {
+  if (loadAtMs === null || !Number.isFinite(loadAtMs)) return false;
+  return !(atMs - loadAtMs > LOAD_CURRENT_MS);
+}
+
+/**
+ * The figure the balancer reads for a server: its last load while loads are current at its
+ * last report's time, else the report. The two are not mixed: a report counts the users who
+ * moved traffic over its whole interval (60 s by default), a load over LOAD_INTERVAL_S, so the
+ * report's traffic per user is lower for the same link and would read as users held back. An
+ * agent without load heartbeats, or whose heartbeats stopped for LOAD_CURRENT_MS before a
+ * report, is balanced on its reports as before.
+ */
+export function balancerLoad(report: LoadFigure, load: LoadFigure | null): LoadFigure {
+  if (load === null || !loadsCurrent(load.atMs, report.atMs)) return report;
+  return load;
+}
+
+/** A server's stored metrics row, as far as its balancing figure goes (server_metrics). */
+export interface StoredFigures {
+  reportedAt: Date;
+  usersOnline: number;
+  rxBps: number;
+  txBps: number;
+  loadAt: Date | null;
+  loadUsers: number | null;
+  loadBps: number | null;
+}
+
+/** The row's balancing figure (balancerLoad): its load while loads are current, else its report; traffic is the larger of rx and tx. */
+export function storedFigure(m: StoredFigures): LoadFigure {
+  const report = { atMs: m.reportedAt.getTime(), users: m.usersOnline, trafficBps: Math.max(m.rxBps, m.txBps) };
+  const load = m.loadAt !== null ? { atMs: m.loadAt.getTime(), users: m.loadUsers ?? 0, trafficBps: m.loadBps ?? 0 } : null;
+  return balancerLoad(report, load);
+}

@@ -535,6 +535,15 @@ export const serverMetrics = pgTable("server_metrics", {
    * Null: not known (never seen full, or seen before this was stored).
    */
   heldBackBps: doublePrecision("held_back_bps"),
+  /**
+   * The load the agent measured over its last LOAD_INTERVAL_S and sent in a heartbeat
+   * (core/heartbeat.ts): when it arrived, the users who moved traffic, and the traffic (the
+   * larger of rx and tx, bits/s). The balancer reads whichever of this and the report is newer;
+   * health ("No data"), charts and accounting read the report. Null: no load heartbeat yet.
+   */
+  loadAt: ts("load_at"),
+  loadUsers: integer("load_users"),
+  loadBps: doublePrecision("load_bps"),
 });
 
 /**

@@ -3,7 +3,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { testDbKinds, type TestDatabase } from "@/db/testing";
-import { clusters, serverHealth, servers } from "@/db/schema";
+import { clusters, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { MAX_HEARTBEAT_BODY_BYTES } from "@/core/agent-wire";
 import { hashAgentToken } from "@/server/auth/tokens";
 import { serveAgentRoutes, type AgentRoutesServer } from "./agent-http-testing";
 import { agentHeartbeatHandler, heartbeatBatcher, HEARTBEAT_BURST } from "./heartbeat-http";
@@ -14,8 +15,8 @@ describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
   let base: string;
   let serverId: string;
   const token = `tok-${randomUUID()}`;
-  const post = (auth: string | null, method = "POST") =>
-    fetch(`${base}/api/agent/heartbeat`, { method, headers: auth ? { authorization: auth } : {} });
+  const post = (auth: string | null, method = "POST", body?: string) =>
+    fetch(`${base}/api/agent/heartbeat`, { method, headers: { ...(auth ? { authorization: auth } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
   const health = async () => (await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, serverId)))[0];
 
   beforeAll(async () => {
@@ -35,6 +36,49 @@ describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
     expect((await post("Bearer nope")).status).toBe(401);
     await heartbeatBatcher().flush();
     expect((await health())?.heartbeatAt ?? null).toBeNull();
+  });
+
+  it("a load in the body is stored with the heartbeat once the server has reported; a bad or oversized body is refused naming the field, storing nothing", async () => {
+    // A server of its own: its own rate-limit bucket and rows.
+    const own = `tok-${randomUUID()}`;
+    const [c] = await t.db.insert(clusters).values({ name: `hb-load-${kind}` }).returning();
+    const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name: "s", address: "127.0.0.1", agentTokenHash: hashAgentToken(own) }).returning();
+    const id = s!.id;
+    const metrics = async () => (await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, id)))[0];
+    const beatAt = async () => (await t.db.select().from(serverHealth).where(eq(serverHealth.serverId, id)))[0]!.heartbeatAt!.getTime();
+    // No report yet: the heartbeat counts, its load has no row to go to.
+    const load = (usersOnline: number, rxBps: number) => JSON.stringify({ load: { usersOnline, rxBps, txBps: 1e6 } });
+    expect((await post(`Bearer ${own}`, "POST", load(10, 5e6))).status).toBe(204);
+    await heartbeatBatcher().flush();
+    expect(await metrics()).toBeUndefined();
+    const reportedAt = new Date(Date.now() - 5_000);
+    await t.db.insert(serverMetrics).values({ serverId: id, reportedAt, listenerAlive: true, serviceRunning: true, usersOnline: 50, rxBps: 1e6, txBps: 1e6, cpu: 1, memory: 1, peakBps: 1e6 });
+    const before = Date.now();
+    expect((await post(`Bearer ${own}`, "POST", load(40, 80e6))).status).toBe(204);
+    await heartbeatBatcher().flush();
+    const m = await metrics();
+    expect(m).toMatchObject({ loadUsers: 40, loadBps: 80e6, peakBps: 80e6, usersOnline: 50, rxBps: 1e6 });
+    expect(m!.loadAt!.getTime()).toBeGreaterThanOrEqual(before - 1);
+    const beat = await beatAt();
+
+    const refused: Array<[string, number, RegExp]> = [
+      [JSON.stringify({ load: { usersOnline: -1, rxBps: 1, txBps: 1 } }), 400, /load\.usersOnline/],
+      [JSON.stringify({ load: { usersOnline: 1.5, rxBps: 1, txBps: 1 } }), 400, /load\.usersOnline/],
+      [JSON.stringify({ load: { usersOnline: 1, rxBps: "fast", txBps: 1 } }), 400, /load\.rxBps/],
+      [JSON.stringify({ load: { usersOnline: 1, rxBps: 1 } }), 400, /load\.txBps/],
+      [JSON.stringify({ load: { usersOnline: 1, rxBps: 1, txBps: 1, cpu: 3 } }), 400, /cpu/],
+      [JSON.stringify({ alive: true }), 400, /alive/],
+      ["{not json", 400, /not valid JSON/],
+      [JSON.stringify({ load: { usersOnline: 1, rxBps: 1, txBps: 1 }, pad: "x".repeat(MAX_HEARTBEAT_BODY_BYTES) }), 413, /at most 1024 bytes/],
+    ];
+    for (const [body, status, message] of refused) {
+      const r = await post(`Bearer ${own}`, "POST", body);
+      expect(r.status, body.slice(0, 80)).toBe(status);
+      expect(((await r.json()) as { error: string }).error).toMatch(message);
+    }
+    await heartbeatBatcher().flush();
+    expect(await beatAt()).toBe(beat);
+    expect(await metrics()).toMatchObject({ loadUsers: 40, loadBps: 80e6 });
   });
 
   it("204 and the time is stored with the next flush; past the burst 429 with Retry-After", async () => {

@@ -1,13 +1,17 @@
 /**
- * Agent heartbeats (issue 24, core/heartbeat.ts): POST /api/agent/heartbeat, no body,
- * `Authorization: Bearer <agent token>`, every HEARTBEAT_INTERVAL_S.
+ * Agent heartbeats (issue 24, core/heartbeat.ts): POST /api/agent/heartbeat,
+ * `Authorization: Bearer <agent token>`, every HEARTBEAT_INTERVAL_S, with no body or, every
+ * LOAD_INTERVAL_S, the load the agent measured (core/agent-wire.ts heartbeatBodySchema:
+ * `{"load":{"usersOnline":…,"rxBps":…,"txBps":…}}`). A body that is not that is a 400 naming
+ * the field, one over MAX_HEARTBEAT_BODY_BYTES a 413; neither stores anything, not even the
+ * heartbeat's time.
  *
  * A separate endpoint, not the report: a report carries traffic and is group-committed with
  * accounting, so it is neither tiny nor fast; and not the config long-poll, which answers only
  * every ~50 s and whose socket close a dead machine never sends. A heartbeat costs one cached
  * token lookup and a map write here; HeartbeatBatcher stores every server's latest time in
- * one statement per HEARTBEAT_FLUSH_MS, so the database sees one write per flush, not one per
- * agent. 204 once queued; 401/503 as every agent route; 429 + Retry-After past
+ * one statement per HEARTBEAT_FLUSH_MS, and the loads in one more, so the database sees two
+ * writes per flush, not one per agent. 204 once queued; 401/503 as every agent route; 429 + Retry-After past
  * HEARTBEAT_BURST (refilled at 2 a second: the agent sends one every 2 s).
  * A heartbeat from a server whose loss the watcher had confirmed recomputes it at once.
  */
@@ -19,6 +23,11 @@ import { logger } from "@/server/logger";
 import { counter } from "@/server/metrics";
 import { sendJson, type RouteHandler } from "@/server/http/util";
 import { recordHeartbeats } from "@/server/monitoring/heartbeat";
+import { storeLoads, type HeartbeatLoadItem } from "@/server/monitoring/reported-health";
+import { heartbeatBodySchema, MAX_HEARTBEAT_BODY_BYTES, type HeartbeatLoad } from "@/core/agent-wire";
+import { formatZodError } from "@/core/zod-format";
+import { readLimited } from "./report-http";
+import { storableFloat } from "./reports";
 import { agentOrRefuse } from "./agent-auth";
 import { TokenBuckets } from "./rate-limit";
 
@@ -26,11 +35,13 @@ export const HEARTBEAT_FLUSH_MS = 200;
 export const HEARTBEAT_BURST = 5;
 const HEARTBEAT_REFILL_PER_S = 2;
 
+const tooLarge = `a heartbeat body is at most ${MAX_HEARTBEAT_BODY_BYTES} bytes: nothing was stored`;
 const beats = counter("routeboard_agent_heartbeats_total", "POST /api/agent/heartbeat answers by outcome");
 
-/** Queues heartbeats in memory and stores them in one statement per flush. */
+/** Queues heartbeats (and their loads) in memory and stores them in two statements per flush. */
 export class HeartbeatBatcher {
   private pending = new Map<string, number>();
+  private loads = new Map<string, HeartbeatLoadItem>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
 
@@ -39,9 +50,11 @@ export class HeartbeatBatcher {
     private readonly flushMs = HEARTBEAT_FLUSH_MS,
   ) {}
 
-  push(serverId: string, atMs: number): void {
+  push(serverId: string, atMs: number, load?: { clusterId: string; load: HeartbeatLoad }): void {
     const prev = this.pending.get(serverId);
     if (prev === undefined || atMs > prev) this.pending.set(serverId, atMs);
+    const prevLoad = this.loads.get(serverId);
+    if (load && (prevLoad === undefined || atMs > prevLoad.atMs)) this.loads.set(serverId, { serverId, clusterId: load.clusterId, atMs, load: load.load });
     if (!this.timer && !this.flushing) {
       this.timer = setTimeout(() => void this.flush(), this.flushMs);
       this.timer.unref?.();
@@ -55,14 +68,26 @@ export class HeartbeatBatcher {
     if (this.flushing) await this.flushing;
     if (this.pending.size === 0) return;
     const batch = this.pending;
+    const loads = [...this.loads.values()];
     this.pending = new Map();
+    this.loads = new Map();
     this.flushing = (async () => {
+      const log = () => logger().child({ component: "heartbeat" });
       try {
         const changed = await recordHeartbeats(await this.db(), batch);
         for (const c of changed) publishChange("health", c);
       } catch (err) {
         // Lost heartbeats only delay a verdict; the watcher never confirms on silence alone.
-        logger().child({ component: "heartbeat" }).warn({ err }, "heartbeats not stored");
+        log().warn({ err }, "heartbeats not stored");
+      }
+      if (loads.length === 0) return;
+      try {
+        const db = await this.db();
+        const changed = await db.transaction((tx) => storeLoads(tx, loads));
+        for (const c of changed) publishChange("metrics", c);
+      } catch (err) {
+        // A lost load only leaves the balancer on the previous one; the next comes LOAD_INTERVAL_S later.
+        log().warn({ err }, "heartbeat loads not stored");
       }
     })();
     await this.flushing;
@@ -72,6 +97,21 @@ export class HeartbeatBatcher {
       this.timer.unref?.();
     }
   }
+}
+
+/** The heartbeat's load, null without one, or the 400's message naming the field. */
+function parseHeartbeatBody(text: string): { load: HeartbeatLoad | null } | { error: string } {
+  if (text.trim() === "") return { load: null };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { error: "(root): body is not valid JSON" };
+  }
+  const parsed = heartbeatBodySchema.safeParse(json);
+  if (!parsed.success) return { error: formatZodError(parsed.error) };
+  const load = parsed.data.load;
+  return { load: load ? { usersOnline: load.usersOnline, rxBps: storableFloat(load.rxBps), txBps: storableFloat(load.txBps) } : null };
 }
 
 const KEY = Symbol.for("routeboard.heartbeats");
@@ -90,9 +130,27 @@ export const agentHeartbeatHandler: RouteHandler = async (req, res) => {
     sendJson(res, 405, { error: "use POST" }, { allow: "POST" });
     return;
   }
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > MAX_HEARTBEAT_BODY_BYTES) {
+    beats.inc({ outcome: "too_large" });
+    sendJson(res, 413, { error: tooLarge }, { connection: "close" });
+    req.resume();
+    return;
+  }
   const agent = await agentOrRefuse(req, res, (outcome) => beats.inc({ outcome }));
   if (!agent) return;
-  req.resume(); // a heartbeat has no body; whatever was sent is ignored
+  const text = await readLimited(req, MAX_HEARTBEAT_BODY_BYTES);
+  if (text === null) {
+    beats.inc({ outcome: "too_large" });
+    sendJson(res, 413, { error: tooLarge }, { connection: "close" });
+    return;
+  }
+  const body = parseHeartbeatBody(text);
+  if ("error" in body) {
+    beats.inc({ outcome: "bad_request" });
+    sendJson(res, 400, { error: `${body.error}: nothing was stored` });
+    return;
+  }
   const { batcher, limits } = state();
   const retryAfter = limits.take(agent.serverId, HEARTBEAT_BURST, HEARTBEAT_REFILL_PER_S);
   if (retryAfter > 0) {
@@ -100,7 +158,7 @@ export const agentHeartbeatHandler: RouteHandler = async (req, res) => {
     sendJson(res, 429, { error: `too many heartbeats from this agent: retry after ${retryAfter} s` }, { "retry-after": String(retryAfter) });
     return;
   }
-  batcher.push(agent.serverId, Date.now());
+  batcher.push(agent.serverId, Date.now(), body.load ? { clusterId: agent.clusterId, load: body.load } : undefined);
   beats.inc({ outcome: "ok" });
   res.writeHead(204, { "cache-control": "no-store" });
   res.end();

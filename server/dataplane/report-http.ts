@@ -156,7 +156,7 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
 }
 
 /** The body as text, or null once it exceeds `limit` (the rest is drained, not buffered). */
-function readLimited(req: IncomingMessage, limit: number): Promise<string | null> {
+export function readLimited(req: IncomingMessage, limit: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
     let size = 0;
     let over = false;

@@ -66,7 +66,7 @@ export function parseReport(rawBody: string): { report: AgentReport } | { error:
  * (found by the fuzz suite); nothing real is measured that small.
  */
 const FLOAT_FLOOR = 1e-30;
-const storableFloat = (v: number) => (Math.abs(v) < FLOAT_FLOOR ? 0 : v);
+export const storableFloat = (v: number) => (Math.abs(v) < FLOAT_FLOOR ? 0 : v);
 
 function storableReport(r: AgentReport): AgentReport {
   return {

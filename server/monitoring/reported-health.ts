@@ -5,18 +5,21 @@
  * batch's transaction.
  */
 import "server-only";
-import { and, eq, gte, inArray, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, or, sql, type AnyColumn } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { pgArray } from "@/db/pg-array";
 import { fromExcluded } from "@/db/upsert";
 import { clusters, meshChecks, serverHealth, serverMetrics, serverMetricsHistory, servers } from "@/db/schema";
 import type { AgentReport } from "@/core/monitoring-contract";
 import { isHealthyReport } from "@/core/status";
+import { LOAD_CURRENT_MS, loadsCurrent, storedFigure } from "@/core/heartbeat";
+import type { HeartbeatLoad } from "@/core/agent-wire";
 import { decayPeak, DEFAULT_PEAK_HALF_LIFE_MS, HELD_BACK_MIN_USERS, LatestUserRates } from "@/server/balancer/capacity";
 import { DEFAULT_HYSTERESIS } from "@/server/balancer/types";
 import { updateObserverLinks, type ObserverLinks } from "./mesh";
 import { HISTORY_BUCKET_MS } from "./metrics-history";
 import { recomputeServers, type RecomputeResult } from "./status";
+import { rowsOf } from "@/db/rows";
 
 /** One report as the health step takes it. */
 export interface ReportedHealth {
@@ -38,15 +41,8 @@ export async function ensureHealthRows(tx: DbOrTx, serverIds: readonly string[])
  */
 export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHealth[]): Promise<Map<string, RecomputeResult>> {
   const serverIds = [...new Set(items.map((i) => i.server.serverId))].sort(byId);
-  const prevMetrics = new Map(
-    (
-      await tx
-        .select({ serverId: serverMetrics.serverId, peakBps: serverMetrics.peakBps, reportedAt: serverMetrics.reportedAt, heldBackAt: serverMetrics.heldBackAt, heldBackBps: serverMetrics.heldBackBps })
-        .from(serverMetrics)
-        .where(inArray(serverMetrics.serverId, serverIds))
-    ).map((m) => [m.serverId, { peakBps: m.peakBps, atMs: m.reportedAt.getTime(), heldBackAt: m.heldBackAt, heldBackBps: m.heldBackBps }]),
-  );
-  const rates = await clustersUserRates(tx, items);
+  const prevMetrics = await balancingFigures(tx, serverIds);
+  const rates = await clustersUserRates(tx, items.map((i) => ({ clusterId: i.server.clusterId, nowMs: i.nowMs })));
   const latest = new Map<string, typeof serverMetrics.$inferInsert>();
   const buckets = new Map<string, { serverId: string; bucketStart: Date; samples: number; users: number; trafficMax: number; trafficSum: number; rxSum: number; txSum: number; cpu: number }>();
   const everHealthy = new Set<string>();
@@ -54,13 +50,15 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     const id = server.serverId;
     const traffic = Math.max(r.rxBps, r.txBps);
     const prev = prevMetrics.get(id);
-    const peak = prev ? Math.max(traffic, decayPeak(prev.peakBps, nowMs - prev.atMs, DEFAULT_PEAK_HALF_LIFE_MS)) : traffic;
-    const heldBack = rates.get(server.clusterId)!.observe(id, r.usersOnline, traffic, nowMs);
-    // The last report that showed it; kept through reports that do not (ServerMetrics.heldBack).
-    const heldBackAt = heldBack ? new Date(nowMs) : (prev?.heldBackAt ?? null);
-    // What the link carried when full: the balancer's peak for it never counts below this.
-    const heldBackBps = heldBack ? traffic : (prev?.heldBackBps ?? null);
-    prevMetrics.set(id, { peakBps: peak, atMs: nowMs, heldBackAt, heldBackBps });
+    // A server whose loads arrive in heartbeats is balanced on them (core/heartbeat.ts
+    // balancerLoad): its report's figures, counted over a longer window, stay out of its peak,
+    // its held-back mark and the cluster's reference; the upsert below keeps the row's.
+    const next =
+      prev && loadsCurrent(prev.loadAtMs, nowMs)
+        ? prev
+        : { ...nextBalancingFigures(prev, id, r.usersOnline, traffic, nowMs, rates.get(server.clusterId)!), loadAtMs: prev?.loadAtMs ?? null };
+    prevMetrics.set(id, next);
+    const { peakBps: peak, heldBackAt, heldBackBps } = next;
     latest.set(id, {
       serverId: id,
       reportedAt: new Date(nowMs),
@@ -93,7 +91,14 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
     .values([...latest.values()])
     .onConflictDoUpdate({
       target: serverMetrics.serverId,
-      set: fromExcluded(serverMetrics, ["reportedAt", "listenerAlive", "serviceRunning", "usersOnline", "rxBps", "txBps", "cpu", "memory", "peakBps", "heldBackAt", "heldBackBps"]),
+      set: {
+        ...fromExcluded(serverMetrics, ["reportedAt", "listenerAlive", "serviceRunning", "usersOnline", "rxBps", "txBps", "cpu", "memory"]),
+        // Decided in the row, not from what this batch read: a load stored meanwhile by another
+        // transaction (a heartbeat flush) keeps the figures it set.
+        peakBps: keptWhileLoadsCurrent(serverMetrics.peakBps),
+        heldBackAt: keptWhileLoadsCurrent(serverMetrics.heldBackAt),
+        heldBackBps: keptWhileLoadsCurrent(serverMetrics.heldBackBps),
+      },
     });
   const h = serverMetricsHistory;
   await tx
@@ -139,6 +144,127 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
   return recomputeServers(tx, serverIds, (id) => lastNow.get(id)!, undefined, firstSuccess);
 }
 
+/** What the balancing figures of a server are derived from: its row as stored. */
+interface BalancingFigures {
+  peakBps: number;
+  /** The time the peak is as of: its last balancing figure (report or load). */
+  atMs: number;
+  heldBackAt: Date | null;
+  heldBackBps: number | null;
+  loadAtMs: number | null;
+}
+
+const figureColumns = {
+  serverId: serverMetrics.serverId,
+  reportedAt: serverMetrics.reportedAt,
+  usersOnline: serverMetrics.usersOnline,
+  rxBps: serverMetrics.rxBps,
+  txBps: serverMetrics.txBps,
+  loadAt: serverMetrics.loadAt,
+  loadUsers: serverMetrics.loadUsers,
+  loadBps: serverMetrics.loadBps,
+};
+async function balancingFigures(tx: DbOrTx, serverIds: readonly string[]): Promise<Map<string, BalancingFigures>> {
+  const rows = await tx
+    .select({ ...figureColumns, peakBps: serverMetrics.peakBps, heldBackAt: serverMetrics.heldBackAt, heldBackBps: serverMetrics.heldBackBps })
+    .from(serverMetrics)
+    .where(inArray(serverMetrics.serverId, [...serverIds]));
+  return new Map(
+    rows.map((m) => [
+      m.serverId,
+      { peakBps: m.peakBps, atMs: storedFigure(m).atMs, heldBackAt: m.heldBackAt, heldBackBps: m.heldBackBps, loadAtMs: m.loadAt?.getTime() ?? null },
+    ]),
+  );
+}
+
+/**
+ * The learned peak and held-back mark after one balancing figure (a report, or a load while
+ * loads are current): the peak decays from its last figure and takes the new traffic; the mark
+ * is set when the figure's users get less than another server's of the cluster (rates).
+ */
+function nextBalancingFigures(
+  prev: BalancingFigures | undefined,
+  serverId: string,
+  users: number,
+  trafficBps: number,
+  nowMs: number,
+  rates: LatestUserRates,
+): Omit<BalancingFigures, "loadAtMs"> {
+  const peakBps = prev ? Math.max(trafficBps, decayPeak(prev.peakBps, nowMs - prev.atMs, DEFAULT_PEAK_HALF_LIFE_MS)) : trafficBps;
+  const heldBack = rates.observe(serverId, users, trafficBps, nowMs);
+  return {
+    peakBps,
+    atMs: nowMs,
+    // The last figure that showed it; kept through figures that do not (ServerMetrics.heldBack).
+    heldBackAt: heldBack ? new Date(nowMs) : (prev?.heldBackAt ?? null),
+    // What the link carried when full: the balancer's peak for it never counts below this.
+    heldBackBps: heldBack ? trafficBps : (prev?.heldBackBps ?? null),
+  };
+}
+
+/** A report's value for a balancing column, or the row's own while its loads are current at the report's time. */
+function keptWhileLoadsCurrent(column: AnyColumn) {
+  return sql`case when ${serverMetrics.loadAt} >= excluded.reported_at - ${`${LOAD_CURRENT_MS} milliseconds`}::interval then ${column} else excluded.${sql.identifier(column.name)} end`;
+}
+
+/** One heartbeat's load, as the heartbeat route queues it (server/dataplane/heartbeat-http.ts). */
+export interface HeartbeatLoadItem {
+  serverId: string;
+  clusterId: string;
+  /** When it arrived (panel clock). */
+  atMs: number;
+  load: HeartbeatLoad;
+}
+
+/**
+ * Loads from heartbeats (core/heartbeat.ts, one flush of HeartbeatBatcher): each server's load
+ * row, its learned peak and its held-back mark, as a report's load sets them. A server without
+ * a metrics row yet (no report stored) is skipped: its first report, sent when its agent
+ * starts, creates it. A load older than the one stored (another instance's flush) changes
+ * nothing. Returns the clusters whose balancing figures changed.
+ */
+export async function storeLoads(tx: DbOrTx, items: readonly HeartbeatLoadItem[]): Promise<Set<string>> {
+  const changed = new Set<string>();
+  if (items.length === 0) return changed;
+  const sorted = [...items].sort((a, b) => byId(a.serverId, b.serverId) || a.atMs - b.atMs);
+  const prev = await balancingFigures(
+    tx,
+    sorted.map((i) => i.serverId),
+  );
+  const rates = await clustersUserRates(tx, sorted.map((i) => ({ clusterId: i.clusterId, nowMs: i.atMs })));
+  const rows = new Map<string, { id: string; at: string; users: number; bps: number; peak: number; heldAt: string | null; heldBps: number | null; clusterId: string }>();
+  for (const item of [...sorted].sort((a, b) => a.atMs - b.atMs)) {
+    const p = prev.get(item.serverId);
+    if (!p || (p.loadAtMs !== null && item.atMs <= p.loadAtMs)) continue;
+    const trafficBps = Math.max(item.load.rxBps, item.load.txBps);
+    const next = { ...nextBalancingFigures(p, item.serverId, item.load.usersOnline, trafficBps, item.atMs, rates.get(item.clusterId)!), loadAtMs: item.atMs };
+    prev.set(item.serverId, next);
+    rows.set(item.serverId, {
+      id: item.serverId,
+      at: new Date(item.atMs).toISOString(),
+      users: item.load.usersOnline,
+      bps: trafficBps,
+      peak: next.peakBps,
+      heldAt: next.heldBackAt?.toISOString() ?? null,
+      heldBps: next.heldBackBps,
+      clusterId: item.clusterId,
+    });
+  }
+  if (rows.size === 0) return changed;
+  const v = [...rows.values()].sort((a, b) => byId(a.id, b.id));
+  const res = await tx.execute(sql`
+    update ${serverMetrics} m set load_at = v.at, load_users = v.users, load_bps = v.bps, peak_bps = v.peak, held_back_at = v.held_at, held_back_bps = v.held_bps
+    from unnest(${pgArray(v.map((r) => r.id))}::uuid[], ${pgArray(v.map((r) => r.at))}::timestamptz[], ${pgArray(v.map((r) => r.users))}::integer[],
+      ${pgArray(v.map((r) => r.bps))}::double precision[], ${pgArray(v.map((r) => r.peak))}::double precision[],
+      ${pgArray(v.map((r) => r.heldAt))}::timestamptz[], ${pgArray(v.map((r) => r.heldBps))}::double precision[])
+      as v(id, at, users, bps, peak, held_at, held_bps)
+    where m.server_id = v.id and (m.load_at is null or m.load_at < v.at)
+    returning m.server_id`);
+  const cluster = new Map(v.map((r) => [r.id, r.clusterId]));
+  for (const r of rowsOf<{ server_id: string }>(res)) changed.add(cluster.get(r.server_id)!);
+  return changed;
+}
+
 /**
  * Per cluster, its servers' latest traffic per user (capacity.ts LatestUserRates): what a
  * report is compared with to tell whether its users are held back. Kept in memory and updated
@@ -150,9 +276,9 @@ export async function storeReportedHealth(tx: DbOrTx, items: readonly ReportedHe
  * than three report intervals (the "No data" threshold), and at least 10 minutes, are left
  * out: that server stopped reporting, and its rate is from another hour's demand.
  */
-async function clustersUserRates(tx: DbOrTx, items: readonly ReportedHealth[]): Promise<Map<string, LatestUserRates>> {
+async function clustersUserRates(tx: DbOrTx, items: ReadonlyArray<{ clusterId: string; nowMs: number }>): Promise<Map<string, LatestUserRates>> {
   const nowMs = Math.min(...items.map((i) => i.nowMs));
-  const clusterIds = [...new Set(items.map((i) => i.server.clusterId))];
+  const clusterIds = [...new Set(items.map((i) => i.clusterId))];
   const stale = clusterIds.filter((c) => {
     const r = userRates.get(c);
     return !r || nowMs < r.readAtMs || nowMs - r.readAtMs > REFERENCE_REREAD_MS;
@@ -163,12 +289,13 @@ async function clustersUserRates(tx: DbOrTx, items: readonly ReportedHealth[]): 
     for (const c of stale) fresh.set(c, new LatestUserRates(DEFAULT_HYSTERESIS, REFERENCE_MIN_AGE_MS));
     for (const c of intervals) fresh.set(c.id, new LatestUserRates(DEFAULT_HYSTERESIS, Math.max(REFERENCE_MIN_AGE_MS, 3 * c.reportIntervalS * 1000)));
     const rows = await tx
-      .select({ clusterId: servers.clusterId, serverId: serverMetrics.serverId, users: serverMetrics.usersOnline, rxBps: serverMetrics.rxBps, txBps: serverMetrics.txBps, at: serverMetrics.reportedAt })
+      .select({ clusterId: servers.clusterId, ...figureColumns })
       .from(serverMetrics)
       .innerJoin(servers, eq(servers.id, serverMetrics.serverId))
-      .where(and(inArray(servers.clusterId, stale), gte(serverMetrics.usersOnline, HELD_BACK_MIN_USERS)))
-      .orderBy(serverMetrics.reportedAt);
-    for (const m of rows) fresh.get(m.clusterId)!.observe(m.serverId, m.users, Math.max(m.rxBps, m.txBps), m.at.getTime());
+      .where(and(inArray(servers.clusterId, stale), or(gte(serverMetrics.usersOnline, HELD_BACK_MIN_USERS), gte(serverMetrics.loadUsers, HELD_BACK_MIN_USERS))));
+    // Each server's balancing figure (its load while loads are current), folded oldest first.
+    const figures = rows.map((m) => ({ clusterId: m.clusterId, serverId: m.serverId, f: storedFigure(m) })).sort((a, b) => a.f.atMs - b.f.atMs);
+    for (const { clusterId, serverId, f } of figures) fresh.get(clusterId)!.observe(serverId, f.users, f.trafficBps, f.atMs);
     for (const [c, rates] of fresh) userRates.set(c, { rates, readAtMs: nowMs });
   }
   return new Map(clusterIds.map((c) => [c, userRates.get(c)!.rates]));

@@ -9,6 +9,8 @@ import { recordProbeResult } from "./probe-results";
 import { sweepStatuses } from "./status";
 import { HISTORY_BUCKET_MS } from "./metrics-history";
 import { listProbeTargets } from "./service";
+import { storeLoads } from "./reported-health";
+import { loadMetricsSnapshot } from "@/server/subscription/snapshot";
 import type { AgentReport } from "@/core/monitoring-contract";
 
 const report = (over: Partial<AgentReport> = {}): AgentReport => ({
@@ -150,6 +152,59 @@ describe.each(testDbKinds())("monitoring status (%s)", (kind) => {
     // Server 1's 1 Mbit/s is, and 0.9 is within the margin of it.
     await say(3, { usersOnline: 100, rxBps: 90e6 }, t0 + 10 * 60_000 + 1);
     expect(await at(3)).toBeNull();
+  });
+
+  it("loads from heartbeats set the balancing figures while they arrive; the report's, counted over a longer window, are kept out until they stop", async () => {
+    const t0 = Date.UTC(2031, 1, 1);
+    const [c] = await t.db.insert(clusters).values({ name: "loads", reportIntervalS: 60 }).returning();
+    const mine: Array<{ id: string; auth: string }> = [];
+    for (let i = 0; i < 2; i++) {
+      const token = `loads-${i}-${randomUUID()}`;
+      const [srv] = await t.db.insert(servers).values({ clusterId: c!.id, name: `loads-${i}`, address: "127.0.0.1", agentTokenHash: hashAgentToken(token) }).returning();
+      mine.push({ id: srv!.id, auth: `Bearer ${token}` });
+    }
+    const row = async (i: number) => (await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, mine[i]!.id)))[0];
+    const load = (i: number, atMs: number, usersOnline: number, rxBps: number, txBps = 0) =>
+      t.db.transaction((tx) => storeLoads(tx, [{ serverId: mine[i]!.id, clusterId: c!.id, atMs, load: { usersOnline, rxBps, txBps } }]));
+    const say = (i: number, over: Partial<AgentReport>, nowMs: number) => send(mine[i]!.auth, JSON.stringify(report(over)), nowMs);
+
+    // No report yet, so no row: the load is skipped (the first report creates the row).
+    expect([...(await load(0, t0 - 1000, 100, 300e6))]).toEqual([]);
+    expect(await row(0)).toBeUndefined();
+    await say(0, { usersOnline: 100, rxBps: 200e6 }, t0);
+    await say(1, { usersOnline: 100, rxBps: 200e6 }, t0);
+
+    expect([...(await load(0, t0 + 10_000, 100, 100e6, 300e6))]).toEqual([c!.id]);
+    expect(await row(0)).toMatchObject({ loadUsers: 100, loadBps: 300e6, peakBps: 300e6, heldBackAt: null, usersOnline: 100, rxBps: 200e6 });
+    expect((await row(0))!.loadAt!.getTime()).toBe(t0 + 10_000);
+    // 1 Mbit/s each against server 0's latest 3: held back, at the load's time and rate.
+    await load(1, t0 + 12_000, 100, 100e6);
+    expect((await row(1))!.heldBackAt!.getTime()).toBe(t0 + 12_000);
+    expect((await row(1))!.heldBackBps).toBe(100e6);
+    const peak1 = (await row(1))!.peakBps;
+    expect(peak1).toBeCloseTo(200e6 * Math.pow(2, -12_000 / 86_400_000), 0);
+
+    // A report 8 s after the last load: stored for health and charts, but 300 users over its
+    // minute read 0.3 Mbit/s each; the load's figures stay, and nothing new is marked.
+    await say(1, { usersOnline: 300, rxBps: 90e6 }, t0 + 20_000);
+    expect(await row(1)).toMatchObject({ usersOnline: 300, rxBps: 90e6, peakBps: peak1, heldBackBps: 100e6 });
+    expect((await row(1))!.heldBackAt!.getTime()).toBe(t0 + 12_000);
+    // An older load (another instance's late flush) changes nothing.
+    expect([...(await load(0, t0 + 9_000, 1, 1e6))]).toEqual([]);
+    expect((await row(0))!.loadBps).toBe(300e6);
+
+    const snap = await loadMetricsSnapshot(t.db);
+    expect(snap.get(mine[0]!.id)).toMatchObject({ usersOnline: 100, trafficBps: 300e6, peakBps: 300e6 });
+    expect(snap.get(mine[0]!.id)!.reportedAt.getTime()).toBe(t0 + 10_000);
+    expect(snap.get(mine[1]!.id)).toMatchObject({ usersOnline: 100, trafficBps: 100e6, heldBack: true, heldBackBps: 100e6 });
+
+    // Loads stopped (an older agent, or heartbeats lost): 38 s after the last, the report is the figure again.
+    await say(1, { usersOnline: 100, rxBps: 250e6 }, t0 + 50_000);
+    expect((await row(1))!.peakBps).toBe(250e6);
+    expect((await row(1))!.heldBackAt!.getTime()).toBe(t0 + 12_000); // 2.5 × 1.25 > 3: not held back
+    const after = (await loadMetricsSnapshot(t.db)).get(mine[1]!.id)!;
+    expect(after).toMatchObject({ usersOnline: 100, trafficBps: 250e6 });
+    expect(after.reportedAt.getTime()).toBe(t0 + 50_000);
   });
 
   it("a report saying the listener is down is unavailable, before and after a healthy one", async () => {

@@ -13,6 +13,7 @@ import type { RouteInput, ServerMetrics } from "@/server/balancer";
 import type { SubscriptionEntry } from "./formats";
 import { effectiveStatus, isAvailable } from "@/core/status";
 import { routeLineName } from "@/core/format";
+import { storedFigure } from "@/core/heartbeat";
 import type { InboundProtocol, InboundTransport } from "@/core/inbound-protocols";
 import type { DevicelessFetches } from "@/core/devices";
 
@@ -259,8 +260,10 @@ export function withStatuses(topology: FleetSnapshot, statuses: ReadonlyMap<stri
   return { topology: { ...topology, servers: next }, changed };
 }
 
+/** A server's balancing figures: its last load from heartbeats while they are current, else its last report's. */
 export interface MetricsRow {
   serverId: string;
+  /** When the figure was taken (the load's arrival, or the report's). */
   reportedAt: Date;
   usersOnline: number;
   trafficBps: number;
@@ -274,7 +277,11 @@ export interface MetricsRow {
 export async function loadMetricsSnapshot(db: DbOrTx): Promise<Map<string, MetricsRow>> {
   const rows = await db.select().from(serverMetrics);
   return new Map(
-    rows.map((m) => [m.serverId, { serverId: m.serverId, reportedAt: m.reportedAt, usersOnline: m.usersOnline, trafficBps: Math.max(m.rxBps, m.txBps), peakBps: m.peakBps, heldBack: m.heldBackAt !== null, heldBackBps: m.heldBackBps }]),
+    rows.map((m) => {
+      // Its load from heartbeats while they are current, else its report (core/heartbeat.ts balancerLoad).
+      const f = storedFigure(m);
+      return [m.serverId, { serverId: m.serverId, reportedAt: new Date(f.atMs), usersOnline: f.users, trafficBps: f.trafficBps, peakBps: m.peakBps, heldBack: m.heldBackAt !== null, heldBackBps: m.heldBackBps }];
+    }),
   );
 }
 
