@@ -6,6 +6,7 @@ import Link from "next/link";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
 import { ago, formatBps, statusStyle } from "@/core/format";
+import { plural } from "@/core/plural";
 import { MeshGrid } from "./MeshGrid";
 import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
 import { ProbeOverrides } from "./ProbeOverrides";
@@ -54,6 +55,30 @@ function LinkCapacity({ clusterId, server: s, report, now }: { clusterId: string
           )}
         </>
       )}
+    </div>
+  );
+}
+
+/**
+ * The figure the balancer places new users on: the load the agent sends in its heartbeats
+ * every 10 s while it keeps coming, else the report. Nothing for an agent that never sent one.
+ */
+function BalancingLoad({ load, now }: { load: NonNullable<HealthServer["report"]>["load"]; now: number }) {
+  if (!load) return null;
+  if (!load.current) {
+    return (
+      <div className="text-amber-700" title="This agent sent its load in heartbeats before, but none arrived around its last report: the balancer uses the report's figures, up to one report interval old.">
+        load from heartbeats stopped {ago(load.at, now)} · balanced on reports
+      </div>
+    );
+  }
+  return (
+    <div
+      className="text-slate-600"
+      data-testid="balancing-load"
+      title="The agent measures the users who moved traffic and the traffic every 10 s and sends them in its heartbeats: the balancer places new users on these figures, not on the report's, so a burst shows within seconds."
+    >
+      load {ago(load.at, now)}: {plural(load.usersOnline, "user")} · {formatBps(load.trafficBps)}
     </div>
   );
 }
@@ -150,6 +175,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                                 <div className="text-slate-600">
                                   CPU {Math.round(s.report.cpu)} % · memory {Math.round(s.report.memory)} %
                                 </div>
+                                <BalancingLoad load={s.report.load} now={now} />
                                 <LinkCapacity clusterId={clusterId} server={s} report={s.report} now={now} />
                               </>
                             ) : (

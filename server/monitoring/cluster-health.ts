@@ -14,6 +14,7 @@ import { computeMonitoringWarnings } from "@/core/config-warnings";
 import { effectiveProbeConfig, PROBE_DEFAULTS, safeMergeProbeConfig, type probeOverrideSchema, type ProbeConfig } from "@/core/monitoring-contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
 import { effectiveStatus, STATUS_LABELS } from "@/core/status";
+import { loadsCurrent } from "@/core/heartbeat";
 import { probeConfigAsSeenBy } from "@/server/secrets";
 import { fieldError } from "@/server/db-errors";
 import { quarantinedTraffic } from "@/server/usage/reported-usage";
@@ -137,6 +138,15 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
             heldBackAt: m.heldBackAt,
             /** What the link carried at that report (null: not known). */
             heldBackBps: m.heldBackBps,
+            /**
+             * The last load the agent sent in a heartbeat (core/heartbeat.ts); `current`: loads
+             * still arrived at the last report, so the balancer places users on it rather than on
+             * the report (balancerLoad). Null: this agent never sent one (an older agent).
+             */
+            load:
+              m.loadAt !== null
+                ? { at: m.loadAt, usersOnline: m.loadUsers ?? 0, trafficBps: m.loadBps ?? 0, current: loadsCurrent(m.loadAt.getTime(), m.reportedAt.getTime()) }
+                : null,
           }
         : null,
       probe: h?.lastProbeAt

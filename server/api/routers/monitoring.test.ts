@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { TRPCError } from "@trpc/server";
-import { inbounds, operators, servers } from "@/db/schema";
+import { inbounds, operators, serverMetrics, servers } from "@/db/schema";
+import { LOAD_CURRENT_MS } from "@/core/heartbeat";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { createCaller } from "@/server/api/root";
@@ -95,6 +96,29 @@ describe("monitoring procedures (pglite)", () => {
     expect(h.servers.find((s) => s.id === first!.id)?.capacityMbps).toBe(750);
     for (const r of rows.slice(1)) expect(h.servers.find((s) => s.id === r.id)?.capacityMbps).toBe(r.capacityMbps);
     await t.db.update(servers).set({ capacityMbps: first!.capacityMbps }).where(eq(servers.id, first!.id));
+  });
+
+  it("health gives each server's last load from heartbeats, current while loads still arrived around its last report (null: never sent one)", async () => {
+    const rows = await t.db.select().from(servers).where(eq(servers.clusterId, clusterId));
+    const [a, b] = rows;
+    const at = Date.UTC(2031, 5, 1);
+    const metrics = (serverId: string, loadAt: number | null) => ({
+      serverId, reportedAt: new Date(at), listenerAlive: true, serviceRunning: true, usersOnline: 300, rxBps: 1e6, txBps: 1e6, cpu: 1, memory: 1,
+      loadAt: loadAt === null ? null : new Date(loadAt), loadUsers: loadAt === null ? null : 40, loadBps: loadAt === null ? null : 80e6,
+    });
+    const saved = await t.db.select().from(serverMetrics).where(inArray(serverMetrics.serverId, [a!.id, b!.id]));
+    await t.db.delete(serverMetrics).where(inArray(serverMetrics.serverId, [a!.id, b!.id]));
+    await t.db.insert(serverMetrics).values([metrics(a!.id, at - LOAD_CURRENT_MS), metrics(b!.id, at - LOAD_CURRENT_MS - 1)]);
+    try {
+      const h = await viewer.monitoring.health({ clusterId });
+      expect(h.servers.find((s) => s.id === a!.id)?.report?.load).toEqual({ at: new Date(at - LOAD_CURRENT_MS), usersOnline: 40, trafficBps: 80e6, current: true });
+      expect(h.servers.find((s) => s.id === b!.id)?.report?.load).toMatchObject({ current: false });
+      await t.db.update(serverMetrics).set({ loadAt: null, loadUsers: null, loadBps: null }).where(eq(serverMetrics.serverId, a!.id));
+      expect((await viewer.monitoring.health({ clusterId })).servers.find((s) => s.id === a!.id)?.report?.load).toBeNull();
+    } finally {
+      await t.db.delete(serverMetrics).where(inArray(serverMetrics.serverId, [a!.id, b!.id]));
+      if (saved.length > 0) await t.db.insert(serverMetrics).values(saved);
+    }
   });
 
   it("probe config: validated, audited, viewers refused; overrides and report interval", async () => {
