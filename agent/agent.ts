@@ -1,13 +1,14 @@
 /**
- * The agent's runtime: keeps the core on the panel's newest config (long-poll), and reports
- * health, load and per-user traffic every interval. Lives through the panel being away: the
+ * The agent's runtime: keeps the core on the panel's newest config (long-poll), reports
+ * health, load and per-user traffic every interval, and sends a heartbeat every few seconds
+ * carrying the load measured every LOAD_INTERVAL_S. Lives through the panel being away: the
  * core keeps the last good config (also kept on disk for the next start) and traffic waits in
  * the delivery buffer until the panel acknowledges it.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { ackLimitsSchema, MAX_BPS, type AgentConfig, type AgentReport, type UserRemaining } from "../core/agent-wire";
-import { HEARTBEAT_INTERVAL_S } from "../core/heartbeat";
+import { ackLimitsSchema, MAX_BPS, type AgentConfig, type AgentReport, type HeartbeatLoad, type UserRemaining } from "../core/agent-wire";
+import { HEARTBEAT_INTERVAL_S, LOAD_INTERVAL_S } from "../core/heartbeat";
 import { checkListeners, checkNeighbours, checkTimeoutMs } from "./checks";
 import { checkConfig, readConfigBody } from "./config-stream";
 import type { CoreManager } from "./core-manager";
@@ -66,6 +67,10 @@ export interface AgentDeps {
   heartbeatIntervalS?: number;
   /** Counter reads between reports for limits (default LIMIT_CHECK_MS). */
   limitCheckMs?: number;
+  /** How often the load sent in heartbeats is measured (default LOAD_INTERVAL_S); 0 = never (heartbeats go without it). */
+  loadIntervalS?: number;
+  /** The clock of the load window (tests set the window's length); default Date.now. */
+  now?: () => number;
 }
 
 export class FatalError extends Error {
@@ -110,6 +115,22 @@ export class Agent {
   private lastLimitReportAt = 0;
   /** Counter reads made for limits (tests count reads, not seconds). */
   limitReads = 0;
+  private loadTimer: NodeJS.Timeout | null = null;
+  private loadSampling: Promise<void> | null = null;
+  /**
+   * What every read of the counters (takeTraffic: the load timer's, reports', the limit
+   * check's, before a restart) found since the last load sample: a report reading in the
+   * middle of a window takes its traffic out of the core, not out of the window. Null while
+   * no load is measured (its set of emails would only grow).
+   */
+  private loadWindow: { startMs: number; emails: Set<string>; up: number; down: number } | null = null;
+  /** The newest load sample, sent once by the next heartbeat. */
+  private pendingLoad: HeartbeatLoad | null = null;
+  /** The load timer's reads are failing: said once when they start failing, once when they work again. */
+  private loadReadFailing = false;
+  /** Load timer ticks, and the samples they took (tests wait on ticks, not seconds). */
+  loadTicks = 0;
+  loadSamples = 0;
 
   constructor(private readonly deps: AgentDeps) {}
 
@@ -130,6 +151,7 @@ export class Agent {
     // check (and the core coming up sends another one, see applyConfig).
     this.reportSoon();
     this.heartbeat();
+    this.startLoadTimer();
     this.scheduleLimitCheck();
     await Promise.race([this.configLoopDone, fatal]);
   }
@@ -158,7 +180,9 @@ export class Agent {
     if (this.reportTimer) clearTimeout(this.reportTimer);
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     if (this.limitTimer) clearTimeout(this.limitTimer);
+    this.stopLoadTimer();
     await this.limitCheck?.catch(() => {});
+    await this.loadSampling?.catch(() => {});
     await this.heartbeating?.catch(() => {});
     await this.reporting?.catch(() => {});
     await this.drainCounters().catch(() => {});
@@ -166,25 +190,116 @@ export class Agent {
     await this.configLoopDone.catch(() => {});
   }
 
+  private get heartbeatIntervalS(): number {
+    return this.deps.heartbeatIntervalS ?? HEARTBEAT_INTERVAL_S;
+  }
+
   /**
    * One tiny POST every heartbeat interval, on its own timer: the panel takes this server out
    * of rotation within seconds when they stop and a fast probe confirms (core/heartbeat.ts).
-   * A panel that predates heartbeats (404) is not asked again until the agent restarts.
+   * It carries the newest load sample, if one came since the last heartbeat, so the balancer
+   * sees a burst within LOAD_INTERVAL_S. A panel that predates heartbeats (404) is not asked
+   * again until the agent restarts.
    */
   private heartbeat(): void {
-    const intervalS = this.deps.heartbeatIntervalS ?? HEARTBEAT_INTERVAL_S;
+    const intervalS = this.heartbeatIntervalS;
     if (this.stopped || !(intervalS > 0)) return;
     const startedAt = Date.now();
-    this.heartbeating = this.deps.panel.postHeartbeat(intervalS * 1000, this.abort.signal).then((answer) => {
+    // Sent once, whatever the answer: a heartbeat that fails drops its load rather than resend
+    // it, since a newer sample comes one load interval later.
+    const load = this.pendingLoad;
+    this.pendingLoad = null;
+    this.heartbeating = this.deps.panel.postHeartbeat(intervalS * 1000, this.abort.signal, load ? { load } : undefined).then((answer) => {
       this.heartbeating = null;
       if (this.stopped) return;
       if (answer === "unsupported") {
         this.deps.log.info("the panel does not take heartbeats (404): fast failover is off for this server");
+        this.stopLoadTimer();
         return;
       }
-      const wait = Math.max(0, intervalS * 1000 - (Date.now() - startedAt));
+      let wait = Math.max(0, intervalS * 1000 - (Date.now() - startedAt));
+      if (typeof answer === "object") {
+        // A 400/413 to a heartbeat with a load means this agent and the panel disagree on the
+        // contract: a bug. Heartbeats go on without the load (failover must keep working), the
+        // next one at once since the panel may not have counted this one; no more counter
+        // reads for a load nobody takes.
+        this.stopLoadTimer();
+        this.deps.log.error(`the panel rejected a heartbeat's load (${answer.status}: ${answer.error}); heartbeats go on without it until the agent restarts. This is a bug: please report it.`);
+        wait = 0;
+      }
       this.heartbeatTimer = setTimeout(() => this.heartbeat(), wait);
     });
+  }
+
+  /**
+   * Measures the load every load interval, on its own timer: a slow read of the counters
+   * delays neither heartbeats nor reports. Off with heartbeats (nothing would carry it).
+   */
+  private startLoadTimer(): void {
+    const intervalS = this.deps.loadIntervalS ?? LOAD_INTERVAL_S;
+    if (this.stopped || !(intervalS > 0) || !(this.heartbeatIntervalS > 0)) return;
+    this.loadWindow = { startMs: this.now(), emails: new Set(), up: 0, down: 0 };
+    this.loadTimer = setInterval(() => {
+      // A sample still reading skips this tick: the load timer never has two reads in flight.
+      if (this.loadSampling || this.stopped) return;
+      this.loadTicks++;
+      this.loadSampling = this.sampleLoad().finally(() => {
+        this.loadSampling = null;
+      });
+    }, intervalS * 1000);
+  }
+
+  private stopLoadTimer(): void {
+    if (this.loadTimer) clearInterval(this.loadTimer);
+    this.loadTimer = null;
+    this.loadWindow = null;
+    this.pendingLoad = null;
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  /** Starts the load window again at `startMs`; none while the load is off (it stays off). */
+  private resetLoadWindow(startMs: number): void {
+    if (this.loadWindow) this.loadWindow = { startMs, emails: new Set(), up: 0, down: 0 };
+  }
+
+  /**
+   * One load sample: reads the counters (delivered as any read is), then the load over the
+   * window since the last sample, rates as reportOnce computes them (uplink = rx). A core that
+   * is not running, or a read that fails, gives no sample and starts the window again, so the
+   * next sample does not average over the outage.
+   */
+  private async sampleLoad(): Promise<void> {
+    const { core, log } = this.deps;
+    if (!core.running) {
+      this.resetLoadWindow(this.now());
+      return;
+    }
+    let traffic: TrafficByEmail;
+    try {
+      traffic = await core.readTraffic();
+    } catch (err) {
+      if (!this.loadReadFailing) log.warn(`reading traffic counters for the load failed: ${(err as Error).message} (heartbeats go without the load until a read works)`);
+      this.loadReadFailing = true;
+      this.resetLoadWindow(this.now());
+      return;
+    }
+    if (this.loadReadFailing) log.info("reading traffic counters for the load works again");
+    this.loadReadFailing = false;
+    this.takeTraffic(traffic);
+    const w = this.loadWindow;
+    if (w === null) return; // the load was turned off during the read
+    const now = this.now();
+    const seconds = Math.max(0.001, (now - w.startMs) / 1000);
+    this.pendingLoad = {
+      usersOnline: w.emails.size,
+      rxBps: Math.min(MAX_BPS, (w.up * 8) / seconds),
+      txBps: Math.min(MAX_BPS, (w.down * 8) / seconds),
+    };
+    this.resetLoadWindow(now);
+    this.loadSamples++;
   }
 
   /** The saved config, read as the panel's is (config-stream.ts): a million users are never one string. */
@@ -484,16 +599,24 @@ export class Agent {
     });
   }
 
-  /** Counters read (for a report, a restart or the limit check): delivered once, and checked against limits. */
+  /**
+   * Counters read (for a report, a restart, the limit check or the load): delivered once,
+   * checked against limits, and counted in the report's and the load window's load.
+   */
   private takeTraffic(traffic: TrafficByEmail) {
     const crossed = this.limits.onRead(traffic);
     if (crossed.length > 0) void this.cutOverLimit(crossed);
     this.deps.delivery.add(traffic);
+    const w = this.loadWindow;
     for (const [email, t] of traffic) {
       const e = this.pendingTraffic.get(email) ?? { up: 0, down: 0 };
       e.up += t.up;
       e.down += t.down;
       this.pendingTraffic.set(email, e);
+      if (w === null) continue;
+      if (t.up + t.down > 0) w.emails.add(email);
+      w.up += t.up;
+      w.down += t.down;
     }
   }
 

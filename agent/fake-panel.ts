@@ -2,12 +2,13 @@
  * A stand-in for the panel in the agent's tests: speaks the contract of core/agent-wire.ts
  * (Bearer token, ETag / If-None-Match / ?wait long-poll, ?delta=1 from the versions it
  * served, brotli when the agent accepts it, report acks with (instance, seq) de-duplication,
- * 429 with Retry-After). The real panel is covered by the end-to-end test.
+ * 429 with Retry-After, heartbeats with or without a load). The real panel is covered by the
+ * end-to-end test.
  */
 import http from "node:http";
 import type net from "node:net";
 import zlib from "node:zlib";
-import { agentReportSchema, type AgentConfig, type AgentReport } from "../core/agent-wire";
+import { agentReportSchema, heartbeatBodySchema, MAX_HEARTBEAT_BODY_BYTES, type AgentConfig, type AgentReport } from "../core/agent-wire";
 import { canonicalJson } from "../core/config-version";
 import { formatZodError } from "../core/zod-format";
 
@@ -43,7 +44,11 @@ export class FakePanel {
   private readonly served = new Map<string, AgentConfig>();
   /** When each heartbeat arrived; `heartbeatStatus` answers them (404 = a panel that predates heartbeats). */
   readonly heartbeats: number[] = [];
+  /** Each heartbeat's body as it came (parsed JSON, or the text when it is not JSON), null when it had none; in order. */
+  readonly heartbeatBodies: unknown[] = [];
   heartbeatStatus = 204;
+  /** A panel that disagrees on the heartbeat contract: a heartbeat with a body gets 400 (one without, `heartbeatStatus`). */
+  refuseHeartbeatBodies = false;
   private config: AgentConfig;
   private waiters: Array<() => void> = [];
   private server: http.Server;
@@ -128,6 +133,24 @@ export class FakePanel {
     }
     if (url.pathname === "/api/agent/heartbeat" && req.method === "POST") {
       this.heartbeats.push(Date.now());
+      const raw = Buffer.concat(chunks);
+      let body: unknown = null;
+      if (raw.length > 0) {
+        try {
+          body = JSON.parse(raw.toString("utf8"));
+        } catch {
+          body = raw.toString("utf8");
+        }
+      }
+      this.heartbeatBodies.push(body);
+      // As the panel checks a body: its size, its type, then its fields (core/agent-wire.ts).
+      if (raw.length > 0 && this.heartbeatStatus === 204) {
+        if (raw.length > MAX_HEARTBEAT_BODY_BYTES) return this.send(res, { status: 413, body: { error: "heartbeat body too large" } });
+        if (req.headers["content-type"] !== "application/json") return this.send(res, { status: 400, body: { error: "expected application/json" } });
+        if (this.refuseHeartbeatBodies) return this.send(res, { status: 400, body: { error: "load: not a field of a heartbeat" } });
+        const parsed = heartbeatBodySchema.safeParse(body);
+        if (!parsed.success) return this.send(res, { status: 400, body: { error: formatZodError(parsed.error) } });
+      }
       res.writeHead(this.heartbeatStatus);
       return res.end();
     }

@@ -1,10 +1,10 @@
 /**
  * The agent's HTTP client for the panel's two endpoints (contract in core/agent-wire.ts):
  * GET /api/agent/config (ETag, If-None-Match, ?wait long-poll, ?delta=1, compressed answers),
- * POST /api/agent/report and POST /api/agent/heartbeat (no body, every HEARTBEAT_INTERVAL_S:
- * core/heartbeat.ts).
+ * POST /api/agent/report and POST /api/agent/heartbeat (every HEARTBEAT_INTERVAL_S, with no
+ * body or with the load measured every LOAD_INTERVAL_S: core/heartbeat.ts).
  */
-import { agentConfigDeltaSchema, type AgentConfig, type AgentReport, type AgentReportAck } from "../core/agent-wire";
+import { agentConfigDeltaSchema, type AgentConfig, type AgentReport, type AgentReportAck, type HeartbeatBody } from "../core/agent-wire";
 import { applyUserDelta, CONFIG_VERSION_SCHEME, legacyVersionOfConfig, versionOfConfig } from "../core/config-version";
 import { formatZodError } from "../core/zod-format";
 import { checkConfig, readConfigBody, type ConfigBody } from "./config-stream";
@@ -35,7 +35,14 @@ export type ReportAnswer =
   | { kind: "retry"; afterS: number; error: string; unavailable: boolean }
   | { kind: "error"; error: string };
 
-export type HeartbeatAnswer = "ok" | "unsupported" | "unauthorized" | "retry" | "error";
+export type HeartbeatAnswer =
+  | "ok"
+  | "unsupported"
+  | "unauthorized"
+  | "retry"
+  | "error"
+  /** 400/413 to a heartbeat with a body: the panel does not take it (a contract mismatch). */
+  | { kind: "rejected"; status: number; error: string };
 
 export class PanelClient {
   constructor(
@@ -90,14 +97,20 @@ export class PanelClient {
     return { kind: "config", config: checked.config, version: checked.config.version };
   }
 
-  /** POST /api/agent/heartbeat: no body; "unsupported" from a panel that predates it (404). */
-  async postHeartbeat(timeoutMs: number, signal?: AbortSignal): Promise<HeartbeatAnswer> {
+  /**
+   * POST /api/agent/heartbeat, with `body` as JSON or with no body; "unsupported" from a panel
+   * that predates it (404).
+   */
+  async postHeartbeat(timeoutMs: number, signal?: AbortSignal, body?: HeartbeatBody): Promise<HeartbeatAnswer> {
+    const init: RequestInit =
+      body === undefined ? { method: "POST", headers: this.headers() } : { method: "POST", headers: this.headers({ "content-type": "application/json" }), body: JSON.stringify(body) };
     try {
-      const [res] = await request(`${this.baseUrl}/api/agent/heartbeat`, { method: "POST", headers: this.headers() }, signal, timeoutMs);
+      const [res, text] = await request(`${this.baseUrl}/api/agent/heartbeat`, init, signal, timeoutMs);
       if (res.status === 204 || res.status === 200) return "ok";
       if (res.status === 404 || res.status === 405) return "unsupported";
       if (res.status === 401) return "unauthorized";
       if (res.status === 429 || res.status === 503) return "retry";
+      if (body !== undefined && (res.status === 400 || res.status === 413)) return { kind: "rejected", status: res.status, error: errorText(text) };
       return "error";
     } catch {
       return "error";
