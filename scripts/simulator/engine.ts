@@ -19,12 +19,18 @@
  *   such a server itself (routeboard's panic mode when nothing is available).
  *   Users on a server that is down but not yet detected get nothing (satisfaction 0).
  * - Servers share capacity max-min fairly (water filling) among their online users; a server in
- *   outage carries nothing. Each server reports every `reportIntervalS` (phases staggered
- *   evenly across servers, as independent agents are): average carried traffic since its last
- *   report and the users online at any moment since then, as an agent counts them (the users
- *   who moved traffic in the interval, agent.ts; the users online at the report's second were
- *   fewer, and the balancer's traffic per user higher than a real agent's). No report is sent
- *   while a server is down. The balancer never sees `capacityMbps`.
+ *   outage carries nothing. The balancer sees each server's load every
+ *   min(`reportIntervalS`, `loadIntervalS`) seconds, `loadIntervalS` defaulting to
+ *   LOAD_INTERVAL_S (10 s, core/heartbeat.ts): agents measure their load every 10 s and send
+ *   it in their next heartbeat, and the panel gives it to the balancer as a report's load;
+ *   reports every `reportIntervalS` carry health and per-user accounting, which the simulator
+ *   does not model. `loadIntervalS` = `reportIntervalS` plays agents that send no load in
+ *   heartbeats. Phases are staggered evenly across servers over that interval, as independent
+ *   agents are. An observation is the average carried traffic since the server's last one and
+ *   the users online at any moment since then, as an agent counts them (the users who moved
+ *   traffic in the window, agent.ts; the users online at its last second were fewer, and the
+ *   balancer's traffic per user higher than a real agent's). Nothing is sent while a server
+ *   is down. The balancer never sees `capacityMbps`.
  * - Policies see the balancer's view of availability (known up/down). The oracle additionally
  *   sees true capacities, outages and demands.
  *
@@ -39,7 +45,7 @@
  *   onDownUserSeconds online user-seconds on a server after the balancer knew it was down.
  *   decisionsPerSecond  decisions ÷ wall time spent inside the policy's decision function.
  */
-import { DEFAULT_PROBE_DETECT_S, type Scenario } from "./scenario";
+import { DEFAULT_LOAD_INTERVAL_S, DEFAULT_PROBE_DETECT_S, type Scenario } from "./scenario";
 import { exponential, lognormal, mulberry32, subSeed } from "./prng";
 import type { Policy, SimView } from "./policies";
 
@@ -97,11 +103,11 @@ interface ServerState {
   bins: Uint16Array; // satisfaction bin per member (parallel to members at last recompute)
   binsLen: number;
   since: number;
-  // reports
+  // load observations (policy.onReport)
   phase: number;
   carriedAccum: number;
   lastReportT: number;
-  /** Users online at any moment since the last report: what an agent counts as online. */
+  /** Users online at any moment since the last observation: what an agent counts as online. */
   active: Set<number>;
   // oracle cache
   sorted: Float64Array | null;
@@ -111,7 +117,8 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
   const D = sc.durationS;
   const S = sc.servers.length;
   const N = sc.users.count;
-  const R = sc.reportIntervalS;
+  /** Seconds between two observations of a server's load (policy.onReport). */
+  const R = Math.min(sc.reportIntervalS, sc.loadIntervalS ?? DEFAULT_LOAD_INTERVAL_S);
   const detect = sc.probeDetectS ?? DEFAULT_PROBE_DETECT_S;
   const { meanOnS, meanOffS } = sc.users.sessions;
   const refreshS = sc.users.refreshS;
@@ -333,7 +340,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
   let overloaded = 0;
   let onDown = 0;
 
-  /** A report's window starts at t (after a report, or when a server comes back): nothing carried yet, its online users seen. */
+  /** An observation's window starts at t (after one, or when a server comes back): nothing carried yet, its online users seen. */
   const openWindow = (st: ServerState, t: number) => {
     st.carriedAccum = 0;
     st.lastReportT = t;
@@ -361,7 +368,7 @@ export function runPolicy(sc: Scenario, wl: Workload, policy: Policy, now: () =>
         }
       }
     }
-    // 2. reports
+    // 2. load observations
     for (let s = 0; s < S; s++) {
       const st = servers[s] as ServerState;
       if (!st.trueUp || t < st.phase || (t - st.phase) % R !== 0) continue;

@@ -28,6 +28,7 @@ export interface Policy {
   readonly name: string;
   /** Server index for user `u` fetching at second t (prev = current server or -1); -1 = none. */
   assign(u: number, prev: number, t: number, view: SimView): number;
+  /** Server s's load, every min(reportIntervalS, loadIntervalS) s (engine.ts): what the panel gives the balancer. */
   onReport?(s: number, report: ServerReport): void;
   onAvailability?(s: number, up: boolean, t: number): void;
 }

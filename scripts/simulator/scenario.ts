@@ -1,10 +1,12 @@
 /**
  * Scenario format (../shared/scenarios/README.md), parsed with zod strict objects so that an
  * unknown, missing or mistyped field is an error naming its path, never a silent default.
- * Optional fields: route.hysteresis, servers[].outages, servers[].coefficient, probeDetectS.
+ * Optional fields: route.hysteresis, servers[].outages, servers[].coefficient, probeDetectS,
+ * loadIntervalS.
  */
 import { z } from "zod";
 import { ALGORITHMS } from "@/core/format";
+import { LOAD_INTERVAL_S } from "@/core/heartbeat";
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -55,6 +57,7 @@ export const ScenarioSchema = obj({
   seed: int(0, 0xffffffff),
   durationS: int(1, MAX_DURATION_S),
   reportIntervalS: int(1, MAX_DURATION_S),
+  loadIntervalS: int(1, MAX_DURATION_S).optional(),
   probeDetectS: int(0, MAX_DURATION_S).optional(),
   route: obj({
     algorithm: oneOf(ALGORITHMS),
@@ -80,6 +83,13 @@ export type Scenario = z.infer<typeof ScenarioSchema>;
 
 /** Default detection delay when probeDetectS is absent: 3 failed probes × 30 s (DESIGN §3). */
 export const DEFAULT_PROBE_DETECT_S = 90;
+
+/**
+ * How often the balancer sees each server's load when loadIntervalS is absent: agents measure
+ * it every LOAD_INTERVAL_S and send it in their next heartbeat. loadIntervalS equal to
+ * reportIntervalS plays agents that send no load in heartbeats (load with reports only).
+ */
+export const DEFAULT_LOAD_INTERVAL_S = LOAD_INTERVAL_S;
 
 export class ScenarioError extends Error {
   constructor(readonly problems: string[]) {

@@ -7,6 +7,7 @@ import { parseScenario, ScenarioError, simulate, type Scenario } from "./index";
 import { buildWorkload, runPolicy } from "./engine";
 import { newcomerAllocation, oraclePolicy, routeboardPolicy, type Policy } from "./policies";
 import { buildScenario } from "./families";
+import { LOAD_INTERVAL_S } from "@/core/heartbeat";
 
 const small = (): Record<string, unknown> => ({
   name: "small",
@@ -66,6 +67,14 @@ describe("scenario validation", () => {
     const s = small();
     (s.route as Record<string, unknown>).hysteresis = "x";
     expect(problems(s)).toEqual(["route.hysteresis: expected a number"]);
+  });
+  it("loadIntervalS is optional, and a whole number of seconds from 1 when given", () => {
+    expect(parseScenario(small()).loadIntervalS).toBeUndefined();
+    expect(parseScenario({ ...small(), loadIntervalS: 1 }).loadIntervalS).toBe(1);
+    expect(problems({ ...small(), loadIntervalS: 0 })).toEqual(["loadIntervalS: must be ≥ 1"]);
+    expect(problems({ ...small(), loadIntervalS: 1.5 })).toEqual(["loadIntervalS: expected an integer number"]);
+    expect(problems({ ...small(), loadIntervalS: "x" })).toEqual(["loadIntervalS: expected an integer number"]);
+    expect(problems({ ...small(), loadIntervalS: 30 * 86400 + 1 })).toEqual([`loadIntervalS: must be ≤ ${30 * 86400}`]);
   });
 });
 
@@ -138,14 +147,16 @@ describe("simulate", () => {
     expect(simulate(burst).linksSet).toBeUndefined();
     expect(simulate(burst, { linksSet: true }).linksSet?.jain).toBeGreaterThan(simulate(burst).results.routeboard.jain);
   });
-  it("a report counts the users online at any moment since the last one, as an agent does", () => {
-    // An agent's usersOnline is the users who moved traffic in the interval (agent.ts), not
+  it("a load observation counts the users online at any moment since the last one, as an agent does", () => {
+    // An agent's usersOnline is the users who moved traffic in the window (agent.ts), not
     // the users online at its end. Sessions of about 20 s on and off: nearly every user is
-    // online at some moment of a 300 s interval, about half of them at its end.
+    // online at some moment of a 300 s window, about half of them at its end. Load every
+    // 300 s (none in heartbeats), so the window is long enough to tell the two apart.
     const sc = parseScenario({
       ...small(),
       durationS: 1800,
       reportIntervalS: 300,
+      loadIntervalS: 300,
       servers: [{ id: "a", capacityMbps: 10_000 }],
       users: { ...(small().users as object), count: 200, arrival: { kind: "burst", overS: 1 }, refreshS: 3600, sessions: { meanOnS: 20, meanOffS: 20 } },
     });
@@ -170,6 +181,25 @@ describe("simulate", () => {
       expect(reported[i]).toBeGreaterThanOrEqual(190);
       expect(onlineAtReport[i]).toBeLessThan(150);
     }
+  });
+  it("the balancer sees each server's load every min(reportIntervalS, loadIntervalS) s, LOAD_INTERVAL_S when absent, phases staggered", () => {
+    /** The seconds of each server's observations over the first 10 minutes. */
+    const seconds = (over: Record<string, unknown>) => {
+      const sc = parseScenario({ ...small(), durationS: 600, servers: [{ id: "a", capacityMbps: 100 }, { id: "b", capacityMbps: 300 }], ...over });
+      const at: number[][] = [[], []];
+      const spy: Policy = { name: "spy", assign: () => 0, onReport: (s, r) => at[s]!.push(r.atMs / 1000) };
+      runPolicy(sc, buildWorkload(sc), spy, () => 0);
+      return at;
+    };
+    const every = (step: number, from: number) => Array.from({ length: Math.ceil((600 - from) / step) }, (_, i) => from + i * step);
+    // Load in heartbeats (the default): every LOAD_INTERVAL_S (10 s), the second server half
+    // an interval after the first.
+    expect(seconds({ reportIntervalS: 60 })).toEqual([every(LOAD_INTERVAL_S, 0), every(LOAD_INTERVAL_S, Math.floor(LOAD_INTERVAL_S / 2))]);
+    expect(seconds({ reportIntervalS: 60, loadIntervalS: 30 })).toEqual([every(30, 0), every(30, 15)]);
+    // No load in heartbeats: the reports' interval, as before; never slower than the reports.
+    expect(seconds({ reportIntervalS: 60, loadIntervalS: 60 })).toEqual([every(60, 0), every(60, 30)]);
+    expect(seconds({ reportIntervalS: 60, loadIntervalS: 120 })).toEqual([every(60, 0), every(60, 30)]);
+    expect(seconds({ reportIntervalS: 4 })).toEqual([every(4, 0), every(4, 2)]);
   });
   it("max-min allocation for a newcomer", () => {
     const sorted = Float64Array.from([1, 2, 10]);

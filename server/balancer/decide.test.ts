@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decideRoute, RATE_MIN_USERS } from "./decide";
+import { rendezvousHash } from "./hash";
 import { MBIT, route, srv } from "./testing";
 import type { DecideInput, ServerMetrics } from "./types";
 
@@ -860,92 +861,136 @@ describe("decideRoute: the explanation of a first pick when no candidate has spa
   });
 });
 
-describe("decideRoute: rule 0, first picks by users while the pool is blind", () => {
+describe("decideRoute: rule 0, first picks by users while no candidate has shown its capacity", () => {
   // By free bandwidth per user a wins (600 Mbit/s spare by its peak); b has fewer users.
   const fleet = (over: { a?: Partial<ServerMetrics>; b?: Partial<ServerMetrics> } = {}) => ({
     a: srv({ learnedPeakBps: 900 * MBIT, reportedTrafficBps: 300 * MBIT, reportedUsers: 200, reportedAt: 1000, ...over.a }),
     b: srv({ learnedPeakBps: 120 * MBIT, reportedTrafficBps: 120 * MBIT, reportedUsers: 150, reportedAt: 1000, ...over.b }),
   });
-  // 50 + 50 users arriving since the reports: at least 25 % (the default margin) of the 350 they counted.
-  const arriving = (users = 50) => (id: string) => (id === "a" || id === "b" ? { users, trafficBps: users * 2 * MBIT } : undefined);
-  const blind = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) => decideRoute(base(servers, { inflight: arriving(), ...over }));
+  const first = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) => decideRoute(base(servers, over));
+  const lean = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) => decideRoute(base(servers, { ...over, explain: false }));
 
-  it("a new user goes to the fewest users while no server has shown its capacity and the load has outgrown the reports, and says why", () => {
-    const d = blind(fleet());
+  it("a new user goes to the fewest users, and says why; the candidates still show their scores", () => {
+    const d = first(fleet());
     expect(d).toMatchObject({ inboundId: "in-b", reason: "best" });
     expect(d.explanation).toBe(
-      "Picked in-b: fewest users (200 vs 250 on in-a), since no server of this route has shown its capacity yet (none has held its users back, none has an override) and users have arrived since its reports (at least the route's margin of the users they counted), so every learned peak is only what its users asked for.",
+      "Picked in-b: fewest users (150 vs 200 on in-a), since no server of this route has shown its capacity yet (none has held its users back, none has an override), so every learned peak is only what its users asked for.",
     );
-    // The candidates still show free bandwidth per user (what the rule sets aside).
-    expect(d.candidates.find((c) => c.inboundId === "in-a")?.score).toBeCloseTo((900 - 300 - 100) * MBIT / 251);
-    expect(blind(fleet(), { explain: false }).inboundId).toBe("in-b");
+    expect(d.candidates.find((c) => c.inboundId === "in-a")?.score).toBeCloseTo(((900 - 300) * MBIT) / 201);
+    expect(lean(fleet()).inboundId).toBe("in-b");
   });
 
-  it("reports that still describe the load (arrivals under the route's margin of the users they counted) leave it to free bandwidth", () => {
-    expect(decideRoute(base(fleet())).inboundId).toBe("in-a"); // nothing in flight
-    expect(blind(fleet(), { inflight: arriving(43) }).inboundId).toBe("in-a"); // 86 < 87.5
-    expect(blind(fleet(), { inflight: arriving(44) }).inboundId).toBe("in-b"); // 88 ≥ 87.5
-    const wide = route(["a", "b"], { hysteresis: 0.5 });
-    expect(blind(fleet(), { route: wide }).inboundId).toBe("in-a"); // 100 < 175
-    const none = route(["a", "b"], { hysteresis: 0 });
-    expect(decideRoute(base(fleet(), { route: none })).inboundId).toBe("in-b"); // no margin: any staleness
+  it("holds with reports that describe the load: nothing in flight, and whatever the route's margin", () => {
+    // Rule 0 no longer asks whether users arrived since the reports (load comes every 10 s).
+    expect(first(fleet(), { inflight: () => undefined }).inboundId).toBe("in-b");
+    for (const hysteresis of [0, 0.25, 0.5, 10]) {
+      expect(first(fleet(), { route: route(["a", "b"], { hysteresis }) }).inboundId).toBe("in-b");
+      expect(lean(fleet(), { route: route(["a", "b"], { hysteresis }) }).inboundId).toBe("in-b");
+    }
+    // A large learned peak does not buy users while it is only a lower bound.
+    expect(first(fleet({ a: { learnedPeakBps: 100_000 * MBIT } })).inboundId).toBe("in-b");
   });
 
-  it("counts arrivals, not departures: users leaving one server do not offset those arriving on another", () => {
-    // 90 arriving on a ≥ 87.5: blind, and b has fewer users (90 against 290). Counted net of b's
-    // 60 leaving (30), the reports would pass for current and a's larger fair share would win.
-    const inflight = (id: string) => (id === "a" ? { users: 90, trafficBps: 180 * MBIT } : id === "b" ? { users: -60, trafficBps: -120 * MBIT } : undefined);
-    expect(decideRoute(base(fleet(), { inflight })).inboundId).toBe("in-b");
-    expect(decideRoute(base(fleet(), { inflight, options: { evenWhileBlind: false } })).inboundId).toBe("in-a");
+  it("counts the users in flight, arrivals and departures, with the reported ones", () => {
+    // 60 arrived on b since its report: 210 against a's 200.
+    const toB = (id: string) => (id === "b" ? { users: 60, trafficBps: 120 * MBIT } : undefined);
+    expect(first(fleet(), { inflight: toB })).toMatchObject({ inboundId: "in-a", explanation: expect.stringContaining("fewest users (200 vs 210 on in-b)") });
+    expect(lean(fleet(), { inflight: toB }).inboundId).toBe("in-a");
+    // 60 left a since its report: 140 against b's 150.
+    const offA = (id: string) => (id === "a" ? { users: -60, trafficBps: -90 * MBIT } : undefined);
+    expect(first(fleet(), { inflight: offA }).inboundId).toBe("in-a");
+    // More departures than users reported count as none (never below zero).
+    const drained = (id: string) => (id === "b" ? { users: -500, trafficBps: -500 * MBIT } : undefined);
+    expect(first(fleet(), { inflight: drained }).explanation).toContain("fewest users (0 vs 200 on in-a)");
   });
 
-  it("a held-back candidate, or an operator override, shows a capacity: free bandwidth per user decides again", () => {
-    expect(blind(fleet({ b: { heldBack: true } })).inboundId).toBe("in-a");
-    expect(blind(fleet({ b: { capacityOverrideBps: 120 * MBIT } })).inboundId).toBe("in-a");
-    // An override that is not a capacity (negative, not finite) shows nothing.
-    expect(blind(fleet({ b: { capacityOverrideBps: -1 } })).inboundId).toBe("in-b");
-    expect(blind(fleet({ b: { capacityOverrideBps: Number.NaN } })).inboundId).toBe("in-b");
+  it("a server with no users wins over one with a single user and far more free bandwidth", () => {
+    const servers = { a: srv({ learnedPeakBps: 10_000 * MBIT, reportedUsers: 1 }), b: srv({ learnedPeakBps: 100 * MBIT }) };
+    expect(first(servers, { options: { evenWhileBlind: false } }).inboundId).toBe("in-a"); // 5000 vs 100 free per user
+    expect(first(servers).inboundId).toBe("in-b");
+    expect(lean(servers).inboundId).toBe("in-b");
   });
 
-  it("only the pool counts: a held-back server that is down or disabled does not turn it off", () => {
-    const servers = { ...fleet(), c: srv({ available: false, heldBack: true }), d: srv({ enabled: false, heldBack: true }) };
-    expect(blind(servers).inboundId).toBe("in-b");
-  });
-
-  it("applies to a user whose server is down (a first pick), not to a user who has a working server", () => {
-    const servers = { ...fleet(), c: srv({ available: false, reportedUsers: 10 }) };
-    expect(blind(servers, { previousInboundId: "in-c" }).inboundId).toBe("in-b");
-    // A user with a server is judged by the rules that move a user: on a (spare) it stays; on b
-    // (full) a's larger fair share moves it, although a has more users.
-    expect(blind(fleet(), { previousInboundId: "in-a" }).inboundId).toBe("in-a");
-    expect(blind(fleet(), { previousInboundId: "in-b" }).inboundId).toBe("in-a");
-  });
-
-  it("equal users: the tie goes by the user's hash and says so; nothing reported and nothing in flight is blind too", () => {
-    const d = blind(fleet({ b: { reportedUsers: 200 } }));
-    expect(d.explanation).toMatch(/fewest users \(250 vs 250 on in-[ab]\) \(tie broken by user hash\)/);
+  it("equal user counts: the user's rendezvous hash decides, not the scores, and says so", () => {
+    // a offers far more free bandwidth per user; with equal users that must not matter.
+    const servers = fleet({ b: { reportedUsers: 200 } });
+    expect(first(servers).explanation).toMatch(/fewest users \(200 vs 200 on in-[ab]\) \(tie broken by user hash\)/);
     const picks = new Set<string | null>();
     for (let i = 0; i < 40; i++) {
-      const fresh = decideRoute(base({ a: srv(), b: srv() }, { userId: `u${i}` }));
-      expect(fresh.explanation).toMatch(/fewest users \(0 vs 0/);
-      picks.add(fresh.inboundId);
+      const userId = `u${i}`;
+      const byHash = rendezvousHash(userId, "in-a") > rendezvousHash(userId, "in-b") ? "in-a" : "in-b";
+      expect(first(servers, { userId }).inboundId).toBe(byHash);
+      expect(lean(servers, { userId }).inboundId).toBe(byHash);
+      picks.add(byHash);
     }
     expect(picks).toEqual(new Set(["in-a", "in-b"]));
+    // Nothing reported at all (zero users everywhere) ties the same way.
+    for (let i = 0; i < 10; i++) {
+      const userId = `u${i}`;
+      const byHash = rendezvousHash(userId, "in-a") > rendezvousHash(userId, "in-b") ? "in-a" : "in-b";
+      const d = first({ a: srv(), b: srv() }, { userId });
+      expect(d.inboundId).toBe(byHash);
+      expect(d.explanation).toMatch(/fewest users \(0 vs 0/);
+    }
   });
 
-  it("no candidate: the fallback and panic rules are untouched", () => {
-    const servers = { a: srv({ available: false }), f: srv() };
-    expect(decideRoute(base(servers, { route: route(["a"], {}, ["f"]) }))).toMatchObject({ inboundId: "in-f", reason: "fallback" });
-    expect(decideRoute(base({ a: srv({ available: false }) }))).toMatchObject({ inboundId: "in-a", reason: "panic" });
+  it("one candidate held back, or with an operator override, ends it: free bandwidth per user decides", () => {
+    for (const shown of [{ b: { heldBack: true } }, { a: { heldBack: true } }, { b: { capacityOverrideBps: 120 * MBIT } }, { a: { capacityOverrideBps: 900 * MBIT } }, { b: { capacityOverrideBps: 0 } }]) {
+      const d = first(fleet(shown));
+      expect(d.inboundId).toBe("in-a");
+      expect(d.explanation).toMatch(/^Picked in-a: most free bandwidth per user/);
+      expect(lean(fleet(shown)).inboundId).toBe("in-a");
+    }
+    // Not held back, or an override that is not a capacity (negative, not finite), shows nothing.
+    for (const none of [{ b: { heldBack: false } }, { b: { capacityOverrideBps: -1 } }, { b: { capacityOverrideBps: Number.NaN } }, { b: { capacityOverrideBps: Number.POSITIVE_INFINITY } }]) {
+      expect(first(fleet(none)).inboundId).toBe("in-b");
+      expect(lean(fleet(none)).inboundId).toBe("in-b");
+    }
   });
 
-  it("is off for round-robin routes and with evenWhileBlind false", () => {
-    const rr = fleet({ a: { coefficient: 4 } });
-    expect(blind(rr, { route: route(["a", "b"], { algorithm: "round-robin" }) }).inboundId).toBe("in-a");
-    expect(blind(fleet(), { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
+  it("only the pool's candidates count: a held-back server that is down, disabled, not serving the inbound or the fallback does not end it", () => {
+    const servers = {
+      ...fleet(),
+      c: srv({ available: false, heldBack: true }),
+      d: srv({ enabled: false, heldBack: true }),
+      e: srv({ heldBack: true, unavailableInbounds: new Map([["in-e", "not served"]]) }),
+      f: srv({ heldBack: true }),
+    };
+    const r = route(["a", "b", "c", "d", "e"], {}, ["f"]);
+    expect(first(servers, { route: r }).inboundId).toBe("in-b");
+    expect(lean(servers, { route: r }).inboundId).toBe("in-b");
+  });
+
+  it("no candidate: nothing, the fallback, or panic by the scores (not by users) when every server is down", () => {
+    expect(first({}, { route: route([]) })).toMatchObject({ inboundId: null, reason: "none" });
+    const withFallback = { ...fleet({ a: { available: false }, b: { available: false } }), f: srv({ reportedUsers: 1000 }) };
+    expect(first(withFallback, { route: route(["a", "b"], {}, ["f"]) })).toMatchObject({ inboundId: "in-f", reason: "fallback" });
+    const down = fleet({ a: { available: false }, b: { available: false } });
+    expect(first(down)).toMatchObject({ inboundId: "in-a", reason: "panic" }); // b has fewer users
+    expect(lean(down)).toMatchObject({ inboundId: "in-a", reason: "panic" });
+  });
+
+  it("a user whose server is down is a first pick; a user with a working server is judged by the rules that move a user", () => {
+    const servers = { ...fleet(), c: srv({ available: false, reportedUsers: 10 }) };
+    expect(first(servers, { previousInboundId: "in-c" }).inboundId).toBe("in-b");
+    expect(first(servers, { previousInboundId: "gone" }).inboundId).toBe("in-b");
+    // On a (spare) it stays; on b (full) a's larger fair share moves it, although a has more users.
+    expect(first(fleet(), { previousInboundId: "in-a" })).toMatchObject({ inboundId: "in-a", reason: "sticky" });
+    expect(first(fleet(), { previousInboundId: "in-b" })).toMatchObject({ inboundId: "in-a", reason: "best" });
+    expect(lean(fleet(), { previousInboundId: "in-b" }).inboundId).toBe("in-a");
+  });
+
+  it("round-robin routes and evenWhileBlind false rank by the scores", () => {
+    const rr = fleet({ a: { coefficient: 4 } }); // 4 / 201 beats 1 / 151
+    expect(first(rr, { route: route(["a", "b"], { algorithm: "round-robin" }) }).inboundId).toBe("in-a");
+    expect(lean(rr, { route: route(["a", "b"], { algorithm: "round-robin" }) }).inboundId).toBe("in-a");
+    const off = first(fleet(), { options: { evenWhileBlind: false } });
+    expect(off.inboundId).toBe("in-a");
+    expect(off.explanation).toMatch(/^Picked in-a: most free bandwidth per user/);
+    expect(lean(fleet(), { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
   });
 
   it("decides the same with the clock gone backwards (peaks are not read)", () => {
-    expect(blind(fleet({ a: { reportedAt: 1e9 }, b: { reportedAt: 1e9 } }), { nowMs: 0 }).inboundId).toBe("in-b");
+    expect(first(fleet({ a: { reportedAt: 1e9 }, b: { reportedAt: 1e9 } }), { nowMs: 0 }).inboundId).toBe("in-b");
   });
 });

@@ -27,23 +27,22 @@
  *   servers that have one (the floor when none has): a blind server is guessed to be a typical
  *   one, not the best, so a heterogeneous fleet's small links are not filled like its big ones
  *   before they report.
- * 0. A first pick while the pool is blind goes to the fewest users (least-traffic;
- *   evenWhileBlind, on by default). A learned peak is what a server's users asked for; it is
- *   the link's capacity only once the link held its users back (ServerMetrics.heldBack: a
- *   report's traffic per user more than the default margin below what another server of its
- *   cluster gave at its latest report, capacity.ts LatestUserRates) or when the operator set
- *   it. The pool is blind while none of its candidates has shown its capacity so, and users
- *   have arrived since its reports (in flight, at least the route's margin of the users they
- *   counted, blindByReports). Then free bandwidth per user compares lower bounds taken at
- *   loads of different ages (during a burst, a peak reported at 30 s beside one reported at
- *   60 s), splits users unevenly on links of one size, and the margin keeps that split for
- *   hours. Gain: the even split, which assumes nothing the reports do not show; the moves
- *   below correct it once reports show where users are held back. Cost: on links far apart
- *   the small ones fill evenly until reports catch up, and users move off them (the
- *   flash-crowd fixture: 0.964× → 0.940× the oracle). Without the stale-reports test (blind
- *   whenever no capacity is shown) steady fleets with few users per server, never marked held
- *   back, split evenly for hours and paid in churn. Measured on tuned seeds 1–10 and
- *   validation seeds 31–70 (README, "Scenario families").
+ * 0. A first pick while the pool is blind goes to the fewest users, arrivals in flight included
+ *   (least-traffic; evenWhileBlind, on by default). The pool is blind while none of its
+ *   candidates has shown its capacity (capacity.ts capacityShown). A learned peak is what a
+ *   server's users asked for: a lower bound of its link until the link holds its users back
+ *   (ServerMetrics.heldBack: a report's traffic per user more than the default margin below
+ *   what another server of its cluster gave at its latest report, capacity.ts LatestUserRates)
+ *   or the operator sets it. Free bandwidth per user compared between lower bounds ranks links
+ *   by their past demand, not their size. The even split assumes nothing the figures do not
+ *   show, and as soon as one server of the pool is seen full the scores take over. Cost: on
+ *   links far apart the small ones fill evenly until one of them is seen full. The pool was
+ *   blind only while users had also arrived since its reports (at least the route's margin of
+ *   the users they counted): with load every 60–300 s the even split held on steady fleets for
+ *   hours and cost churn. With load every 10 s (heartbeats, core/heartbeat.ts LOAD_INTERVAL_S)
+ *   the families did better without that test: tuned seeds 1–10 every aim 52 → 53 pairs,
+ *   fairness and churn both 55 → 56; validation seeds 31–70 every aim 185 → 201, both
+ *   217 → 232, above every baseline 206 → 208 (README, "Scenario families").
  * Moving a user who has a working inbound (stickiness). Every rule below weighs what the move
  * gains — the user's satisfaction (what it gets ÷ what it wants) and the fairness of the fleet —
  * against what it costs: a reconnect (the user's sessions drop; counted as churn), and, on a
@@ -182,19 +181,9 @@ let seedValue = 0;
 export const RATE_MIN_USERS = 5;
 
 /** The route's margin: its own hysteresis when it is a number ≥ 0, else the default. */
-export function routeHysteresis(route: RouteInput): number {
+function routeHysteresis(route: RouteInput): number {
   const h = route.hysteresis;
   return h !== undefined && Number.isFinite(h) && h >= 0 ? h : DEFAULT_HYSTERESIS;
-}
-
-/**
- * Rule 0's second test: the pool's reports describe a load it no longer carries. The users
- * arriving since the reports (in flight) are at least the route's margin of the users they
- * counted, so their learned peaks were taken at loads of different ages (a burst) and say
- * little about what each link carries. Nothing reported and nothing in flight is blind too.
- */
-export function blindByReports(reportedUsers: number, arrivingUsers: number, hysteresis: number): boolean {
-  return arrivingUsers >= reportedUsers * hysteresis;
 }
 
 /** Reported traffic per user, or null when the server reported no users. */
@@ -403,11 +392,9 @@ export function decideRoute(input: DecideInput): Decision {
     if (n > 0) peerPeak = sum / n;
   }
   const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
-  // Rule 0 (a first pick while the pool is blind) is settled after the loop, which sums the
-  // reported users and the arrivals in flight.
-  const maybeBlind = lt && cur === undefined && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics));
-  let reportedUsers = 0;
-  let arrivingUsers = 0;
+  // Rule 0: a first pick while no candidate has shown its capacity goes to the fewest users
+  // (ranked after the loop, which counts them; the scores stay in the notes).
+  const even = lt && cur === undefined && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics));
   for (const r of pool) {
     const m = r.m as ServerMetrics;
     const wasExcluded = r.out.excluded;
@@ -420,8 +407,6 @@ export function decideRoute(input: DecideInput): Decision {
     const add = r.rs ? (r.rs.server as ResolvedServer).additions() : inflight ? inflight(r.ib.serverId, m.reportedAt) : undefined;
     const U = Math.max(0, (m.reportedUsers || 0) + (add ? add.users : 0));
     r.users = U;
-    reportedUsers += m.reportedUsers || 0;
-    if (add) arrivingUsers += Math.max(0, add.users);
     const T = Math.max(0, (m.reportedTrafficBps || 0) + (add ? add.trafficBps : 0));
     const div = r.current ? Math.max(U, 1) : U + 1;
     const divNote = explain ? (r.current ? `${div} (you are already counted)` : `(${U} + 1)`) : "";
@@ -465,7 +450,6 @@ export function decideRoute(input: DecideInput): Decision {
     }
   }
 
-  const even = maybeBlind && blindByReports(reportedUsers, arrivingUsers, hysteresis);
   if (even) {
     for (const r of pool) {
       r.rank = 1 / (r.users + 1);
@@ -583,7 +567,7 @@ export function decideRoute(input: DecideInput): Decision {
     } else if (mode === "panic") {
       explanation = `${lead}Panic: no available inbound and no available fallback; picked ${label(best.ib)} among inbounds of enabled servers (${unit(bs)}${vs})${tie}.`;
     } else if (even) {
-      explanation = `${lead}Picked ${label(best.ib)}: fewest users (${best.users}${runner ? ` vs ${runner.users} on ${label(runner.ib)}` : ""})${tie}, since no server of this route has shown its capacity yet (none has held its users back, none has an override) and users have arrived since its reports (at least the route's margin of the users they counted), so every learned peak is only what its users asked for.`;
+      explanation = `${lead}Picked ${label(best.ib)}: fewest users (${best.users}${runner ? ` vs ${runner.users} on ${label(runner.ib)}` : ""})${tie}, since no server of this route has shown its capacity yet (none has held its users back, none has an override), so every learned peak is only what its users asked for.`;
     } else if (lt && best.rank === 0) {
       // No candidate has minMoveGainBps spare per user: the fair share decided, not the crumbs.
       const vsShare = runner ? ` vs ${mbps(runner.share)} Mbit/s on ${label(runner.ib)}` : "";

@@ -10,7 +10,6 @@
  * the same ties); lean.test.ts checks the two against each other, in-flight load included.
  */
 import { capacityShown, effectiveCapacity, peakNow, seenFullBps } from "./capacity";
-import { blindByReports, routeHysteresis } from "./decide";
 import { rendezvousSeed } from "./hash";
 import { expectedUserBps, type InflightLedger } from "./inflight";
 import type { BalancerOptions, ResolvedInbound, ResolvedServer, RouteInbound, RouteInput, ServerMetrics } from "./types";
@@ -66,12 +65,11 @@ const STRIDE = 10;
 export interface FirstPickTable {
   readonly leastTraffic: boolean;
   /**
-   * Least-traffic, and no candidate has shown its capacity: while the reports are also stale
-   * (blindByReports), fewest users wins (decide.ts, rule 0).
+   * Least-traffic with evenWhileBlind, and no candidate has shown its capacity (none held
+   * back, none with an override): fewest users wins, arrivals in flight included (decide.ts,
+   * rule 0). Settled once per table: it reads the metrics only, never the in-flight load.
    */
-  readonly maybeBlind: boolean;
-  /** The route's margin, as decideRoute resolves it. */
-  readonly hysteresis: number;
+  readonly blind: boolean;
   readonly inbounds: readonly RouteInbound[];
   readonly rendezvous: ResolvedInbound["rendezvous"];
   /** Each candidate's place in route.inbounds (its index in `rendezvous`). */
@@ -114,8 +112,7 @@ export function firstPickTable(route: RouteInput, resolved: readonly ResolvedInb
   const leastTraffic = route.algorithm !== "round-robin";
   return {
     leastTraffic,
-    maybeBlind: leastTraffic && evenWhileBlind && !shown,
-    hysteresis: routeHysteresis(route),
+    blind: leastTraffic && evenWhileBlind && !shown,
     inbounds: idx.map((i) => route.inbounds[i] as RouteInbound),
     rendezvous: (resolved[0] as ResolvedInbound).rendezvous,
     index: Int32Array.from(idx),
@@ -144,8 +141,10 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
   const rank = scratchRank;
   const share = scratchShare;
   const lt = t.leastTraffic;
+  const even = t.blind;
   let peerPeak = 0;
-  if (lt) {
+  // A blind pool's pick reads users only: no peak to decay.
+  if (lt && !even) {
     let sum = 0;
     let k = 0;
     for (let j = 0, o = 0; j < n; j++, o += STRIDE) {
@@ -159,13 +158,12 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
     }
     if (k > 0) peerPeak = sum / k;
   }
-  // The ledger's arrays are read through it: a prune writes them, never replaces them.
-  const even = t.maybeBlind && blindNow(t, ledger);
   let best = 0;
   for (let j = 0, o = 0; j < n; j++, o += STRIDE) {
     const slot = d[o + SLOT]!;
     let addUsers = 0;
     let addTraffic = 0;
+    // The ledger's arrays are read through it: a prune writes them, never replaces them.
     if (ledger.count[slot] !== 0) {
       ledger.pruneSlot(slot, d[o + REPORTED_AT]!);
       if (ledger.count[slot] !== 0) {
@@ -208,22 +206,6 @@ export function firstPick(t: FirstPickTable, ledger: InflightLedger, memo: PeakM
     }
   }
   return best;
-}
-
-/** Rule 0's stale-reports test over the table's candidates, as decideRoute sums them. */
-function blindNow(t: FirstPickTable, ledger: InflightLedger): boolean {
-  const d = t.data;
-  let reported = 0;
-  let arriving = 0;
-  for (let o = 0; o < d.length; o += STRIDE) {
-    const slot = d[o + SLOT]!;
-    reported += d[o + USERS]!;
-    if (ledger.count[slot] !== 0) {
-      ledger.pruneSlot(slot, d[o + REPORTED_AT]!);
-      if (ledger.count[slot] !== 0) arriving += Math.max(0, ledger.sumUsers[slot]!);
-    }
-  }
-  return blindByReports(reported, arriving, t.hysteresis);
 }
 
 /** The in-flight arrival of a user first-picked onto candidate j (the Balancer's recordArrival, +1). */

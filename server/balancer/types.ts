@@ -146,12 +146,13 @@ export interface BalancerOptions {
   keepSatisfied: boolean;
   /**
    * Least-traffic only (decide.ts, rule 0): while the route is blind — no candidate has shown
-   * its capacity (none held back, ServerMetrics.heldBack, none with an operator override) and
-   * users have arrived since the reports (in flight: at least the route's margin of the users
-   * the reports counted) — a first pick goes to the candidate with the fewest users, arrivals
-   * included. Every learned peak is then what its users asked for at loads of different ages,
-   * and the even split assumes nothing the reports do not show. Default true
-   * (false: first picks by free bandwidth per user always; README).
+   * its capacity (none held back, ServerMetrics.heldBack, none with an operator override) — a
+   * first pick goes to the candidate with the fewest users, arrivals in flight included.
+   * Every learned peak is then only what its users asked for, a lower bound of its link, and
+   * free bandwidth per user between lower bounds ranks links by past demand, not size; the
+   * even split assumes nothing the figures do not show. Once one candidate is seen full (or
+   * has an override) the scores decide. Default true (false: first picks by free bandwidth
+   * per user always; README).
    */
   evenWhileBlind: boolean;
 }
