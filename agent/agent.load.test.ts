@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import { afterAll, expect, it } from "vitest";
 import type { HeartbeatBody, HeartbeatLoad } from "../core/agent-wire";
-import { Agent, type AgentDeps } from "./agent";
+import { Agent, LIMIT_FULL_READ_MAX_USERS, loadStride, type AgentDeps } from "./agent";
 import type { CoreManager } from "./core-manager";
 import { Delivery } from "./delivery";
 import { FakePanel, waitFor } from "./fake-panel";
@@ -33,7 +33,7 @@ class LoadCore {
   readonly servedInbounds = [];
   readonly apiPort = 1;
   readonly pid = 1;
-  readonly userCount = 3;
+  userCount = 3;
   readonly queue: TrafficByEmail[] = [];
   /** Reads throw, as when the core's API does not answer. */
   failing = false;
@@ -252,4 +252,19 @@ it("posts a heartbeat's body as JSON and none without one; 400 or 413 to a body 
   expect(await client.postHeartbeat(10_000)).toBe("error");
   panel.heartbeatStatus = 404;
   expect(await client.postHeartbeat(10_000, undefined, { load })).toBe("unsupported");
+});
+
+it("samples a config past LIMIT_FULL_READ_MAX_USERS users every few load intervals, so the counters read for the load stay about that many users per interval", async () => {
+  expect([0, 3, LIMIT_FULL_READ_MAX_USERS].map(loadStride)).toEqual([1, 1, 1]);
+  expect([LIMIT_FULL_READ_MAX_USERS + 1, 100_000, 1_000_000].map(loadStride)).toEqual([2, 5, 50]);
+  expect([Number.NaN, Number.POSITIVE_INFINITY].map(loadStride)).toEqual([1, 1]);
+  const { core, agent } = await start();
+  core.userCount = 3 * LIMIT_FULL_READ_MAX_USERS;
+  const ticks0 = agent.loadTicks;
+  const samples0 = agent.loadSamples;
+  await waitFor("twelve load ticks", () => agent.loadTicks - ticks0 >= 12);
+  // One sample per three ticks (a tick may have begun one still being read).
+  const samples = agent.loadSamples - samples0;
+  expect(samples).toBeGreaterThanOrEqual(3);
+  expect(samples).toBeLessThanOrEqual(5);
 });

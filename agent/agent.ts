@@ -45,6 +45,14 @@ const LIMIT_REPORT_GAP_MS = 5000;
 export const LIMIT_FULL_READ_MAX_USERS = 20_000;
 export const LIMIT_WATCH_MAX = 100;
 
+/**
+ * Load intervals per load sample for a config of `users`: 1 up to LIMIT_FULL_READ_MAX_USERS,
+ * then one more per as many users (100,000 users: every 5th interval, 50 s).
+ */
+export function loadStride(users: number): number {
+  return Number.isFinite(users) && users > LIMIT_FULL_READ_MAX_USERS ? Math.ceil(users / LIMIT_FULL_READ_MAX_USERS) : 1;
+}
+
 const savedLimitsSchema = z.object({
   limited: z.array(z.tuple([z.string().min(1).max(128), z.int().min(0)])),
   over: z.array(z.string().min(1).max(128)),
@@ -130,6 +138,7 @@ export class Agent {
   private loadReadFailing = false;
   /** Load timer ticks, and the samples they took (tests wait on ticks, not seconds). */
   loadTicks = 0;
+  private ticksSinceSample = 0;
   loadSamples = 0;
 
   constructor(private readonly deps: AgentDeps) {}
@@ -243,6 +252,12 @@ export class Agent {
       // A sample still reading skips this tick: the load timer never has two reads in flight.
       if (this.loadSampling || this.stopped) return;
       this.loadTicks++;
+      // Past LIMIT_FULL_READ_MAX_USERS users a sample (a full read) comes every
+      // loadStride() ticks, so the counters read for the load stay at about that many users
+      // per load interval: a million users' counters every 10 s would cost the core and the
+      // agent more than a fresher figure is worth on one server that size.
+      if (++this.ticksSinceSample < loadStride(this.deps.core.userCount)) return;
+      this.ticksSinceSample = 0;
       this.loadSampling = this.sampleLoad().finally(() => {
         this.loadSampling = null;
       });
