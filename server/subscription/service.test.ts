@@ -267,8 +267,8 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     const de = await t.db.select().from(servers).where(inArray(servers.name, ["de-fra-1", "de-ber-1"]));
     const fra = de.find((x) => x.name === "de-fra-1")!;
     const ber = de.find((x) => x.name === "de-ber-1")!;
-    const report = async (serverId: string, usersOnline: number, bps: number) => {
-      const row = { serverId, reportedAt: new Date(now), listenerAlive: true, serviceRunning: true, usersOnline, rxBps: bps, txBps: bps, cpu: 1, memory: 1, peakBps: 0 };
+    const report = async (serverId: string, usersOnline: number, bps: number, heldBack = false) => {
+      const row = { serverId, reportedAt: new Date(now), listenerAlive: true, serviceRunning: true, usersOnline, rxBps: bps, txBps: bps, cpu: 1, memory: 1, peakBps: 0, heldBackAt: heldBack ? new Date(now) : null };
       const { serverId: _id, ...set } = row;
       await t.db.insert(serverMetrics).values(row).onConflictDoUpdate({ target: serverMetrics.serverId, set });
       publishChange("metrics", clusterId);
@@ -278,7 +278,8 @@ describe.each(testDbKinds())("subscription service on %s", (kind) => {
     // Frankfurt once carried 900 Mbit/s: its link is big, though its stored peak says nothing.
     await report(fra.id, 10, 900e6);
     await report(fra.id, 10, 50e6);
-    await report(ber.id, 1, 50e6);
+    // Berlin's link was seen full, so the pool is not blind (rule 0) and the scores decide.
+    await report(ber.id, 1, 50e6, true);
     const [fresh] = await t.db.insert(subscribers).values({ clusterId, name: "peak-reader", token: "peak-reader-token-01" }).returning();
     publishChange("subscribers", clusterId);
     const ex = await service.explain(fresh!.id);
