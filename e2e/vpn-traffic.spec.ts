@@ -325,6 +325,22 @@ test("a subscriber created in the panel reaches a target through real v2ray serv
     await expect(page.getByRole("row", { name: /alice/ })).toContainText(/KB|MB/);
     await page.close();
 
+    // --- the load each agent measures every 10 s and sends in its heartbeats: what the
+    // balancer places new users on, shown on the health page (alice keeps moving traffic, so
+    // every window has her in it)
+    const aliceServer = (await subscription(api, alice.token)).inboundId === inA.inbound.id ? { id: serverA.id, name: "plain-1" } : { id: serverB.id, name: "tls-1" };
+    type LoadRow = { usersOnline: number; trafficBps: number; current: boolean };
+    await until("a load with alice in it from her server's heartbeats", 60_000, async () => {
+      await canFetch(clients.get(alice.id)!, target.url);
+      const h = await trpcQuery<{ servers: Array<{ id: string; report: { load: LoadRow | null } | null }> }>(api!, "monitoring.health", { clusterId: cluster.id });
+      const load = h.servers.find((s) => s.id === aliceServer.id)?.report?.load;
+      return load && load.current && load.usersOnline >= 1 && load.trafficBps > 0 ? load : null;
+    });
+    const healthPage = await (await browser.newContext({ baseURL: app.url, storageState: await api.storageState() })).newPage();
+    await healthPage.goto(`/clusters/${cluster.id}/health`);
+    await expect(healthPage.locator(`tr[aria-label="Server ${aliceServer.name}"]`).getByTestId("balancing-load")).toHaveText(/^load \d+ s ago: \d+ users? · [\d.]+ (bit|kbit|Mbit|Gbit)\/s$/i);
+    await healthPage.context().close();
+
     // --- the edge boundary: another loopback port answers on the server, not through the tunnel
     const other = await startTarget();
     cleanups.push(() => other.close());
