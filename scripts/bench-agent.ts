@@ -59,6 +59,17 @@ const HEARTBEAT_S = Number(process.env.BENCH_HEARTBEAT_S ?? 20);
 /** The seed of the loads the heartbeats phase draws per server. */
 const HEARTBEAT_SEED = 24;
 
+/**
+ * Whether a send due now is skipped, and why (counted): its server still waits for its
+ * previous answer, as a real agent would, or the bench's in-flight cap is reached.
+ */
+function skipsSend(counts: { skippedStillWaiting: number; skippedInFlightCap: number }, waiting: boolean, inFlight: number): boolean {
+  if (waiting) counts.skippedStillWaiting++;
+  else if (inFlight >= MAX_IN_FLIGHT) counts.skippedInFlightCap++;
+  else return false;
+  return true;
+}
+
 /** Resident memory of a process in bytes (Linux /proc), or NaN. */
 function rssOf(pid: number | undefined): number {
   try {
@@ -297,14 +308,7 @@ async function floodPhase(app: AppClient, base: string, fleet: Awaited<ReturnTyp
     const busy = new Array<boolean>(fleet.servers.length).fill(false);
     const sendLat: number[] = [];
     const send = (i: number) => {
-      if (busy[i]) {
-        counts.skippedStillWaiting++;
-        return;
-      }
-      if (inFlight >= MAX_IN_FLIGHT) {
-        counts.skippedInFlightCap++;
-        return;
-      }
+      if (skipsSend(counts, busy[i]!, inFlight)) return;
       seq[i]!++;
       const body = reportBody(`,"instance":"${instance}","seq":${seq[i]},"users":${usersJson[i]}`);
       inFlight++;
@@ -527,14 +531,7 @@ async function heartbeatsPhase(app: AppClient, base: string, pid: number | undef
   const send = (i: number, withLoad: boolean) => {
     const load = withLoad ? loadOf(i, loadNo[i]!++) : null;
     if (load) loads.due++;
-    if (busy[i]) {
-      counts.skippedStillWaiting++;
-      return;
-    }
-    if (inFlight >= MAX_IN_FLIGHT) {
-      counts.skippedInFlightCap++;
-      return;
-    }
+    if (skipsSend(counts, busy[i]!, inFlight)) return;
     inFlight++;
     busy[i] = true;
     counts.sent++;
