@@ -25,9 +25,8 @@ import { sendJson, type RouteHandler } from "@/server/http/util";
 import { recordHeartbeats } from "@/server/monitoring/heartbeat";
 import { storeLoads, type HeartbeatLoadItem } from "@/server/monitoring/reported-health";
 import { heartbeatBodySchema, MAX_HEARTBEAT_BODY_BYTES, type HeartbeatLoad } from "@/core/agent-wire";
-import { formatZodError } from "@/core/zod-format";
 import { readLimited } from "./report-http";
-import { storableFloat } from "./reports";
+import { parseAgentBody, storableFloat } from "./reports";
 import { agentOrRefuse } from "./agent-auth";
 import { TokenBuckets } from "./rate-limit";
 
@@ -102,15 +101,9 @@ export class HeartbeatBatcher {
 /** The heartbeat's load, null without one, or the 400's message naming the field. */
 function parseHeartbeatBody(text: string): { load: HeartbeatLoad | null } | { error: string } {
   if (text.trim() === "") return { load: null };
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { error: "(root): body is not valid JSON" };
-  }
-  const parsed = heartbeatBodySchema.safeParse(json);
-  if (!parsed.success) return { error: formatZodError(parsed.error) };
-  const load = parsed.data.load;
+  const parsed = parseAgentBody(heartbeatBodySchema, text);
+  if ("error" in parsed) return parsed;
+  const load = parsed.value.load;
   return { load: load ? { usersOnline: load.usersOnline, rxBps: storableFloat(load.rxBps), txBps: storableFloat(load.txBps) } : null };
 }
 

@@ -6,6 +6,7 @@
  * alerts by server/alerts.
  */
 import "server-only";
+import type { z } from "zod";
 import { eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "@/db/client";
 import { rowsOf } from "@/db/rows";
@@ -47,17 +48,23 @@ const unknownUsers = counter(
   "Per-user traffic rows of agent reports naming no subscriber of the server's cluster (ignored)",
 );
 
-/** Parses a report body: the report, or the 400 that names the field. */
-export function parseReport(rawBody: string): { report: AgentReport } | { error: string } {
+/** Parses an agent's JSON body with `schema`: the value, or the 400's message that names the field. */
+export function parseAgentBody<T>(schema: z.ZodType<T>, rawBody: string): { value: T } | { error: string } {
   let json: unknown;
   try {
     json = JSON.parse(rawBody);
   } catch {
     return { error: "(root): body is not valid JSON" };
   }
-  const parsed = agentReportSchema.safeParse(json);
+  const parsed = schema.safeParse(json);
   if (!parsed.success) return { error: formatZodError(parsed.error) };
-  return { report: storableReport(parsed.data) };
+  return { value: parsed.data };
+}
+
+/** Parses a report body: the report, or the 400 that names the field. */
+export function parseReport(rawBody: string): { report: AgentReport } | { error: string } {
+  const parsed = parseAgentBody(agentReportSchema, rawBody);
+  return "error" in parsed ? parsed : { report: storableReport(parsed.value) };
 }
 
 /**
