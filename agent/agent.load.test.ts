@@ -121,6 +121,19 @@ async function sample(core: LoadCore, t: TrafficByEmail = new Map()): Promise<vo
   core.held.shift()!(t);
 }
 
+/**
+ * Two load ticks take no sample, and of the next four heartbeats none after the first two
+ * carries a load (the one in flight, or the next, may still carry the sample taken before).
+ */
+async function noSampleNorLoad(agent: Agent, panel: FakePanel): Promise<void> {
+  const [ticks, samples] = [agent.loadTicks, agent.loadSamples];
+  await waitFor("two load ticks", () => agent.loadTicks >= ticks + 2);
+  expect(agent.loadSamples).toBe(samples);
+  const n = panel.heartbeatBodies.length;
+  await waitFor("four more heartbeats", () => panel.heartbeatBodies.length >= n + 4);
+  expect(panel.heartbeatBodies.slice(n + 2).filter((b) => b !== null)).toEqual([]);
+}
+
 it("sends the load since the last sample in the next heartbeat: each user once, rates over the window's length, traffic a report read meanwhile included; the window starts again after", async () => {
   const { panel, core, clock, agent } = await start({}, { held: true });
   // While the load timer's read is held, only the report asked for here reads the counters.
@@ -171,14 +184,9 @@ it("measures no load while the core is not running or its counters cannot be rea
   // The core is down for a minute: no read, no sample, no load in heartbeats.
   core.running = false;
   clock.ms += 60_000;
-  const [ticks, reads, samples] = [agent.loadTicks, core.reads, agent.loadSamples];
-  await waitFor("two ticks", () => agent.loadTicks >= ticks + 2);
+  const [reads, samples] = [core.reads, agent.loadSamples];
+  await noSampleNorLoad(agent, panel);
   expect(core.reads).toBe(reads);
-  expect(agent.loadSamples).toBe(samples);
-  let n = panel.heartbeatBodies.length;
-  await waitFor("four more heartbeats", () => panel.heartbeatBodies.length >= n + 4);
-  // The heartbeat in flight or the next may still carry the sample taken before it stopped.
-  expect(panel.heartbeatBodies.slice(n + 2).filter((b) => b !== null)).toEqual([]);
   // Back: the first sample spans the 2 s since, not the outage.
   core.running = true;
   clock.ms += 2000;
@@ -190,14 +198,9 @@ it("measures no load while the core is not running or its counters cannot be rea
   await waitFor("the sample before", () => agent.loadSamples >= samples + 2);
   core.failing = true;
   clock.ms += 60_000;
-  const [ticks2, samples2] = [agent.loadTicks, agent.loadSamples];
-  await waitFor("two failed reads", () => agent.loadTicks >= ticks2 + 2);
-  expect(agent.loadSamples).toBe(samples2);
+  await noSampleNorLoad(agent, panel);
   const failed = log.lines.filter((l) => l.startsWith("warn: reading traffic counters for the load failed"));
   expect(failed).toEqual(["warn: reading traffic counters for the load failed: connect ECONNREFUSED 127.0.0.1:1 (heartbeats go without the load until a read works)"]);
-  n = panel.heartbeatBodies.length;
-  await waitFor("four more heartbeats", () => panel.heartbeatBodies.length >= n + 4);
-  expect(panel.heartbeatBodies.slice(n + 2).filter((b) => b !== null)).toEqual([]);
   // Reads work again: the first sample spans the 3 s since, and that is said once.
   core.failing = false;
   clock.ms += 3000;
