@@ -20,6 +20,8 @@ export interface AgentServer {
   serverId: string;
   clusterId: string;
   reportIntervalS: number;
+  /** The link speed the operator gave for it ("Report capacity"): what no report or load may claim to exceed. */
+  reportCapacityMbps: number;
 }
 
 /** The token of `Authorization: Bearer <token>`, or null. */
@@ -62,7 +64,7 @@ export async function authenticateAgent(db: Db, authorization: string | undefine
   if (hit) return hit;
   const generation = s.generation;
   const [row] = await db
-    .select({ serverId: servers.id, clusterId: servers.clusterId, reportIntervalS: clusters.reportIntervalS })
+    .select({ serverId: servers.id, clusterId: servers.clusterId, reportIntervalS: clusters.reportIntervalS, reportCapacityMbps: servers.reportCapacityMbps })
     .from(servers)
     .innerJoin(clusters, eq(clusters.id, servers.clusterId))
     .where(eq(servers.agentTokenHash, hash));

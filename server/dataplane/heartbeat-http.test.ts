@@ -3,7 +3,9 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { testDbKinds, type TestDatabase } from "@/db/testing";
-import { clusters, serverHealth, serverMetrics, servers } from "@/db/schema";
+import { clusters, operators, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
+import { createApiToken } from "@/server/accounts/api-tokens";
+import { createSession, SESSION_COOKIE } from "@/server/auth/sessions";
 import { MAX_HEARTBEAT_BODY_BYTES } from "@/core/agent-wire";
 import { hashAgentToken } from "@/server/auth/tokens";
 import { serveAgentRoutes, type AgentRoutesServer } from "./agent-http-testing";
@@ -79,6 +81,51 @@ describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
     await heartbeatBatcher().flush();
     expect(await beatAt()).toBe(beat);
     expect(await metrics()).toMatchObject({ loadUsers: 40, loadBps: 80e6 });
+  });
+
+  it("a load beyond the server's report capacity is refused naming the field; only an agent token reaches the route, and only its own server's row", async () => {
+    const [c] = await t.db.insert(clusters).values({ name: `hb-edge-${kind}` }).returning();
+    const make = async (name: string, reportCapacityMbps: number) => {
+      const token = `tok-${randomUUID()}`;
+      const [s] = await t.db.insert(servers).values({ clusterId: c!.id, name, address: "127.0.0.1", agentTokenHash: hashAgentToken(token), reportCapacityMbps }).returning();
+      await t.db.insert(serverMetrics).values({ serverId: s!.id, reportedAt: new Date(), listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1, txBps: 1, cpu: 1, memory: 1 });
+      return { id: s!.id, token };
+    };
+    const small = await make("small", 100);
+    const other = await make("other", 100);
+    const row = async (id: string) => (await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, id)))[0]!;
+    const load = (rxBps: number, txBps = 1e6) => JSON.stringify({ load: { usersOnline: 10, rxBps, txBps } });
+
+    // An agent token of a 100 Mbit/s server claiming more: refused, the field named, nothing stored.
+    for (const [body, field] of [[load(100e6 + 1), "load.rxBps"], [load(1e6, 2e9), "load.txBps"]] as const) {
+      const r = await post(`Bearer ${small.token}`, "POST", body);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toMatch(new RegExp(`^${field.replace(".", "\\.")}: .* more than this server's report capacity \\(100 Mbit/s\\): nothing was stored$`));
+    }
+    // At the capacity it is a measurement; it lands on the token's own server, never another's.
+    expect((await post(`Bearer ${small.token}`, "POST", load(100e6))).status).toBe(204);
+    await heartbeatBatcher().flush();
+    expect((await row(small.id)).loadBps).toBe(100e6);
+    expect((await row(other.id)).loadAt).toBeNull();
+
+    // Credentials of every other kind are not an agent's: 401, nothing stored.
+    const [op] = await t.db.insert(operators).values({ username: `viewer-${kind}-${randomUUID().slice(0, 8)}`, passwordHash: "x", role: "viewer" }).returning();
+    const session = await createSession(t.db, op!.id, "vitest");
+    const api = await createApiToken(t.db, { operatorId: op!.id, username: op!.username }, { name: "hb", scopes: ["read"] });
+    const [sub] = await t.db.insert(subscribers).values({ clusterId: c!.id, name: "alice", token: `sub-${randomUUID()}` }).returning();
+    const strangers: Array<Record<string, string>> = [
+      { authorization: `Bearer ${api.token}` },
+      { authorization: `Bearer ${sub!.token}` },
+      { cookie: `${SESSION_COOKIE}=${session.token}` },
+      { authorization: `Bearer ${session.token}` },
+    ];
+    for (const headers of strangers) {
+      const r = await fetch(`${base}/api/agent/heartbeat`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: load(50e6) });
+      expect(r.status, JSON.stringify(Object.keys(headers))).toBe(401);
+    }
+    await heartbeatBatcher().flush();
+    expect((await row(other.id)).loadAt).toBeNull();
+    expect((await row(small.id)).loadBps).toBe(100e6);
   });
 
   it("204 and the time is stored with the next flush; past the burst 429 with Retry-After", async () => {

@@ -2,9 +2,9 @@
  * Agent heartbeats (issue 24, core/heartbeat.ts): POST /api/agent/heartbeat,
  * `Authorization: Bearer <agent token>`, every HEARTBEAT_INTERVAL_S, with no body or, every
  * LOAD_INTERVAL_S, the load the agent measured (core/agent-wire.ts heartbeatBodySchema:
- * `{"load":{"usersOnline":…,"rxBps":…,"txBps":…}}`). A body that is not that is a 400 naming
- * the field, one over MAX_HEARTBEAT_BODY_BYTES a 413; neither stores anything, not even the
- * heartbeat's time.
+ * `{"load":{"usersOnline":…,"rxBps":…,"txBps":…}}`). A body that is not that, or a rate above
+ * the server's report capacity, is a 400 naming the field, one over MAX_HEARTBEAT_BODY_BYTES a
+ * 413; neither stores anything, not even the heartbeat's time.
  *
  * A separate endpoint, not the report: a report carries traffic and is group-committed with
  * accounting, so it is neither tiny nor fast; and not the config long-poll, which answers only
@@ -98,12 +98,22 @@ export class HeartbeatBatcher {
   }
 }
 
-/** The heartbeat's load, null without one, or the 400's message naming the field. */
-function parseHeartbeatBody(text: string): { load: HeartbeatLoad | null } | { error: string } {
+/**
+ * The heartbeat's load, null without one, or the 400's message naming the field. A rate above
+ * the server's report capacity (the link speed its operator gave) is no measurement: refused,
+ * as a report's per-user bytes beyond it are, so one agent token cannot claim a link it does
+ * not have and draw new users to it.
+ */
+function parseHeartbeatBody(text: string, reportCapacityMbps: number): { load: HeartbeatLoad | null } | { error: string } {
   if (text.trim() === "") return { load: null };
   const parsed = parseAgentBody(heartbeatBodySchema, text);
   if ("error" in parsed) return parsed;
   const load = parsed.value.load;
+  for (const field of ["rxBps", "txBps"] as const) {
+    if (load && load[field] > reportCapacityMbps * 1e6) {
+      return { error: `load.${field}: ${load[field]} bit/s is more than this server's report capacity (${reportCapacityMbps} Mbit/s)` };
+    }
+  }
   return { load: load ? { usersOnline: load.usersOnline, rxBps: storableFloat(load.rxBps), txBps: storableFloat(load.txBps) } : null };
 }
 
@@ -138,7 +148,7 @@ export const agentHeartbeatHandler: RouteHandler = async (req, res) => {
     sendJson(res, 413, { error: tooLarge }, { connection: "close" });
     return;
   }
-  const body = parseHeartbeatBody(text);
+  const body = parseHeartbeatBody(text, agent.reportCapacityMbps);
   if ("error" in body) {
     beats.inc({ outcome: "bad_request" });
     sendJson(res, 400, { error: `${body.error}: nothing was stored` });
