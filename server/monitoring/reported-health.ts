@@ -226,14 +226,15 @@ export interface HeartbeatLoadItem {
 export async function storeLoads(tx: DbOrTx, items: readonly HeartbeatLoadItem[]): Promise<Set<string>> {
   const changed = new Set<string>();
   if (items.length === 0) return changed;
-  const sorted = [...items].sort((a, b) => byId(a.serverId, b.serverId) || a.atMs - b.atMs);
+  // Oldest first, as the cluster's reference takes them.
+  const sorted = [...items].sort((a, b) => a.atMs - b.atMs);
   const prev = await balancingFigures(
     tx,
     sorted.map((i) => i.serverId),
   );
   const rates = await clustersUserRates(tx, sorted.map((i) => ({ clusterId: i.clusterId, nowMs: i.atMs })));
   const rows = new Map<string, { id: string; at: string; users: number; bps: number; peak: number; heldAt: string | null; heldBps: number | null; clusterId: string }>();
-  for (const item of [...sorted].sort((a, b) => a.atMs - b.atMs)) {
+  for (const item of sorted) {
     const p = prev.get(item.serverId);
     if (!p || (p.loadAtMs !== null && item.atMs <= p.loadAtMs)) continue;
     const trafficBps = Math.max(item.load.rxBps, item.load.txBps);
