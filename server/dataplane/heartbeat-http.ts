@@ -10,8 +10,8 @@
  * accounting, so it is neither tiny nor fast; and not the config long-poll, which answers only
  * every ~50 s and whose socket close a dead machine never sends. A heartbeat costs one cached
  * token lookup and a map write here; HeartbeatBatcher stores every server's latest time in
- * one statement per HEARTBEAT_FLUSH_MS, and the loads in one more, so the database sees two
- * writes per flush, not one per agent. 204 once queued; 401/503 as every agent route; 429 + Retry-After past
+ * one statement per HEARTBEAT_FLUSH_MS, and the loads in one transaction, so the database sees
+ * two writes per flush, not one per agent. 204 once queued; 401/503 as every agent route; 429 + Retry-After past
  * HEARTBEAT_BURST (refilled at 2 a second: the agent sends one every 2 s).
  * A heartbeat from a server whose loss the watcher had confirmed recomputes it at once.
  */
@@ -21,11 +21,10 @@ import { getDb } from "@/server/db";
 import { publishChange } from "@/server/bus";
 import { logger } from "@/server/logger";
 import { counter } from "@/server/metrics";
-import { sendJson, type RouteHandler } from "@/server/http/util";
+import { readLimited, sendJson, type RouteHandler } from "@/server/http/util";
 import { recordHeartbeats } from "@/server/monitoring/heartbeat";
 import { storeLoads, type HeartbeatLoadItem } from "@/server/monitoring/reported-health";
 import { heartbeatBodySchema, MAX_HEARTBEAT_BODY_BYTES, type HeartbeatLoad } from "@/core/agent-wire";
-import { readLimited } from "./report-http";
 import { parseAgentBody, storableFloat } from "./reports";
 import { agentOrRefuse } from "./agent-auth";
 import { TokenBuckets } from "./rate-limit";
@@ -37,7 +36,7 @@ const HEARTBEAT_REFILL_PER_S = 2;
 const tooLarge = `a heartbeat body is at most ${MAX_HEARTBEAT_BODY_BYTES} bytes: nothing was stored`;
 const beats = counter("routeboard_agent_heartbeats_total", "POST /api/agent/heartbeat answers by outcome");
 
-/** Queues heartbeats (and their loads) in memory and stores them in two statements per flush. */
+/** Queues heartbeats (and their loads) in memory and stores them in two writes per flush. */
 export class HeartbeatBatcher {
   private pending = new Map<string, number>();
   private loads = new Map<string, HeartbeatLoadItem>();

@@ -12,7 +12,7 @@
 import { getDb } from "@/server/db";
 import type { Db } from "@/db/client";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { sendJson, type RouteHandler } from "@/server/http/util";
+import { readLimited, sendJson, type RouteHandler } from "@/server/http/util";
 import { remainingBytesOf } from "@/server/usage/remaining";
 import { counter } from "@/server/metrics";
 import { isDatabaseDown } from "@/server/db-errors";
@@ -153,28 +153,4 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
     }
   }
   sendJson(res, outcome.httpStatus, answer);
-}
-
-/** The body as text, or null once it exceeds `limit` (the rest is drained, not buffered). */
-export function readLimited(req: IncomingMessage, limit: number): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    let over = false;
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => {
-      if (over) return;
-      size += c.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(null);
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on("end", () => {
-      if (!over) resolve(Buffer.concat(chunks).toString("utf8"));
-    });
-    req.on("error", reject);
-  });
 }

@@ -12,3 +12,27 @@ export function sendText(res: ServerResponse, status: number, body: string, head
 }
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
+
+/** The body as text, or null once it exceeds `limit` (the rest is drained, not buffered). */
+export function readLimited(req: IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    let over = false;
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve(null);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => {
+      if (!over) resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+    req.on("error", reject);
+  });
+}
