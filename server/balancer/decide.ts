@@ -101,6 +101,7 @@
 import { capacityShown, effectiveCapacity, peakNow, seenFullBps } from "./capacity";
 import { rendezvousHashFrom, rendezvousSeed } from "./hash";
 import { expectedUserBps } from "./inflight";
+import { ltMoveVerdict } from "./move-rules";
 import {
   DEFAULT_HYSTERESIS,
   DEFAULT_OPTIONS,
@@ -204,20 +205,6 @@ function referencePerUser(pool: readonly Row[]): { bps: number; row: Row } | nul
     if (!ref || v > ref.bps) ref = { bps: v, row: r };
   }
   return ref;
-}
-
-/**
- * Rule 4's reference rate: the pool's best reported traffic per user, or the server that came
- * back's offer to a newcomer (free bandwidth per user) discounted by failBackHysteresis when
- * that is higher. Without the offer an emptied server that came back counted for nothing: it
- * has no users to report a rate, so on a fleet that ran full while it was away no server was
- * starved beside the others, and its users stayed away for the whole dwell.
- */
-function failBackReference(pool: readonly Row[], back: Row, failBackHysteresis: number): { bps: number; row: Row; offerDivisor?: number } | null {
-  const ref = referencePerUser(pool);
-  const divisor = 1 + Math.max(0, failBackHysteresis);
-  const offer = (back.out.score as number) / divisor;
-  return offer > 0 && (!ref || offer > ref.bps) ? { bps: offer, row: back, offerDivisor: divisor } : ref;
 }
 
 function hashOf(r: Row, userId: string): number {
@@ -497,30 +484,38 @@ export function decideRoute(input: DecideInput): Decision {
         // fair share (bySh) alone: what it gets there, and on any full link, is its fair share;
         // spare elsewhere is not a gain by itself (rule 1b above).
         // Spare capacity on a server with a smaller fair share is not worth a move (rule 2).
-        const spare = cs >= opts.minMoveGainBps && bs > cs * (1 + margin) && bs - cs >= opts.minMoveGainBps;
-        const smallerShare = spare && best.share < cur.share;
-        const byFree = spare && !smallerShare;
-        const bySh = cs < opts.minMoveGainBps && best.share > cur.share * (1 + margin);
         // During the dwell, only a starved current server gives its users back: starved beside
         // the pool's best rate, or beside what the server that came back offers a newcomer
-        // (its free bandwidth per user), counted at 1 / (1 + failBackHysteresis) of it.
-        const ref = failBack && (byFree || bySh) ? failBackReference(pool, best, opts.failBackHysteresis) : null;
-        const curRate = ref ? perUserBps(cur.m as ServerMetrics) : null;
-        const satisfied = ref !== null && curRate !== null && curRate * (1 + hysteresis) >= ref.bps;
+        // (its free bandwidth per user), counted at 1 / (1 + failBackHysteresis) of it (rule 4).
         // A user on a server with spare capacity gets what it wants: moving gains nothing.
         // What a user wants is judged where users are not held back: the best traffic per user
-        // in the pool, or this server's own when higher.
-        const want = opts.keepSatisfied && (byFree || bySh) && cur.headroom > 0 ? Math.max(cur.perUser, referencePerUser(pool)?.bps ?? 0, opts.minMoveGainBps) : 0;
-        const unsaturated = want > 0 && cur.headroom >= want;
-        move = (byFree || bySh) && !satisfied && !unsaturated;
+        // in the pool, or this server's own when higher (rule 3).
+        const curRate = perUserBps(cur.m as ServerMetrics);
+        const v = ltMoveVerdict({
+          cs,
+          curShare: cur.share,
+          bs,
+          bestShare: best.share,
+          margin,
+          hysteresis,
+          failBack,
+          headroom: cur.headroom,
+          perUser: cur.perUser,
+          curRate,
+          poolRate: () => referencePerUser(pool)?.bps ?? null,
+          minMoveGainBps: opts.minMoveGainBps,
+          failBackHysteresis: opts.failBackHysteresis,
+          keepSatisfied: opts.keepSatisfied,
+        });
+        const { byFree, bySh, smallerShare, satisfied, unsaturated, want } = v;
+        move = v.move;
         marginSays = !satisfied && !smallerShare && !unsaturated;
         if (unsaturated) {
           why = `${label(cur.ib)} has ${mbps(cur.headroom)} Mbit/s spare, at least what one user wants (${mbps(want)} Mbit/s): its users get what they want, so moving gains nothing`;
-        } else if (satisfied && ref) {
-          why =
-            ref.offerDivisor === undefined
-              ? `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of the best (${mbps(ref.bps)} Mbit/s on ${label(ref.row.ib)}), so it is not starved`
-              : `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of what ${label(ref.row.ib)} offers a newcomer ÷ ${ref.offerDivisor} (${mbps(ref.bps)} Mbit/s), so it is not starved`;
+        } else if (satisfied) {
+          why = !v.refIsOffer
+            ? `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of the best (${mbps(v.refBps)} Mbit/s on ${label((referencePerUser(pool) as { row: Row }).row.ib)}), so it is not starved`
+            : `its users get ${mbps(curRate ?? 0)} Mbit/s each, within ${pct(hysteresis)} of what ${label(best.ib)} offers a newcomer ÷ ${1 + Math.max(0, opts.failBackHysteresis)} (${mbps(v.refBps)} Mbit/s), so it is not starved`;
         } else if (byFree) {
           why = cs > 0 ? `${pct(bs / cs - 1)} more free bandwidth per user` : `spare capacity while ${label(cur.ib)} has none`;
         } else if (bySh) {
