@@ -229,7 +229,7 @@ it("keeps heartbeating, without the load, after a 400 to a heartbeat carrying on
   await waitFor("five more heartbeats", () => panel.heartbeats.length >= n + 5);
   expect(panel.heartbeatBodies.slice(n).filter((b) => b !== null)).toEqual([]);
   expect(log.lines.filter((l) => l.includes("rejected a heartbeat's load"))).toEqual([
-    "error: the panel rejected a heartbeat's load (400: load: not a field of a heartbeat); heartbeats go on without it until the agent restarts. A rate above the server's report capacity means the capacity set in the panel is below this link's; anything else is a bug: please report it.",
+    "error: the panel rejected a heartbeat's load (400: load: not a field of a heartbeat); heartbeats go on without it until the agent restarts. This is a bug: please report it.",
   ]);
   // No counter reads for a load nobody takes.
   expect(core.reads).toBe(reads);

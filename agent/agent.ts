@@ -229,12 +229,11 @@ export class Agent {
       let wait = Math.max(0, intervalS * 1000 - (Date.now() - startedAt));
       if (typeof answer === "object") {
         // A 400/413 to a heartbeat with a load: this agent and the panel disagree on the
-        // contract (a bug), or the load is above the server's report capacity (a setting in
-        // the panel, below this link's speed). Heartbeats go on without the load (failover must keep working), the
-        // next one at once since the panel may not have counted this one; no more counter
+        // contract (a bug). Heartbeats go on without the load (failover must keep working),
+        // the next one at once since the panel may not have counted this one; no more counter
         // reads for a load nobody takes.
         this.stopLoadTimer();
-        this.deps.log.error(`the panel rejected a heartbeat's load (${answer.status}: ${answer.error}); heartbeats go on without it until the agent restarts. A rate above the server's report capacity means the capacity set in the panel is below this link's; anything else is a bug: please report it.`);
+        this.deps.log.error(`the panel rejected a heartbeat's load (${answer.status}: ${answer.error}); heartbeats go on without it until the agent restarts. This is a bug: please report it.`);
         wait = 0;
       }
       this.heartbeatTimer = setTimeout(() => this.heartbeat(), wait);

@@ -75,4 +75,14 @@ test("the report capacity is set in the server form, validated, and bounds what 
   expect(((await res.json()) as { error: string }).error).toMatch(/^users\[0\]\.down: \d+ bytes is more than this server's report capacity \(8 Mbit\/s\)/);
   const list = await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(page.request, "subscribers.list", { clusterId: cluster.id });
   expect(list.find((s) => s.id === erin.id)!.trafficUsedBytes).toBe(0);
+
+  // A rate above 8 Mbit/s is no more than the link carries: the report is kept (its user's
+  // traffic counted), the rate stored and shown as 8 Mbit/s.
+  const fast = await postAgentReport(page.request, server.agentToken, healthyReport({ instance: "e2e-acct-cap", seq: 2, usersOnline: 1, rxBps: 50e6, txBps: 1e6, users: [{ email: erin.id, up: 0, down: MB }] }));
+  expect(fast.status()).toBe(200);
+  await page.goto(`/clusters/${cluster.id}/health`);
+  await expect(page.locator('tr[aria-label="Server acct-cap"] td[data-label="Last report"]')).toContainText("1 users · ↓8.0 Mbit/s ↑1.0 Mbit/s");
+  await expect
+    .poll(async () => (await trpcQuery<Array<{ id: string; trafficUsedBytes: number }>>(page.request, "subscribers.list", { clusterId: cluster.id })).find((s) => s.id === erin.id)!.trafficUsedBytes, { timeout: 60_000 })
+    .toBe(MB);
 });

@@ -71,4 +71,14 @@ describe("alertText", () => {
       "bob reached their traffic limit (10.0 GB of 10.0 GB)",
     );
   });
+
+  it("an implausible report names what was wrong: one user's bytes (refused), or the server's rate (capped)", () => {
+    const base = { id: "e", type: "server.report_implausible" as const, occurredAt: "t", cluster: { id: "c", name: "Europe" } };
+    expect(alertText({ ...base, data: { server: { name: "fra-1" }, capacityMbps: 100, row: 1, bytes: 2 * 1024 ** 3, boundBytes: 1024 ** 3 } })).toContain(
+      "reported more traffic for one user than the server's report capacity (100 Mbit/s) allows (2.0 GB, at most 1.0 GB)",
+    );
+    expect(alertText({ ...base, data: { server: { name: "fra-1" }, capacityMbps: 100, field: "rxBps", rateBps: 2e11 } })).toContain(
+      "reported a rate (rxBps 200000 Mbit/s) above the server's report capacity (100 Mbit/s): stored as the capacity",
+    );
+  });
 });

@@ -72,6 +72,11 @@ function bytes(n: unknown): string {
   return `${u === 0 ? x : x.toFixed(x >= 100 ? 0 : 1)} ${units[u]}`;
 }
 
+function mbit(bps: unknown): string {
+  const v = typeof bps === "number" ? bps : Number(bps);
+  return Number.isFinite(v) ? `${(v / 1e6).toFixed(v >= 1e8 ? 0 : 1)} Mbit/s` : "?";
+}
+
 /** The readable text of an event (Telegram message). */
 export function alertText(p: AlertPayload): string {
   const d = p.data;
@@ -101,7 +106,10 @@ export function alertText(p: AlertPayload): string {
       line = `⚠️ The agent of ${named(d.server)}${where} rejected its config: ${str(d.error)}`;
       break;
     case "server.report_implausible":
-      line = `🛑 The agent of ${named(d.server)}${where} reported more traffic for one user than the server's report capacity (${str(d.capacityMbps)} Mbit/s) allows (${bytes(d.bytes)}, at most ${bytes(d.boundBytes)}): report refused, nothing counted.`;
+      line =
+        d.rateBps !== undefined
+          ? `🛑 The agent of ${named(d.server)}${where} reported a rate (${str(d.field)} ${mbit(d.rateBps)}) above the server's report capacity (${str(d.capacityMbps)} Mbit/s): stored as the capacity. Raise the report capacity if the link is faster.`
+          : `🛑 The agent of ${named(d.server)}${where} reported more traffic for one user than the server's report capacity (${str(d.capacityMbps)} Mbit/s) allows (${bytes(d.bytes)}, at most ${bytes(d.boundBytes)}): report refused, nothing counted.`;
       break;
     case "test":
       line = `🔔 Test alert from Routeboard${d.target ? ` to ${named(d.target)}` : ""}: this target works.`;

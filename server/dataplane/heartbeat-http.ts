@@ -2,9 +2,9 @@
  * Agent heartbeats (issue 24, core/heartbeat.ts): POST /api/agent/heartbeat,
  * `Authorization: Bearer <agent token>`, every HEARTBEAT_INTERVAL_S, with no body or, every
  * LOAD_INTERVAL_S, the load the agent measured (core/agent-wire.ts heartbeatBodySchema:
- * `{"load":{"usersOnline":…,"rxBps":…,"txBps":…}}`). A body that is not that, or a rate above
- * the server's report capacity, is a 400 naming the field, one over MAX_HEARTBEAT_BODY_BYTES a
- * 413; neither stores anything, not even the heartbeat's time.
+ * `{"load":{"usersOnline":…,"rxBps":…,"txBps":…}}`). A body that is not that is a 400 naming
+ * the field, one over MAX_HEARTBEAT_BODY_BYTES a 413; neither stores anything, not even the
+ * heartbeat's time. A rate above the server's report capacity is stored as the capacity.
  *
  * A separate endpoint, not the report: a report carries traffic and is group-committed with
  * accounting, so it is neither tiny nor fast; and not the config long-poll, which answers only
@@ -99,21 +99,18 @@ export class HeartbeatBatcher {
 
 /**
  * The heartbeat's load, null without one, or the 400's message naming the field. A rate above
- * the server's report capacity (the link speed its operator gave) is no measurement: refused,
- * as a report's per-user bytes beyond it are, so one agent token cannot claim a link it does
- * not have and draw new users to it.
+ * the server's report capacity (the link speed its operator gave) is stored as the capacity, as
+ * a report's is (reports.ts checkReports): one agent token cannot claim a link it does not have
+ * and draw new users to it, and an honest agent on a link faster than its setting keeps its load.
  */
 function parseHeartbeatBody(text: string, reportCapacityMbps: number): { load: HeartbeatLoad | null } | { error: string } {
   if (text.trim() === "") return { load: null };
   const parsed = parseAgentBody(heartbeatBodySchema, text);
   if ("error" in parsed) return parsed;
   const load = parsed.value.load;
-  for (const field of ["rxBps", "txBps"] as const) {
-    if (load && load[field] > reportCapacityMbps * 1e6) {
-      return { error: `load.${field}: ${load[field]} bit/s is more than this server's report capacity (${reportCapacityMbps} Mbit/s)` };
-    }
-  }
-  return { load: load ? { usersOnline: load.usersOnline, rxBps: storableFloat(load.rxBps), txBps: storableFloat(load.txBps) } : null };
+  if (!load) return { load: null };
+  const capBps = reportCapacityMbps * 1e6;
+  return { load: { usersOnline: load.usersOnline, rxBps: storableFloat(Math.min(load.rxBps, capBps)), txBps: storableFloat(Math.min(load.txBps, capBps)) } };
 }
 
 const KEY = Symbol.for("routeboard.heartbeats");

@@ -122,7 +122,7 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * Stores validated reports, in order, inside the caller's transaction, with a fixed number
  * of set-based statements however many reports and users there are (group commit: see
  * report-batcher.ts). Its steps: check (checkReports: implausible per-user bytes refuse a
- * report), alerts (alertImplausible), then storeReports. Reports of one server are folded in order:
+ * report; a rate above the server's report capacity is stored as the capacity), alerts (alertImplausible), then storeReports. Reports of one server are folded in order:
  * - agent state and the exactly-once check: the same instance with seq ≤ the stored (or an
  *   earlier report's) seq is a duplicate, and its traffic is not added; a new instance starts
  *   its own sequence. Fields a report leaves out keep their stored values;
@@ -137,11 +137,11 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  */
 export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]): Promise<AppliedReport[]> {
   if (items.length === 0) return [];
-  const { refusals, implausible } = await checkReports(tx, items);
+  const { refusals, capped, implausible } = await checkReports(tx, items);
   await alertImplausible(tx, implausible);
   // Refused reports change nothing (but the alert); the rest of the batch goes on.
   const ok = refusals.size === 0 ? items : items.filter((it) => !refusals.has(it));
-  const applied = await storeReports(tx, ok);
+  const applied = await storeReports(tx, capped.size === 0 ? ok : ok.map((it) => capped.get(it) ?? it));
   const byItem = new Map(ok.map((it, k) => [it, applied[k]!]));
   return items.map((it) => byItem.get(it) ?? { status: "pending", statusChanged: false, inboundsChanged: false, duplicate: false, unknownUsers: 0, refused: refusals.get(it) });
 }
@@ -295,21 +295,27 @@ export function reportByteBound(capacityMbps: number, elapsedMs: number, reportI
 /** A server whose report was refused as implausible: what its alert says. */
 interface ImplausibleReport {
   row: { id: string; name: string; address: string; clusterId: string; capacityMbps: number; intervalS: number };
-  k: number;
-  bytes: number;
-  bound: number;
+  /** A user's bytes above reportByteBound: its row, bytes and the bound. */
+  user?: { k: number; bytes: number; bound: number };
+  /** The server's rate (rxBps or txBps) above its report capacity. */
+  rate?: { field: "rxBps" | "txBps"; bps: number };
   nowMs: number;
 }
 
 /**
  * The check step: the reports of a batch whose per-user bytes exceed reportByteBound, with the
- * 400's text naming the row, and per server the first such report (for its alert).
+ * 400's text naming the row; the reports whose rxBps or txBps exceeds the server's report
+ * capacity, with those rates capped to it; per server one such report for its alert (a refusal
+ * first, since it loses the report).
  */
-async function checkReports(tx: DbOrTx, items: readonly ReportToApply[]): Promise<{ refusals: Map<ReportToApply, string>; implausible: ImplausibleReport[] }> {
+async function checkReports(
+  tx: DbOrTx,
+  items: readonly ReportToApply[],
+): Promise<{ refusals: Map<ReportToApply, string>; capped: Map<ReportToApply, ReportToApply>; implausible: ImplausibleReport[] }> {
   const out = new Map<ReportToApply, string>();
-  const withUsers = items.filter((it) => (it.report.users?.length ?? 0) > 0);
-  if (withUsers.length === 0) return { refusals: out, implausible: [] };
-  const ids = [...new Set(withUsers.map((i) => i.server.serverId))];
+  const capped = new Map<ReportToApply, ReportToApply>();
+  if (items.length === 0) return { refusals: out, capped, implausible: [] };
+  const ids = [...new Set(items.map((i) => i.server.serverId))];
   const rows = await tx
     .select({
       id: servers.id,
@@ -334,6 +340,16 @@ async function checkReports(tx: DbOrTx, items: readonly ReportToApply[]): Promis
   for (const it of items) {
     const r = info.get(it.server.serverId);
     if (!r) continue;
+    // The server's rate feeds its learned peak, which draws new users: a rate above what its
+    // link carries would make one agent token a sink for its cluster's users. It is stored as
+    // the capacity, not refused: an honest agent's rate over a short window (a backlog sent
+    // report after report) can overshoot, and refusing would drop its users' traffic.
+    const capBps = r.capacityMbps * 1e6;
+    const rateField = it.report.rxBps > capBps ? "rxBps" : it.report.txBps > capBps ? "txBps" : null;
+    if (rateField) {
+      capped.set(it, { ...it, report: { ...it.report, rxBps: Math.min(it.report.rxBps, capBps), txBps: Math.min(it.report.txBps, capBps) } });
+      if (!alerts.has(r.id)) alerts.set(r.id, { row: r, rate: { field: rateField, bps: it.report[rateField] }, nowMs: it.nowMs });
+    }
     const users = it.report.users;
     // A report already counted (same instance, seq not newer: a resend whose ack was lost) adds
     // nothing, so its amounts are not judged against the time since its own first delivery.
@@ -356,13 +372,13 @@ async function checkReports(tx: DbOrTx, items: readonly ReportToApply[]): Promis
           it,
           `users[${bad}].${field}: ${bytes} bytes is more than this server's report capacity (${r.capacityMbps} Mbit/s) moves in ${windowS} s since its previous report (at most ${bound} bytes): report refused, nothing stored`,
         );
-        if (!alerts.has(r.id)) alerts.set(r.id, { row: r, k: bad, bytes, bound, nowMs: it.nowMs });
+        if (!alerts.get(r.id)?.user) alerts.set(r.id, { row: r, user: { k: bad, bytes, bound }, nowMs: it.nowMs });
         continue;
       }
     }
     lastMs.set(r.id, it.nowMs);
   }
-  return { refusals: out, implausible: [...alerts.values()] };
+  return { refusals: out, capped, implausible: [...alerts.values()] };
 }
 
 /**
@@ -384,7 +400,12 @@ async function alertImplausible(tx: DbOrTx, implausibleReports: readonly Implaus
         {
           type: "server.report_implausible",
           clusterId: a.row.clusterId,
-          data: { server: { id: a.row.id, name: a.row.name, address: a.row.address }, row: a.k, bytes: a.bytes, boundBytes: a.bound, capacityMbps: a.row.capacityMbps },
+          data: {
+            server: { id: a.row.id, name: a.row.name, address: a.row.address },
+            capacityMbps: a.row.capacityMbps,
+            ...(a.user ? { row: a.user.k, bytes: a.user.bytes, boundBytes: a.user.bound } : {}),
+            ...(a.rate ? { field: a.rate.field, rateBps: a.rate.bps } : {}),
+          },
         },
       ],
       a.nowMs,

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
 import { openTestDatabase, testDbKinds, type TestDatabase } from "@/db/testing";
-import { alertEvents, auditLog, operators, servers, subscriberTraffic, subscribers, trafficJournal, trafficQuarantine } from "@/db/schema";
+import { alertEvents, auditLog, operators, serverMetrics, servers, subscriberTraffic, subscribers, trafficJournal, trafficQuarantine } from "@/db/schema";
 import type { Db } from "@/db/client";
 import { adminAndViewer, failure, operatorContext } from "@/server/api/testing";
 import { buildClusterConfigs } from "@/server/dataplane/config";
@@ -114,6 +114,35 @@ describe.each(testDbKinds())("agent report trust boundaries (%s)", (kind) => {
     // Validated: named field, nothing changed.
     const bad = await failure(admin.servers.update({ serverId: f.b.serverId, name: row!.name, address: row!.address, role: "node", coefficient: 1, capacityMbps: null, reportCapacityMbps: 0 }));
     expect(bad.fieldErrors.reportCapacityMbps).toMatch(/between 1 and 10,000,000/);
+  });
+
+  it("a rate above the server's report capacity is stored as the capacity (no learned peak beyond the link), its users' traffic counted, one alert", async () => {
+    const f = await fleet("rate");
+    const now = Date.now();
+    const items: ReportToApply[] = [
+      // 10 Gbit/s by default: 20 Gbit/s of downlink is more than the link carries.
+      { server: f.b, nowMs: now, report: report({ instance: "rate-b", seq: 1, usersOnline: 3, rxBps: 1e6, txBps: 2e10, users: [{ email: f.erin, up: 1, down: 1 }] }) },
+      { server: f.a, nowMs: now, report: report({ instance: "rate-a", seq: 1, rxBps: 5e6, txBps: 5e6, users: [{ email: f.dave, up: 10, down: 20 }] }) },
+    ];
+    const out = await t.db.transaction((tx) => applyReports(tx, items));
+    expect(reportOutcome(f.b, out[0]!).httpStatus).toBe(200);
+    expect(reportOutcome(f.a, out[1]!).httpStatus).toBe(200);
+    const metric = async (serverId: string) => (await t.db.select().from(serverMetrics).where(eq(serverMetrics.serverId, serverId)))[0]!;
+    const b = await metric(f.b.serverId);
+    expect([b.rxBps, b.txBps, b.peakBps]).toEqual([1e6, 1e10, 1e10]);
+    expect((await metric(f.a.serverId)).txBps).toBe(5e6);
+    await foldTrafficJournal(t.db);
+    expect(await usage(t.db, f.erin)).toEqual({ up: 1, down: 1, used: 2 });
+    expect(await usage(t.db, f.dave)).toEqual({ up: 10, down: 20, used: 30 });
+    const alerts = await implausibleAlerts(f.b.serverId);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]!.data).toMatchObject({ field: "txBps", rateBps: 2e10, capacityMbps: 10_000 });
+    // rxBps the same way, at most one alert per interval; at the capacity itself nothing is capped.
+    await t.db.transaction((tx) => applyReports(tx, [{ server: f.b, nowMs: now + 1000, report: report({ rxBps: 1e14, txBps: 0 }) }]));
+    expect((await metric(f.b.serverId)).rxBps).toBe(1e10);
+    await t.db.transaction((tx) => applyReports(tx, [{ server: f.b, nowMs: now + 2000, report: report({ rxBps: 1e10, txBps: 3e9 }) }]));
+    expect([(await metric(f.b.serverId)).rxBps, (await metric(f.b.serverId)).txBps]).toEqual([1e10, 3e9]);
+    expect(await implausibleAlerts(f.b.serverId)).toHaveLength(1);
   });
 
   it("sums past the bigint range are clamped: the fold never fails, and other servers' and clusters' traffic is counted", async () => {
