@@ -239,6 +239,24 @@ describe("report answers", () => {
     await agent.stop();
   }, 30_000);
 
+  it("a batch sent right after an ack repeats that report's rates and users: no measurement over milliseconds", async () => {
+    const { stateDir, panel } = await startPanel("rb-agent-drain-", agentConfig({ reportIntervalS: 1 }));
+    const users = (n: number, bytes: number): TrafficByEmail => new Map(Array.from({ length: n }, (_, k) => [`sub-${k}`, { up: bytes, down: 2 * bytes }]));
+    // The first report fails (its batch is kept); the next one's read leaves traffic open, so
+    // after the kept batch's ack a second batch goes out at once.
+    panel.nextReplies.push({ status: 500, body: { error: "down for a moment" } });
+    makeAgent(panel, stateDir, memoryLog(), stubCore([users(3, 1000), users(40, 50_000), users(5, 10)]));
+    const drain = () => panel.reports.findIndex((r, k) => k > 0 && r.seq !== undefined && panel.reports[k - 1]!.seq !== undefined && r.seq === panel.reports[k - 1]!.seq! + 1);
+    await waitFor("a batch right after an ack", () => drain() > 0);
+    const k = drain();
+    const [first, next] = [panel.reports[k - 1]!, panel.reports[k]!];
+    expect(first.usersOnline).toBe(40);
+    expect(first.rxBps).toBeGreaterThan(0);
+    expect({ usersOnline: next.usersOnline, rxBps: next.rxBps, txBps: next.txBps }).toEqual({ usersOnline: first.usersOnline, rxBps: first.rxBps, txBps: first.txBps });
+    // The next scheduled report reads the counters again.
+    await waitFor("a scheduled report with the third read", () => panel.reports.slice(k + 1).find((r) => r.usersOnline === 5));
+  });
+
   it("reports as soon as the core first comes up, not one report interval later", async () => {
     const { stateDir, panel } = await startPanel("rb-agent-first-");
     // The core comes up only when the test lets it: after the report sent at start.

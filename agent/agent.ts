@@ -21,6 +21,9 @@ import { listedIn, UserLimits } from "./limits";
 import type { TrafficByEmail } from "./stats";
 import { SystemSampler } from "./system";
 
+/** What a report measures (Agent.measure); the rest of it is the batch and the core's state. */
+type Measurement = Pick<AgentReport, "listenerAlive" | "serviceRunning" | "usersOnline" | "rxBps" | "txBps" | "cpu" | "memory" | "neighbours" | "listenersDown">;
+
 /** Long-poll wait: under the panel's 60 s cap and common proxies' 60 s idle timeouts. */
 export const CONFIG_WAIT_S = 50;
 /** Interval before the first config arrives (no panel, no saved config). */
@@ -101,6 +104,8 @@ export class Agent {
   private coreExitedSinceReport = false;
   private retryAt = 0;
   private lastTrafficAt = Date.now();
+  /** The last report's measured part, repeated by a follow-up sent right after it (reportOnce). */
+  private lastMeasurement: Measurement | null = null;
   private pendingTraffic: TrafficByEmail = new Map();
   private readonly sampler = new SystemSampler();
   private fatal: ((err: FatalError) => void) | null = null;
@@ -645,7 +650,7 @@ export class Agent {
       }
       // Sends batches back to back while traffic waits (after an ack, right away).
       for (let i = 0; i < 100 && !this.stopped; i++) {
-        const more = await this.reportOnce();
+        const more = await this.reportOnce(i > 0);
         if (!more) break;
       }
     } catch (err) {
@@ -656,9 +661,35 @@ export class Agent {
     }
   }
 
-  /** One report; true when another batch is waiting to be sent at once. */
-  private async reportOnce(): Promise<boolean> {
-    const { core, delivery, log } = this.deps;
+  /**
+   * One report; true when another batch is waiting to be sent at once. A follow-up (a batch
+   * sent right after the previous report's ack) repeats that report's measurement: rates and
+   * users online over the milliseconds since would be noise (a few users, a spike), and they
+   * feed the server's balancing. The counters are read at the next scheduled report.
+   */
+  private async reportOnce(followUp = false): Promise<boolean> {
+    const { core, delivery } = this.deps;
+    // A core that died meanwhile is measured (and said) at once.
+    const repeat = followUp && this.lastMeasurement !== null && core.running && !this.coreExitedSinceReport;
+    const measured = repeat && this.lastMeasurement ? this.lastMeasurement : await this.measure();
+    this.lastMeasurement = measured;
+    const batch = delivery.next();
+    const report: AgentReport = {
+      ...measured,
+      sentAt: new Date().toISOString(),
+      ...(batch ? { instance: batch.instance, seq: batch.seq, users: batch.users } : {}),
+      ...(core.runningVersion ? { configVersion: core.runningVersion } : {}),
+      configError: core.configError,
+      unservedInbounds: core.unserved,
+      core: { kind: core.kind, version: this.deps.coreVersion },
+      agentVersion: this.deps.agentVersion,
+    };
+    return this.sendReport(report, batch);
+  }
+
+  /** A report's measured part: counters read over the window since the last one, listeners, neighbours, CPU and memory. */
+  private async measure(): Promise<Measurement> {
+    const { core, log } = this.deps;
     const exited = this.coreExitedSinceReport;
     this.coreExitedSinceReport = false;
     let apiOk = false;
@@ -690,8 +721,7 @@ export class Agent {
       checkNeighbours(this.config?.neighbours ?? [], timeout),
     ]);
     const { cpu, memory } = this.sampler.sample();
-    const batch = delivery.next();
-    const report: AgentReport = {
+    return {
       listenerAlive: listeners.alive,
       serviceRunning: core.running && apiOk && !exited,
       usersOnline: online,
@@ -700,15 +730,13 @@ export class Agent {
       cpu,
       memory,
       neighbours,
-      sentAt: new Date(now).toISOString(),
-      ...(batch ? { instance: batch.instance, seq: batch.seq, users: batch.users } : {}),
-      ...(core.runningVersion ? { configVersion: core.runningVersion } : {}),
-      configError: core.configError,
-      unservedInbounds: core.unserved,
       listenersDown: listeners.down,
-      core: { kind: core.kind, version: this.deps.coreVersion },
-      agentVersion: this.deps.agentVersion,
     };
+  }
+
+  /** Sends one report and acts on the answer; true when another batch is waiting to be sent at once. */
+  private async sendReport(report: AgentReport, batch: ReturnType<Delivery["next"]>): Promise<boolean> {
+    const { delivery, log } = this.deps;
     const answer = await this.deps.panel.postReport(report, this.abort.signal);
     if (answer.kind === "error" || (answer.kind === "retry" && answer.unavailable)) {
       if (this.stopped) return false;
