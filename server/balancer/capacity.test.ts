@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decayPeak, effectiveCapacity, HELD_BACK_MIN_USERS, LatestUserRates, reportedUserRate, seenFullBps, updatePeak } from "./capacity";
+import { decayPeak, effectiveCapacity, HELD_BACK_MIN_USERS, heldBackMargin, LatestUserRates, reportedUserRate, seenFullBps, updatePeak } from "./capacity";
 
 const H = 24 * 3600 * 1000;
 
@@ -89,3 +89,17 @@ describe("held back: a report against its pool's latest reports", () => {
     expect(q.observe("b", 100, 100 * M, 0)).toBe(true);
   });
 });
+
+describe("heldBackMargin", () => {
+  it("is two standard errors (2 / √users), never below the margin; HELD_BACK_MIN_USERS is where they meet at 25 %", () => {
+    expect(heldBackMargin(HELD_BACK_MIN_USERS, 0.25)).toBe(0.25);
+    expect(heldBackMargin(16, 0.25)).toBe(0.5);
+    expect(heldBackMargin(400, 0.25)).toBe(0.25);
+    expect(heldBackMargin(4, 1.5)).toBe(1.5);
+  });
+  it("no users measure nothing: an infinite margin", () => {
+    expect(heldBackMargin(0, 0.25)).toBe(Number.POSITIVE_INFINITY);
+    expect(heldBackMargin(-3, 0.25)).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+

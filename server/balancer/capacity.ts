@@ -78,6 +78,21 @@ export function capacityShown(m: { capacityOverrideBps: number | null; heldBack?
  */
 export const HELD_BACK_MIN_USERS = 64;
 
+/**
+ * The standard errors of a server's traffic per user its shortfall must exceed to say its users
+ * are held back: at HELD_BACK_MIN_USERS users, two of them are the default margin (25 %).
+ */
+export const HELD_BACK_STANDARD_ERRORS = 2;
+
+/**
+ * The shortfall (a fraction of the rate compared with) that traffic per user measured over
+ * `users` users must show to count as held back: `margin`, or HELD_BACK_STANDARD_ERRORS
+ * standard errors of the mean (CV ≈ 1, so 2 / √users) when that is larger.
+ */
+export function heldBackMargin(users: number, margin: number): number {
+  return users > 0 ? Math.max(margin, HELD_BACK_STANDARD_ERRORS / Math.sqrt(users)) : Number.POSITIVE_INFINITY;
+}
+
 /** A report's traffic per user, or null when it has too few users (or bad numbers) to say. */
 export function reportedUserRate(users: number, trafficBps: number): number | null {
   if (!(users >= HELD_BACK_MIN_USERS) || !Number.isFinite(users) || !Number.isFinite(trafficBps) || trafficBps < 0) return null;

@@ -475,9 +475,10 @@ describe("decideRoute: prior for a server with no learned peak", () => {
 
 describe("decideRoute: a user on a saturated server is judged by fair share alone", () => {
   // tiny: a 50 Mbit/s link at its floor of 100 Mbit/s: (100 − 50) / (24 + 1) = 2 Mbit/s free per
-  // user, fair share 100 / 25 = 4; huge: saturated at its peak, fair share 10000 / 1200 ≈ 8.3.
+  // user, fair share 100 / 25 = 4; huge: saturated at its peak, fair share 10000 / 1200 ≈ 8.3,
+  // and seen full (held back), so the pool is not blind (rule 0b).
   const fleet = () => ({
-    huge: srv({ learnedPeakBps: 10_000 * MBIT, reportedTrafficBps: 10_000 * MBIT, reportedUsers: 1200 }),
+    huge: srv({ learnedPeakBps: 10_000 * MBIT, reportedTrafficBps: 10_000 * MBIT, reportedUsers: 1200, heldBack: true }),
     tiny: srv({ learnedPeakBps: 50 * MBIT, reportedTrafficBps: 50 * MBIT, reportedUsers: 24 }),
   });
 
@@ -579,10 +580,11 @@ describe("decideRoute: a user on a saturated server is judged by fair share alon
 describe("decideRoute: during the fail-back dwell only a starved server gives users back", () => {
   const HOUR = 3600_000;
   const now = 100 * HOUR;
-  // cur: saturated 1 Gbit/s, 200 users → 5 Mbit/s each; back: 2 Gbit/s back 1 h ago, 10 users at
-  // 8 Mbit/s each. Fair share 2000 / 11 ≈ 182 vs 1000 / 200 = 5: far beyond any margin.
+  // cur: saturated 1 Gbit/s, 200 users → 5 Mbit/s each, seen full (so the pool is not blind,
+  // rule 0b); back: 2 Gbit/s back 1 h ago, 10 users at 8 Mbit/s each. Fair share 2000 / 11 ≈ 182
+  // vs 1000 / 200 = 5: far beyond any margin.
   const fleet = () => ({
-    cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 200 }),
+    cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 200, heldBack: true }),
     back: srv({ learnedPeakBps: 2000 * MBIT, reportedTrafficBps: 80 * MBIT, reportedUsers: 10, availableSinceMs: now - HOUR }),
   });
   const decide = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) =>
@@ -656,7 +658,7 @@ describe("decideRoute: during the fail-back dwell only a starved server gives us
     // Two full 1 Gbit/s links at 10 Mbit/s per user, and the third back an hour ago with no
     // users: its learned peak, 1 Gbit/s, offers a newcomer 1000 Mbit/s, ÷ 4 = 250 > 10 × 1.25.
     const s = {
-      cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 100 }),
+      cur: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 100, heldBack: true }),
       other: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 1000 * MBIT, reportedUsers: 100 }),
       back: srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 0, reportedUsers: 0, availableSinceMs: now - HOUR }),
     };
@@ -994,3 +996,76 @@ describe("decideRoute: rule 0, first picks by users while no candidate has shown
     expect(first(fleet({ a: { reportedAt: 1e9 }, b: { reportedAt: 1e9 } }), { nowMs: 0 }).inboundId).toBe("in-b");
   });
 });
+
+describe("decideRoute: rule 0b, while no candidate has shown its capacity only a measured shortfall moves a user", () => {
+  // a: 300 Mbit/s for 100 users, 3 Mbit/s each (the pool's best rate). b: full by its learned
+  // peak (a lower bound), so by fair share alone (rule 1b) a's 500 / 101 ≈ 4.95 would move its users.
+  const fleet = (b: Partial<ServerMetrics> = {}, a: Partial<ServerMetrics> = {}) => ({
+    a: srv({ learnedPeakBps: 500 * MBIT, reportedTrafficBps: 300 * MBIT, reportedUsers: 100, ...a }),
+    b: srv({ learnedPeakBps: 94 * MBIT, reportedTrafficBps: 94 * MBIT, reportedUsers: 40, ...b }),
+  });
+  const onB = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) => decideRoute(base(servers, { previousInboundId: "in-b", ...over }));
+  const lean = (servers: Record<string, ServerMetrics>, over: Partial<DecideInput> = {}) => onB(servers, { ...over, explain: false }).inboundId;
+
+  it("keeps a user whose server's users are within two standard errors of the best rate, and says why", () => {
+    // 2.35 Mbit/s each over 40 users: 25 % would call it held back (2.35 × 1.25 < 3), two
+    // standard errors (2 / √40 ≈ 32 %) do not (2.35 × 1.32 ≥ 3).
+    const d = onB(fleet());
+    expect(d).toMatchObject({ inboundId: "in-b", reason: "sticky" });
+    expect(d.explanation).toBe(
+      "Kept in-b: no server of this route has shown its capacity, so in-a's score is only what its users asked for, and in-b's users are not measured held back: 2.35 Mbit/s each, within 32% of the best (3.00 Mbit/s on in-a) (hysteresis 25%).",
+    );
+    expect(lean(fleet())).toBe("in-b");
+  });
+
+  it("moves a user whose server's users get less than the best by more than two standard errors", () => {
+    // 100 Mbit/s over 50 users: 2 × (1 + 2 / √50) ≈ 2.57 < 3.
+    const s = fleet({ learnedPeakBps: 100 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 50 });
+    const d = onB(s);
+    expect(d).toMatchObject({ inboundId: "in-a", reason: "best" });
+    expect(d.explanation).toMatch(/^Moved from in-b to in-a: in-b has no spare capacity and in-a offers a \d+% larger fair share/);
+    expect(lean(s)).toBe("in-a");
+    // With many users the route's margin is the larger: 2.35 × 1.25 < 3 over 400 users.
+    const many = fleet({ learnedPeakBps: 940 * MBIT, reportedTrafficBps: 940 * MBIT, reportedUsers: 400 }, { learnedPeakBps: 5000 * MBIT });
+    expect(onB(many).inboundId).toBe("in-a");
+  });
+
+  it("keeps a user when its server has too few users to measure, or no server has enough to compare with", () => {
+    // 4 users at 0.5 Mbit/s each: below RATE_MIN_USERS, nothing measured.
+    // a's learned peak of 5 Gbit/s offers (5000 − 300) / 101 ≈ 46.5 free per user against b's
+    // (100 [floor] − 2) / 4 = 24.5: rule 1 would move the user.
+    const few = fleet({ learnedPeakBps: 2 * MBIT, reportedTrafficBps: 2 * MBIT, reportedUsers: RATE_MIN_USERS - 1 }, { learnedPeakBps: 5000 * MBIT });
+    expect(onB(few, { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
+    expect(onB(few).explanation).toMatch(/and in-b has too few users \(4\) to measure what they get/);
+    expect(lean(few)).toBe("in-b");
+    // No server with RATE_MIN_USERS users: no reference rate.
+    const tiny = fleet({ learnedPeakBps: 2 * MBIT, reportedTrafficBps: 2 * MBIT, reportedUsers: 4 }, { learnedPeakBps: 5000 * MBIT, reportedUsers: 3, reportedTrafficBps: 9 * MBIT });
+    expect(onB(tiny, { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
+    const d = onB(tiny);
+    expect(d.inboundId).toBe("in-b");
+    expect(d.explanation).toMatch(/and no server has 5 users to compare traffic per user with/);
+  });
+
+  it("does not apply once a candidate has shown its capacity, with evenWhileBlind off, or on round-robin", () => {
+    for (const shown of [fleet({}, { heldBack: true }), fleet({ heldBack: true }), fleet({}, { capacityOverrideBps: 500 * MBIT })]) {
+      expect(onB(shown).inboundId).toBe("in-a");
+      expect(lean(shown)).toBe("in-a");
+    }
+    expect(onB(fleet(), { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
+    expect(lean(fleet(), { options: { evenWhileBlind: false } })).toBe("in-a");
+    // Round-robin sees no traffic: users per coefficient decide, as before (4 / 101 vs 1 / 40).
+    expect(onB(fleet({}, { coefficient: 4 }), { route: route(["a", "b"], { algorithm: "round-robin" }) }).inboundId).toBe("in-a");
+  });
+
+  it("a user whose server is down, or a new user, is a first pick (rule 0), not held", () => {
+    expect(onB(fleet({ available: false })).inboundId).toBe("in-a");
+    expect(decideRoute(base(fleet())).inboundId).toBe("in-b"); // fewest users: 40 vs 100
+  });
+
+  it("decides the same with the clock gone backwards, and with equal rates (no shortfall: kept)", () => {
+    expect(onB(fleet({ reportedAt: 1e9 }, { reportedAt: 1e9 }), { nowMs: 0 }).inboundId).toBe("in-b");
+    const equal = fleet({ learnedPeakBps: 120 * MBIT, reportedTrafficBps: 120 * MBIT, reportedUsers: 40 });
+    expect(onB(equal).inboundId).toBe("in-b");
+  });
+});
+

@@ -43,6 +43,21 @@
  *   the families did better without that test: tuned seeds 1–10 every aim 52 → 53 pairs,
  *   fairness and churn both 55 → 56; validation seeds 31–70 every aim 185 → 201, both
  *   217 → 232, above every baseline 206 → 208 (README, "Scenario families").
+ * 0b. While the pool is blind the scores move no one by themselves (evenWhileBlind, least-traffic):
+ *   a user stays unless its server's users are measured held back, their reported traffic per
+ *   user below the pool's best (servers with ≥ RATE_MIN_USERS users) by more than
+ *   heldBackMargin: the route's margin, or two standard errors of the mean (2 / √users, capacity.ts)
+ *   when larger. Gain of a move judged on lower bounds: none known (a bigger learned peak is
+ *   a server whose users asked for more). Cost: a reconnect. Rule 0 and the move rules read the
+ *   same figures, and without this they disagreed: the even split sent newcomers to a small
+ *   link under 64 users (never marked held back) and rule 1b moved them off it at their next
+ *   refresh, for hours (validation steady-mixed 48 and 50). A measured shortfall is no lower
+ *   bound, so it still moves users (steady-mixed 85: 10× links apart, never marked). Chosen on
+ *   seeds 1–10 and 31–70, checked on 71–100, before any held-out run: every aim 53 / 201 / 160
+ *   → 53 / 202 / 161, fairness and churn both 56 / 232 / 172 → 56 / 233 / 173, above every
+ *   baseline unchanged (56 / 208 / 167). Tried and left: no moves at all while blind (both
+ *   +2 on each of the two sets, but baselines −1 and −3, and steady-mixed 85 at 0.86× the
+ *   oracle); the even split also avoiding such servers (both 56 → 54 on seeds 1–10).
  * Moving a user who has a working inbound (stickiness). Every rule below weighs what the move
  * gains — the user's satisfaction (what it gets ÷ what it wants) and the fairness of the fleet —
  * against what it costs: a reconnect (the user's sessions drop; counted as churn), and, on a
@@ -98,10 +113,10 @@
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
-import { capacityShown, effectiveCapacity, peakNow, seenFullBps } from "./capacity";
+import { capacityShown, effectiveCapacity, heldBackMargin, peakNow, seenFullBps } from "./capacity";
 import { rendezvousHashFrom, rendezvousSeed } from "./hash";
 import { expectedUserBps } from "./inflight";
-import { ltMoveVerdict } from "./move-rules";
+import { ltMoveVerdict, RATE_MIN_USERS } from "./move-rules";
 import {
   DEFAULT_HYSTERESIS,
   DEFAULT_OPTIONS,
@@ -174,12 +189,7 @@ const unitRr = (s: number): string => `score ${s.toFixed(4)}`;
 let seedUser: string | undefined;
 let seedValue = 0;
 
-/**
- * A server's reported traffic per user counts as the pool's reference ("what users get where
- * they are not held back") only with at least this many users: one heavy user alone says
- * nothing about what others get.
- */
-export const RATE_MIN_USERS = 5;
+export { RATE_MIN_USERS } from "./move-rules";
 
 /** The route's margin: its own hysteresis when it is a number ≥ 0, else the default. */
 function routeHysteresis(route: RouteInput): number {
@@ -381,7 +391,8 @@ export function decideRoute(input: DecideInput): Decision {
   const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
   // Rule 0: a first pick while no candidate has shown its capacity goes to the fewest users
   // (ranked after the loop, which counts them; the scores stay in the notes).
-  const even = lt && cur === undefined && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics));
+  const blind = lt && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics));
+  const even = blind && cur === undefined;
   for (const r of pool) {
     const m = r.m as ServerMetrics;
     const wasExcluded = r.out.excluded;
@@ -503,14 +514,25 @@ export function decideRoute(input: DecideInput): Decision {
           perUser: cur.perUser,
           curRate,
           poolRate: () => referencePerUser(pool)?.bps ?? null,
+          blind,
+          curUsers: (cur.m as ServerMetrics).reportedUsers,
           minMoveGainBps: opts.minMoveGainBps,
           failBackHysteresis: opts.failBackHysteresis,
           keepSatisfied: opts.keepSatisfied,
         });
         const { byFree, bySh, smallerShare, satisfied, unsaturated, want } = v;
         move = v.move;
-        marginSays = !satisfied && !smallerShare && !unsaturated;
-        if (unsaturated) {
+        marginSays = !satisfied && !smallerShare && !unsaturated && !v.blindKeep;
+        if (v.blindKeep) {
+          const ref = referencePerUser(pool);
+          const users = (cur.m as ServerMetrics).reportedUsers;
+          why =
+            ref === null
+              ? `no server of this route has shown its capacity, so ${label(best.ib)}'s score is only what its users asked for, and no server has ${RATE_MIN_USERS} users to compare traffic per user with`
+              : curRate === null || users < RATE_MIN_USERS
+                ? `no server of this route has shown its capacity, so ${label(best.ib)}'s score is only what its users asked for, and ${label(cur.ib)} has too few users (${users}) to measure what they get`
+                : `no server of this route has shown its capacity, so ${label(best.ib)}'s score is only what its users asked for, and ${label(cur.ib)}'s users are not measured held back: ${mbps(curRate)} Mbit/s each, within ${pct(heldBackMargin(users, hysteresis))} of the best (${mbps(ref.bps)} Mbit/s on ${label(ref.row.ib)})`;
+        } else if (unsaturated) {
           why = `${label(cur.ib)} has ${mbps(cur.headroom)} Mbit/s spare, at least what one user wants (${mbps(want)} Mbit/s): its users get what they want, so moving gains nothing`;
         } else if (satisfied) {
           why = !v.refIsOffer

@@ -6,6 +6,15 @@
  * reconnect and gains nothing. first-pick.ts asks it with the same numbers, so both agree.
  */
 
+import { heldBackMargin } from "./capacity";
+
+/**
+ * A server's reported traffic per user counts as the pool's reference ("what users get where
+ * they are not held back") only with at least this many users: one heavy user alone says
+ * nothing about what others get.
+ */
+export const RATE_MIN_USERS = 5;
+
 /** The numbers the rules read; scores and shares are free and fair share per user (bit/s). */
 export interface LtMoveInput {
   /** Free bandwidth per user on the current server, the user counted there. */
@@ -27,6 +36,13 @@ export interface LtMoveInput {
   curRate: number | null;
   /** The pool's best reported traffic per user (referencePerUser), read only when a rule needs it. */
   poolRate: () => number | null;
+  /**
+   * No candidate of the pool has shown its capacity (rule 0's blind pool): every score is a
+   * lower bound, and only a measured shortfall moves a user (rule 0b).
+   */
+  blind: boolean;
+  /** The current server's reported users (rule 0b's standard error). */
+  curUsers: number;
   minMoveGainBps: number;
   failBackHysteresis: number;
   keepSatisfied: boolean;
@@ -45,6 +61,11 @@ export interface LtMoveVerdict {
   /** Rule 3: the current server carries at least `want` more. */
   unsaturated: boolean;
   want: number;
+  /**
+   * Rule 0b: the pool is blind and the current server's users are not measured held back
+   * (their traffic per user is not below the pool's best by heldBackMargin), so the user stays.
+   */
+  blindKeep: boolean;
   /** Rule 4's reference rate; refIsOffer when it is best's offer ÷ (1 + failBackHysteresis). */
   refBps: number;
   refIsOffer: boolean;
@@ -73,5 +94,12 @@ export function ltMoveVerdict(x: LtMoveInput): LtMoveVerdict {
   }
   const want = x.keepSatisfied && (byFree || bySh) && x.headroom > 0 ? Math.max(x.perUser, poolRate() ?? 0, minMoveGainBps) : 0;
   const unsaturated = want > 0 && x.headroom >= want;
-  return { move: (byFree || bySh) && !satisfied && !unsaturated, byFree, bySh, smallerShare, satisfied, unsaturated, want, refBps, refIsOffer };
+  const wouldMove = (byFree || bySh) && !satisfied && !unsaturated;
+  let blindKeep = false;
+  if (wouldMove && x.blind) {
+    const ref = poolRate();
+    const heldBack = ref !== null && x.curUsers >= RATE_MIN_USERS && x.curRate !== null && x.curRate * (1 + heldBackMargin(x.curUsers, x.hysteresis)) < ref;
+    blindKeep = !heldBack;
+  }
+  return { move: wouldMove && !blindKeep, byFree, bySh, smallerShare, satisfied, unsaturated, want, blindKeep, refBps, refIsOffer };
 }
