@@ -254,7 +254,9 @@ it("posts a heartbeat's body as JSON and none without one; 400 or 413 to a body 
   panel.heartbeatStatus = 400;
   expect(await client.postHeartbeat(10_000)).toBe("error");
   panel.heartbeatStatus = 404;
-  expect(await client.postHeartbeat(10_000, undefined, { load })).toBe("unsupported");
+  expect(await client.postHeartbeat(10_000, undefined, { load })).toEqual({ kind: "unsupported", status: 404 });
+  panel.heartbeatStatus = 405;
+  expect(await client.postHeartbeat(10_000)).toEqual({ kind: "unsupported", status: 405 });
 });
 
 it("samples a config past LIMIT_FULL_READ_MAX_USERS users every few load intervals, so the counters read for the load stay about that many users per interval", async () => {

@@ -226,8 +226,8 @@ export class Agent {
     this.heartbeating = this.deps.panel.postHeartbeat(intervalS * 1000, this.abort.signal, load ? { load } : undefined).then((answer) => {
       this.heartbeating = null;
       if (this.stopped) return;
-      if (answer === "unsupported") {
-        this.deps.log.info("the panel does not take heartbeats (404): fast failover is off for this server");
+      if (typeof answer === "object" && answer.kind === "unsupported") {
+        this.deps.log.info(`the panel does not take heartbeats (${answer.status}): fast failover is off for this server`);
         this.stopLoadTimer();
         return;
       }

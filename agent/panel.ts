@@ -37,7 +37,8 @@ export type ReportAnswer =
 
 export type HeartbeatAnswer =
   | "ok"
-  | "unsupported"
+  /** 404 or 405: a panel that predates heartbeats. */
+  | { kind: "unsupported"; status: number }
   | "unauthorized"
   | "retry"
   | "error"
@@ -99,7 +100,7 @@ export class PanelClient {
 
   /**
    * POST /api/agent/heartbeat, with `body` as JSON or with no body; "unsupported" from a panel
-   * that predates it (404).
+   * that predates it (404, or 405 behind a proxy that routes the path elsewhere).
    */
   async postHeartbeat(timeoutMs: number, signal?: AbortSignal, body?: HeartbeatBody): Promise<HeartbeatAnswer> {
     const init: RequestInit =
@@ -107,7 +108,7 @@ export class PanelClient {
     try {
       const [res, text] = await request(`${this.baseUrl}/api/agent/heartbeat`, init, signal, timeoutMs);
       if (res.status === 204 || res.status === 200) return "ok";
-      if (res.status === 404 || res.status === 405) return "unsupported";
+      if (res.status === 404 || res.status === 405) return { kind: "unsupported", status: res.status };
       if (res.status === 401) return "unauthorized";
       if (res.status === 429 || res.status === 503) return "retry";
       if (body !== undefined && (res.status === 400 || res.status === 413)) return { kind: "rejected", status: res.status, error: errorText(text) };
