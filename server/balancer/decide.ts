@@ -55,7 +55,8 @@
  *   bound, so it still moves users (steady-mixed 85: 10× links apart, never marked). Chosen on
  *   seeds 1–10 and 31–70, checked on 71–100, before any held-out run: every aim 53 / 201 / 160
  *   → 53 / 202 / 161, fairness and churn both 56 / 232 / 172 → 56 / 233 / 173, above every
- *   baseline unchanged (56 / 208 / 167). Tried and left: no moves at all while blind (both
+ *   baseline unchanged (56 / 208 / 167); held out after: every aim 94 → 95, both 113 (the
+ *   same), above every baseline 101 → 102. Tried and left: no moves at all while blind (both
  *   +2 on each of the two sets, but baselines −1 and −3, and steady-mixed 85 at 0.86× the
  *   oracle); the even split also avoiding such servers (both 56 → 54 on seeds 1–10).
  * Moving a user who has a working inbound (stickiness). Every rule below weighs what the move
