@@ -22,7 +22,8 @@
  *   peak), but for a server seen full (ServerMetrics.heldBack) never below what its link
  *   carried at the last report that showed it (heldBackBps): a link does not shrink in the
  *   quiet hours after, and without this a link seen full on Monday counted on Friday as a known
- *   link of a sixteenth of its size. Neutral on the families, which never run past a day.
+ *   link of a sixteenth of its size. Neutral on the families, which rarely reach the case
+ *   (only cooling-peaks runs past a day).
  *   C of a server with no learned peak yet is the mean of the learned peaks of the pool's
  *   servers that have one (the floor when none has): a blind server is guessed to be a typical
  *   one, not the best, so a heterogeneous fleet's small links are not filled like its big ones
