@@ -118,7 +118,7 @@
 import { capacityShown, effectiveCapacity, heldBackMargin, peakNow, seenFullBps } from "./capacity";
 import { rendezvousHashFrom, rendezvousSeed } from "./hash";
 import { expectedUserBps } from "./inflight";
-import { ltMoveVerdict, RATE_MIN_USERS } from "./move-rules";
+import { ltMoveVerdict, measuredHeldBack, newVerdict, RATE_MIN_USERS, type LtMoveInput } from "./move-rules";
 import {
   DEFAULT_HYSTERESIS,
   DEFAULT_OPTIONS,
@@ -238,6 +238,30 @@ function hashOf(r: Row, userId: string): number {
 const scratchRows: Row[] = [];
 const scratchAll: Row[] = [];
 const scratchCandidates: Row[] = [];
+
+/**
+ * The move rules' input, reused like the rows: a decision judges at most one move. poolRate
+ * reads the pool of the move being judged (verdictPool), so no closure is made per decision.
+ */
+const NO_ROWS: readonly Row[] = [];
+let verdictPool: readonly Row[] = NO_ROWS;
+const verdictInput: LtMoveInput = {
+  cs: 0,
+  curShare: 0,
+  bs: 0,
+  bestShare: 0,
+  margin: 0,
+  hysteresis: 0,
+  failBack: false,
+  headroom: 0,
+  perUser: 0,
+  curRate: null,
+  poolRate: () => referencePerUser(verdictPool)?.bps ?? null,
+  minMoveGainBps: 0,
+  failBackHysteresis: 0,
+  keepSatisfied: false,
+};
+const verdictOut = newVerdict();
 
 function newRow(ib: RouteInbound, m: ServerMetrics | undefined, rs: ResolvedInbound | undefined): Row {
   const out: CandidateScore = { inboundId: ib.inboundId, serverId: ib.serverId, score: null, note: "" };
@@ -393,8 +417,7 @@ export function decideRoute(input: DecideInput): Decision {
   const cur = previousRow !== undefined && pool.includes(previousRow) ? previousRow : undefined;
   // Rule 0: a first pick while no candidate has shown its capacity goes to the fewest users
   // (ranked after the loop, which counts them; the scores stay in the notes).
-  const blind = lt && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics));
-  const even = blind && cur === undefined;
+  const even = lt && cur === undefined && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics));
   for (const r of pool) {
     const m = r.m as ServerMetrics;
     const wasExcluded = r.out.excluded;
@@ -504,30 +527,34 @@ export function decideRoute(input: DecideInput): Decision {
         // What a user wants is judged where users are not held back: the best traffic per user
         // in the pool, or this server's own when higher (rule 3).
         const curRate = perUserBps(cur.m as ServerMetrics);
-        const v = ltMoveVerdict({
-          cs,
-          curShare: cur.share,
-          bs,
-          bestShare: best.share,
-          margin,
-          hysteresis,
-          failBack,
-          headroom: cur.headroom,
-          perUser: cur.perUser,
-          curRate,
-          poolRate: () => referencePerUser(pool)?.bps ?? null,
-          blind,
-          curUsers: (cur.m as ServerMetrics).reportedUsers,
-          minMoveGainBps: opts.minMoveGainBps,
-          failBackHysteresis: opts.failBackHysteresis,
-          keepSatisfied: opts.keepSatisfied,
-        });
+        const x = verdictInput;
+        x.cs = cs;
+        x.curShare = cur.share;
+        x.bs = bs;
+        x.bestShare = best.share;
+        x.margin = margin;
+        x.hysteresis = hysteresis;
+        x.failBack = failBack;
+        x.headroom = cur.headroom;
+        x.perUser = cur.perUser;
+        x.curRate = curRate;
+        x.minMoveGainBps = opts.minMoveGainBps;
+        x.failBackHysteresis = opts.failBackHysteresis;
+        x.keepSatisfied = opts.keepSatisfied;
+        verdictPool = pool;
+        const v = ltMoveVerdict(x, verdictOut);
+        verdictPool = NO_ROWS;
         const { byFree, bySh, smallerShare, satisfied, unsaturated, want } = v;
-        move = v.move;
-        marginSays = !satisfied && !smallerShare && !unsaturated && !v.blindKeep;
-        if (v.blindKeep) {
+        // Rule 0b: while no candidate has shown its capacity, the scores are lower bounds; only a
+        // server whose users are measured held back gives them up. Read only where a move is judged.
+        const curUsers = (cur.m as ServerMetrics).reportedUsers;
+        const blindKeep =
+          v.move && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics)) && !measuredHeldBack(curRate, curUsers, referencePerUser(pool)?.bps ?? null, hysteresis);
+        move = v.move && !blindKeep;
+        marginSays = !satisfied && !smallerShare && !unsaturated && !blindKeep;
+        if (blindKeep) {
           const ref = referencePerUser(pool);
-          const users = (cur.m as ServerMetrics).reportedUsers;
+          const users = curUsers;
           why =
             ref === null
               ? `no server of this route has shown its capacity, so ${label(best.ib)}'s score is only what its users asked for, and no server has ${RATE_MIN_USERS} users to compare traffic per user with`

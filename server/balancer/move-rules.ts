@@ -1,9 +1,6 @@
 /**
- * The least-traffic move rules (decide.ts, rules 1–4) as one pure verdict over numbers: would a
- * user on `cur` move to `best`? decideRoute asks it for the user's current server (stickiness)
- * and, while the pool is blind, for each candidate of a first pick as if the user were already
- * there (rule 0): a first pick the move rules would undo at the user's next refresh costs a
- * reconnect and gains nothing. first-pick.ts asks it with the same numbers, so both agree.
+ * The least-traffic move rules (decide.ts, rules 1–4) as one pure verdict over numbers (would a
+ * user on `cur` move to `best`?), and rule 0b's test of a blind pool (measuredHeldBack).
  */
 
 import { heldBackMargin } from "./capacity";
@@ -36,13 +33,7 @@ export interface LtMoveInput {
   curRate: number | null;
   /** The pool's best reported traffic per user (referencePerUser), read only when a rule needs it. */
   poolRate: () => number | null;
-  /**
-   * No candidate of the pool has shown its capacity (rule 0's blind pool): every score is a
-   * lower bound, and only a measured shortfall moves a user (rule 0b).
-   */
-  blind: boolean;
-  /** The current server's reported users (rule 0b's standard error). */
-  curUsers: number;
+
   minMoveGainBps: number;
   failBackHysteresis: number;
   keepSatisfied: boolean;
@@ -61,20 +52,16 @@ export interface LtMoveVerdict {
   /** Rule 3: the current server carries at least `want` more. */
   unsaturated: boolean;
   want: number;
-  /**
-   * Rule 0b: the pool is blind and the current server's users are not measured held back
-   * (their traffic per user is not below the pool's best by heldBackMargin), so the user stays.
-   */
-  blindKeep: boolean;
   /** Rule 4's reference rate; refIsOffer when it is best's offer ÷ (1 + failBackHysteresis). */
   refBps: number;
   refIsOffer: boolean;
 }
 
-export function ltMoveVerdict(x: LtMoveInput): LtMoveVerdict {
+/** The verdict of the move rules, written into `out` (decideRoute reuses one: no allocation per decision). */
+export function ltMoveVerdict(x: LtMoveInput, out: LtMoveVerdict = newVerdict()): LtMoveVerdict {
   const { cs, bs, margin, minMoveGainBps } = x;
-  let pool: number | null | undefined;
-  const poolRate = (): number | null => (pool === undefined ? (pool = x.poolRate()) : pool);
+  // The pool's best rate, read at most once and only when a rule needs it.
+  let rate: number | null | undefined;
   const spare = cs >= minMoveGainBps && bs > cs * (1 + margin) && bs - cs >= minMoveGainBps;
   const smallerShare = spare && x.bestShare < x.curShare;
   const byFree = spare && !smallerShare;
@@ -85,21 +72,40 @@ export function ltMoveVerdict(x: LtMoveInput): LtMoveVerdict {
   if (x.failBack && (byFree || bySh)) {
     // Without the offer an emptied server that came back counted for nothing: it has no users
     // to report a rate, so on a fleet that ran full while it was away no server was starved.
-    const ref = poolRate();
+    rate = x.poolRate();
     const offer = bs / (1 + Math.max(0, x.failBackHysteresis));
-    const hasRef = offer > 0 || ref !== null;
-    refIsOffer = offer > 0 && (ref === null || offer > ref);
-    refBps = refIsOffer ? offer : (ref ?? 0);
+    const hasRef = offer > 0 || rate !== null;
+    refIsOffer = offer > 0 && (rate === null || offer > rate);
+    refBps = refIsOffer ? offer : (rate ?? 0);
     satisfied = hasRef && x.curRate !== null && x.curRate * (1 + x.hysteresis) >= refBps;
   }
-  const want = x.keepSatisfied && (byFree || bySh) && x.headroom > 0 ? Math.max(x.perUser, poolRate() ?? 0, minMoveGainBps) : 0;
-  const unsaturated = want > 0 && x.headroom >= want;
-  const wouldMove = (byFree || bySh) && !satisfied && !unsaturated;
-  let blindKeep = false;
-  if (wouldMove && x.blind) {
-    const ref = poolRate();
-    const heldBack = ref !== null && x.curUsers >= RATE_MIN_USERS && x.curRate !== null && x.curRate * (1 + heldBackMargin(x.curUsers, x.hysteresis)) < ref;
-    blindKeep = !heldBack;
+  let want = 0;
+  if (x.keepSatisfied && (byFree || bySh) && x.headroom > 0) {
+    if (rate === undefined) rate = x.poolRate();
+    want = Math.max(x.perUser, rate ?? 0, minMoveGainBps);
   }
-  return { move: wouldMove && !blindKeep, byFree, bySh, smallerShare, satisfied, unsaturated, want, blindKeep, refBps, refIsOffer };
+  const unsaturated = want > 0 && x.headroom >= want;
+  out.move = (byFree || bySh) && !satisfied && !unsaturated;
+  out.byFree = byFree;
+  out.bySh = bySh;
+  out.smallerShare = smallerShare;
+  out.satisfied = satisfied;
+  out.unsaturated = unsaturated;
+  out.want = want;
+  out.refBps = refBps;
+  out.refIsOffer = refIsOffer;
+  return out;
+}
+
+export function newVerdict(): LtMoveVerdict {
+  return { move: false, byFree: false, bySh: false, smallerShare: false, satisfied: false, unsaturated: false, want: 0, refBps: 0, refIsOffer: false };
+}
+
+/**
+ * Rule 0b's test: a server's users are measured held back when their reported traffic per user
+ * (`rate`, over `users` users, at least RATE_MIN_USERS) is below the pool's best (`poolRate`) by
+ * more than heldBackMargin(users, margin). While a pool is blind only such a server's users move.
+ */
+export function measuredHeldBack(rate: number | null, users: number, poolRate: number | null, margin: number): boolean {
+  return poolRate !== null && rate !== null && users >= RATE_MIN_USERS && rate * (1 + heldBackMargin(users, margin)) < poolRate;
 }
