@@ -33,7 +33,6 @@ export interface LtMoveInput {
   curRate: number | null;
   /** The pool's best reported traffic per user (referencePerUser), read only when a rule needs it. */
   poolRate: () => number | null;
-
   minMoveGainBps: number;
   failBackHysteresis: number;
   keepSatisfied: boolean;
