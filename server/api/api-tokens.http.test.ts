@@ -125,16 +125,23 @@ describe("the scope each procedure declares", () => {
 });
 
 describe("the agent's routes take agent tokens only", () => {
-  it("an API token of every scope, an owner's and a viewer's session get 401 from the config (deltas and compression asked) and the report, and nothing is read or written", async () => {
+  it("an API token of every scope, an owner's and a viewer's session and a subscriber's token get 401 from the config (deltas and compression asked) and the report, and nothing is read or written", async () => {
     const every = await token(["read", "subscribers:write", "topology:write", "backup"]);
     const viewerCookie = await app.cookie("viewer");
-    for (const headers of [bearer(every), { cookie: ownerCookie }, { cookie: viewerCookie }]) {
+    const created = await call("mutation", "subscribers.create", { clusterId, name: `edge-${Math.random().toString(36).slice(2, 8)}` }, { cookie: ownerCookie });
+    const subscriberToken = (created.body.result?.data?.json as { token: string }).token;
+    expect(subscriberToken).toEqual(expect.any(String));
+    for (const headers of [bearer(every), { cookie: ownerCookie }, { cookie: viewerCookie }, bearer(subscriberToken)]) {
       const config = await fetch(`${app.url}/api/agent/config?delta=1&scheme=2&wait=1`, { headers: { ...headers, "if-none-match": '"AbC_1-x"', "accept-encoding": "br, gzip" } });
       expect(config.status).toBe(401);
       expect(config.headers.get("content-encoding")).toBeNull();
       expect(await config.json()).toEqual({ error: expect.stringMatching(/agent token|bearer token/) });
-      const report = await fetch(`${app.url}/api/agent/report`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
-      expect(report.status).toBe(401);
+      // A well-formed report claiming a link's worth of traffic: refused before it is read.
+      const claim = { listenerAlive: true, serviceRunning: true, usersOnline: 1, rxBps: 1e10, txBps: 1e10, cpu: 1, memory: 1, neighbours: [] };
+      for (const body of ["{}", JSON.stringify(claim)]) {
+        const report = await fetch(`${app.url}/api/agent/report`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
+        expect(report.status).toBe(401);
+      }
     }
   });
 });
