@@ -519,8 +519,9 @@ describe("decideRoute: a user on a saturated server is judged by fair share alon
   });
 
   it("a current server with spare still compares spare (rule 2 keeps it off a smaller fair share)", () => {
-    // cur: 1 Gbit/s, 500 carried by 50 users: 10 Mbit/s free per user, fair share 20.
-    const cur = srv({ learnedPeakBps: 1000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 50 });
+    // cur: a 1 Gbit/s link (set, so rule 0b does not hold its users), 500 carried by 50 users:
+    // 10 Mbit/s free per user, fair share 20.
+    const cur = srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 500 * MBIT, reportedUsers: 50 });
     const bigShare = { cur, alt: srv({ capacityOverrideBps: 1000 * MBIT, reportedTrafficBps: 100 * MBIT, reportedUsers: 20 }) }; // 42.9 free, share 47.6
     expect(decideRoute(base(bigShare, { previousInboundId: "in-cur", options: { keepSatisfied: false } })).inboundId).toBe("in-alt");
     const smallShare = { cur, alt: srv({ capacityOverrideBps: 300 * MBIT, reportedTrafficBps: 0, reportedUsers: 19 }) }; // 15 free, share 15
@@ -997,7 +998,7 @@ describe("decideRoute: rule 0, first picks by users while no candidate has shown
   });
 });
 
-describe("decideRoute: rule 0b, while no candidate has shown its capacity only a measured shortfall moves a user", () => {
+describe("decideRoute: rule 0b, while the user's server has not shown its capacity only a measured shortfall moves the user", () => {
   // a: 300 Mbit/s for 100 users, 3 Mbit/s each (the pool's best rate). b: full by its learned
   // peak (a lower bound), so by fair share alone (rule 1b) a's 500 / 101 ≈ 4.95 would move its users.
   const fleet = (b: Partial<ServerMetrics> = {}, a: Partial<ServerMetrics> = {}) => ({
@@ -1013,7 +1014,7 @@ describe("decideRoute: rule 0b, while no candidate has shown its capacity only a
     const d = onB(fleet());
     expect(d).toMatchObject({ inboundId: "in-b", reason: "sticky" });
     expect(d.explanation).toBe(
-      "Kept in-b: no server of this route has shown its capacity, so in-a's score is only what its users asked for, and in-b's users are not measured held back: 2.35 Mbit/s each, within 32% of the best (3.00 Mbit/s on in-a) (hysteresis 25%).",
+      "Kept in-b: in-b has not shown its capacity (never seen full, no link capacity set), so its score is only what its users asked for, and its users are not measured held back: 2.35 Mbit/s each, within 32% of the best (3.00 Mbit/s on in-a) (hysteresis 25%).",
     );
     expect(lean(fleet())).toBe("in-b");
   });
@@ -1036,7 +1037,7 @@ describe("decideRoute: rule 0b, while no candidate has shown its capacity only a
     // (100 [floor] − 2) / 4 = 24.5: rule 1 would move the user.
     const few = fleet({ learnedPeakBps: 2 * MBIT, reportedTrafficBps: 2 * MBIT, reportedUsers: RATE_MIN_USERS - 1 }, { learnedPeakBps: 5000 * MBIT });
     expect(onB(few, { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
-    expect(onB(few).explanation).toMatch(/and in-b has too few users \(4\) to measure what they get/);
+    expect(onB(few).explanation).toMatch(/in-b has not shown its capacity .*, and it has too few users \(4\) to measure what they get/);
     expect(lean(few)).toBe("in-b");
     // No server with RATE_MIN_USERS users: no reference rate.
     const tiny = fleet({ learnedPeakBps: 2 * MBIT, reportedTrafficBps: 2 * MBIT, reportedUsers: 4 }, { learnedPeakBps: 5000 * MBIT, reportedUsers: 3, reportedTrafficBps: 9 * MBIT });
@@ -1046,11 +1047,24 @@ describe("decideRoute: rule 0b, while no candidate has shown its capacity only a
     expect(d.explanation).toMatch(/and no server has 5 users to compare traffic per user with/);
   });
 
-  it("does not apply once a candidate has shown its capacity, with evenWhileBlind off, or on round-robin", () => {
-    for (const shown of [fleet({}, { heldBack: true }), fleet({ heldBack: true }), fleet({}, { capacityOverrideBps: 500 * MBIT })]) {
-      expect(onB(shown).inboundId).toBe("in-a");
-      expect(lean(shown)).toBe("in-a");
+  it("holds while another server has shown its capacity, and not once the user's own has", () => {
+    // a seen full, or its link set: b's "no spare" is still only what b's users asked for.
+    for (const other of [fleet({}, { heldBack: true }), fleet({}, { capacityOverrideBps: 500 * MBIT })]) {
+      const d = onB(other);
+      expect(d.inboundId).toBe("in-b");
+      expect(d.explanation).toMatch(/^Kept in-b: in-b has not shown its capacity .* its users are not measured held back/);
+      expect(lean(other)).toBe("in-b");
     }
+    // b seen full, or its link set to what it carries: its users are held back; rule 1b moves them.
+    for (const own of [fleet({ heldBack: true }), fleet({ capacityOverrideBps: 94 * MBIT })]) {
+      const d = onB(own);
+      expect(d.inboundId).toBe("in-a");
+      expect(d.explanation).toMatch(/^Moved from in-b to in-a: in-b has no spare capacity and in-a offers a \d+% larger fair share/);
+      expect(lean(own)).toBe("in-a");
+    }
+  });
+
+  it("does not apply with evenWhileBlind off, or on round-robin", () => {
     expect(onB(fleet(), { options: { evenWhileBlind: false } }).inboundId).toBe("in-a");
     expect(lean(fleet(), { options: { evenWhileBlind: false } })).toBe("in-a");
     // Round-robin sees no traffic: users per coefficient decide, as before (4 / 101 vs 1 / 40).

@@ -44,22 +44,31 @@
  *   the families did better without that test: tuned seeds 1–10 every aim 52 → 53 pairs,
  *   fairness and churn both 55 → 56; validation seeds 31–70 every aim 185 → 201, both
  *   217 → 232, above every baseline 206 → 208 (README, "Scenario families").
- * 0b. While the pool is blind the scores move no one by themselves (evenWhileBlind, least-traffic):
- *   a user stays unless its server's users are measured held back, their reported traffic per
- *   user below the pool's best (servers with ≥ RATE_MIN_USERS users) by more than
- *   heldBackMargin: the route's margin, or two standard errors of the mean (2 / √users, capacity.ts)
- *   when larger. Gain of a move judged on lower bounds: none known (a bigger learned peak is
- *   a server whose users asked for more). Cost: a reconnect. Rule 0 and the move rules read the
- *   same figures, and without this they disagreed: the even split sent newcomers to a small
- *   link under 64 users (never marked held back) and rule 1b moved them off it at their next
- *   refresh, for hours (validation steady-mixed 48 and 50). A measured shortfall is no lower
- *   bound, so it still moves users (steady-mixed 85: 10× links apart, never marked). Chosen on
- *   seeds 1–10 and 31–70, checked on 71–100, before any held-out run: every aim 53 / 201 / 160
- *   → 53 / 202 / 161, fairness and churn both 56 / 232 / 172 → 56 / 233 / 173, above every
- *   baseline unchanged (56 / 208 / 167); held out after: every aim 94 → 95, both 113 (the
- *   same), above every baseline 101 → 102. Tried and left: no moves at all while blind (both
- *   +2 on each of the two sets, but baselines −1 and −3, and steady-mixed 85 at 0.86× the
- *   oracle); the even split also avoiding such servers (both 56 → 54 on seeds 1–10).
+ * 0b. While the user's server has not shown its capacity (never seen full, no override), the
+ *   scores move no one off it by themselves (evenWhileBlind, least-traffic): a user stays unless
+ *   its server's users are measured held back, their reported traffic per user below the pool's
+ *   best (servers with ≥ RATE_MIN_USERS users) by more than heldBackMargin: the route's margin,
+ *   or two standard errors of the mean (2 / √users, capacity.ts) when larger. Gain of a move
+ *   judged on a lower bound: none known (the server's "no spare" is only what its users asked
+ *   for, and they are not measured short of what users get elsewhere). Cost: a reconnect.
+ *   Rule 0 and the move rules read the same figures, and without this they disagreed: the even
+ *   split sent newcomers to a small link under 64 users (never marked held back) and rule 1b
+ *   moved them off it at their next refresh, for hours (validation steady-mixed 48 and 50). A
+ *   measured shortfall is no lower bound, so it still moves users (steady-mixed 85: 10× links
+ *   apart, never marked). Chosen in two steps, each on seeds 1–10 and 31–70 and checked on
+ *   71–100 before any held-out run (README, "Scenario families"):
+ *   - while the pool is blind (no candidate shown): every aim 53 / 201 / 160 → 53 / 202 / 161,
+ *     fairness and churn both 56 / 232 / 172 → 56 / 233 / 173, above every baseline unchanged
+ *     (56 / 208 / 167); held out after: every aim 94 → 95, both 113, above every baseline
+ *     101 → 102;
+ *   - for the user's own server, whatever the others have shown: users still left servers
+ *     never seen full, unmeasured, once another server of the pool was seen full (steady-mixed
+ *     50, in the two hours after a 300 Mbit/s server came back: 153 moves, now 117). Every aim
+ *     53 / 202 / 161 → 53 / 203 / 162, both 56 / 233 / 173 → 56 / 234 / 174, above every
+ *     baseline unchanged; churn lower on 52 and higher on 17 of the 240 validation pairs.
+ *   Tried and left: no moves at all while blind (both +2 on each of the two sets, but baselines
+ *   −1 and −3, and steady-mixed 85 at 0.86× the oracle); the even split also avoiding such
+ *   servers (both 56 → 54 on seeds 1–10).
  * Moving a user who has a working inbound (stickiness). Every rule below weighs what the move
  * gains — the user's satisfaction (what it gets ÷ what it wants) and the fairness of the fleet —
  * against what it costs: a reconnect (the user's sessions drop; counted as churn), and, on a
@@ -545,22 +554,24 @@ export function decideRoute(input: DecideInput): Decision {
         const v = ltMoveVerdict(x, verdictOut);
         verdictPool = NO_ROWS;
         const { byFree, bySh, smallerShare, satisfied, unsaturated, want } = v;
-        // Rule 0b: while no candidate has shown its capacity, the scores are lower bounds; only a
-        // server whose users are measured held back gives them up. Read only where a move is judged.
+        // Rule 0b: while the user's server has not shown its capacity, its score is a lower bound
+        // (its "no spare" is what its users asked for); only measured held back users leave it.
+        // Read only where a move is judged.
         const curUsers = (cur.m as ServerMetrics).reportedUsers;
         const blindKeep =
-          v.move && mode === "best" && opts.evenWhileBlind && !pool.some((r) => capacityShown(r.m as ServerMetrics)) && !measuredHeldBack(curRate, curUsers, referencePerUser(pool)?.bps ?? null, hysteresis);
+          v.move && mode === "best" && opts.evenWhileBlind && !capacityShown(cur.m as ServerMetrics) && !measuredHeldBack(curRate, curUsers, referencePerUser(pool)?.bps ?? null, hysteresis);
         move = v.move && !blindKeep;
         marginSays = !satisfied && !smallerShare && !unsaturated && !blindKeep;
         if (blindKeep) {
           const ref = referencePerUser(pool);
           const users = curUsers;
+          const lead = `${label(cur.ib)} has not shown its capacity (never seen full, no link capacity set), so its score is only what its users asked for`;
           why =
             ref === null
-              ? `no server of this route has shown its capacity, so ${label(best.ib)}'s score is only what its users asked for, and no server has ${RATE_MIN_USERS} users to compare traffic per user with`
+              ? `${lead}, and no server has ${RATE_MIN_USERS} users to compare traffic per user with`
               : curRate === null || users < RATE_MIN_USERS
-                ? `no server of this route has shown its capacity, so ${label(best.ib)}'s score is only what its users asked for, and ${label(cur.ib)} has too few users (${users}) to measure what they get`
-                : `no server of this route has shown its capacity, so ${label(best.ib)}'s score is only what its users asked for, and ${label(cur.ib)}'s users are not measured held back: ${mbps(curRate)} Mbit/s each, within ${pct(heldBackMargin(users, hysteresis))} of the best (${mbps(ref.bps)} Mbit/s on ${label(ref.row.ib)})`;
+                ? `${lead}, and it has too few users (${users}) to measure what they get`
+                : `${lead}, and its users are not measured held back: ${mbps(curRate)} Mbit/s each, within ${pct(heldBackMargin(users, hysteresis))} of the best (${mbps(ref.bps)} Mbit/s on ${label(ref.row.ib)})`;
         } else if (unsaturated) {
           why = `${label(cur.ib)} has ${mbps(cur.headroom)} Mbit/s spare, at least what one user wants (${mbps(want)} Mbit/s): its users get what they want, so moving gains nothing`;
         } else if (satisfied) {

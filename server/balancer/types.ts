@@ -150,11 +150,11 @@ export interface BalancerOptions {
    * first pick goes to the candidate with the fewest users, arrivals in flight included.
    * Every learned peak is then only what its users asked for, a lower bound of its link, and
    * free bandwidth per user between lower bounds ranks links by past demand, not size; the
-   * even split assumes nothing the figures do not show. And (rule 0b) a user whose server
-   * works moves only when that server's users are measured held back (traffic per user below
-   * the pool's best by heldBackMargin), not for a score alone. Once one candidate is seen full
-   * (or has an override) the scores decide. Default true (false: first picks and moves by the
-   * scores always; README).
+   * even split assumes nothing the figures do not show; once one candidate is seen full (or
+   * has an override) the scores decide first picks. And (rule 0b) a user whose server works
+   * and has not shown its capacity moves only when that server's users are measured held back
+   * (traffic per user below the pool's best by heldBackMargin), not for a score alone.
+   * Default true (false: first picks and moves by the scores always; README).
    */
   evenWhileBlind: boolean;
 }
