@@ -108,6 +108,48 @@ test("a server whose users got less each than another's of its cluster shows its
   await expect(route.getByText(/C 500 \[override\]/)).toBeVisible();
 });
 
+test("a subscriber on a link never seen full stays there while its users are not measured held back, and the explanation says so; once that link is set, the user moves", async ({ page }) => {
+  const c = await trpcMutation<{ id: string }>(page.request, "clusters.create", { name: `blind ${Math.random().toString(36).slice(2, 8)}` });
+  await trpcMutation(page.request, "monitoring.setProbeConfig", { clusterId: c.id, config: { enabled: false } });
+  const server = async (name: string, port: number, capacityMbps: number | null) => {
+    const s = await trpcMutation<{ id: string; agentToken: string }>(page.request, "servers.create", { clusterId: c.id, name, address: "127.0.0.1", role: "node", coefficient: 1, capacityMbps });
+    const { inbound } = await trpcMutation<{ inbound: { id: string } }>(page.request, "inbounds.create", { serverId: s.id, name: `in-${name}`, port, security: "none", sni: null });
+    return { ...s, inboundId: inbound.id };
+  };
+  // steady: 100 users at 3 Mbit/s each, a learned peak that is only what they asked for.
+  // big: a 1 Gbit/s link set by the operator, 10 users also at 3 Mbit/s each.
+  const steady = await server("steady", 24_011, null);
+  const big = await server("big", 24_012, 1000);
+  await trpcMutation(page.request, "routes.create", { clusterId: c.id, name: "Both", algorithm: "least-traffic", inboundIds: [steady.inboundId, big.inboundId] });
+  const sub = await trpcMutation<{ id: string; token: string }>(page.request, "subscribers.create", { clusterId: c.id, name: "Stayer" });
+  const inboundNow = async () => ((await (await page.request.get(`/sub/${sub.token}?format=json`)).json()) as { routes: Array<{ inbound: string }> }).routes[0]?.inbound;
+  // Only steady has reported: the first fetch puts the subscriber there.
+  expect((await postAgentReport(page.request, steady.agentToken, healthyReport({ usersOnline: 100, rxBps: 300e6, txBps: 30e6 }))).status()).toBe(200);
+  await expect.poll(inboundNow, { timeout: 30_000 }).toBe("in-steady");
+  expect((await postAgentReport(page.request, big.agentToken, healthyReport({ usersOnline: 10, rxBps: 30e6, txBps: 3e6 }))).status()).toBe(200);
+
+  // By fair share alone big's 1000 / 11 would move the user; steady's "no spare" is a lower bound.
+  await page.goto(`/clusters/${c.id}/subscribers/${sub.id}`);
+  await page.getByRole("tab", { name: "Explanation" }).click();
+  const route = page.getByRole("listitem", { name: "Route Both" });
+  await expect(route.getByText(/^Kept in-steady: in-steady has not shown its capacity \(never seen full, no link capacity set\), so its score is only what its users asked for, and its users are not measured held back: 3\.00 Mbit\/s each, within 25% of the best \(3\.00 Mbit\/s on in-(steady|big)\)/)).toBeVisible({ timeout: 30_000 });
+  await expect(route.getByTestId("chosen-inbound")).toContainText("in-steady");
+  expect(await inboundNow()).toBe("in-steady");
+
+  // The operator sets steady's link to what it carries: its users are held back there, and rule 1b moves them.
+  await page.goto(`/clusters/${c.id}/servers`);
+  await page.getByRole("button", { name: "Edit server steady" }).click();
+  const form = page.getByRole("dialog", { name: "Edit server steady" });
+  await form.getByLabel("Link capacity (Mbit/s, optional)").fill("300");
+  await form.getByRole("button", { name: "Save server" }).click();
+  await expect(form).toBeHidden();
+  await page.goto(`/clusters/${c.id}/subscribers/${sub.id}`);
+  await page.getByRole("tab", { name: "Explanation" }).click();
+  await expect(route.getByText(/^Moved from in-steady to in-big: in-steady has no spare capacity and in-big offers a \d+% larger fair share/)).toBeVisible({ timeout: 30_000 });
+  await expect.poll(inboundNow, { timeout: 30_000 }).toBe("in-big");
+  await page.screenshot({ path: "test-results/explain-not-shown.png", fullPage: true });
+});
+
 test("health page: the overrides table fits its card at 1440 px and bad probe values get field-named messages", async ({ page, cluster }) => {
   await page.goto(`/clusters/${cluster.id}/health`);
   const card = page.getByTestId("overrides-card");
