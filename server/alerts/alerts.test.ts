@@ -237,7 +237,12 @@ describe.each(testDbKinds())("alerts (%s)", (kind) => {
       [false, NO_ANSWER_REASON, false],
       [false, NO_ANSWER_REASON, true],
     ]);
-    expect(rx.got).toHaveLength(3);
+    // Each attempt is one request of the same delivery. The 200 ms is the worker's own bound:
+    // on a busy machine an attempt can time out before its body reaches the receiver, so the
+    // receiver counts up to three, not exactly three (the attempts are counted above and below).
+    expect(rx.got.length).toBeGreaterThanOrEqual(1);
+    expect(rx.got.length).toBeLessThanOrEqual(3);
+    expect(new Set(rx.got.map((r) => JSON.parse(r.body).id)).size).toBe(1);
     const [d] = await t.db.select().from(alertDeliveries);
     expect(d).toMatchObject({ state: "failed", attempts: 3, lastError: NO_ANSWER_REASON });
     expect((await listAlertTargets(t.db))[0]).toMatchObject({ state: "failing", pending: 0, lastError: NO_ANSWER_REASON });
