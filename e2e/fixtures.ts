@@ -62,6 +62,18 @@ export async function drag(page: Page, source: Locator, target: Locator) {
   await page.mouse.up();
 }
 
+/**
+ * Edits a server in its form (the servers page is open): opens "Edit server <name>", lets
+ * `fill` set fields (and check what the form shows), saves, and waits for the form to close.
+ */
+export async function editServer(page: Page, server: string, fill: (form: Locator) => Promise<void>): Promise<void> {
+  await page.getByRole("button", { name: `Edit server ${server}` }).click();
+  const form = page.getByRole("dialog", { name: `Edit server ${server}` });
+  await fill(form);
+  await form.getByRole("button", { name: "Save server" }).click();
+  await expect(form).toBeHidden();
+}
+
 /** Opens "+ Inbound" on a server's card (the servers page is open) and returns its dialog. */
 export async function openNewInboundForm(page: Page, server: string): Promise<Locator> {
   await page.getByRole("region", { name: `Server ${server}` }).getByRole("button", { name: "+ Inbound" }).click();

@@ -4,7 +4,7 @@
  * the servers page, the explain page and ?format=json, a new inbound created straight into a
  * route with its flag picked from a list, and the servers page following another browser.
  */
-import { asViewer, E2E_ADMIN, expect, openNewInboundForm, test } from "./fixtures";
+import { asViewer, E2E_ADMIN, editServer, expect, openNewInboundForm, test } from "./fixtures";
 import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
 import { healthyReport, postAgentReport } from "./agent-report";
 
@@ -93,12 +93,10 @@ test("a server whose users got less each than another's of its cluster shows its
   await page.goto(`/clusters/${c.id}/health`);
   await page.getByRole("row", { name: "Server roomy" }).getByRole("link", { name: "set the link capacity" }).click();
   await expect(page).toHaveURL(new RegExp(`/clusters/${c.id}/servers$`));
-  await page.getByRole("button", { name: "Edit server roomy" }).click();
-  const form = page.getByRole("dialog", { name: "Edit server roomy" });
-  await expect(form.getByText(/split evenly across such servers/)).toBeVisible();
-  await form.getByLabel("Link capacity (Mbit/s, optional)").fill("500");
-  await form.getByRole("button", { name: "Save server" }).click();
-  await expect(form).toBeHidden();
+  await editServer(page, "roomy", async (form) => {
+    await expect(form.getByText(/split evenly across such servers/)).toBeVisible();
+    await form.getByLabel("Link capacity (Mbit/s, optional)").fill("500");
+  });
   await page.goto(`/clusters/${c.id}/health`);
   const roomyRow = page.getByRole("row", { name: "Server roomy" });
   await expect(roomyRow).toContainText("peak 300 Mbit/s · link capacity set: 500 Mbit/s");
@@ -138,11 +136,7 @@ test("a subscriber on a link never seen full stays there while its users are not
 
   // The operator sets steady's link to what it carries: its users are held back there, and rule 1b moves them.
   await page.goto(`/clusters/${c.id}/servers`);
-  await page.getByRole("button", { name: "Edit server steady" }).click();
-  const form = page.getByRole("dialog", { name: "Edit server steady" });
-  await form.getByLabel("Link capacity (Mbit/s, optional)").fill("300");
-  await form.getByRole("button", { name: "Save server" }).click();
-  await expect(form).toBeHidden();
+  await editServer(page, "steady", (form) => form.getByLabel("Link capacity (Mbit/s, optional)").fill("300"));
   await page.goto(`/clusters/${c.id}/subscribers/${sub.id}`);
   await page.getByRole("tab", { name: "Explanation" }).click();
   await expect(route.getByText(/^Moved from in-steady to in-big: in-steady has no spare capacity and in-big offers a \d+% larger fair share/)).toBeVisible({ timeout: 30_000 });

@@ -1,5 +1,5 @@
 /** Servers, inbounds, subscribers, audit log and cluster rename, through the dashboard. */
-import { openNewInboundForm, test, expect } from "./fixtures";
+import { editServer, openNewInboundForm, test, expect } from "./fixtures";
 import { trpcQuery } from "../scripts/harness/trpc";
 
 interface ServerRow {
@@ -199,11 +199,7 @@ test("creates a subscriber whose link answers with a subscription", async ({ pag
 
 test("the audit log shows who changed what, with before and after", async ({ page, cluster }) => {
   await page.goto(`/clusters/${cluster.id}/servers`);
-  await page.getByRole("button", { name: "Edit server us-nyc-1" }).click();
-  const form = page.getByRole("dialog", { name: "Edit server us-nyc-1" });
-  await form.getByLabel("Coefficient").fill("3");
-  await form.getByRole("button", { name: "Save server" }).click();
-  await expect(form).toBeHidden();
+  await editServer(page, "us-nyc-1", (form) => form.getByLabel("Coefficient").fill("3"));
 
   await page.getByRole("link", { name: "Audit log" }).click();
   await expect(page.getByRole("heading", { name: "Audit log" })).toBeVisible();
