@@ -147,10 +147,18 @@ describe("families report", () => {
       { family: "f", seed: 3, output: out({ jain: 0.9 }, { jain: 0.49 }) }, // the oracle below the baselines
     ];
     const s = aimShares(runs);
-    expect(s).toMatchObject({ baselines: 1, baselinesWithinTie: 2, oracleBelowBaseline: 1 });
+    expect(s).toMatchObject({ baselines: 1, baselinesWithinTie: 2, oracleBelowBaseline: 1, baselinesNotBetterOnBoth: 3 });
     expect(renderFamiliesReport(runs, 10)).toContain(
-      "Readings, not aims: above every baseline or within 0.001 of the best (a tie at the 3rd decimal): 2/3 (66.7 %); the oracle itself below the best baseline: 1/3 (33.3 %).",
+      "Readings, not aims: above every baseline or within 0.001 of the best (a tie at the 3rd decimal): 2/3 (66.7 %); no baseline both fairer and churning less: 3/3 (100.0 %); the oracle itself below the best baseline: 1/3 (33.3 %).",
     );
+  });
+  it("reads a baseline as better on both only when it is fairer and churns less, not on a tie in either", () => {
+    const runs: FamilyRun[] = [
+      { family: "f", seed: 1, output: out({ jain: 0.49, churn: 0.01 }) }, // fairer baselines, but they churn as much (0.01): not both
+      { family: "f", seed: 2, output: out({ jain: 0.49, churn: 0.03 }) }, // fairer and churning less: both
+      { family: "f", seed: 3, output: out({ jain: 0.5, churn: 0.03 }) }, // as fair (a tie), churning less: not both
+    ];
+    expect(aimShares(runs)).toMatchObject({ baselines: 1, baselinesNotBetterOnBoth: 2 });
   });
   it("adds the links-set reading (a row per family and its shares) only when the runs carry it", () => {
     const runs: FamilyRun[] = [1, 2].map((seed) => ({ family: "f", seed, output: out({ churn: 0.2 }) }));
