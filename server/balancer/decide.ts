@@ -558,12 +558,13 @@ export function decideRoute(input: DecideInput): Decision {
         // (its "no spare" is what its users asked for); only measured held back users leave it.
         // Read only where a move is judged.
         const curUsers = (cur.m as ServerMetrics).reportedUsers;
-        const blindKeep =
-          v.move && mode === "best" && opts.evenWhileBlind && !capacityShown(cur.m as ServerMetrics) && !measuredHeldBack(curRate, curUsers, referencePerUser(pool)?.bps ?? null, hysteresis);
+        const judged0b = v.move && mode === "best" && opts.evenWhileBlind && !capacityShown(cur.m as ServerMetrics);
+        const ref0b = judged0b ? referencePerUser(pool) : null;
+        const blindKeep = judged0b && !measuredHeldBack(curRate, curUsers, ref0b?.bps ?? null, hysteresis);
         move = v.move && !blindKeep;
         marginSays = !satisfied && !smallerShare && !unsaturated && !blindKeep;
         if (blindKeep) {
-          const ref = referencePerUser(pool);
+          const ref = ref0b;
           const users = curUsers;
           const lead = `${label(cur.ib)} has not shown its capacity (never seen full, no link capacity set), so its score is only what its users asked for`;
           why =
