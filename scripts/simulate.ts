@@ -6,13 +6,15 @@
  *   Markdown table (every scenario, every policy) with the aims checked per scenario.
  * --seed N (with either): every scenario played with seed N instead of its own, to see how
  *   far its figures hold beyond one draw of the users' demand and timing.
- * npm run simulate -- --families [--seeds N] [--jobs J] [--links-set]
+ * npm run simulate -- --families [--seeds N] [--jobs J] [--links-set] [--ablations]
  *   Plays every scenario family (scripts/simulator/families.ts) on seeds 1..N (default 30) and
  *   prints, per family, routeboard's and the oracle's median and worst figures, seeds 1–10
  *   (tuned on) apart from the rest (held out), and the share of (family, seed) pairs that meet
  *   every aim. The pairs are shared among J child processes (default: 2, or 1 on one core);
  *   each pair is played alone, so J changes the time taken, never the figures. --links-set adds
  *   a reading: routeboard again with every server's link capacity set, as an operator enters it.
+ *   --ablations adds readings: routeboard again once per move rule, that rule turned off
+ *   (scripts/simulator/ablations.ts), each with the aims it meets beside all rules on.
  * npm run simulate -- --family NAME [--seed N] [--params FILE] [--emit]
  *   One family's draw for seed N (default 1), or the given parameters (a scenario without
  *   name and seed: a fixture is one), played like --scenario; --emit prints the scenario instead.
@@ -30,7 +32,7 @@ import { aimsMet, renderFamiliesReport, renderTable, type FamilyRun } from "@/sc
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SCENARIO_DIRS = [path.resolve(ROOT, "../shared/scenarios"), path.join(ROOT, "scripts/simulator/scenarios")];
 const USAGE =
-  "usage: npm run simulate -- --scenario FILE | --all [--seed N] | --families [--seeds N] [--jobs J] [--links-set] | --family NAME [--seed N] [--params FILE] [--emit]";
+  "usage: npm run simulate -- --scenario FILE | --all [--seed N] | --families [--seeds N] [--jobs J] [--links-set] [--ablations] | --family NAME [--seed N] [--params FILE] [--emit]";
 /** Seeds 1..TUNED_SEEDS are the ones the balancer was tuned on; the rest are held out. */
 const TUNED_SEEDS = 10;
 
@@ -95,17 +97,22 @@ function loadParams(arg: string): unknown {
 }
 
 type Pair = [family: string, seed: number];
-/** What a --jobs child is sent: its pairs, and whether to add the links-set reading. */
+/** The readings played beside the families' policies (--links-set, --ablations). */
+interface Readings {
+  linksSet: boolean;
+  ablations: boolean;
+}
+/** What a --jobs child is sent: its pairs, and the readings to add. */
 interface Share {
   pairs: Pair[];
-  linksSet: boolean;
+  readings: Readings;
 }
 
-const playPair = ([family, seed]: Pair, linksSet: boolean): FamilyRun => ({ family, seed, output: simulate(buildScenario(family, seed), { linksSet }) });
+const playPair = ([family, seed]: Pair, readings: Readings): FamilyRun => ({ family, seed, output: simulate(buildScenario(family, seed), readings) });
 
 /** Plays the pairs in `jobs` child processes (round-robin shares), results in the pairs' order. */
-async function playPairs(pairs: Pair[], jobs: number, linksSet: boolean): Promise<FamilyRun[]> {
-  if (jobs <= 1) return pairs.map((p) => playPair(p, linksSet));
+async function playPairs(pairs: Pair[], jobs: number, readings: Readings): Promise<FamilyRun[]> {
+  if (jobs <= 1) return pairs.map((p) => playPair(p, readings));
   const shares: Pair[][] = Array.from({ length: Math.min(jobs, pairs.length) }, () => []);
   pairs.forEach((p, i) => shares[i % shares.length]!.push(p));
   const outs = await Promise.all(
@@ -116,7 +123,7 @@ async function playPairs(pairs: Pair[], jobs: number, linksSet: boolean): Promis
           let got: FamilyRun[] | undefined;
           child.on("message", (m) => (got = m as FamilyRun[]));
           child.on("exit", (code) => (code === 0 && got ? resolve(got) : reject(new Error(`a --jobs child exited with code ${code}`))));
-          child.send({ pairs: share, linksSet } satisfies Share);
+          child.send({ pairs: share, readings } satisfies Share);
         }),
     ),
   );
@@ -129,7 +136,7 @@ const WORKER_FLAG = "--families-child";
 /** A --jobs child: plays the pairs it is sent and sends the runs back. */
 function child(): void {
   process.once("message", (share: Share) => {
-    const runs = share.pairs.map((p) => playPair(p, share.linksSet));
+    const runs = share.pairs.map((p) => playPair(p, share.readings));
     process.send?.(runs, () => process.exit(0));
   });
 }
@@ -146,6 +153,7 @@ async function main(argv: string[]): Promise<void> {
   let seedsArg: string | undefined;
   let jobsArg: string | undefined;
   let linksSet = false;
+  let ablations = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const eq = a.indexOf("=");
@@ -161,6 +169,7 @@ async function main(argv: string[]): Promise<void> {
     else if (key === "--seeds") seedsArg = value();
     else if (key === "--jobs") jobsArg = value();
     else if (key === "--links-set" && inline === undefined) linksSet = true;
+    else if (key === "--ablations" && inline === undefined) ablations = true;
     else if (a === "--") continue;
     else usage(`(unknown argument ${JSON.stringify(a)})`);
   }
@@ -169,6 +178,7 @@ async function main(argv: string[]): Promise<void> {
   if (seedsArg !== undefined && !families) usage("--seeds goes with --families");
   if (jobsArg !== undefined && !families) usage("--jobs goes with --families");
   if (linksSet && !families) usage("--links-set goes with --families");
+  if (ablations && !families) usage("--ablations goes with --families");
   if (seedArg !== undefined && families) usage("--families plays seeds 1..N: use --seeds N");
   if ((paramsArg !== undefined || emit) && family === undefined) usage("--params and --emit go with --family");
   const seed = seedArg === undefined ? undefined : parseIntArg("--seed", seedArg, 0, 0xffffffff);
@@ -177,7 +187,7 @@ async function main(argv: string[]): Promise<void> {
     const n = seedsArg === undefined ? 30 : parseIntArg("--seeds", seedsArg, 1, 1000);
     const jobs = jobsArg === undefined ? Math.min(2, availableParallelism()) : parseIntArg("--jobs", jobsArg, 1, 64);
     const pairs = FAMILY_NAMES.flatMap((f) => Array.from({ length: n }, (_, i): Pair => [f, i + 1]));
-    const runs = await playPairs(pairs, jobs, linksSet);
+    const runs = await playPairs(pairs, jobs, { linksSet, ablations });
     process.stdout.write(`${renderFamiliesReport(runs, TUNED_SEEDS)}\n`);
     return;
   }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { buildScenario, drawParams, FAMILY_NAMES, FamilyError, FIXTURE_DRAWS, fixtureParams } from "./families";
 import { parseScenario, parseScenarioText } from "./scenario";
 import { aimShares, aimsMet, median, renderFamiliesReport, type FamilyRun } from "./report";
+import { ABLATIONS, type AblationName } from "./ablations";
 import type { SimulationOutput } from "./index";
 import type { PolicyResult } from "./engine";
 
@@ -172,6 +173,31 @@ describe("families report", () => {
     expect(text).toContain("Reading, not an aim: routeboard with every server's link capacity set (\"Link capacity\", not learned): every aim 1/2 (50.0 %); fairness and churn both 1/2 (50.0 %);");
     // The strict aims stay routeboard's own.
     expect(text).toContain("Pairs meeting every aim: 0/2 (0.0 %).");
+  });
+  it("adds the ablations' table (each rule off: the aims it meets, and the change) only when the runs carry it", () => {
+    const runs: FamilyRun[] = [1, 2].map((seed) => ({ family: "f", seed, output: out({}) }));
+    expect(renderFamiliesReport(runs, 10)).not.toContain("each move rule turned off");
+    // All rules meet every aim on both pairs. Without the margin one pair churns 0.2; without
+    // rule 0 one pair falls to 0.45 (below 0.95 × the oracle and a baseline); without the dwell
+    // one pair spends 3 user-seconds on a known-down server.
+    const played = (i: number): Record<AblationName, PolicyResult> => ({
+      evenWhileBlind: result({ jain: i === 0 ? 0.45 : 0.9 }),
+      margin: result({ churn: i === 0 ? 0.2 : 0.01 }),
+      fairShareWhenFull: result({}),
+      keepSatisfied: result({}),
+      failBackDwell: result({ onDownUserSeconds: i === 1 ? 3 : 0 }),
+    });
+    const text = renderFamiliesReport(
+      runs.map((r, i) => ({ ...r, output: { ...r.output, ablations: played(i) } })),
+      10,
+    );
+    expect(text).toContain("| all rules (the table above) | 2/2 | 2/2 | 2/2 | 2/2 | 2 |");
+    expect(text).toContain(`| without ${ABLATIONS.evenWhileBlind.label} | 1/2 (−1) | 1/2 (−1) | 1/2 (−1) | 2/2 | 1 |`);
+    expect(text).toContain(`| without ${ABLATIONS.margin.label} | 1/2 (−1) | 1/2 (−1) | 2/2 | 2/2 | 1 |`);
+    expect(text).toContain(`| without ${ABLATIONS.keepSatisfied.label} | 2/2 | 2/2 | 2/2 | 2/2 | 2 |`);
+    expect(text).toContain(`| without ${ABLATIONS.failBackDwell.label} | 1/2 (−1) | 2/2 | 2/2 | 1/2 (−1) | 1 |`);
+    // The aims above the table stay all rules' own.
+    expect(text).toContain("Pairs meeting every aim: 2/2 (100.0 %).");
   });
   it("splits seeds into tuned and held out, with each part's table and misses", () => {
     const runs: FamilyRun[] = [1, 2, 11, 12].map((seed) => ({ family: "f", seed, output: out({ jain: seed === 12 ? 0.85 : 0.9 }) }));

@@ -4,6 +4,7 @@
  * churn ≤ max(0.05, the oracle's churn), fairness ≥ 0.95 × the oracle's and above every
  * baseline, no user-second on a server known to be down).
  */
+import { ABLATION_NAMES, ABLATIONS, type AblationName } from "./ablations";
 import type { PolicyResult, SimulationOutput } from "./index";
 import { POLICY_NAMES, type PolicyName } from "./policies";
 
@@ -97,6 +98,38 @@ export function median(xs: readonly number[]): number {
 export function withLinksSet(r: FamilyRun): FamilyRun {
   const linksSet = r.output.linksSet as PolicyResult;
   return { ...r, output: { ...r.output, results: { ...r.output.results, routeboard: linksSet } } };
+}
+
+/** The pair with routeboard's figures replaced by one ablation's (SimulationOutput.ablations). */
+export function withAblation(r: FamilyRun, name: AblationName): FamilyRun {
+  const played = r.output.ablations?.[name] as PolicyResult;
+  return { ...r, output: { ...r.output, results: { ...r.output.results, routeboard: played } } };
+}
+
+/** Whether every run carries the ablations (`--ablations`). */
+const hasAblations = (runs: readonly FamilyRun[]): boolean => runs.length > 0 && runs.every((r) => r.output.ablations !== undefined);
+
+/**
+ * The ablations' table (`--ablations`): per row, routeboard with one move rule off, the same
+ * aims against the same baselines and oracle, and the change from all rules on. Readings, not
+ * aims: what each rule gains on these pairs as the code stands.
+ */
+export function renderAblationTable(runs: readonly FamilyRun[]): string {
+  const families = [...new Set(runs.map((r) => r.family))];
+  const base = aimShares(runs);
+  const perFamily = (rs: readonly FamilyRun[]) => families.map((f) => rs.filter((r) => r.family === f && aimsMet(r.output).misses.length === 0).length).join(", ");
+  const cell = (k: number, of: number, was: number) => `${k}/${of}${k === was ? "" : ` (${k > was ? "+" : "−"}${Math.abs(k - was)})`}`;
+  const lines = [
+    `| routeboard | every aim | fairness and churn both | above every baseline | 0 user-seconds on a known-down server | every aim per family (${families.join(", ")}) |`,
+    "|---|---|---|---|---|---|",
+    `| all rules (the table above) | ${base.all}/${base.pairs} | ${base.firstTwo}/${base.pairs} | ${base.baselines}/${base.pairs} | ${base.onDown}/${base.pairs} | ${perFamily(runs)} |`,
+  ];
+  for (const name of ABLATION_NAMES) {
+    const rs = runs.map((r) => withAblation(r, name));
+    const s = aimShares(rs);
+    lines.push(`| without ${ABLATIONS[name].label} | ${cell(s.all, s.pairs, base.all)} | ${cell(s.firstTwo, s.pairs, base.firstTwo)} | ${cell(s.baselines, s.pairs, base.baselines)} | ${cell(s.onDown, s.pairs, base.onDown)} | ${perFamily(rs)} |`);
+  }
+  return lines.join("\n");
 }
 
 /** Whether every run carries the links-set reading (`--links-set`). */
@@ -213,7 +246,9 @@ export function renderFamiliesReport(runs: readonly FamilyRun[], tunedSeeds: num
       const m = aimsMet(r.output).misses;
       return m.length > 0 ? [`- ${r.family} seed ${r.seed}: ${m.join("; ")}`] : [];
     });
-    const reading = hasLinksSet(rs) ? `\n\n${renderLinksSetReading(rs)}` : "";
+    const reading =
+      (hasLinksSet(rs) ? `\n\n${renderLinksSetReading(rs)}` : "") +
+      (hasAblations(rs) ? `\n\nReadings, not aims: each move rule turned off in turn (scripts/simulator/ablations.ts), the same aims against the same baselines and oracle:\n\n${renderAblationTable(rs)}` : "");
     parts.push(`### ${title}\n\n${renderFamilyTable(rs)}\n\n${renderShares(aimShares(rs))}${reading}${misses.length > 0 ? `\n\nMissed:\n${misses.join("\n")}` : ""}`);
   }
   return parts.join("\n\n");

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { parseScenario, ScenarioError, simulate, type Scenario } from "./index";
 import { buildWorkload, runPolicy } from "./engine";
 import { newcomerAllocation, oraclePolicy, routeboardPolicy, type Policy } from "./policies";
+import { ABLATION_NAMES, ABLATIONS, type Ablation } from "./ablations";
 import { buildScenario } from "./families";
 import { LOAD_INTERVAL_S } from "@/core/heartbeat";
 
@@ -146,6 +147,25 @@ describe("simulate", () => {
     expect(given[1]!).toBeGreaterThanOrEqual(8 * given[0]!);
     expect(simulate(burst).linksSet).toBeUndefined();
     expect(simulate(burst, { linksSet: true }).linksSet?.jain).toBeGreaterThan(simulate(burst).results.routeboard.jain);
+  });
+  it("each ablation is routeboard played again with its rule off, on the same users", () => {
+    // Each reading equals routeboard played with the ablation's options and scenario. On this
+    // scenario (a 300 Mbit/s link down for 5 minutes, refreshes every 10) turning off the even
+    // split, the margin, rule 1b or the dwell changes routeboard's figures, so a reading that
+    // ignored its options would differ from the one it is compared with.
+    const sc = parseScenario(small());
+    const now = () => 0;
+    expect(simulate(sc, { now }).ablations).toBeUndefined();
+    const out = simulate(sc, { now, ablations: true });
+    expect(Object.keys(out.ablations ?? {}).sort()).toEqual([...ABLATION_NAMES].sort());
+    for (const name of ABLATION_NAMES) {
+      const a: Ablation = ABLATIONS[name];
+      const played = a.scenario ? a.scenario(sc) : sc;
+      expect(out.ablations?.[name]).toEqual(runPolicy(played, buildWorkload(sc), routeboardPolicy(played, a.options), now));
+    }
+    for (const name of ["evenWhileBlind", "margin", "fairShareWhenFull", "failBackDwell"] as const) expect(out.ablations?.[name]).not.toEqual(out.results.routeboard);
+    expect(out.ablations?.margin.churn).toBeGreaterThan(out.results.routeboard.churn);
+    expect(ABLATIONS.margin.scenario(sc).route.hysteresis).toBe(0);
   });
   it("a load observation counts the users online at any moment since the last one, as an agent does", () => {
     // An agent's usersOnline is the users who moved traffic in the window (agent.ts), not
@@ -303,6 +323,7 @@ describe("CLI families", () => {
     expect(run(["--all", "--seeds", "3"]).stderr).toContain("--seeds goes with --families");
     expect(run(["--all", "--jobs", "2"]).stderr).toContain("--jobs goes with --families");
     expect(run(["--all", "--links-set"]).stderr).toContain("--links-set goes with --families");
+    expect(run(["--family", "steady-mixed", "--ablations"]).stderr).toContain("--ablations goes with --families");
     expect(run(["--families", "--jobs", "0"]).stderr).toContain("--jobs: expected an integer from 1 to 64");
     expect(run(["--families", "--seed", "3"]).stderr).toContain("use --seeds N");
   });
