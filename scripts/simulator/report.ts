@@ -92,19 +92,18 @@ export function median(xs: readonly number[]): number {
 }
 
 /**
- * The pair with routeboard's figures replaced by its links-set reading (every link's capacity
- * set, SimulationOutput.linksSet), so the same aims are checked against the same baselines.
+ * The pair with routeboard's figures replaced by a reading's (routeboard played again, with
+ * the links set or a rule off), so the same aims are checked against the same baselines.
  */
-export function withLinksSet(r: FamilyRun): FamilyRun {
-  const linksSet = r.output.linksSet as PolicyResult;
-  return { ...r, output: { ...r.output, results: { ...r.output.results, routeboard: linksSet } } };
-}
-
-/** The pair with routeboard's figures replaced by one ablation's (SimulationOutput.ablations). */
-export function withAblation(r: FamilyRun, name: AblationName): FamilyRun {
-  const played = r.output.ablations?.[name] as PolicyResult;
+function withReading(r: FamilyRun, played: PolicyResult): FamilyRun {
   return { ...r, output: { ...r.output, results: { ...r.output.results, routeboard: played } } };
 }
+
+/** The pair as played with every link's capacity set (SimulationOutput.linksSet). */
+export const withLinksSet = (r: FamilyRun): FamilyRun => withReading(r, r.output.linksSet as PolicyResult);
+
+/** The pair as played with one move rule off (SimulationOutput.ablations). */
+export const withAblation = (r: FamilyRun, name: AblationName): FamilyRun => withReading(r, r.output.ablations?.[name] as PolicyResult);
 
 /** Whether every run carries the ablations (`--ablations`). */
 const hasAblations = (runs: readonly FamilyRun[]): boolean => runs.length > 0 && runs.every((r) => r.output.ablations !== undefined);
