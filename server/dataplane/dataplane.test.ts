@@ -2,6 +2,7 @@
  * The panel's side of the data plane through HTTP (GET /api/agent/config, POST
  * /api/agent/report), on PGlite and, with TEST_DATABASE_URL, on PostgreSQL.
  */
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import os from "node:os";
 import zlib from "node:zlib";
@@ -23,7 +24,7 @@ import { ConfigHub, configHub } from "./config-hub";
 import { buildClusterConfigs, configBody } from "./config";
 import { JOURNAL_KEEP_ROWS, recordUserChange } from "./config-journal";
 import { getDb } from "@/server/db";
-import { applyReports } from "./reports";
+import { applyReports, reportOutcome } from "./reports";
 import { foldTrafficJournal } from "@/server/usage/journal";
 import { agentReport as baseReport } from "@/server/monitoring/testing";
 import { SubscriptionService } from "@/server/subscription/service";
@@ -308,6 +309,25 @@ describe.each(testDbKinds())("agent config and reports over HTTP (%s)", (kind) =
       .update(subscribers)
       .set({ trafficUpBytes: before!.trafficUpBytes, trafficUsedBytes: before!.trafficUsedBytes })
       .where(eq(subscribers.id, alice.id));
+  });
+
+  it("a report of a server deleted while it waited for its batch is answered 401 and stores nothing; the rest of the batch is stored", async () => {
+    // The token was checked before the delete committed (cluster-delete.http.test.ts met it as a
+    // 500 once: the health row's foreign key); the report now reads as an unknown token's.
+    const live = { serverId: srv[1]!.id, clusterId };
+    const deleted = { serverId: randomUUID(), clusterId };
+    const now = Date.now();
+    const out = await t.db.transaction((tx) =>
+      applyReports(tx, [
+        { server: deleted, nowMs: now, report: baseReport({ users: [{ email: alice.id, up: 7, down: 7 }] }) },
+        { server: live, nowMs: now, report: baseReport() },
+      ]),
+    );
+    expect(out[0]).toMatchObject({ gone: true });
+    expect(out[1]!.gone).toBeUndefined();
+    expect(reportOutcome(deleted, out[0]!)).toEqual({ httpStatus: 401, body: { error: "unknown agent token" } });
+    expect(reportOutcome(live, out[1]!).httpStatus).toBe(200);
+    expect(await t.db.select().from(serverAgentState).where(eq(serverAgentState.serverId, deleted.serverId))).toEqual([]);
   });
 
   it("unknown emails are ignored and counted; the rest is stored", async () => {

@@ -133,6 +133,11 @@ async function admitted(req: IncomingMessage, res: ServerResponse, agent: AgentS
     sendJson(res, 503, { error: "the panel's database is unreachable: nothing was stored, send this report again" }, { "retry-after": "5" });
     return;
   }
+  if (outcome.httpStatus === 401) {
+    reports.inc({ outcome: "unauthorized" });
+    sendJson(res, 401, outcome.body, { "www-authenticate": "Bearer" });
+    return;
+  }
   reports.inc({ outcome: outcome.httpStatus === 200 ? (outcome.body.duplicate ? "duplicate" : "ok") : "refused" });
   let answer: object = outcome.body;
   const users = parsed.report.users;

@@ -28,6 +28,8 @@ export const REPORT_BODY_LIMIT = 24 * 1024 * 1024;
 
 export type ReportOutcome =
   | { httpStatus: 400; body: { error: string } }
+  /** The server was deleted (its cluster too, perhaps) after its token was checked: answered as an unknown token, so the agent stops. */
+  | { httpStatus: 401; body: { error: string } }
   | {
       httpStatus: 200;
       body: AgentReportAck;
@@ -95,9 +97,12 @@ export interface AppliedReport {
   unknownUsers: number;
   /** Why the report was refused (400, nothing stored): its per-user bytes are implausible. */
   refused?: string;
+  /** Its server no longer exists (deleted while the report waited for its batch): nothing stored, 401. */
+  gone?: boolean;
 }
 
 export function reportOutcome(server: ReportingServer, a: AppliedReport): ReportOutcome {
+  if (a.gone) return { httpStatus: 401, body: { error: "unknown agent token" } };
   if (a.refused !== undefined) return { httpStatus: 400, body: { error: a.refused } };
   const body: AgentReportAck = { ok: true, status: a.status };
   if (a.duplicate) body.duplicate = true;
@@ -137,13 +142,15 @@ const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  */
 export async function applyReports(tx: DbOrTx, items: readonly ReportToApply[]): Promise<AppliedReport[]> {
   if (items.length === 0) return [];
-  const { refusals, capped, implausible } = await checkReports(tx, items);
+  const { refusals, gone, capped, implausible } = await checkReports(tx, items);
   await alertImplausible(tx, implausible);
-  // Refused reports change nothing (but the alert); the rest of the batch goes on.
-  const ok = refusals.size === 0 ? items : items.filter((it) => !refusals.has(it));
+  // Refused reports change nothing (but the alert), nor do those of deleted servers; the rest of the batch goes on.
+  const ok = refusals.size === 0 && gone.size === 0 ? items : items.filter((it) => !refusals.has(it) && !gone.has(it));
   const applied = await storeReports(tx, capped.size === 0 ? ok : ok.map((it) => capped.get(it) ?? it));
   const byItem = new Map(ok.map((it, k) => [it, applied[k]!]));
-  return items.map((it) => byItem.get(it) ?? { status: "pending", statusChanged: false, inboundsChanged: false, duplicate: false, unknownUsers: 0, refused: refusals.get(it) });
+  return items.map(
+    (it) => byItem.get(it) ?? { status: "pending", statusChanged: false, inboundsChanged: false, duplicate: false, unknownUsers: 0, refused: refusals.get(it), gone: gone.has(it) || undefined },
+  );
 }
 
 /**
@@ -311,10 +318,11 @@ interface ImplausibleReport {
 async function checkReports(
   tx: DbOrTx,
   items: readonly ReportToApply[],
-): Promise<{ refusals: Map<ReportToApply, string>; capped: Map<ReportToApply, ReportToApply>; implausible: ImplausibleReport[] }> {
+): Promise<{ refusals: Map<ReportToApply, string>; gone: Set<ReportToApply>; capped: Map<ReportToApply, ReportToApply>; implausible: ImplausibleReport[] }> {
   const out = new Map<ReportToApply, string>();
+  const gone = new Set<ReportToApply>();
   const capped = new Map<ReportToApply, ReportToApply>();
-  if (items.length === 0) return { refusals: out, capped, implausible: [] };
+  if (items.length === 0) return { refusals: out, gone, capped, implausible: [] };
   const ids = [...new Set(items.map((i) => i.server.serverId))];
   const rows = await tx
     .select({
@@ -339,7 +347,12 @@ async function checkReports(
   const alerts = new Map<string, ImplausibleReport>();
   for (const it of items) {
     const r = info.get(it.server.serverId);
-    if (!r) continue;
+    if (!r) {
+      // Deleted after its token was checked (the report waited for its batch): storing it would
+      // break the foreign keys and answer 500; the agent is told its token is unknown instead.
+      gone.add(it);
+      continue;
+    }
     // The server's rate feeds its learned peak, which draws new users: a rate above what its
     // link carries would make one agent token a sink for its cluster's users. It is stored as
     // the capacity, not refused: an honest agent's rate over a short window (a backlog sent
@@ -378,7 +391,7 @@ async function checkReports(
     }
     lastMs.set(r.id, it.nowMs);
   }
-  return { refusals: out, capped, implausible: [...alerts.values()] };
+  return { refusals: out, gone, capped, implausible: [...alerts.values()] };
 }
 
 /**
