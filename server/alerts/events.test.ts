@@ -80,5 +80,8 @@ describe("alertText", () => {
     expect(alertText({ ...base, data: { server: { name: "fra-1" }, capacityMbps: 100, field: "rxBps", rateBps: 2e11 } })).toContain(
       "reported a rate (rxBps 200000 Mbit/s) above the server's report capacity (100 Mbit/s): stored as the capacity",
     );
+    expect(alertText({ ...base, data: { server: { name: "fra-1" }, capacityMbps: 100, field: "load.txBps", rateBps: 2e11 } })).toContain(
+      "reported a rate (load.txBps 200000 Mbit/s, in a heartbeat) above the server's report capacity (100 Mbit/s): stored as the capacity",
+    );
   });
 });

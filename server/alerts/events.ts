@@ -108,7 +108,7 @@ export function alertText(p: AlertPayload): string {
     case "server.report_implausible":
       line =
         d.rateBps !== undefined
-          ? `🛑 The agent of ${named(d.server)}${where} reported a rate (${str(d.field)} ${mbit(d.rateBps)}) above the server's report capacity (${str(d.capacityMbps)} Mbit/s): stored as the capacity. Raise the report capacity if the link is faster.`
+          ? `🛑 The agent of ${named(d.server)}${where} reported a rate (${str(d.field)} ${mbit(d.rateBps)}${str(d.field).startsWith("load.") ? ", in a heartbeat" : ""}) above the server's report capacity (${str(d.capacityMbps)} Mbit/s): stored as the capacity. Raise the report capacity if the link is faster.`
           : `🛑 The agent of ${named(d.server)}${where} reported more traffic for one user than the server's report capacity (${str(d.capacityMbps)} Mbit/s) allows (${bytes(d.bytes)}, at most ${bytes(d.boundBytes)}): report refused, nothing counted.`;
       break;
     case "test":

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { testDbKinds, type TestDatabase } from "@/db/testing";
-import { clusters, operators, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
+import { alertEvents, clusters, operators, serverHealth, serverMetrics, servers, subscribers } from "@/db/schema";
 import { createApiToken } from "@/server/accounts/api-tokens";
 import { createSession, SESSION_COOKIE } from "@/server/auth/sessions";
 import { MAX_HEARTBEAT_BODY_BYTES } from "@/core/agent-wire";
@@ -83,7 +83,7 @@ describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
     expect(await metrics()).toMatchObject({ loadUsers: 40, loadBps: 80e6 });
   });
 
-  it("a load beyond the server's report capacity is stored as the capacity; only an agent token reaches the route, and only its own server's row", async () => {
+  it("a load beyond the server's report capacity is stored as the capacity and alerts once per report interval; only an agent token reaches the route, and only its own server's row", async () => {
     const [c] = await t.db.insert(clusters).values({ name: `hb-edge-${kind}` }).returning();
     const make = async (name: string, reportCapacityMbps: number) => {
       const token = `tok-${randomUUID()}`;
@@ -103,6 +103,13 @@ describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
     expect((await post(`Bearer ${small.token}`, "POST", load(100e6 + 1, 5e6))).status).toBe(204);
     await heartbeatBatcher().flush();
     expect((await row(small.id)).loadBps).toBe(100e6);
+    // The operator hears of it as of a report's rate: once per report interval, naming the field and the claim.
+    const alerts = async (id: string) =>
+      (await t.db.select().from(alertEvents).where(eq(alertEvents.type, "server.report_implausible"))).filter((e) => (e.data as { server: { id: string } }).server.id === id);
+    const raised = await alerts(small.id);
+    expect(raised).toHaveLength(1);
+    expect(raised[0]!.data).toMatchObject({ server: { id: small.id, name: "small" }, capacityMbps: 100, field: "load.txBps", rateBps: 2e12 });
+    expect(raised[0]!.clusterId).toBe(c!.id);
     // Below the capacity it is stored as it came; it lands on the token's own server, never another's.
     expect((await post(`Bearer ${small.token}`, "POST", load(60e6))).status).toBe(204);
     await heartbeatBatcher().flush();
@@ -127,6 +134,8 @@ describe.each(testDbKinds())("agent heartbeats over HTTP (%s)", (kind) => {
     await heartbeatBatcher().flush();
     expect((await row(other.id)).loadAt).toBeNull();
     expect((await row(small.id)).loadBps).toBe(60e6);
+    expect(await alerts(other.id)).toHaveLength(0);
+    expect(await alerts(small.id)).toHaveLength(1);
   });
 
   it("204 and the time is stored with the next flush; past the burst 429 with Retry-After", async () => {

@@ -4,7 +4,8 @@
  * LOAD_INTERVAL_S, the load the agent measured (core/agent-wire.ts heartbeatBodySchema:
  * `{"load":{"usersOnline":…,"rxBps":…,"txBps":…}}`). A body that is not that is a 400 naming
  * the field, one over MAX_HEARTBEAT_BODY_BYTES a 413; neither stores anything, not even the
- * heartbeat's time. A rate above the server's report capacity is stored as the capacity.
+ * heartbeat's time. A rate above the server's report capacity is stored as the capacity, and
+ * raises server.report_implausible as a report's does.
  *
  * A separate endpoint, not the report: a report carries traffic and is group-committed with
  * accounting, so it is neither tiny nor fast; and not the config long-poll, which answers only
@@ -25,8 +26,8 @@ import { readLimited, sendJson, type RouteHandler } from "@/server/http/util";
 import { recordHeartbeats } from "@/server/monitoring/heartbeat";
 import { storeLoads, type HeartbeatLoadItem } from "@/server/monitoring/reported-health";
 import { heartbeatBodySchema, MAX_HEARTBEAT_BODY_BYTES, type HeartbeatLoad } from "@/core/agent-wire";
-import { parseAgentBody, storableFloat } from "./reports";
-import { agentOrRefuse } from "./agent-auth";
+import { alertLoadsAboveCapacity, parseAgentBody, storableFloat, type LoadAboveCapacity } from "./reports";
+import { agentOrRefuse, type AgentServer } from "./agent-auth";
 import { TokenBuckets } from "./rate-limit";
 
 export const HEARTBEAT_FLUSH_MS = 200;
@@ -40,6 +41,7 @@ const beats = counter("routeboard_agent_heartbeats_total", "POST /api/agent/hear
 export class HeartbeatBatcher {
   private pending = new Map<string, number>();
   private loads = new Map<string, HeartbeatLoadItem>();
+  private above = new Map<string, LoadAboveCapacity>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
 
@@ -48,11 +50,13 @@ export class HeartbeatBatcher {
     private readonly flushMs = HEARTBEAT_FLUSH_MS,
   ) {}
 
-  push(serverId: string, atMs: number, load?: { clusterId: string; load: HeartbeatLoad }): void {
+  push(serverId: string, atMs: number, load?: { clusterId: string; load: HeartbeatLoad; above?: LoadAboveCapacity }): void {
     const prev = this.pending.get(serverId);
     if (prev === undefined || atMs > prev) this.pending.set(serverId, atMs);
     const prevLoad = this.loads.get(serverId);
     if (load && (prevLoad === undefined || atMs > prevLoad.atMs)) this.loads.set(serverId, { serverId, clusterId: load.clusterId, atMs, load: load.load });
+    // The first claim of a flush is enough: the alert is once per report interval anyway.
+    if (load?.above && !this.above.has(serverId)) this.above.set(serverId, load.above);
     if (!this.timer && !this.flushing) {
       this.timer = setTimeout(() => void this.flush(), this.flushMs);
       this.timer.unref?.();
@@ -67,8 +71,10 @@ export class HeartbeatBatcher {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     const loads = [...this.loads.values()];
+    const above = [...this.above.values()];
     this.pending = new Map();
     this.loads = new Map();
+    this.above = new Map();
     this.flushing = (async () => {
       const log = () => logger().child({ component: "heartbeat" });
       try {
@@ -87,6 +93,14 @@ export class HeartbeatBatcher {
         // A lost load only leaves the balancer on the previous one; the next comes LOAD_INTERVAL_S later.
         log().warn({ err }, "heartbeat loads not stored");
       }
+      if (above.length === 0) return;
+      try {
+        const db = await this.db();
+        await db.transaction((tx) => alertLoadsAboveCapacity(tx, above));
+      } catch (err) {
+        // Apart from the loads: they are stored capped whether or not the alert is.
+        log().warn({ err }, "alert for a heartbeat load above capacity not stored");
+      }
     })();
     await this.flushing;
     this.flushing = null;
@@ -103,14 +117,24 @@ export class HeartbeatBatcher {
  * a report's is (reports.ts checkReports): one agent token cannot claim a link it does not have
  * and draw new users to it, and an honest agent on a link faster than its setting keeps its load.
  */
-function parseHeartbeatBody(text: string, reportCapacityMbps: number): { load: HeartbeatLoad | null } | { error: string } {
+function parseHeartbeatBody(
+  text: string,
+  agent: AgentServer,
+  nowMs: number,
+): { load: HeartbeatLoad | null; above?: LoadAboveCapacity } | { error: string } {
   if (text.trim() === "") return { load: null };
   const parsed = parseAgentBody(heartbeatBodySchema, text);
   if ("error" in parsed) return parsed;
   const load = parsed.value.load;
   if (!load) return { load: null };
-  const capBps = reportCapacityMbps * 1e6;
-  return { load: { usersOnline: load.usersOnline, rxBps: storableFloat(Math.min(load.rxBps, capBps)), txBps: storableFloat(Math.min(load.txBps, capBps)) } };
+  const capBps = agent.reportCapacityMbps * 1e6;
+  const capped = { usersOnline: load.usersOnline, rxBps: storableFloat(Math.min(load.rxBps, capBps)), txBps: storableFloat(Math.min(load.txBps, capBps)) };
+  const field = load.rxBps > capBps ? "rxBps" : load.txBps > capBps ? "txBps" : null;
+  if (!field) return { load: capped };
+  return {
+    load: capped,
+    above: { serverId: agent.serverId, capacityMbps: agent.reportCapacityMbps, intervalS: agent.reportIntervalS, field: `load.${field}`, bps: load[field], nowMs },
+  };
 }
 
 const KEY = Symbol.for("routeboard.heartbeats");
@@ -144,7 +168,8 @@ export const agentHeartbeatHandler: RouteHandler = async (req, res) => {
     sendJson(res, 413, { error: tooLarge }, { connection: "close" });
     return;
   }
-  const body = parseHeartbeatBody(text, agent.reportCapacityMbps);
+  const nowMs = Date.now();
+  const body = parseHeartbeatBody(text, agent, nowMs);
   if ("error" in body) {
     beats.inc({ outcome: "bad_request" });
     sendJson(res, 400, { error: `${body.error}: nothing was stored` });
@@ -157,7 +182,7 @@ export const agentHeartbeatHandler: RouteHandler = async (req, res) => {
     sendJson(res, 429, { error: `too many heartbeats from this agent: retry after ${retryAfter} s` }, { "retry-after": String(retryAfter) });
     return;
   }
-  batcher.push(agent.serverId, Date.now(), body.load ? { clusterId: agent.clusterId, load: body.load } : undefined);
+  batcher.push(agent.serverId, nowMs, body.load ? { clusterId: agent.clusterId, load: body.load, above: body.above } : undefined);
   beats.inc({ outcome: "ok" });
   res.writeHead(204, { "cache-control": "no-store" });
   res.end();

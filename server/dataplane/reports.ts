@@ -300,12 +300,14 @@ export function reportByteBound(capacityMbps: number, elapsedMs: number, reportI
 }
 
 /** A server whose report was refused as implausible: what its alert says. */
+type RateField = "rxBps" | "txBps" | "load.rxBps" | "load.txBps";
+
 interface ImplausibleReport {
   row: { id: string; name: string; address: string; clusterId: string; capacityMbps: number; intervalS: number };
   /** A user's bytes above reportByteBound: its row, bytes and the bound. */
   user?: { k: number; bytes: number; bound: number };
-  /** The server's rate (rxBps or txBps) above its report capacity. */
-  rate?: { field: "rxBps" | "txBps"; bps: number };
+  /** The server's rate above its report capacity: a report's rxBps or txBps, or a heartbeat's load. */
+  rate?: { field: RateField; bps: number };
   nowMs: number;
 }
 
@@ -392,6 +394,39 @@ async function checkReports(
     lastMs.set(r.id, it.nowMs);
   }
   return { refusals: out, gone, capped, implausible: [...alerts.values()] };
+}
+
+/** A heartbeat's load above its server's report capacity, stored as the capacity (heartbeat-http.ts). */
+export interface LoadAboveCapacity {
+  serverId: string;
+  capacityMbps: number;
+  intervalS: number;
+  field: "load.rxBps" | "load.txBps";
+  bps: number;
+  nowMs: number;
+}
+
+/**
+ * The same alert as a report's rate above the capacity (server.report_implausible, at most once
+ * per server per report interval, whichever of the two raised it): a heartbeat's load is capped
+ * as quietly as a report's was not, and the operator would not learn that a token claims a link
+ * its server does not have, or that a link outgrew its setting. A server deleted meanwhile has
+ * no row and raises nothing.
+ */
+export async function alertLoadsAboveCapacity(tx: DbOrTx, loads: readonly LoadAboveCapacity[]): Promise<void> {
+  if (loads.length === 0) return;
+  const rows = await tx
+    .select({ id: servers.id, name: servers.name, address: servers.address, clusterId: servers.clusterId })
+    .from(servers)
+    .where(inArray(servers.id, loads.map((l) => l.serverId)));
+  const byServer = new Map(rows.map((r) => [r.id, r]));
+  await alertImplausible(
+    tx,
+    loads.flatMap((l) => {
+      const r = byServer.get(l.serverId);
+      return r ? [{ row: { ...r, capacityMbps: l.capacityMbps, intervalS: l.intervalS }, rate: { field: l.field, bps: l.bps }, nowMs: l.nowMs }] : [];
+    }),
+  );
 }
 
 /**
