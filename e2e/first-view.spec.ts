@@ -35,7 +35,7 @@ async function demoCluster(browser: Browser) {
   return clusters.find((c) => c.demo)!;
 }
 
-test("the demo is alive and fits 1440×900: green servers, moving users, every route and chip in view, folded warnings, SVG flags, drags from route boxes", async ({ browser }) => {
+test("the demo is alive and fits 1440×900: green servers, heartbeats with loads, moving users, every route and chip in view, folded warnings, SVG flags, drags from route boxes", async ({ browser }) => {
   const demo = await demoCluster(browser);
   expect(demo.name).toBe("Demo cluster");
   const { context, page } = await operatorPage(browser);
@@ -47,6 +47,14 @@ test("the demo is alive and fits 1440×900: green servers, moving users, every r
   await expect(servers).toHaveCount(6);
   await expect(page.locator('[data-server-id][data-status="healthy"]')).toHaveCount(6, { timeout: 60_000 });
   await expect.poll(async () => (await page.getByTestId("inbound-users").allTextContents()).some((t) => Number(t.replace(/\D/g, "")) > 0), { timeout: 60_000 }).toBe(true);
+
+  // Its agents heartbeat as a real agent does: every server's load from heartbeats on the health
+  // page, so the fast failover path judges the demo's servers too.
+  const health = await context.newPage();
+  await health.goto(`/clusters/${demo.id}/health`);
+  await expect(health.getByTestId("balancing-load")).toHaveCount(6, { timeout: 60_000 });
+  for (const load of await health.getByTestId("balancing-load").all()) await expect(load).toHaveText(/^load \d+ s ago: \d+ users? · [\d.]+ (bit|kbit|Mbit|Gbit)\/s$/i);
+  await health.close();
 
   // Warnings: the demo's one (its two unassigned inbounds) on its line; with a second they fold
   // into one summary line, naming the worst, that expands.

@@ -149,7 +149,7 @@ async function main(): Promise<void> {
       config: { ...probe.config, intervalS: reportIntervalS, timeoutS: Math.min(Number(probe.config.timeoutS ?? 3), 3) },
     });
     const enrolled = await takeOverCluster(client, cluster.id);
-    fleet = await startFleet(enrolled.plan, { appUrl: url, reportIntervalMs: reportIntervalS * 1000 });
+    fleet = await startFleet(enrolled.plan, { appUrl: url, reportIntervalMs: reportIntervalS * 1000, heartbeats: true });
     control = await startControlServer(fleet, controlPort);
     const follower = followAssignments(client, cluster.id, fleet, 3000, (err) => console.warn(`demo: assignment poll failed: ${(err as Error).message}`));
     const apps = await simulateApps(client, url, cluster.id, DEMO_USERS);

@@ -14,6 +14,8 @@
  * --report-interval-ms is given; each sim server's users follow the subscribers the balancer
  * assigned to it (tooling.assignmentCounts, polled every 3 s) unless --users is given.
  * --plan uses a plan file; --local generates a plan the app does not know (reports get 401).
+ * Each server also sends the agent's heartbeats (every 2 s, its load every 10 s), so the fast
+ * failover path judges it as it judges a real agent; the stopReporting fault silences both.
  * The app must run with ROUTEBOARD_DEVTOOLS=1 (tooling.* exists only then).
  * Control: GET /state, POST /fault {serverId, fault, on, observers?, ms?}, POST /clear,
  * POST /users on the control port. Stops cleanly on SIGINT/SIGTERM.
@@ -110,7 +112,7 @@ async function main(): Promise<void> {
   );
   if (values["write-plan"]) await writeFile(values["write-plan"], JSON.stringify(plan, null, 2));
 
-  const fleet = await startFleet(plan, { appUrl, reportIntervalMs, capacityBps: capacityMbps * 1_000_000 });
+  const fleet = await startFleet(plan, { appUrl, reportIntervalMs, capacityBps: capacityMbps * 1_000_000, heartbeats: true });
   let follower: AssignmentFollower | null = null;
   if (users !== null) {
     const per = Math.floor(users / Math.max(1, fleet.servers.size));

@@ -3,6 +3,7 @@ import http from "node:http";
 import net from "node:net";
 import { randomUUID } from "node:crypto";
 import { agentReportSchema } from "@/core/monitoring-contract";
+import { heartbeatBodySchema } from "@/core/agent-wire";
 import { SimNetwork, startSimServer, tcpCheck, type SimServer, type SimServerOptions } from "@/server/demo/sim-server";
 import { startFleet, type Fleet } from "@/server/demo/fleet";
 import { generateLocalPlan, fleetPlanSchema } from "./plan";
@@ -19,9 +20,10 @@ interface Captured {
   at: number;
 }
 
-/** A fake app capturing agent reports. */
-async function fakeApp(status = 200): Promise<{ url: string; reports: Captured[]; setStatus(s: number): void }> {
+/** A fake app capturing agent reports and heartbeats. */
+async function fakeApp(status = 200): Promise<{ url: string; heartbeatUrl: string; reports: Captured[]; beats: Captured[]; setStatus(s: number): void }> {
   const reports: Captured[] = [];
+  const beats: Captured[] = [];
   let code = status;
   const server = http.createServer((req, res) => {
     let body = "";
@@ -30,6 +32,9 @@ async function fakeApp(status = 200): Promise<{ url: string; reports: Captured[]
       if (req.method === "POST" && req.url === "/api/agent/report") {
         reports.push({ auth: req.headers.authorization, body: JSON.parse(body), at: Date.now() });
         res.writeHead(code).end("{}");
+      } else if (req.method === "POST" && req.url === "/api/agent/heartbeat") {
+        beats.push({ auth: req.headers.authorization, body: body === "" ? null : JSON.parse(body), at: Date.now() });
+        res.writeHead(204).end();
       } else res.writeHead(404).end();
     });
   });
@@ -41,7 +46,7 @@ async function fakeApp(status = 200): Promise<{ url: string; reports: Captured[]
         server.close(() => r());
       }),
   );
-  return { url: `http://127.0.0.1:${port}/api/agent/report`, reports, setStatus: (s) => (code = s) };
+  return { url: `http://127.0.0.1:${port}/api/agent/report`, heartbeatUrl: `http://127.0.0.1:${port}/api/agent/heartbeat`, reports, beats, setStatus: (s) => (code = s) };
 }
 
 async function sim(o: Partial<SimServerOptions> = {}): Promise<SimServer> {
@@ -205,6 +210,34 @@ describe("sim server reports", () => {
     expect(app.reports.filter((r) => r.auth === "Bearer tok-silent")).toHaveLength(n);
     await s.clearFaults();
     await until(() => app.reports.filter((r) => r.auth === "Bearer tok-silent").length > n);
+  });
+
+  it("heartbeats on their own timer, the first and then one every load interval carrying the load; none while stopReporting", async () => {
+    const app = await fakeApp();
+    const s = await sim({ reportUrl: app.url, reportIntervalMs: 60_000, heartbeatUrl: app.heartbeatUrl, heartbeatIntervalMs: 20, loadIntervalMs: 60_000, token: "tok-beat" });
+    s.setUsers(40);
+    await until(() => app.beats.length >= 3);
+    // The first carries the load (the balancer sees the server at once); the next ones within
+    // the load interval carry nothing; every body is what the panel's schema takes.
+    expect(app.beats[0]!.auth).toBe("Bearer tok-beat");
+    expect(heartbeatBodySchema.parse(app.beats[0]!.body)).toEqual({ load: { usersOnline: 40, rxBps: 68_000_000, txBps: 80_000_000 } });
+    expect(app.beats.slice(1, 3).map((b) => b.body)).toEqual([null, null]);
+    expect(app.reports).toHaveLength(1); // the report schedule is apart: one at start, the next in 60 s
+
+    await s.setFault("stopReporting", true);
+    await until(() => s.state().heartbeatsSent + s.state().heartbeatsFailed >= app.beats.filter((b) => b.auth === "Bearer tok-beat").length);
+    const n = app.beats.filter((b) => b.auth === "Bearer tok-beat").length;
+    // A sibling beating on the same interval has come round several times meanwhile.
+    await sim({ reportUrl: "", reportIntervalMs: 60_000, heartbeatUrl: app.heartbeatUrl, heartbeatIntervalMs: 20, token: "tok-sibling" });
+    await until(() => app.beats.filter((b) => b.auth === "Bearer tok-sibling").length >= 3);
+    expect(app.beats.filter((b) => b.auth === "Bearer tok-beat")).toHaveLength(n);
+    await s.clearFaults();
+    await until(() => app.beats.filter((b) => b.auth === "Bearer tok-beat").length > n);
+
+    // Without a heartbeat URL (an agent from before them) nothing is sent.
+    const old = await sim({ reportUrl: app.url, reportIntervalMs: 60_000, token: "tok-old" });
+    expect(await old.heartbeatNow(true)).toBe(false);
+    expect(app.beats.filter((b) => b.auth === "Bearer tok-old")).toHaveLength(0);
   });
 
   it("records failed POSTs (401, app down) without crashing", async () => {

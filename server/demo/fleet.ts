@@ -21,6 +21,8 @@ export interface FleetOptions {
   neighbourTimeoutMs?: number;
   /** How long a report may take (the simulated server's default: its interval, at most 5 s). */
   reportTimeoutMs?: number;
+  /** Send heartbeats with loads as a current agent does (default false: an agent from before them). */
+  heartbeats?: boolean;
 }
 
 export interface Fleet {
@@ -37,6 +39,11 @@ export function reportUrlFor(appUrl: string): string {
   return new URL("/api/agent/report", appUrl).toString();
 }
 
+export function heartbeatUrlFor(appUrl: string): string | undefined {
+  if (!appUrl) return undefined;
+  return new URL("/api/agent/heartbeat", appUrl).toString();
+}
+
 export async function startFleet(plan: FleetPlan, opts: FleetOptions): Promise<Fleet> {
   const host = opts.host ?? "127.0.0.1";
   const network = opts.network ?? new SimNetwork();
@@ -51,6 +58,7 @@ export async function startFleet(plan: FleetPlan, opts: FleetOptions): Promise<F
         healthPort: s.healthPort,
         reportUrl: reportUrlFor(opts.appUrl),
         reportIntervalMs: opts.reportIntervalMs,
+        heartbeatUrl: opts.heartbeats ? heartbeatUrlFor(opts.appUrl) : undefined,
         neighbours: [],
         capacityBps: s.capacityBps ?? opts.capacityBps ?? 1_000_000_000,
         host,

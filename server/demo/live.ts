@@ -71,7 +71,7 @@ export async function startLiveDemo(opts: { db: Db; appUrl: string; log: LiveDem
   if (!taken || taken.plan.length === 0) return null;
   // Addresses, ports and tokens changed: monitoring, the subscription snapshot and agents' configs reload.
   publishChange("topology", clusterId);
-  const fleet = await startFleet({ servers: taken.plan }, { appUrl, reportIntervalMs: taken.reportIntervalS * 1000 });
+  const fleet = await startFleet({ servers: taken.plan }, { appUrl, reportIntervalMs: taken.reportIntervalS * 1000, heartbeats: true });
 
   let stopped = false;
   const timers = new Set<ReturnType<typeof setTimeout>>();

@@ -1,12 +1,16 @@
 /**
  * A simulated VPN server for tests and demos (the app's live demo, live.ts, and the fleet scripts), entirely on 127.0.0.1:
  * real TCP listeners on its inbound ports (echo), an HTTP health endpoint (`GET /health`),
- * and an agent loop POSTing the agent report (core/monitoring-contract.ts) to the app.
+ * and an agent loop POSTing the agent report (core/monitoring-contract.ts) to the app, and,
+ * given a heartbeat URL, the agent's heartbeats (core/heartbeat.ts) with its load every
+ * LOAD_INTERVAL_S, as a real agent sends them.
  * Faults can be switched at run time (setFault / clearFaults, or the fleet's control port).
  */
 import net from "node:net";
 import http from "node:http";
 import type { AgentReport, NeighbourCheck } from "@/core/monitoring-contract";
+import type { HeartbeatBody } from "@/core/agent-wire";
+import { HEARTBEAT_INTERVAL_S, LOAD_INTERVAL_S } from "@/core/heartbeat";
 
 export interface SimNeighbour {
   serverId: string;
@@ -61,6 +65,14 @@ export interface SimServerOptions {
   /** Full URL of POST /api/agent/report; "" disables reporting (no app). */
   reportUrl: string;
   reportIntervalMs: number;
+  /**
+   * Full URL of POST /api/agent/heartbeat; absent, none are sent (an agent from before them,
+   * judged by the slow path alone). Every heartbeatIntervalMs (HEARTBEAT_INTERVAL_S), with the
+   * load every loadIntervalMs (LOAD_INTERVAL_S); none while stopReporting is on.
+   */
+  heartbeatUrl?: string;
+  heartbeatIntervalMs?: number;
+  loadIntervalMs?: number;
   neighbours: SimNeighbour[];
   /** Link capacity; traffic never exceeds it. */
   capacityBps: number;
@@ -118,6 +130,8 @@ export interface SimServerState {
   faults: SimFaultState;
   reportsSent: number;
   reportsFailed: number;
+  heartbeatsSent: number;
+  heartbeatsFailed: number;
   /** Health requests held back by the slow fault right now. */
   healthRequestsHeld: number;
   lastReportStatus: number | null;
@@ -139,6 +153,8 @@ export interface SimServer {
   buildReport(): Promise<AgentReport>;
   /** Builds and POSTs one report now, even while `stopReporting` is on. */
   reportNow(): Promise<ReportAttempt>;
+  /** POSTs one heartbeat now (with the load when `withLoad`), even while `stopReporting` is on; false without a heartbeat URL or on failure. */
+  heartbeatNow(withLoad: boolean): Promise<boolean>;
   state(): SimServerState;
   stop(): Promise<void>;
 }
@@ -223,6 +239,12 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   let stopped = false;
   let reportTimer: ReturnType<typeof setTimeout> | null = null;
   let reporting: Promise<unknown> | null = null;
+  let heartbeatsSent = 0;
+  let heartbeatsFailed = 0;
+  let heartbeatTimer: ReturnType<typeof setTimeout> | null = null;
+  let heartbeating: Promise<unknown> | null = null;
+  const heartbeatIntervalMs = opts.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_S * 1000;
+  const loadIntervalMs = opts.loadIntervalMs ?? LOAD_INTERVAL_S * 1000;
   const pendingSlow = new Set<ReturnType<typeof setTimeout>>();
 
   const inbound: Listener[] = opts.inboundPorts.map(() =>
@@ -280,6 +302,17 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     return (faults.firewalled || inbound.every((l) => l.server.listening)) && health.server.listening;
   }
 
+  /** Users online and rates now: a report's figures, and a heartbeat's load. */
+  function measureLoad(): { usersOnline: number; rxBps: number; txBps: number } {
+    const serving = listening() && !faults.serviceDown;
+    const noise = (spread: number) => 1 + (random() * 2 - 1) * spread;
+    const online = serving ? Math.max(0, Math.round(users * noise(0.02))) : 0;
+    const base = Math.min(opts.capacityBps, online * perUserBps * noise(0.15));
+    const txBps = Math.max(0, Math.min(opts.capacityBps, Math.round(base)));
+    const rxBps = Math.max(0, Math.min(opts.capacityBps, Math.round(base * 0.85 * noise(0.1))));
+    return { usersOnline: online, rxBps, txBps };
+  }
+
   async function buildReport(): Promise<AgentReport> {
     const checks: NeighbourCheck[] = await Promise.all(
       neighbours
@@ -290,12 +323,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
           return { serverId: n.serverId, ok: r.ok, rttMs: r.rttMs };
         }),
     );
-    const serving = listening() && !faults.serviceDown;
-    const noise = (spread: number) => 1 + (random() * 2 - 1) * spread;
-    const online = serving ? Math.max(0, Math.round(users * noise(0.02))) : 0;
-    const base = Math.min(opts.capacityBps, online * perUserBps * noise(0.15));
-    const txBps = Math.max(0, Math.min(opts.capacityBps, Math.round(base)));
-    const rxBps = Math.max(0, Math.min(opts.capacityBps, Math.round(base * 0.85 * noise(0.1))));
+    const { usersOnline: online, rxBps, txBps } = measureLoad();
     const load = opts.capacityBps > 0 ? txBps / opts.capacityBps : 0;
     const cpu = Math.min(100, Math.max(0, 2 + 85 * load + 3 * random()));
     const memory = Math.min(100, Math.max(0, 18 + (40 * online) / (online + 500) + 2 * random()));
@@ -359,8 +387,49 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     }, delayMs);
   }
 
+  async function heartbeatNow(withLoad: boolean): Promise<boolean> {
+    if (!opts.heartbeatUrl) return false;
+    const body: HeartbeatBody | null = withLoad ? { load: measureLoad() } : null;
+    try {
+      const res = await fetch(opts.heartbeatUrl, {
+        method: "POST",
+        headers: { authorization: `Bearer ${opts.token}`, ...(body ? { "content-type": "application/json" } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(Math.max(100, heartbeatIntervalMs)),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.ok) heartbeatsSent++;
+      else heartbeatsFailed++;
+      return res.ok;
+    } catch {
+      heartbeatsFailed++;
+      return false;
+    }
+  }
+
+  /** On its own timer, as the agent's: a slow report never delays a heartbeat. */
+  function scheduleHeartbeat(delayMs: number, lastLoadMs: number): void {
+    if (stopped || !opts.heartbeatUrl) return;
+    heartbeatTimer = setTimeout(async () => {
+      heartbeatTimer = null;
+      if (stopped) return;
+      const t0 = Date.now();
+      let loadAt = lastLoadMs;
+      if (!faults.stopReporting) {
+        const withLoad = t0 - lastLoadMs >= loadIntervalMs;
+        if (withLoad) loadAt = t0;
+        heartbeating = heartbeatNow(withLoad);
+        await heartbeating;
+        heartbeating = null;
+      }
+      scheduleHeartbeat(Math.max(0, heartbeatIntervalMs - (Date.now() - t0)), loadAt);
+    }, delayMs);
+  }
+
   await openListeners();
   scheduleReport(opts.reportOnStart === false ? opts.reportIntervalMs : 0);
+  // The first heartbeat carries a load: the balancer sees the server's figures at once.
+  scheduleHeartbeat(0, -Infinity);
 
   const self: SimServer = {
     serverId: opts.serverId,
@@ -392,6 +461,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
           faults.serviceDown = on;
           return;
         case "stopReporting":
+          // The agent is silent: no reports and no heartbeats (the fast path's loss of it).
           faults.stopReporting = on;
           return;
         case "unreachableFrom": {
@@ -420,6 +490,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     },
     buildReport,
     reportNow,
+    heartbeatNow,
     state(): SimServerState {
       return {
         serverId: opts.serverId,
@@ -430,6 +501,8 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
         faults: { ...faults, unreachableFrom: [...faults.unreachableFrom] },
         reportsSent,
         reportsFailed,
+        heartbeatsSent,
+        heartbeatsFailed,
         healthRequestsHeld: pendingSlow.size,
         lastReportStatus,
         lastReportError,
@@ -442,9 +515,12 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       stopped = true;
       if (reportTimer) clearTimeout(reportTimer);
       reportTimer = null;
+      if (heartbeatTimer) clearTimeout(heartbeatTimer);
+      heartbeatTimer = null;
       network.unblock(opts.serverId);
       await closeListeners();
       await reporting?.catch(() => {});
+      await heartbeating?.catch(() => {});
     },
   };
   return self;
