@@ -22,9 +22,9 @@ export const HEARTBEAT_INTERVAL_S = 2;
  * in its next heartbeat (core/agent-wire.ts heartbeatLoadSchema). The balancer's view of a
  * burst is this old at most, instead of one report interval (60 s by default): on the
  * scenario families, fresh load is what tells a small link from a large one before users are
- * put on it (README, "Scenario families"). Ten seconds, not every heartbeat: the users online
- * are the users who moved traffic in the window, and a 2-s window misses those between two
- * packets; each measurement is one read of the core's counters.
+ * put on it (docs/balancer-rounds.md, loads every 10 s). Ten seconds, not every heartbeat:
+ * the users online are the users who moved traffic in the window, and a 2-s window misses
+ * those between two packets; each measurement is one read of the core's counters.
  */
 export const LOAD_INTERVAL_S = 10;
 /** Silent for more than this many intervals: fast probes start. */

@@ -43,7 +43,7 @@
  *   hours and cost churn. With load every 10 s (heartbeats, core/heartbeat.ts LOAD_INTERVAL_S)
  *   the families did better without that test: tuned seeds 1–10 every aim 52 → 53 pairs,
  *   fairness and churn both 55 → 56; validation seeds 31–70 every aim 185 → 201, both
- *   217 → 232, above every baseline 206 → 208 (README, "Scenario families").
+ *   217 → 232, above every baseline 206 → 208 (docs/balancer-rounds.md).
  * 0b. While the user's server has not shown its capacity (never seen full, no override), the
  *   scores move no one off it by themselves (evenWhileBlind, least-traffic): a user stays unless
  *   its server's users are measured held back, their reported traffic per user below the pool's
@@ -56,7 +56,7 @@
  *   moved them off it at their next refresh, for hours (validation steady-mixed 48 and 50). A
  *   measured shortfall is no lower bound, so it still moves users (steady-mixed 85: 10× links
  *   apart, never marked). Chosen in two steps, each on seeds 1–10 and 31–70 and checked on
- *   71–100 before any held-out run (README, "Scenario families"):
+ *   71–100 before any held-out run (docs/balancer-rounds.md):
  *   - while the pool is blind (no candidate shown): every aim 53 / 201 / 160 → 53 / 202 / 161,
  *     fairness and churn both 56 / 232 / 172 → 56 / 233 / 173, above every baseline unchanged
  *     (56 / 208 / 167); held out after: every aim 94 → 95, both 113, above every baseline
@@ -77,8 +77,8 @@
  * stands is printed by `npm run simulate -- --families --ablations` (tuned and held-out seeds;
  * README, "Scenario families"): on the tuned seeds each rule meets more pairs with every aim on
  * than off, rule 1's margin most, rules 0 and 0b least (held out, as many). The pair counts
- * below were measured against the simulator's oracle before its same-second fix (README,
- * "Scenario families"), which lowered the churn the aim allows, mostly on burst pairs, and
+ * below were measured against the simulator's oracle before its same-second fix
+ * (docs/balancer-rounds.md), which lowered the churn the aim allows, mostly on burst pairs, and
  * with reports that counted the users online at the report's second, not the users online
  * during its interval as an agent counts them; the README has the counts since.
  *   1. Margin (cost of a reconnect): best > current × (1 + hysteresis), and for least-traffic an
@@ -93,7 +93,7 @@
  *      Off (spare elsewhere moving users off a saturated server, as before): the families' tuned
  *      seeds meet every aim on 42 pairs instead of 44, fairness and churn both on 54 instead of
  *      55, above every baseline 46 instead of 47 (steady-mixed 4: churn 0.127 instead of 0.050;
- *      README). minMoveGainBps 0 turns it off.
+ *      docs/balancer-rounds.md). minMoveGainBps 0 turns it off.
  *   2. Spare capacity on a server with a smaller fair share (least-traffic) is not a gain: it is
  *      an artefact of its capacity estimate (e.g. the floor on a 50 Mbit/s link), and the user
  *      would move back as soon as it fills.
@@ -109,7 +109,7 @@
  *      19 departures' 4.85 Mbit/s passed for room on a full 100 Mbit/s link with 392 users in
  *      the flash-crowd fixture: 0.869× the oracle). Off: the families' tuned seeds meet every
  *      aim on 39 pairs instead of 42, fairness and churn both on 50 instead of 54 (measured
- *      before rule 1b; README).
+ *      before rule 1b; docs/balancer-rounds.md).
  *   4. Damped fail-back (failBackDwellMs 12 h by default, 0 turns it off). Gain of a move back to
  *      a server that came back: its users' satisfaction only if their server is starved; cost: a
  *      reconnect, onto a server whose peak may have cooled. So for failBackDwellMs after a server
@@ -120,10 +120,10 @@
  *      usual; round-robin, which sees no traffic, needs failBackHysteresis (a 4× better score)
  *      instead. Off: still 42 pairs, but churn misses on rolling-outages and steady-mixed
  *      (fairness and churn 54 → 50); with the 4× margin for least-traffic too: 40, cooling-peaks
- *      3 of 10 (both measured before rule 1b; README). Without the offer (an emptied server that
+ *      3 of 10 (both measured before rule 1b; docs/balancer-rounds.md). Without the offer (an emptied server that
  *      came back has no users to report a rate, so on a full fleet nobody was starved beside
  *      the others and its users stayed away for the dwell): every aim on 43 tuned pairs instead
- *      of 47, above every baseline on 47 instead of 51 (README).
+ *      of 47, above every baseline on 47 instead of 51 (docs/balancer-rounds.md).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
