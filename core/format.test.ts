@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SERVER_STATUSES, STATUS_LABELS } from "./status";
-import { ago, ALGORITHM_LABELS, ALGORITHMS, algorithmLabel, flagEmoji, formatBps, plural, routeColor, routeFlagPrefix, statusStyle } from "./format";
+import { ago, ALGORITHM_LABELS, ALGORITHMS, algorithmLabel, flagEmoji, formatBps, HEARTBEAT_EXPLAINED, heartbeatLine, plural, routeColor, routeFlagPrefix, span, statusStyle } from "./format";
+import { heartbeatPhase, HEARTBEAT_INTERVAL_S, LATE_AFTER_MISSED, SUSPECT_AFTER_MISSED } from "./heartbeat";
 
 describe("formatBps", () => {
   it("formats traffic in human units", () => {
@@ -85,5 +86,43 @@ describe("routeColor", () => {
     expect(routeColor(0)).toBe(routeColor(10));
     expect(routeColor(-1)).toBe(routeColor(9));
     expect(routeColor(1)).not.toBe(routeColor(0));
+  });
+});
+
+describe("heartbeatLine", () => {
+  const at = Date.parse("2026-01-02T00:00:00Z");
+  const view = (silenceMs: number | null, lost = false) => ({ phase: heartbeatPhase(silenceMs === null ? null : at, at + (silenceMs ?? 0)), silenceMs, lost });
+
+  it("spans: seconds, minutes, hours, days; nothing negative or unknown", () => {
+    expect(span(12_400)).toBe("12 s");
+    expect(span(89_000)).toBe("89 s");
+    expect(span(5 * 60_000)).toBe("5 min");
+    expect(span(-5_000)).toBe("0 s");
+    expect(span(Number.NaN)).toBe("0 s");
+  });
+
+  it("says each phase of the fast failover path, at its boundaries", () => {
+    const iv = HEARTBEAT_INTERVAL_S * 1000;
+    expect(heartbeatLine(view(null))).toEqual({ tone: "muted", text: "no heartbeats from this agent: only reports and probes can take it out of rotation" });
+    expect(heartbeatLine(view(0))).toEqual({ tone: "ok", text: "heartbeats arriving (every 2 s)" });
+    // Boundaries are inclusive for the better phase, as the watcher reads them.
+    expect(heartbeatLine(view(LATE_AFTER_MISSED * iv)).tone).toBe("ok");
+    expect(heartbeatLine(view(LATE_AFTER_MISSED * iv + 1))).toEqual({ tone: "warn", text: "heartbeat late: none for 3 s · fast probes under way" });
+    expect(heartbeatLine(view(SUSPECT_AFTER_MISSED * iv)).text).toMatch(/^heartbeat late/);
+    expect(heartbeatLine(view(SUSPECT_AFTER_MISSED * iv + 1))).toEqual({ tone: "warn", text: "no heartbeat for 6 s · its users move only if the fast probes fail too" });
+    expect(heartbeatLine(view(60_001))).toEqual({ tone: "warn", text: "no heartbeat for 60 s: reports and probes decide, as for an agent without heartbeats" });
+  });
+
+  it("a confirmed loss outranks the phase; a clock gone backwards reads as just now", () => {
+    expect(heartbeatLine(view(8_000, true))).toEqual({ tone: "bad", text: "no heartbeat for 8 s and the fast probes failed: out of rotation until one arrives" });
+    expect(heartbeatLine(view(120_000, true)).tone).toBe("bad");
+    // A heartbeat stamped after the answer's time (another instance's clock ahead): alive, 0 s.
+    expect(heartbeatLine({ phase: heartbeatPhase(at + 5_000, at), silenceMs: 0, lost: false })).toEqual({ tone: "ok", text: "heartbeats arriving (every 2 s)" });
+  });
+
+  it("its tooltip names the thresholds the watcher uses", () => {
+    expect(HEARTBEAT_EXPLAINED).toContain(`every ${HEARTBEAT_INTERVAL_S} s`);
+    expect(HEARTBEAT_EXPLAINED).toContain(`Silent for ${LATE_AFTER_MISSED * HEARTBEAT_INTERVAL_S} s`);
+    expect(HEARTBEAT_EXPLAINED).toContain(`silent for ${SUSPECT_AFTER_MISSED * HEARTBEAT_INTERVAL_S} s`);
   });
 });

@@ -4,6 +4,7 @@
  * so a label or a rounding reads the same everywhere.
  */
 import { STATUS_LABELS, type ServerStatus } from "./status";
+import { HEARTBEAT_INTERVAL_S, LATE_AFTER_MISSED, SUSPECT_AFTER_MISSED, type HeartbeatPhase } from "./heartbeat";
 
 const UNITS = ["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"];
 
@@ -22,17 +23,45 @@ export function formatBps(bps: number): string {
 
 export { plural } from "./plural";
 
+/** "12 s", "5 min", "3 h", "2 days"; a negative or unknown span is "0 s". */
+export function span(ms: number): string {
+  const s = Number.isFinite(ms) ? Math.max(0, Math.round(ms / 1000)) : 0;
+  if (s < 90) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 90) return `${m} min`;
+  const h = Math.round(m / 60);
+  if (h < 36) return `${h} h`;
+  return `${Math.round(h / 24)} days`;
+}
+
 /** "12 s ago", "5 min ago", "3 h ago", "2 days ago"; null → "never"; a future time → "0 s ago". */
 export function ago(at: Date | string | null | undefined, nowMs: number): string {
   if (!at) return "never";
-  const ms = nowMs - new Date(at).getTime();
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 90) return `${s} s ago`;
-  const m = Math.round(s / 60);
-  if (m < 90) return `${m} min ago`;
-  const h = Math.round(m / 60);
-  if (h < 36) return `${h} h ago`;
-  return `${Math.round(h / 24)} days ago`;
+  return `${span(nowMs - new Date(at).getTime())} ago`;
+}
+
+/** What the heartbeat line means, for its tooltip. */
+export const HEARTBEAT_EXPLAINED = `The agent sends a heartbeat every ${HEARTBEAT_INTERVAL_S} s. Silent for ${LATE_AFTER_MISSED * HEARTBEAT_INTERVAL_S} s, the panel probes its port; silent for ${SUSPECT_AFTER_MISSED * HEARTBEAT_INTERVAL_S} s with those probes failing, its users move at their next fetch. A silent agent whose port still answers (a busy machine) keeps its users, and so does every server while more than half of them fall silent at once (the panel's own network).`;
+
+/**
+ * The health page's line for a server's heartbeats (the fast failover path, core/heartbeat.ts),
+ * from the panel's view as of its answer: its phase, the silence then, and a confirmed loss.
+ */
+export function heartbeatLine(h: { phase: HeartbeatPhase; silenceMs: number | null; lost: boolean }): { text: string; tone: "ok" | "warn" | "bad" | "muted" } {
+  const silent = span(h.silenceMs ?? 0);
+  if (h.lost) return { tone: "bad", text: `no heartbeat for ${silent} and the fast probes failed: out of rotation until one arrives` };
+  switch (h.phase) {
+    case "never":
+      return { tone: "muted", text: "no heartbeats from this agent: only reports and probes can take it out of rotation" };
+    case "alive":
+      return { tone: "ok", text: `heartbeats arriving (every ${HEARTBEAT_INTERVAL_S} s)` };
+    case "late":
+      return { tone: "warn", text: `heartbeat late: none for ${silent} · fast probes under way` };
+    case "suspect":
+      return { tone: "warn", text: `no heartbeat for ${silent} · its users move only if the fast probes fail too` };
+    case "stale":
+      return { tone: "warn", text: `no heartbeat for ${silent}: reports and probes decide, as for an agent without heartbeats` };
+  }
 }
 
 /** "US" or "us" → 🇺🇸 (two regional indicator symbols); anything but two letters → "". */

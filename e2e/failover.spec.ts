@@ -83,7 +83,7 @@ async function statuses(api: APIRequestContext, clusterId: string): Promise<Map<
   return new Map(h.servers.map((s) => [(s.id ?? s.serverId)!, s.status]));
 }
 
-test("a server that dies (agent and core SIGKILLed at once) is routed around within seconds at default settings", async () => {
+test("a server that dies (agent and core SIGKILLed at once) is routed around within seconds at default settings", async ({ browser }) => {
   expect(existsSync("/usr/bin/v2ray"), "Debian's v2ray is needed: apt-get install v2ray").toBe(true);
   const work = mkdtempSync(path.join(os.tmpdir(), "rb-failover-"));
   let app: AppProcess | null = null;
@@ -158,6 +158,16 @@ test("a server that dies (agent and core SIGKILLed at once) is routed around wit
     const deadRow = h.servers.find((s) => s.id === servers[deadIndex]!.id)!;
     expect(deadRow.status).toBe("no-data");
     expect(deadRow.reason).toMatch(/^No heartbeat for \d+ s .*3 fast probes in a row failed/);
+    // The health page says which path took it out, and that the survivor's heartbeats arrive.
+    const context = await browser.newContext({ baseURL: app.url, storageState: await api.storageState() });
+    cleanups.push(() => context.close());
+    const page = await context.newPage();
+    await page.goto(`/clusters/${cluster.id}/health`);
+    const heartbeatOf = (name: string) => page.locator(`tr[aria-label="Server ${name}"]`).getByTestId("heartbeat");
+    const deadName = deadIndex === 0 ? "one" : "two";
+    await expect(heartbeatOf(deadName)).toHaveAttribute("data-phase", "lost");
+    await expect(heartbeatOf(deadName)).toHaveText(/^no heartbeat for \d+ s and the fast probes failed: out of rotation until one arrives$/);
+    await expect(heartbeatOf(deadName === "one" ? "two" : "one")).toHaveText("heartbeats arriving (every 2 s)");
 
     // The link works: a client built from it reaches the target through the survivor.
     const client = await startV2rayClient({ link: moved.link });

@@ -54,6 +54,7 @@ test("the demo is alive and fits 1440×900: green servers, heartbeats with loads
   await health.goto(`/clusters/${demo.id}/health`);
   await expect(health.getByTestId("balancing-load")).toHaveCount(6, { timeout: 60_000 });
   for (const load of await health.getByTestId("balancing-load").all()) await expect(load).toHaveText(/^load \d+ s ago: \d+ users? · [\d.]+ (bit|kbit|Mbit|Gbit)\/s$/i);
+  await expect(health.getByTestId("heartbeat")).toHaveText(Array(6).fill("heartbeats arriving (every 2 s)"));
   await health.close();
 
   // Warnings: the demo's one (its two unassigned inbounds) on its line; with a second they fold

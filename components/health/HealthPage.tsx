@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import Link from "next/link";
 import { useTRPC } from "@/lib/trpc";
 import { errorMessage } from "@/lib/errors";
-import { ago, formatBps, statusStyle } from "@/core/format";
+import { ago, formatBps, HEARTBEAT_EXPLAINED, heartbeatLine, statusStyle } from "@/core/format";
 import { plural } from "@/core/plural";
 import { MeshGrid } from "./MeshGrid";
 import { ProbeConfigEditor, ReportIntervalEditor } from "./ProbeConfigEditor";
@@ -55,6 +55,23 @@ function LinkCapacity({ clusterId, server: s, report, now }: { clusterId: string
           )}
         </>
       )}
+    </div>
+  );
+}
+
+const HEARTBEAT_TONES = { ok: "text-green-700", warn: "text-amber-700", bad: "text-red-700", muted: "text-slate-500" } as const;
+
+/** The fast failover path for this server, as of the page's last refresh (core/format.ts heartbeatLine). */
+function Heartbeat({ heartbeat }: { heartbeat: HealthServer["heartbeat"] }) {
+  const line = heartbeatLine(heartbeat);
+  return (
+    <div
+      data-testid="heartbeat"
+      data-phase={heartbeat.lost ? "lost" : heartbeat.phase}
+      className={`mt-1 max-w-xs text-xs ${HEARTBEAT_TONES[line.tone]}`}
+      title={HEARTBEAT_EXPLAINED}
+    >
+      {line.text}
     </div>
   );
 }
@@ -161,6 +178,7 @@ export function HealthPage({ clusterId }: { clusterId: string }) {
                             </span>
                             <div className="mt-1 text-xs text-slate-500">since {ago(s.since, now)}</div>
                             {s.reason && <div className="mt-1 max-w-xs text-xs text-slate-600">{s.reason}</div>}
+                            {s.enabled && <Heartbeat heartbeat={s.heartbeat} />}
                           </td>
                           <td data-label="Last report" className="px-3 py-2 text-xs">
                             {s.report ? (

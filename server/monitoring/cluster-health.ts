@@ -14,7 +14,7 @@ import { computeMonitoringWarnings } from "@/core/config-warnings";
 import { effectiveProbeConfig, PROBE_DEFAULTS, safeMergeProbeConfig, type probeOverrideSchema, type ProbeConfig } from "@/core/monitoring-contract";
 import { isUnreliableWitness, type ObserverLinks } from "@/server/monitoring/mesh";
 import { effectiveStatus, STATUS_LABELS } from "@/core/status";
-import { loadsCurrent } from "@/core/heartbeat";
+import { heartbeatLostNow, heartbeatPhase, heartbeatSilenceMs, loadsCurrent } from "@/core/heartbeat";
 import { probeConfigAsSeenBy } from "@/server/secrets";
 import { fieldError } from "@/server/db-errors";
 import { quarantinedTraffic } from "@/server/usage/reported-usage";
@@ -109,6 +109,7 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
   }
   const inboundName = new Map(ibs.map((i) => [i.id, i.name]));
   const shown = <T extends { headers?: Record<string, string> } | null>(c: T) => probeConfigAsSeenBy(role, c);
+  const nowMs = Date.now();
   const serversOut = rows.map(({ server: s, health: h, metrics: m, agent: a }) => {
     const status = effectiveStatus(s.enabled, h?.status);
     const cfg = effectiveProbeConfig(cluster.probeConfig, s.probeOverride);
@@ -149,6 +150,7 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
                 : null,
           }
         : null,
+      heartbeat: heartbeatView(h?.heartbeatAt ?? null, h?.heartbeatLostAt ?? null, nowMs),
       probe: h?.lastProbeAt
         ? {
             at: h.lastProbeAt,
@@ -192,6 +194,22 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
       inbounds: ibs,
       routes: routeRows,
     }),
+  };
+}
+
+/**
+ * The fast failover path (core/heartbeat.ts) for one server as of `nowMs`, the answer's time:
+ * its heartbeats' phase, how long they have been silent, and whether the panel confirmed them
+ * lost. The page reads the silence as of its last refresh, not its own clock: the two clocks
+ * may differ, and a heartbeat arrives every 2 s while the page refreshes every 10.
+ */
+export function heartbeatView(at: Date | null, lostAt: Date | null, nowMs: number) {
+  const atMs = at?.getTime() ?? null;
+  return {
+    at,
+    phase: heartbeatPhase(atMs, nowMs),
+    silenceMs: heartbeatSilenceMs(atMs, nowMs),
+    lost: heartbeatLostNow(atMs, lostAt?.getTime() ?? null),
   };
 }
 

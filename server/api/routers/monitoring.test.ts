@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq, inArray } from "drizzle-orm";
 import { TRPCError } from "@trpc/server";
-import { inbounds, operators, serverMetrics, servers } from "@/db/schema";
+import { inbounds, operators, serverHealth, serverMetrics, servers } from "@/db/schema";
 import { LOAD_CURRENT_MS } from "@/core/heartbeat";
 import { seedDemoCluster } from "@/server/demo/seed";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
@@ -118,6 +118,32 @@ describe("monitoring procedures (pglite)", () => {
     } finally {
       await t.db.delete(serverMetrics).where(inArray(serverMetrics.serverId, [a!.id, b!.id]));
       if (saved.length > 0) await t.db.insert(serverMetrics).values(saved);
+    }
+  });
+
+  it("health gives each server's heartbeats as of its answer: phase, silence and a confirmed loss (never: an agent without them)", async () => {
+    const rows = await t.db.select().from(servers).where(eq(servers.clusterId, clusterId));
+    const [a, b, c] = rows;
+    const now = Date.UTC(2031, 5, 1);
+    const saved = await t.db.select().from(serverHealth).where(inArray(serverHealth.serverId, [a!.id, b!.id, c!.id]));
+    expect(saved).toHaveLength(3);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(now);
+      await t.db.update(serverHealth).set({ heartbeatAt: new Date(now - 1_000), heartbeatLostAt: null }).where(eq(serverHealth.serverId, a!.id));
+      await t.db.update(serverHealth).set({ heartbeatAt: new Date(now - 9_000), heartbeatLostAt: new Date(now - 1_000) }).where(eq(serverHealth.serverId, b!.id));
+      await t.db.update(serverHealth).set({ heartbeatAt: null, heartbeatLostAt: null }).where(eq(serverHealth.serverId, c!.id));
+      const h = await viewer.monitoring.health({ clusterId });
+      const of = (id: string) => h.servers.find((s) => s.id === id)?.heartbeat;
+      expect(of(a!.id)).toEqual({ at: new Date(now - 1_000), phase: "alive", silenceMs: 1_000, lost: false });
+      expect(of(b!.id)).toEqual({ at: new Date(now - 9_000), phase: "suspect", silenceMs: 9_000, lost: true });
+      expect(of(c!.id)).toEqual({ at: null, phase: "never", silenceMs: null, lost: false });
+      // A heartbeat after the confirmed loss clears it.
+      await t.db.update(serverHealth).set({ heartbeatAt: new Date(now - 500) }).where(eq(serverHealth.serverId, b!.id));
+      expect((await viewer.monitoring.health({ clusterId })).servers.find((s) => s.id === b!.id)?.heartbeat).toMatchObject({ phase: "alive", lost: false });
+    } finally {
+      vi.useRealTimers();
+      for (const row of saved) await t.db.update(serverHealth).set({ heartbeatAt: row.heartbeatAt, heartbeatLostAt: row.heartbeatLostAt }).where(eq(serverHealth.serverId, row.serverId));
     }
   });
 
