@@ -35,7 +35,7 @@ async function demoCluster(browser: Browser) {
   return clusters.find((c) => c.demo)!;
 }
 
-test("the demo is alive and fits 1440×900: green servers, heartbeats with loads, moving users, every route and chip in view, folded warnings, SVG flags, drags from route boxes", async ({ browser }) => {
+test("the demo is alive and fits 1440×900: green servers, heartbeats with loads, subscribers online with usage, moving users, every route and chip in view, folded warnings, SVG flags, drags from route boxes", async ({ browser }) => {
   const demo = await demoCluster(browser);
   expect(demo.name).toBe("Demo cluster");
   const { context, page } = await operatorPage(browser);
@@ -55,6 +55,21 @@ test("the demo is alive and fits 1440×900: green servers, heartbeats with loads
   await expect(health.getByTestId("balancing-load")).toHaveCount(6, { timeout: 60_000 });
   for (const load of await health.getByTestId("balancing-load").all()) await expect(load).toHaveText(/^load \d+ s ago: \d+ users? · [\d.]+ (bit|kbit|Mbit|Gbit)\/s$/i);
   await expect(health.getByTestId("heartbeat")).toHaveText(Array(6).fill("heartbeats arriving (every 2 s)"));
+  // Its reports carry each assigned subscriber's traffic: the subscribers page shows them online, with usage.
+  await health.goto(`/clusters/${demo.id}/subscribers`);
+  await expect
+    .poll(
+      async () => {
+        await health.reload();
+        await health.getByTestId("subscriber-row").first().waitFor();
+        const online = await health.getByTestId("subscriber-online").filter({ hasText: "Online now" }).count();
+        const used = (await health.getByTestId("subscriber-usage").allTextContents()).filter((t) => !t.startsWith("0 KB")).length;
+        return online > 0 && used > 0;
+      },
+      { timeout: 90_000 },
+    )
+    .toBe(true);
+  await expect(health.getByTestId("subscriber-last-seen").filter({ hasText: "just now" }).first()).toBeVisible();
   await health.close();
 
   // Warnings: the demo's one (its two unassigned inbounds) on its line; with a second they fold

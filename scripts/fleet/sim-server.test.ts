@@ -240,6 +240,28 @@ describe("sim server reports", () => {
     expect(app.beats.filter((b) => b.auth === "Bearer tok-old")).toHaveLength(0);
   });
 
+  it("with its users known, each report carries their traffic once (instance, seq + 1), shares of its rates; with a count alone, none", async () => {
+    const app = await fakeApp();
+    const s = await sim({ reportUrl: app.url, reportIntervalMs: 60_000, reportOnStart: false, token: "tok-users" });
+    s.setUsers(3);
+    expect((await s.buildReport()).users).toBeUndefined();
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    s.setUserIds(ids);
+    expect(s.state().users).toBe(3);
+    const first = await s.buildReport();
+    const report = agentReportSchema.parse(first);
+    expect(report.usersOnline).toBe(3);
+    expect(report.users!.map((u) => u.email)).toEqual(ids);
+    // The first report counts one interval: each user's share of the rates over 60 s.
+    expect(report.users![0]).toEqual({ email: ids[0], down: Math.round((report.txBps / 3 / 8) * 60), up: Math.round((report.rxBps / 3 / 8) * 60 * 0.1) });
+    const second = await s.buildReport();
+    expect(second.instance).toBe(first.instance);
+    expect(second.seq).toBe(first.seq! + 1);
+    s.setUserIds([]);
+    expect((await s.buildReport()).users).toBeUndefined();
+    expect(s.state().users).toBe(0);
+  });
+
   it("records failed POSTs (401, app down) without crashing", async () => {
     const app = await fakeApp(401);
     const s = await sim({ reportUrl: app.url, reportIntervalMs: 60_000 });

@@ -76,6 +76,24 @@ export async function storeAssignments(db: DbOrTx, choices: ReadonlyMap<string, 
 }
 
 /** Subscribers whose stored choice is each inbound of a cluster (the diagram's "users"). */
+/** Per server of the cluster, the subscribers whose stored choice names one of its inbounds (the live demo's simulated users). */
+export async function assignedSubscribersByServer(db: DbOrTx, clusterId: string): Promise<Map<string, string[]>> {
+  const res = await db.execute(sql`
+    select distinct i.server_id as "serverId", sa.subscriber_id as "subscriberId"
+    from ${subscriberAssignments} sa
+    cross join lateral unnest(sa.inbound_ids) as c(inbound_id)
+    join ${inbounds} i on i.id = c.inbound_id
+    where i.cluster_id = ${clusterId}
+    order by 1, 2`);
+  const out = new Map<string, string[]>();
+  for (const r of (res as unknown as { rows: Array<{ serverId: string; subscriberId: string }> }).rows) {
+    const list = out.get(r.serverId) ?? [];
+    list.push(r.subscriberId);
+    out.set(r.serverId, list);
+  }
+  return out;
+}
+
 export async function countAssignmentsByInbound(db: DbOrTx, clusterId: string): Promise<Array<{ inboundId: string; serverId: string; n: number }>> {
   const res = await db.execute(sql`
     select i.id as "inboundId", i.server_id as "serverId", count(*)::int as n

@@ -4,8 +4,9 @@
  * cluster can be deleted that way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
-import { auditLog, clusters, servers } from "@/db/schema";
+import { asc, eq } from "drizzle-orm";
+import { auditLog, clusters, inbounds, servers, subscriberAssignments, subscribers } from "@/db/schema";
+import { assignedSubscribersByServer } from "@/server/assignments/store";
 import { newAgentToken } from "@/server/auth/tokens";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { publishAfterCommit } from "@/server/changes";
@@ -52,6 +53,31 @@ describe("live demo", () => {
     }
     const [started] = await t.db.select().from(auditLog).where(eq(auditLog.action, "demo.start"));
     expect(started?.summary).toContain("6 servers");
+  });
+
+  it("each server's users are the subscribers assigned to it, and its reports carry their traffic through the same route, counted", async () => {
+    const [sim] = [...demo!.fleet.servers.values()];
+    const [inbound] = await t.db.select().from(inbounds).where(eq(inbounds.serverId, sim!.serverId));
+    const [dave, erin] = await t.db.select().from(subscribers).where(eq(subscribers.clusterId, demoId)).orderBy(asc(subscribers.name)).limit(2);
+    for (const sub of [dave!, erin!]) {
+      await t.db.insert(subscriberAssignments).values({ subscriberId: sub.id, inboundIds: [inbound!.id] }).onConflictDoUpdate({ target: subscriberAssignments.subscriberId, set: { inboundIds: [inbound!.id] } });
+    }
+    const expected = (await assignedSubscribersByServer(t.db, demoId)).get(sim!.serverId)!;
+    expect(expected).toEqual(expect.arrayContaining([dave!.id, erin!.id]));
+    // The demo polls the assignments; its server then has those users.
+    await expect.poll(() => sim!.state().users, { timeout: 30_000 }).toBe(expected.length);
+    const sent = await sim!.reportNow();
+    expect(sent.status).toBe(200);
+    const rows = sent.report.users!;
+    expect(rows.map((r) => r.email).sort()).toEqual([...expected].sort().slice(0, rows.length));
+    expect(rows.length).toBe(sent.report.usersOnline);
+    expect(sent.report).toMatchObject({ instance: expect.stringMatching(/^sim-/), seq: expect.any(Number) });
+    const mine = rows.find((r) => r.email === dave!.id)!;
+    expect(mine.down).toBeGreaterThan(0);
+    await intake.fold();
+    const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, dave!.id));
+    expect(after!.trafficUsedBytes).toBeGreaterThanOrEqual(mine.up + mine.down);
+    expect(after!.lastSeenAt).not.toBeNull();
   });
 
   it("never takes over, nor deletes, a server an operator added to the demo", async () => {

@@ -7,8 +7,10 @@
  * (kept in memory only; the database has their hashes, as for any server) and its inbounds to
  * free local ports. Each simulated server listens on those ports (the prober checks them like
  * any server's) and POSTs its reports to this app's own /api/agent/report over loopback with
- * its bearer token, exactly as a real agent does; simulated apps fetch the demo subscribers'
- * /sub links, so the balancer assigns them. Nothing here adds an endpoint or a way in.
+ * its bearer token, and its heartbeats to /api/agent/heartbeat, exactly as a real agent does;
+ * simulated apps fetch the demo subscribers' /sub links, so the balancer assigns them, and each
+ * server's reports carry the traffic of the subscribers assigned to it, so their usage and
+ * "last seen" move. Nothing here adds an endpoint or a way in.
  *
  * It stops when the demo cluster is deleted (a "topology" change for it, from any instance),
  * and a simulated server stops when its server is deleted.
@@ -18,7 +20,8 @@ import type { Db } from "@/db/client";
 import { clusters, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { onChange, publishChange } from "@/server/bus";
-import { assignmentCountsByServer, localiseServers } from "@/server/topology/tooling";
+import { localiseServers } from "@/server/topology/tooling";
+import { assignedSubscribersByServer } from "@/server/assignments/store";
 import { startFleet, type Fleet } from "./fleet";
 import { liveDemoClusterId, liveDemoServerIds } from "./seed";
 
@@ -84,9 +87,10 @@ export async function startLiveDemo(opts: { db: Db; appUrl: string; log: LiveDem
     timers.add(t);
   };
 
+  // Each server's users are the subscribers the balancer gave it, and its reports carry their traffic.
   const followUsers = async () => {
-    const counts = await assignmentCountsByServer(db, clusterId);
-    for (const [id, sim] of fleet.servers) sim.setUsers(counts[id] ?? 0);
+    const assigned = await assignedSubscribersByServer(db, clusterId);
+    for (const [id, sim] of fleet.servers) sim.setUserIds(assigned.get(id) ?? []);
     later(USERS_POLL_MS, followUsers);
   };
 

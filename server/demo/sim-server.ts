@@ -146,6 +146,12 @@ export interface SimServer {
   readonly inboundPorts: number[];
   readonly healthPort: number;
   setUsers(n: number): void;
+  /**
+   * The users the balancer gave this server (their config `email`: the subscriber's id): their
+   * count is the users, and each report carries the traffic of those online, once per report
+   * (instance and seq), as an agent's does, so their usage and "last seen" move.
+   */
+  setUserIds(ids: readonly string[]): void;
   setNeighbours(neighbours: SimNeighbour[]): void;
   setFault(fault: SimFault, on: boolean, args?: SimFaultArgs): Promise<void>;
   clearFaults(): Promise<void>;
@@ -222,6 +228,11 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   const reportTimeoutMs = opts.reportTimeoutMs ?? Math.max(100, Math.min(5000, opts.reportIntervalMs));
 
   let users = 0;
+  let userIds: string[] = [];
+  // Exactly-once delivery of per-user traffic, as the agent keeps it (a random instance, seq + 1 a report).
+  const instance = `sim-${Math.floor(random() * 1e12).toString(36)}-${opts.serverId.slice(0, 8)}`;
+  let seq = 0;
+  let lastTrafficAtMs: number | null = null;
   let neighbours = [...opts.neighbours];
   const faults: SimFaultState = {
     listenerDown: false,
@@ -306,7 +317,8 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   function measureLoad(): { usersOnline: number; rxBps: number; txBps: number } {
     const serving = listening() && !faults.serviceDown;
     const noise = (spread: number) => 1 + (random() * 2 - 1) * spread;
-    const online = serving ? Math.max(0, Math.round(users * noise(0.02))) : 0;
+    // A few of its users offline at a time, never more online than it has.
+    const online = serving ? Math.max(0, Math.min(users, Math.round(users * noise(0.02)))) : 0;
     const base = Math.min(opts.capacityBps, online * perUserBps * noise(0.15));
     const txBps = Math.max(0, Math.min(opts.capacityBps, Math.round(base)));
     const rxBps = Math.max(0, Math.min(opts.capacityBps, Math.round(base * 0.85 * noise(0.1))));
@@ -324,6 +336,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
         }),
     );
     const { usersOnline: online, rxBps, txBps } = measureLoad();
+    const traffic = userTraffic(online, rxBps, txBps);
     const load = opts.capacityBps > 0 ? txBps / opts.capacityBps : 0;
     const cpu = Math.min(100, Math.max(0, 2 + 85 * load + 3 * random()));
     const memory = Math.min(100, Math.max(0, 18 + (40 * online) / (online + 500) + 2 * random()));
@@ -337,7 +350,24 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       memory: Math.round(memory * 10) / 10,
       neighbours: checks,
       sentAt: new Date().toISOString(),
+      ...traffic,
     };
+  }
+
+  /**
+   * The traffic of the users online since the last report that carried any: the first `online`
+   * of the known users, each with an even share of the rates over the time since (the first
+   * report: one interval). Nothing without known users (setUsers alone).
+   */
+  function userTraffic(online: number, rxBps: number, txBps: number): Pick<AgentReport, "instance" | "seq" | "users"> {
+    const nowMs = Date.now();
+    const elapsedS = Math.max(0, (lastTrafficAtMs === null ? opts.reportIntervalMs : nowMs - lastTrafficAtMs) / 1000);
+    const active = userIds.slice(0, Math.min(online, userIds.length));
+    if (active.length === 0) return {};
+    lastTrafficAtMs = nowMs;
+    const down = Math.round((txBps / active.length / 8) * elapsedS);
+    const up = Math.round((rxBps / active.length / 8) * elapsedS * 0.1);
+    return { instance, seq: ++seq, users: active.map((email) => ({ email, up, down })) };
   }
 
   async function reportNow(): Promise<ReportAttempt> {
@@ -441,6 +471,10 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     },
     setUsers(n: number) {
       users = Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+    },
+    setUserIds(ids: readonly string[]) {
+      userIds = [...ids];
+      users = userIds.length;
     },
     setNeighbours(n: SimNeighbour[]) {
       neighbours = [...n];
