@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asc, eq } from "drizzle-orm";
 import { auditLog, clusters, inbounds, servers, subscriberAssignments, subscribers } from "@/db/schema";
-import { assignedSubscribersByServer } from "@/server/assignments/store";
+import { assignedSubscribersByServer } from "@/server/topology/tooling";
 import { newAgentToken } from "@/server/auth/tokens";
 import { openTestDatabase, type TestDatabase } from "@/db/testing";
 import { publishAfterCommit } from "@/server/changes";

@@ -20,8 +20,7 @@ import type { Db } from "@/db/client";
 import { clusters, servers, subscribers } from "@/db/schema";
 import { recordAudit } from "@/server/audit";
 import { onChange, publishChange } from "@/server/bus";
-import { localiseServers } from "@/server/topology/tooling";
-import { assignedSubscribersByServer } from "@/server/assignments/store";
+import { assignedSubscribersByServer, localiseServers } from "@/server/topology/tooling";
 import { startFleet, type Fleet } from "./fleet";
 import { liveDemoClusterId, liveDemoServerIds } from "./seed";
 

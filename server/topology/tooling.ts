@@ -231,6 +231,9 @@ export async function takeOverFleet(db: Db, actor: Actor, input: { clusterId: st
 }
 
 /** Subscribers assigned per server (the balancer's stored choices), for the fleet's load. */
+/** Per server, the subscribers assigned to one of its inbounds (the live demo's simulated users). */
+export { assignedSubscribersByServer } from "@/server/assignments/store";
+
 export async function assignmentCountsByServer(db: Db, clusterId: string): Promise<Record<string, number>> {
   const perServer: Record<string, number> = {};
   for (const r of await countAssignmentsByInbound(db, clusterId)) perServer[r.serverId] = (perServer[r.serverId] ?? 0) + r.n;
