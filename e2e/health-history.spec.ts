@@ -74,6 +74,8 @@ test("a server whose users got less each than another's of its cluster shows its
   }
   await page.goto(`/clusters/${c.id}/health`);
   await expect(page.getByRole("row", { name: "Server full" })).toContainText("peak 150 Mbit/s · link last seen full at 150 Mbit/s");
+  // "Seen full" is an inference (users asking for less look the same): editors can set the link there too.
+  await expect(page.getByRole("row", { name: "Server full" }).getByRole("link", { name: "set the link capacity" })).toBeVisible();
   await expect(page.getByRole("row", { name: "Server roomy" })).toContainText("peak 300 Mbit/s · a lower bound: link never seen full");
   await page.goto(`/clusters/${c.id}/subscribers/${sub.id}`);
   await page.getByRole("tab", { name: "Explanation" }).click();

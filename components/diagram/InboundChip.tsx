@@ -56,7 +56,7 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
             startCarry(inbound.id);
           }
         }}
-        className={`nodrag nopan h-full min-w-0 flex-1 truncate rounded-l px-2 text-left text-[13px] font-medium text-slate-800 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-sky-600 ${
+        className={`nodrag nopan h-full min-w-[45%] flex-1 truncate rounded-l px-2 text-left text-[13px] font-medium text-slate-800 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-sky-600 ${
           canEdit ? "cursor-grab touch-none active:cursor-grabbing" : "cursor-default"
         }`}
         title={unavailable ? `${inbound.name} — unavailable: ${unavailable}` : inbound.name}
@@ -66,7 +66,8 @@ export const InboundChip = memo(function InboundChip({ chip: inbound }: { chip: 
         </span>
       </button>
       {inbound.kind && (
-        <span className="shrink-0 font-mono text-xs leading-none text-slate-500" title={`Protocol·transport·security: ${inbound.kind}`} aria-hidden data-testid="inbound-kind">
+        // The name comes first: in a narrow server box the kind gives way (its full text in the title).
+        <span className="min-w-0 truncate font-mono text-xs leading-none text-slate-500" title={`Protocol·transport·security: ${inbound.kind}`} aria-hidden data-testid="inbound-kind">
           {inbound.kind}
         </span>
       )}

@@ -37,22 +37,18 @@ function LinkCapacity({ clusterId, server: s, report, now }: { clusterId: string
   return (
     <div
       className="text-slate-600"
-      title="A report shows a link full when its users got less each than the users of another server of this cluster. Once a link was seen full, the balancer takes its learned peak as what it carries, never less than what it carried when last seen full; until then the peak is only what its users asked for, and new users arriving together are split evenly across such servers."
+      title="A load shows a link full when its users got less each than the users of another server of this cluster: an inference (a server whose users ask for less looks the same), so the capacity you set wins over it. Once a link was seen full, the balancer takes its learned peak as what it carries, never less than what it carried when last seen full; until then the peak is only what its users asked for, and new users arriving together are split evenly across such servers."
     >
       peak {formatBps(report.peakBps)} ·{" "}
-      {report.heldBackAt ? (
-        `link last seen full${report.heldBackBps ? ` at ${formatBps(report.heldBackBps)}` : ""} ${ago(report.heldBackAt, now)}`
-      ) : (
+      {report.heldBackAt
+        ? `link last seen full${report.heldBackBps ? ` at ${formatBps(report.heldBackBps)}` : ""} ${ago(report.heldBackAt, now)}`
+        : "a lower bound: link never seen full"}
+      {canEdit && (
         <>
-          a lower bound: link never seen full
-          {canEdit && (
-            <>
-              {" · "}
-              <Link href={`/clusters/${clusterId}/servers`} className="font-medium text-sky-700 underline-offset-2 hover:underline">
-                set the link capacity
-              </Link>
-            </>
-          )}
+          {" · "}
+          <Link href={`/clusters/${clusterId}/servers`} className="font-medium text-sky-700 underline-offset-2 hover:underline">
+            set the link capacity
+          </Link>
         </>
       )}
     </div>
