@@ -2,11 +2,14 @@
  * npm run soak -- --minutes N
  *
  * Two app instances on one PostgreSQL (started here, on a loopback port), a simulated fleet
- * behind the demo cluster, subscription load with autocannon on both instances, random fleet
- * faults (one server at a time, so no route ever panics) and one database restart halfway.
- * Prints one JSON object: 5xx answers, answers naming a server already known down, and
- * p50/p99 latency. "Known down" = the app's own health status said so more than 1 s
- * (the propagation budget) before the request was sent.
+ * behind the demo cluster whose agents report and send heartbeats as current agents do,
+ * subscription load with autocannon on both instances, random fleet faults (one server at a
+ * time, so no route ever panics; "machine down" is its listeners and its agent at once) and one
+ * database restart halfway. Prints one JSON object: 5xx answers, answers naming a server
+ * already known down, p50/p99 latency, servers marked down while no fault was on them
+ * (healthyMarkedDown), and for each machine down the time until the app's status said so.
+ * "Known down" = the app's own health status said so more than 1 s (the propagation budget)
+ * before the request was sent.
  * Needs a production build (`npm run build`). Everything started here is stopped by PID.
  *
  * npm run soak -- --phase heartbeats: the fast failover path (issue 24) under lost and late
@@ -34,12 +37,22 @@ function minutesArg(): number {
 }
 
 const log = (m: string) => process.stderr.write(`soak: ${m}\n`);
+const percentile = (xs: number[], q: number) => [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PROPAGATION_MS = 1000;
-const FAULTS: SimFault[] = ["firewalled", "serviceDown", "listenerDown", "stopReporting"];
+/** One fault a round, on one server: each entry is switched on together. */
+const FAULTS: Array<{ name: string; faults: SimFault[] }> = [
+  { name: "firewalled", faults: ["firewalled"] },
+  { name: "serviceDown", faults: ["serviceDown"] },
+  { name: "listenerDown", faults: ["listenerDown"] },
+  { name: "stopReporting", faults: ["stopReporting"] },
+  // A machine that dies: its ports close and its agent falls silent at once (the fast path's case).
+  { name: "machineDown", faults: ["listenerDown", "stopReporting"] },
+];
 
+/** A server's row of monitoring.health, as far as the soak reads it. */
 interface HealthRow {
-  serverId: string;
+  id: string;
   name: string;
   status: string;
 }
@@ -78,7 +91,7 @@ async function main() {
     await client.mutation("monitoring.setReportInterval", { clusterId, seconds: 2 });
     await client.mutation("monitoring.setProbeConfig", { clusterId, config: { intervalS: 1, timeoutS: 1, unhealthyThreshold: 2, healthyThreshold: 1 } });
     const enrolled = await takeOverCluster(client, clusterId);
-    fleet = await startFleet(enrolled.plan, { appUrl: a.url, reportIntervalMs: 2000 });
+    fleet = await startFleet(enrolled.plan, { appUrl: a.url, reportIntervalMs: 2000, heartbeats: true });
     const tokens: string[] = [];
     for (let i = 0; i < 200; i++) {
       const s = await client.mutation<{ token: string | null }>("subscribers.create", { clusterId, name: `soak-${i}` });
@@ -98,15 +111,31 @@ async function main() {
     // Known-down tracking from the app's own statuses.
     const downSince = new Map<string, number>();
     const nameToId = new Map(enrolled.plan.servers.map((s) => [s.name, s.serverId]));
+    // A server is faulted from its fault's start until the app sees it healthy after the fault
+    // is cleared; a server marked down outside that is a healthy server marked down.
+    const faulted = new Map<string, { name: string; at: number; cleared: boolean; seenDownAt: number | null }>();
+    const healthyMarkedDown: string[] = [];
+    const failoverMs: number[] = [];
     let stop = false;
     const watcher = (async () => {
       while (!stop) {
         try {
           const now = Date.now();
           for (const s of await health()) {
+            const f = faulted.get(s.id);
             if (s.status !== "healthy") {
-              if (!downSince.has(s.serverId)) downSince.set(s.serverId, now);
-            } else downSince.delete(s.serverId);
+              if (!downSince.has(s.id)) {
+                downSince.set(s.id, now);
+                if (!f) healthyMarkedDown.push(`${new Date(now).toISOString()} ${s.name} ${s.status} with no fault on it`);
+              }
+              if (f && f.seenDownAt === null) {
+                f.seenDownAt = now;
+                if (f.name === "machineDown") failoverMs.push(now - f.at);
+              }
+            } else {
+              downSince.delete(s.id);
+              if (f?.cleared) faulted.delete(s.id);
+            }
           }
         } catch {
           // database restarting: keep the last known statuses
@@ -158,10 +187,13 @@ async function main() {
       while (!stop) {
         const s = servers[Math.floor(Math.random() * servers.length)]!;
         const fault = FAULTS[Math.floor(Math.random() * FAULTS.length)]!;
-        fleet!.get(s.serverId)?.setFault(fault, true);
-        faultsInjected.push(`${fault}@${s.name}`);
+        const entry = { name: fault.name, at: Date.now(), cleared: false, seenDownAt: null };
+        faulted.set(s.serverId, entry);
+        for (const f of fault.faults) await fleet!.get(s.serverId)?.setFault(f, true);
+        faultsInjected.push(`${fault.name}@${s.name}`);
         await sleep(12_000);
-        fleet!.get(s.serverId)?.clearFaults();
+        await fleet!.get(s.serverId)?.clearFaults();
+        entry.cleared = true;
         // Let it come back before the next fault, so routes never lose every server.
         for (let i = 0; i < 20 && !stop; i++) {
           if (!downSince.has(s.serverId)) break;
@@ -206,6 +238,10 @@ async function main() {
       requestsPerSecond: Math.round(ra.requests.average + rb.requests.average),
       faultsInjected: faultsInjected.length,
       databaseRestarts: 1,
+      healthyMarkedDown: healthyMarkedDown.length,
+      healthyMarkedDownExamples: healthyMarkedDown.slice(0, 5),
+      machineDowns: faultsInjected.filter((f) => f.startsWith("machineDown@")).length,
+      machineDownToStatusMs: failoverMs.length === 0 ? null : { p50: percentile(failoverMs, 0.5), max: Math.max(...failoverMs), n: failoverMs.length },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
