@@ -15,7 +15,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
-import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { login, trpcMutation, trpcQuery, type HealthServerRow } from "../scripts/harness/trpc";
 import { fetchViaSocks, startV2rayClient } from "./vless-client";
 import { until } from "./until";
 
@@ -79,8 +79,8 @@ async function route(api: APIRequestContext, token: string): Promise<SubRoute> {
 }
 
 async function statuses(api: APIRequestContext, clusterId: string): Promise<Map<string, string>> {
-  const h = await trpcQuery<{ servers: Array<{ id?: string; serverId?: string; status: string }> }>(api, "monitoring.health", { clusterId });
-  return new Map(h.servers.map((s) => [(s.id ?? s.serverId)!, s.status]));
+  const h = await trpcQuery<{ servers: Array<Pick<HealthServerRow, "id" | "status">> }>(api, "monitoring.health", { clusterId });
+  return new Map(h.servers.map((s) => [s.id, s.status]));
 }
 
 test("a server that dies (agent and core SIGKILLed at once) is routed around within seconds at default settings", async ({ browser }) => {
@@ -154,7 +154,7 @@ test("a server that dies (agent and core SIGKILLed at once) is routed around wit
     expect(Number.isFinite(failoverMs)).toBe(true);
     expect(moved.inboundId).toBe(survivor.inboundId);
     // Out of rotation by the fast path (heartbeat lost, fast probes failed), not by the slow one.
-    const h = await trpcQuery<{ servers: Array<{ id: string; status: string; reason: string }> }>(api, "monitoring.health", { clusterId: cluster.id });
+    const h = await trpcQuery<{ servers: Array<Pick<HealthServerRow, "id" | "status" | "reason">> }>(api, "monitoring.health", { clusterId: cluster.id });
     const deadRow = h.servers.find((s) => s.id === servers[deadIndex]!.id)!;
     expect(deadRow.status).toBe("no-data");
     expect(deadRow.reason).toMatch(/^No heartbeat for \d+ s .*3 fast probes in a row failed/);

@@ -5,7 +5,7 @@
  */
 import { test, expect } from "@playwright/test";
 import { startApp, type AppProcess } from "../scripts/harness/app";
-import { loginToApp, type AppClient } from "../scripts/harness/trpc";
+import { loginToApp, type AppClient, type HealthServerRow } from "../scripts/harness/trpc";
 import { enrolFleet, takeOverCluster } from "../scripts/fleet/enrol";
 import { startFleet, type Fleet } from "../server/demo/fleet";
 
@@ -15,17 +15,7 @@ const REPORT_S = 2;
 /** A report is a hang only past this: a busy machine answered the 2 s default too late and the fleet went no-data. */
 const REPORT_TIMEOUT_MS = 30_000;
 
-interface HealthServer {
-  id: string;
-  name: string;
-  status: string;
-  label: string;
-  reason: string | null;
-  failStreak: number;
-  probe: { at: string | Date } | null;
-  meshReason: string | null;
-  unreliableWitness: boolean;
-}
+type HealthServer = Pick<HealthServerRow, "id" | "name" | "status" | "label" | "reason" | "failStreak" | "probe" | "meshReason" | "unreliableWitness">;
 interface Health {
   servers: HealthServer[];
 }

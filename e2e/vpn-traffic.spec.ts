@@ -17,7 +17,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { freePort, startApp, type AppProcess } from "../scripts/harness/app";
-import { login, trpcMutation, trpcQuery } from "../scripts/harness/trpc";
+import { login, trpcMutation, trpcQuery, type HealthServerRow } from "../scripts/harness/trpc";
 import { stopProcess } from "../scripts/harness/process";
 import { fetchViaSocks, forwardThroughSocks, startV2rayClient, type V2rayClient } from "./vless-client";
 import { until } from "./until";
@@ -180,8 +180,8 @@ function queryStats(port: number, reset: boolean): Promise<{ code: number; out: 
 }
 
 async function statusOf(api: APIRequestContext, clusterId: string, serverId: string): Promise<string> {
-  const h = await trpcQuery<{ servers: Array<{ id?: string; serverId?: string; status: string }> }>(api, "monitoring.health", { clusterId });
-  return h.servers.find((s) => (s.id ?? s.serverId) === serverId)?.status ?? "missing";
+  const h = await trpcQuery<{ servers: Array<Pick<HealthServerRow, "id" | "status">> }>(api, "monitoring.health", { clusterId });
+  return h.servers.find((s) => s.id === serverId)?.status ?? "missing";
 }
 
 /** Waits until every server of the cluster has had `n` more reports stored (its last report's time moved n times). */

@@ -37,7 +37,7 @@ import http from "node:http";
 import os from "node:os";
 import { readFileSync } from "node:fs";
 import { startApp } from "./harness/app";
-import { loginToApp, type AppClient } from "./harness/trpc";
+import { loginToApp, type AppClient, type HealthServerRow } from "./harness/trpc";
 import { mulberry32, subSeed } from "./simulator/prng";
 import { HEARTBEAT_INTERVAL_S, LOAD_INTERVAL_S } from "../core/heartbeat";
 import { DEFAULT_REPORT_INTERVAL_S } from "../core/status";
@@ -436,11 +436,7 @@ async function metricSamples(base: string, families: readonly string[]): Promise
 }
 
 /** What monitoring.health says of a server, the part the heartbeats phase reads. */
-interface HealthServer {
-  id: string;
-  name: string;
-  report: null | { at: Date; load: null | { at: Date; usersOnline: number; trafficBps: number; current: boolean } };
-}
+type HealthServer = Pick<HealthServerRow, "id" | "name" | "report">;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

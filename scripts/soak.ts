@@ -19,7 +19,7 @@
 import autocannon from "autocannon";
 import { startApp, type AppProcess } from "./harness/app";
 import { startPg, type PgServer } from "./harness/postgres";
-import { loginToApp, type AppClient } from "./harness/trpc";
+import { loginToApp, type AppClient, type HealthServerRow } from "./harness/trpc";
 import { takeOverCluster } from "./fleet/enrol";
 import { startFleet, type Fleet } from "@/server/demo/fleet";
 import type { SimFault } from "@/server/demo/sim-server";
@@ -50,12 +50,7 @@ const FAULTS: Array<{ name: string; faults: SimFault[] }> = [
   { name: "machineDown", faults: ["listenerDown", "stopReporting"] },
 ];
 
-/** A server's row of monitoring.health, as far as the soak reads it. */
-interface HealthRow {
-  id: string;
-  name: string;
-  status: string;
-}
+type HealthRow = Pick<HealthServerRow, "id" | "name" | "status">;
 
 async function main() {
   const minutes = minutesArg();

@@ -8,6 +8,17 @@
  */
 import type { APIRequestContext } from "@playwright/test";
 import superjson from "superjson";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@/server/api/root";
+
+/**
+ * What a procedure answers, as the router infers it (results are superjson-decoded, so Dates
+ * are Dates). Scripts and tests that read an answer take its type from here, not a shape of
+ * their own: a field read by a wrong name is a type error, not a check that never fires.
+ */
+export type RouterOutput = inferRouterOutputs<AppRouter>;
+/** One server's row of `monitoring.health`. */
+export type HealthServerRow = RouterOutput["monitoring"]["health"]["servers"][number];
 
 export class TrpcCallError extends Error {
   constructor(
