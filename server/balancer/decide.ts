@@ -120,10 +120,11 @@
  *      usual; round-robin, which sees no traffic, needs failBackHysteresis (a 4× better score)
  *      instead. Off: still 42 pairs, but churn misses on rolling-outages and steady-mixed
  *      (fairness and churn 54 → 50); with the 4× margin for least-traffic too: 40, cooling-peaks
- *      3 of 10 (both measured before rule 1b; docs/balancer-rounds.md). Without the offer (an emptied server that
- *      came back has no users to report a rate, so on a full fleet nobody was starved beside
- *      the others and its users stayed away for the dwell): every aim on 43 tuned pairs instead
- *      of 47, above every baseline on 47 instead of 51 (docs/balancer-rounds.md).
+ *      3 of 10 (both measured before rule 1b; docs/balancer-rounds.md). Without the offer (an
+ *      emptied server that came back has no users to report a rate, so on a full fleet nobody
+ *      was starved beside the others and its users stayed away for the dwell): every aim on 43
+ *      tuned pairs instead of 47, above every baseline on 47 instead of 51
+ *      (docs/balancer-rounds.md).
  * New users and users of a server that is down are placed by the scores alone (a first pick).
  * Ties: rendezvous hash of (userId, inboundId), highest wins.
  */
