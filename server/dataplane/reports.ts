@@ -408,10 +408,9 @@ export interface LoadAboveCapacity {
 
 /**
  * The same alert as a report's rate above the capacity (server.report_implausible, at most once
- * per server per report interval, whichever of the two raised it): a heartbeat's load is capped
- * as quietly as a report's was not, and the operator would not learn that a token claims a link
- * its server does not have, or that a link outgrew its setting. A server deleted meanwhile has
- * no row and raises nothing.
+ * per server per report interval, whichever of the two raised it): a capped load is as much a
+ * sign as a capped report that a token claims a link its server does not have, or that a link
+ * outgrew its setting. A server deleted meanwhile has no row and raises nothing.
  */
 export async function alertLoadsAboveCapacity(tx: DbOrTx, loads: readonly LoadAboveCapacity[]): Promise<void> {
   if (loads.length === 0) return;
