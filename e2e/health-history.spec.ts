@@ -91,6 +91,9 @@ test("a server whose users got less each than another's of its cluster shows its
     const row = viewer.getByRole("row", { name: "Server roomy" });
     await expect(row).toContainText("a lower bound: link never seen full");
     await expect(row.getByRole("link", { name: "set the link capacity" })).toHaveCount(0);
+    await expect(viewer.getByRole("row", { name: "Server full" }).getByRole("link", { name: "set the link capacity" })).toHaveCount(0);
+    // Reading where a server stands on the fast path is for every operator: these agents never sent a heartbeat.
+    await expect(row.getByTestId("heartbeat")).toHaveText("no heartbeats from this agent: only reports and probes can take it out of rotation");
   });
   await page.goto(`/clusters/${c.id}/health`);
   await page.getByRole("row", { name: "Server roomy" }).getByRole("link", { name: "set the link capacity" }).click();

@@ -142,7 +142,19 @@ describe("the agent's routes take agent tokens only", () => {
         const report = await fetch(`${app.url}/api/agent/report`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
         expect(report.status).toBe(401);
       }
+      // A heartbeat, bare or claiming a load past any link (which would raise an alert from an agent): 401.
+      for (const body of [undefined, JSON.stringify({ load: { usersOnline: 1, rxBps: 1e15, txBps: 1e15 } })]) {
+        const beat = await fetch(`${app.url}/api/agent/heartbeat`, { method: "POST", headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) }, body });
+        expect(beat.status).toBe(401);
+      }
     }
+    // And the other way: an agent token opens no procedure, not even the health it feeds.
+    const server = await call("mutation", "servers.create", { clusterId, name: `edge-${Math.random().toString(36).slice(2, 8)}`, address: "192.0.2.80" }, { cookie: ownerCookie });
+    const agentToken = (server.body.result?.data?.json as { agentToken: string }).agentToken;
+    expect(agentToken).toEqual(expect.any(String));
+    const health = await call("query", "monitoring.health", { clusterId }, bearer(agentToken));
+    expect(health.status).toBe(401);
+    expect(message(health)).toBe("Unknown or wrong API token");
   });
 });
 

@@ -203,7 +203,7 @@ export async function clusterHealth(db: Db, clusterId: string, role: OperatorRol
  * lost. The page reads the silence as of its last refresh, not its own clock: the two clocks
  * may differ, and a heartbeat arrives every 2 s while the page refreshes every 10.
  */
-export function heartbeatView(at: Date | null, lostAt: Date | null, nowMs: number) {
+function heartbeatView(at: Date | null, lostAt: Date | null, nowMs: number) {
   const atMs = at?.getTime() ?? null;
   return {
     at,
